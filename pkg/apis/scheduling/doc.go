@@ -1,0 +1,4 @@
+// Package scheduling holds the names shared by every version of the scheduling.run.ai API
+// group: the group itself and the labels and annotations that KAI-compatible workloads carry.
+// The versioned types live in the v2 (Queue) and v2alpha2 (PodGroup) subpackages.
+package scheduling

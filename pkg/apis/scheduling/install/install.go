@@ -1,0 +1,15 @@
+// Package install registers every version of the scheduling.run.ai API with a scheme, so
+// clients and tests need a single call to read both Queues and PodGroups.
+package install
+
+import (
+	"k8s.io/apimachinery/pkg/runtime"
+
+	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
+)
+
+var schemeBuilder = runtime.NewSchemeBuilder(v2.AddToScheme, v2alpha2.AddToScheme)
+
+// AddToScheme adds Queue (v2) and PodGroup (v2alpha2) to a scheme.
+var AddToScheme = schemeBuilder.AddToScheme

@@ -1,0 +1,22 @@
+package scheduling
+
+// GroupName is the API group of Queues and PodGroups, shared with KAI-Scheduler so that
+// existing manifests apply unchanged.
+const GroupName = "scheduling.run.ai"
+
+// Labels and annotations of the KAI-compatible contract.
+const (
+	// PodGroupNameAnnotation on a Pod names its PodGroup in the same namespace.
+	PodGroupNameAnnotation = "pod-group-name"
+	// QueueLabel on a Pod or its top owner names the Queue of the workload.
+	QueueLabel = "kai.scheduler/queue"
+	// LastStartTimestampAnnotation on a PodGroup records, in RFC3339, when the job last went
+	// from zero to a running gang. Min-runtime protection counts from it.
+	LastStartTimestampAnnotation = "kai.scheduler/last-start-timestamp"
+	// PreemptibilityLabel on a Pod or owner is "preemptible" or "non-preemptible".
+	PreemptibilityLabel = "kai.scheduler/preemptibility"
+	// SubGroupLabel on a Pod names its sub-group within the PodGroup.
+	SubGroupLabel = "kai.scheduler/subgroup-name"
+	// NodePoolLabel on Nodes, Queues and PodGroups selects a node pool (scheduler shard).
+	NodePoolLabel = "kai.scheduler/node-pool"
+)

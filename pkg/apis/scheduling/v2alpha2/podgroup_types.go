@@ -1,0 +1,195 @@
+package v2alpha2
+
+import (
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// PodGroup makes its pods one job: scheduled together (a gang of at least MinMember pods),
+// in one queue, with one priority. Pods join it through the pod-group-name annotation.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:shortName=pg
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="Queue",type=string,JSONPath=`.spec.queue`,description="Queue the job is scheduled in"
+// +kubebuilder:printcolumn:name="MinMember",type=integer,JSONPath=`.spec.minMember`,description="Pods that must be placed together (gang size)"
+// +kubebuilder:printcolumn:name="Priority-Class",type=string,JSONPath=`.spec.priorityClassName`,priority=1
+// +kubebuilder:printcolumn:name="Preemptibility",type=string,JSONPath=`.spec.preemptibility`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type PodGroup struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   PodGroupSpec   `json:"spec,omitempty"`
+	Status PodGroupStatus `json:"status,omitempty"`
+}
+
+// Preemptibility says whether a job may be evicted for another.
+// +kubebuilder:validation:Enum=preemptible;non-preemptible;""
+type Preemptibility string
+
+const (
+	// Preemptible jobs may use over-quota resources and may be preempted or reclaimed.
+	Preemptible Preemptibility = "preemptible"
+	// NonPreemptible jobs run only within their queue's deserved quota and are never victims.
+	NonPreemptible Preemptibility = "non-preemptible"
+	// PreemptibilityFromPriority (empty) derives it: preemptible iff priority is below 100.
+	PreemptibilityFromPriority Preemptibility = ""
+)
+
+// PodGroupSpec is what a workload declares about its job.
+type PodGroupSpec struct {
+	// MinMember is the gang size: the job starts only when this many pods can be placed at once,
+	// and while running it is never shrunk below it except by evicting it whole.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	MinMember int32 `json:"minMember"`
+
+	// Queue is the name of the leaf Queue the job is scheduled in.
+	// +optional
+	Queue string `json:"queue,omitempty"`
+
+	// PriorityClassName names the PriorityClass that gives the job its priority; a job without
+	// a known class gets priority 50.
+	// +optional
+	PriorityClassName string `json:"priorityClassName,omitempty"`
+
+	// Preemptibility overrides the default derived from priority (preemptible below 100).
+	// +optional
+	Preemptibility Preemptibility `json:"preemptibility,omitempty"`
+
+	// SubGroups split the gang into named parts with their own minimum sizes; pods join one
+	// with the kai.scheduler/subgroup-name label.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=128
+	// +kubebuilder:validation:XValidation:rule="self.all(g, !has(g.parent) || g.parent == '' || self.exists(p, p.name == g.parent))",message="every subGroup parent must name another subGroup of this PodGroup"
+	SubGroups []SubGroup `json:"subGroups,omitempty"`
+
+	// MarkUnschedulable also sets PodScheduled=False on pending pods, so that cluster
+	// autoscalers notice them. The scheduler treats unset as true.
+	// +optional
+	MarkUnschedulable *bool `json:"markUnschedulable,omitempty"`
+
+	// TopologyConstraint is accepted so KAI manifests apply unchanged; this scheduler does not
+	// place by topology yet and ignores it.
+	// +optional
+	TopologyConstraint *TopologyConstraint `json:"topologyConstraint,omitempty"`
+
+	// SchedulingBackoff is accepted for compatibility and ignored.
+	// +optional
+	SchedulingBackoff *int32 `json:"schedulingBackoff,omitempty"`
+
+	// Parallelism, Completions and BackoffLimit are legacy fields, accepted and ignored.
+	// +optional
+	Parallelism *int32 `json:"parallelism,omitempty"`
+	// +optional
+	Completions *int32 `json:"completions,omitempty"`
+	// +optional
+	BackoffLimit *int32 `json:"backoffLimit,omitempty"`
+}
+
+// SubGroup is a named part of a gang.
+type SubGroup struct {
+	// Name identifies the sub-group within the PodGroup.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	Name string `json:"name"`
+
+	// MinMember is how many pods of this sub-group must be placed together.
+	// +kubebuilder:validation:Minimum=1
+	MinMember int32 `json:"minMember"`
+
+	// Parent names the sub-group this one is nested in; empty for a top-level sub-group.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Parent *string `json:"parent,omitempty"`
+
+	// TopologyConstraint is accepted for compatibility and ignored.
+	// +optional
+	TopologyConstraint *TopologyConstraint `json:"topologyConstraint,omitempty"`
+}
+
+// TopologyConstraint is KAI's topology-aware placement request, kept for manifest
+// compatibility only.
+type TopologyConstraint struct {
+	// +optional
+	PreferredTopologyLevel string `json:"preferredTopologyLevel,omitempty"`
+	// +optional
+	RequiredTopologyLevel string `json:"requiredTopologyLevel,omitempty"`
+	// +optional
+	Topology string `json:"topology,omitempty"`
+}
+
+// SchedulingConditionType names a kind of scheduling condition.
+type SchedulingConditionType string
+
+// UnschedulableOnNodePool reports why the job could not be scheduled in a node pool.
+const UnschedulableOnNodePool SchedulingConditionType = "UnschedulableOnNodePool"
+
+// PodGroupStatus is what the scheduler reports about a job.
+type PodGroupStatus struct {
+	// SchedulingConditions explain why the job is pending, one per node pool.
+	// +optional
+	SchedulingConditions []SchedulingCondition `json:"schedulingConditions,omitempty"`
+
+	// ResourcesStatus sums the resources of the job's pods.
+	// +optional
+	ResourcesStatus PodGroupResourcesStatus `json:"resourcesStatus,omitempty"`
+}
+
+// SchedulingCondition is one observation of the scheduler about a job.
+type SchedulingCondition struct {
+	// Type of the condition.
+	Type SchedulingConditionType `json:"type"`
+	// NodePool the observation applies to.
+	// +optional
+	NodePool string `json:"nodePool,omitempty"`
+	// Status of the condition: True, False or Unknown.
+	// +optional
+	Status v1.ConditionStatus `json:"status,omitempty"`
+	// Reasons are the machine-readable causes, each with a message for people.
+	// +optional
+	Reasons []UnschedulableReason `json:"reasons,omitempty"`
+	// Message summarises the condition for people.
+	// +optional
+	Message string `json:"message,omitempty"`
+	// TransitionID increases each time the condition changes.
+	// +optional
+	TransitionID string `json:"transitionID,omitempty"`
+	// LastTransitionTime is when the condition last changed.
+	// +optional
+	LastTransitionTime metav1.Time `json:"lastTransitionTime,omitempty"`
+}
+
+// UnschedulableReason is one cause of a job not being scheduled.
+type UnschedulableReason struct {
+	// Reason is a CamelCase cause such as NotEnoughResources or ProtectedVictims.
+	Reason string `json:"reason"`
+	// Message explains the cause to a person.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// PodGroupResourcesStatus sums the resources of a job's pods.
+type PodGroupResourcesStatus struct {
+	// Allocated is what the job's pods hold now.
+	// +optional
+	Allocated v1.ResourceList `json:"allocated,omitempty"`
+	// AllocatedNonPreemptible is the non-preemptible part of Allocated.
+	// +optional
+	AllocatedNonPreemptible v1.ResourceList `json:"allocatedNonPreemptible,omitempty"`
+	// Requested is what the job's pods hold or wait for.
+	// +optional
+	Requested v1.ResourceList `json:"requested,omitempty"`
+}
+
+// PodGroupList is a list of PodGroups.
+//
+// +kubebuilder:object:root=true
+type PodGroupList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []PodGroup `json:"items"`
+}

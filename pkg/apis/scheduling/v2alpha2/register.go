@@ -1,0 +1,30 @@
+package v2alpha2
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
+)
+
+// SchemeGroupVersion is the group and version of the types in this package.
+var SchemeGroupVersion = schema.GroupVersion{Group: scheduling.GroupName, Version: "v2alpha2"}
+
+var (
+	// SchemeBuilder registers this package's types with a runtime.Scheme.
+	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
+	// AddToScheme adds PodGroup and PodGroupList to a scheme.
+	AddToScheme = SchemeBuilder.AddToScheme
+)
+
+// Resource turns an unqualified resource name into a group-qualified one.
+func Resource(resource string) schema.GroupResource {
+	return SchemeGroupVersion.WithResource(resource).GroupResource()
+}
+
+func addKnownTypes(scheme *runtime.Scheme) error {
+	scheme.AddKnownTypes(SchemeGroupVersion, &PodGroup{}, &PodGroupList{})
+	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
+	return nil
+}
