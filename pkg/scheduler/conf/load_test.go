@@ -1,0 +1,131 @@
+package conf
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+var testKnown = Known{
+	Actions: []string{"allocate", "reclaim", "preempt"},
+	Plugins: []string{"priority", "predicates", "nodeplacement", "minruntime"},
+}
+
+const knownPluginsHint = "(known: minruntime, nodeplacement, predicates, priority)"
+
+func TestLoadValid(t *testing.T) {
+	config, warnings, err := Load([]byte(`
+actions: " allocate,reclaim ,  preempt"
+tiers:
+- plugins:
+  - name: priority
+  - name: minruntime
+    arguments:
+      defaultPreemptMinRuntime: "10m"
+      reclaimResolveMethod: "lca"
+- plugins:
+  - name: predicates
+`), testKnown)
+	if err != nil || len(warnings) != 0 {
+		t.Fatalf("Load: warnings %q, error %v", warnings, err)
+	}
+	want := &Config{
+		Actions: []string{"allocate", "reclaim", "preempt"},
+		Tiers: []Tier{
+			{Plugins: []PluginOption{
+				{Name: "priority"},
+				{Name: "minruntime", Arguments: map[string]string{
+					"defaultPreemptMinRuntime": "10m", "reclaimResolveMethod": "lca"}},
+			}},
+			{Plugins: []PluginOption{{Name: "predicates"}}},
+		},
+	}
+	if !reflect.DeepEqual(config, want) {
+		t.Fatalf("config = %+v\nwant     %+v", config, want)
+	}
+	var names []string
+	for _, plugin := range config.Plugins() {
+		names = append(names, plugin.Name)
+	}
+	if got := strings.Join(names, ","); got != "priority,minruntime,predicates" {
+		t.Fatalf("Plugins() names = %s", got)
+	}
+}
+
+// TestLoadKAIConfiguration loads a configuration written for upstream KAI-Scheduler: what this
+// scheduler does not implement is skipped with one warning each, the rest is kept in order.
+func TestLoadKAIConfiguration(t *testing.T) {
+	config, warnings, err := Load([]byte(`
+actions: "allocate, consolidation, reclaim, preempt, stalegangeviction"
+queueDepthPerAction:
+  allocate: 10
+tiers:
+- plugins:
+  - name: predicates
+  - name: proportion
+  - name: minruntime
+    arguments:
+      defaultReclaimMinRuntime: "10m"
+  - name: gpupack
+`), testKnown)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	wantWarnings := []string{
+		`unknown key "queueDepthPerAction" ignored`,
+		`action "consolidation" is a KAI-Scheduler action this scheduler does not implement; it is skipped`,
+		`action "stalegangeviction" is a KAI-Scheduler action this scheduler does not implement; it is skipped`,
+		`tiers[0].plugins[1]: plugin "proportion" is a KAI-Scheduler plugin this scheduler does not implement; it is skipped`,
+		`tiers[0].plugins[3]: plugin "gpupack" is a KAI-Scheduler plugin this scheduler does not implement; it is skipped`,
+	}
+	if !reflect.DeepEqual(warnings, wantWarnings) {
+		t.Fatalf("warnings:\n%s\nwant:\n%s", strings.Join(warnings, "\n"), strings.Join(wantWarnings, "\n"))
+	}
+	if got := strings.Join(config.Actions, ","); got != "allocate,reclaim,preempt" {
+		t.Fatalf("actions = %s", got)
+	}
+	plugins := config.Plugins()
+	if len(plugins) != 2 || plugins[0].Name != "predicates" || plugins[1].Name != "minruntime" {
+		t.Fatalf("plugins = %+v", plugins)
+	}
+}
+
+func TestLoadWithoutPlugins(t *testing.T) {
+	for _, doc := range []string{`actions: allocate`, "actions: allocate\ntiers: []", "actions: allocate\ntiers:\n- plugins: []"} {
+		config, warnings, err := Load([]byte(doc), testKnown)
+		if err != nil || len(warnings) != 0 || len(config.Plugins()) != 0 {
+			t.Errorf("Load(%q) = %+v, %q, %v; want a config without plugins", doc, config, warnings, err)
+		}
+	}
+}
+
+// TestLoadHookSwitches accepts the per-hook boolean switches of older kube-batch style
+// configurations with a warning, and keeps rejecting other stray keys.
+func TestLoadHookSwitches(t *testing.T) {
+	config, warnings, err := Load([]byte(`
+actions: allocate
+tiers:
+- plugins:
+  - name: priority
+    enableJobOrder: true
+    disableTaskOrder: false
+`), testKnown)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	want := []string{
+		`tiers[0].plugins[0]: "disableTaskOrder" is a per-hook switch this scheduler does not support; ignored`,
+		`tiers[0].plugins[0]: "enableJobOrder" is a per-hook switch this scheduler does not support; ignored`,
+	}
+	if !reflect.DeepEqual(warnings, want) {
+		t.Fatalf("warnings = %q\nwant       %q", warnings, want)
+	}
+	if got := config.Plugins(); len(got) != 1 || got[0].Name != "priority" {
+		t.Fatalf("plugins = %+v", got)
+	}
+
+	_, _, err = Load([]byte("actions: allocate\ntiers:\n- plugins:\n  - name: priority\n    enableJobOrder: maybe\n"), testKnown)
+	if err == nil || !strings.Contains(err.Error(), `unknown field "enableJobOrder"`) {
+		t.Fatalf("a non-boolean switch should stay an error, got %v", err)
+	}
+}

@@ -1,0 +1,90 @@
+package conf
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+)
+
+// kaiOnlyActions are upstream KAI-Scheduler actions this scheduler does not implement. KAI
+// configurations list them routinely, so they are skipped with a warning instead of rejected.
+var kaiOnlyActions = []string{"consolidation", "stalegangeviction"}
+
+// kaiPlugins are the upstream KAI-Scheduler plugin names. Those this scheduler does not
+// implement are skipped with a warning; a name in Known.Plugins is used normally.
+var kaiPlugins = []string{
+	"predicates", "proportion", "priority", "nodeavailability", "resourcetype", "podaffinity",
+	"elastic", "kubeflow", "ray", "subgrouporder", "taskorder", "nominatednode",
+	"dynamicresources", "minruntime", "topology", "snapshot", "gpupack", "gpuspread",
+	"nodeplacement", "gpusharingorder",
+}
+
+// actions splits and checks the comma-separated actions string and returns the actions this
+// scheduler runs, in file order.
+func (l *loader) actions(raw json.RawMessage) []string {
+	if absent(raw) {
+		l.errorf(`actions: missing; list the actions to run, e.g. actions: "allocate"`)
+		return nil
+	}
+	var list string
+	if err := json.Unmarshal(raw, &list); err != nil {
+		l.errorf("actions: must be a comma-separated string, got %s", describe(raw))
+		return nil
+	}
+	if strings.TrimSpace(list) == "" {
+		l.errorf("actions: must not be empty")
+		return nil
+	}
+
+	var kept []string
+	seen := map[string]bool{}
+	errsBefore := len(l.errs)
+	for i, action := range strings.Split(list, ",") {
+		action = strings.TrimSpace(action)
+		switch {
+		case action == "":
+			l.errorf("actions: entry %d of %q is empty", i+1, list)
+		case seen[action]:
+			l.errorf("actions: duplicate action %q", action)
+		case slices.Contains(l.known.Actions, action):
+			kept = append(kept, action)
+		case slices.Contains(kaiOnlyActions, action):
+			l.warnf("action %q is a KAI-Scheduler action this scheduler does not implement; it is skipped", action)
+		default:
+			l.errorf("actions: unknown action %q (known: %s)", action, sortedList(l.known.Actions))
+		}
+		seen[action] = true
+	}
+	// A scheduler with nothing to run is certainly misconfigured, e.g. only "consolidation".
+	if len(kept) == 0 && len(l.errs) == errsBefore {
+		l.errorf("actions: none of %q is implemented by this scheduler (known: %s)", list, sortedList(l.known.Actions))
+	}
+	return kept
+}
+
+// keepPlugin checks a plugin name at path and reports whether the plugin is used.
+func (l *loader) keepPlugin(path, name string) bool {
+	if first, ok := l.firstSeen[name]; ok {
+		l.errorf("%s.name: duplicate plugin %q, already listed at %s", path, name, first)
+		return false
+	}
+	l.firstSeen[name] = path
+	switch {
+	case slices.Contains(l.known.Plugins, name):
+		return true
+	case slices.Contains(kaiPlugins, name):
+		l.warnf("%s: plugin %q is a KAI-Scheduler plugin this scheduler does not implement; it is skipped", path, name)
+		return false
+	default:
+		l.errorf("%s.name: unknown plugin %q (known: %s)", path, name, sortedList(l.known.Plugins))
+		return false
+	}
+}
+
+// sortedList formats names for "known: ..." hints without reordering the caller's slice.
+func sortedList(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(slices.Sorted(slices.Values(names)), ", ")
+}

@@ -1,0 +1,46 @@
+package conf
+
+// SchedulerConfiguration is the configuration file as written, in the upstream KAI-Scheduler
+// format. Load does not decode into it directly (it walks the document to name every bad key),
+// but it is the type to marshal when a configuration has to be generated, for example in tests.
+type SchedulerConfiguration struct {
+	// Actions is one comma-separated string, e.g. "allocate, reclaim, preempt", run in order.
+	Actions string `json:"actions"`
+	Tiers   []Tier `json:"tiers"`
+}
+
+// Tier is one group of plugins. Plugins keep their file order across tiers.
+type Tier struct {
+	Plugins []PluginOption `json:"plugins"`
+}
+
+// PluginOption enables one plugin. Arguments are plain strings because that is what upstream
+// KAI-Scheduler accepts; each plugin parses its own (see ParseDuration).
+type PluginOption struct {
+	Name      string            `json:"name"`
+	Arguments map[string]string `json:"arguments,omitempty"`
+}
+
+// Config is a validated configuration: only actions and plugins this scheduler implements
+// remain, in file order.
+type Config struct {
+	// Actions are the trimmed action names in the order the scheduler runs them.
+	Actions []string
+	Tiers   []Tier
+}
+
+// Plugins returns the plugins of all tiers flattened, in file order.
+func (c *Config) Plugins() []PluginOption {
+	var plugins []PluginOption
+	for _, tier := range c.Tiers {
+		plugins = append(plugins, tier.Plugins...)
+	}
+	return plugins
+}
+
+// Known lists the action and plugin names this scheduler implements. The caller supplies it so
+// that this package does not depend on the packages that register them.
+type Known struct {
+	Actions []string
+	Plugins []string
+}
