@@ -1,0 +1,143 @@
+package api
+
+import (
+	"sort"
+	"time"
+)
+
+// JobID identifies a job (pod group) as namespace/name.
+type JobID string
+
+// NewJobID joins a namespace and name.
+func NewJobID(namespace, name string) JobID {
+	return JobID(namespace + "/" + name)
+}
+
+// DefaultPriority is the priority of a job whose priority class is unknown.
+const DefaultPriority int32 = 50
+
+// PreemptibleBelowPriority: a job without an explicit preemptibility is preemptible iff its
+// priority is below this.
+const PreemptibleBelowPriority int32 = 100
+
+// SubGroupInfo is a named part of a job's gang with its own minimum.
+type SubGroupInfo struct {
+	Name      string
+	MinMember int32
+}
+
+// JobInfo is a pod group: pods scheduled together in one queue with one priority.
+type JobInfo struct {
+	ID        JobID
+	Namespace string
+	Name      string
+	// Queue is the name of the job's leaf queue.
+	Queue string
+	// Priority orders jobs; higher runs first and may preempt lower in the same queue.
+	Priority int32
+	// Preemptible jobs may be evicted by reclaim and preempt; others never are and run only
+	// within their queue's deserved quota.
+	Preemptible bool
+	// MinMember is the gang size.
+	MinMember int32
+	// SubGroups, sorted by name, each need their own minimum of pods.
+	SubGroups []SubGroupInfo
+	// CreationTime orders jobs of equal priority: older first.
+	CreationTime time.Time
+	// LastStartTimestamp is when the job last went from no active pods to a placed gang; nil
+	// if it never started (or the stamp was unreadable). Min-runtime protection counts from it.
+	LastStartTimestamp *time.Time
+	// Pods are the job's pods sorted by name.
+	Pods []*PodInfo
+}
+
+// AddPod adds a pod, keeping Pods sorted by name.
+func (j *JobInfo) AddPod(pod *PodInfo) {
+	i := sort.Search(len(j.Pods), func(i int) bool { return j.Pods[i].Name >= pod.Name })
+	j.Pods = append(j.Pods, nil)
+	copy(j.Pods[i+1:], j.Pods[i:])
+	j.Pods[i] = pod
+}
+
+// CountActive returns how many pods hold or were given resources they keep.
+func (j *JobInfo) CountActive() int32 {
+	var n int32
+	for _, p := range j.Pods {
+		if p.Status.IsActive() {
+			n++
+		}
+	}
+	return n
+}
+
+// CountPlaced counts active and pipelined pods: the pods that have, or were promised, a node.
+func (j *JobInfo) CountPlaced() int32 {
+	var n int32
+	for _, p := range j.Pods {
+		if p.Status.IsActive() || p.Status == Pipelined {
+			n++
+		}
+	}
+	return n
+}
+
+// PendingPods returns the pods waiting for a node, in name order.
+func (j *JobInfo) PendingPods() []*PodInfo {
+	var pending []*PodInfo
+	for _, p := range j.Pods {
+		if p.Status == Pending {
+			pending = append(pending, p)
+		}
+	}
+	return pending
+}
+
+// IsGangSatisfied reports whether enough pods are placed: MinMember overall and each
+// sub-group's minimum.
+func (j *JobInfo) IsGangSatisfied() bool {
+	if j.CountPlaced() < j.MinMember {
+		return false
+	}
+	for _, sg := range j.SubGroups {
+		if j.CountPlacedIn(sg.Name) < sg.MinMember {
+			return false
+		}
+	}
+	return true
+}
+
+// CountPlacedIn counts the active and pipelined pods of one sub-group.
+func (j *JobInfo) CountPlacedIn(subGroup string) int32 {
+	var n int32
+	for _, p := range j.Pods {
+		if p.SubGroup == subGroup && (p.Status.IsActive() || p.Status == Pipelined) {
+			n++
+		}
+	}
+	return n
+}
+
+// SubGroupMinimum returns the minimum of a sub-group, 0 for a pod outside any sub-group.
+func (j *JobInfo) SubGroupMinimum(name string) int32 {
+	for _, sg := range j.SubGroups {
+		if sg.Name == name {
+			return sg.MinMember
+		}
+	}
+	return 0
+}
+
+// Surplus is how many active pods the job has above its gang size: pods it can lose one at a
+// time without losing the gang.
+func (j *JobInfo) Surplus() int32 {
+	return max(j.CountActive()-j.MinMember, 0)
+}
+
+// Request sums the requests of the given pods.
+func Request(pods []*PodInfo) Resources {
+	var total Resources
+	for _, p := range pods {
+		total = total.Add(p.Request)
+	}
+	return total
+}

@@ -1,0 +1,72 @@
+package api
+
+import "time"
+
+// PodStatus is where a pod stands in its life as the scheduler sees it.
+type PodStatus int
+
+// Pod statuses. Allocated and Pipelined are decisions of the current session that have not
+// reached the cluster yet.
+const (
+	// Pending pods wait for a node.
+	Pending PodStatus = iota
+	// Allocated pods were given idle resources on a node in this session; commit binds them.
+	Allocated
+	// Pipelined pods were promised resources that other pods are still releasing; they are
+	// not bound until a later cycle finds the resources idle.
+	Pipelined
+	// Bound pods have a node but are not running yet.
+	Bound
+	// Running pods run on their node.
+	Running
+	// Releasing pods are being evicted or are terminating; they hold resources until gone.
+	Releasing
+	// Succeeded and Failed pods have finished and hold nothing.
+	Succeeded
+	Failed
+)
+
+var podStatusNames = [...]string{"Pending", "Allocated", "Pipelined", "Bound", "Running", "Releasing", "Succeeded", "Failed"}
+
+func (s PodStatus) String() string {
+	if int(s) < len(podStatusNames) {
+		return podStatusNames[s]
+	}
+	return "Unknown"
+}
+
+// IsActive reports whether a pod in this status holds or has been given resources that it
+// keeps: it counts toward its job's gang and toward the job having started.
+func (s PodStatus) IsActive() bool {
+	return s == Allocated || s == Bound || s == Running
+}
+
+// HoldsNodeResources reports whether the pod's request is used on its node.
+func (s PodStatus) HoldsNodeResources() bool {
+	return s.IsActive() || s == Releasing
+}
+
+// PodInfo is one pod (a task of a job).
+type PodInfo struct {
+	// Namespace and Name identify the pod; UID is kept for the API calls that need it.
+	Namespace, Name, UID string
+	// Job is the ID of the pod's job.
+	Job JobID
+	// SubGroup is the sub-group of the job this pod belongs to, if any.
+	SubGroup string
+	// Request is what the pod needs on a node.
+	Request Resources
+	// Status is where the pod stands.
+	Status PodStatus
+	// NodeName is the node holding the pod (for Allocated, Pipelined, Bound, Running, Releasing).
+	NodeName string
+	// NodeSelector must match the node's labels.
+	NodeSelector map[string]string
+	// StartTime is when the kubelet reported the pod started, if it did.
+	StartTime *time.Time
+}
+
+// Key is namespace/name, unique in the cluster.
+func (p *PodInfo) Key() string {
+	return p.Namespace + "/" + p.Name
+}
