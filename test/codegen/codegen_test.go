@@ -10,9 +10,10 @@ import (
 	"testing"
 )
 
-// generatedFiles reports whether a path (relative to the repository) is written by hack/generate.sh.
+// generatedFile reports whether a path (relative to the repository) is written by hack/generate.sh.
 func generatedFile(rel string) bool {
 	return strings.HasSuffix(rel, "zz_generated.deepcopy.go") ||
+		strings.Contains(rel, string(filepath.Separator)+"mocks"+string(filepath.Separator)) ||
 		strings.HasPrefix(rel, filepath.Join("deployments", "kai-scheduler", "crds")+string(filepath.Separator))
 }
 
@@ -23,22 +24,17 @@ func TestGeneratedFilesAreCurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	controllerGen := os.Getenv("CONTROLLER_GEN")
-	if controllerGen == "" {
-		controllerGen = filepath.Join(root, "bin", "controller-gen")
-	}
-	if _, err := os.Stat(controllerGen); err != nil {
-		t.Fatalf("controller-gen not found at %s: run `make tools` (make test does it for you)", controllerGen)
-	}
+	controllerGen := tool(t, root, "CONTROLLER_GEN", "controller-gen")
+	mockgen := tool(t, root, "MOCKGEN", "mockgen")
 
 	// The copy holds the inputs of generation only; generated files are left out so that a
 	// generator that stopped producing a file is noticed too.
 	copyTree := t.TempDir()
-	for _, input := range []string{"go.mod", "go.sum", "hack", "pkg/apis"} {
+	for _, input := range []string{"go.mod", "go.sum", "hack", "pkg/apis", "pkg/scheduler/framework"} {
 		copyInputs(t, filepath.Join(root, input), filepath.Join(copyTree, input))
 	}
 	cmd := exec.Command(filepath.Join(copyTree, "hack", "generate.sh"), copyTree)
-	cmd.Env = append(os.Environ(), "CONTROLLER_GEN="+controllerGen)
+	cmd.Env = append(os.Environ(), "CONTROLLER_GEN="+controllerGen, "MOCKGEN="+mockgen)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("hack/generate.sh failed: %v\n%s", err, out)
 	}
@@ -62,6 +58,19 @@ func TestGeneratedFilesAreCurrent(t *testing.T) {
 	if len(regenerated) == 0 {
 		t.Fatal("generation produced no files; the generator or this test is broken")
 	}
+}
+
+// tool finds a generator: the path in the environment variable, else ./bin/name.
+func tool(t *testing.T, root, envVar, name string) string {
+	t.Helper()
+	path := os.Getenv(envVar)
+	if path == "" {
+		path = filepath.Join(root, "bin", name)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("%s not found at %s: run `make tools` (make test does it for you)", name, path)
+	}
+	return path
 }
 
 func copyInputs(t *testing.T, from, to string) {

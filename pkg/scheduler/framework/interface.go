@@ -1,0 +1,78 @@
+package framework
+
+import (
+	"context"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+)
+
+// ActionType names an action; eviction hooks receive it so that a plugin can treat reclaim
+// (across queues) and preempt (within a queue) differently.
+type ActionType string
+
+// The actions of a cycle.
+const (
+	Allocate ActionType = "allocate"
+	Reclaim  ActionType = "reclaim"
+	Preempt  ActionType = "preempt"
+)
+
+// Action is one step of a cycle, such as allocate or reclaim.
+type Action interface {
+	Name() ActionType
+	Execute(ctx context.Context, ssn *Session)
+}
+
+// Plugin contributes policy to sessions. A plugin is built once at startup from its
+// configuration (so bad arguments fail the start) and asked at every session open to register
+// hooks. State for one cycle belongs in the closures it registers, never in plugin fields,
+// so nothing leaks from one cycle into the next.
+type Plugin interface {
+	Name() string
+	OnSessionOpen(ssn *Session)
+	OnSessionClose(ssn *Session)
+}
+
+// Hooks a plugin may register on a session, and how several plugins' answers combine.
+type (
+	// CompareFn orders two items: negative if l goes first, positive if r does, 0 if this
+	// plugin has no preference. Plugins are asked in configuration order; the first non-zero
+	// answer decides. Used for job, task and queue order.
+	CompareFn[T any] func(l, r T) int
+
+	// PredicateFn says whether a pod may run on a node; nil means yes. Every plugin's
+	// predicate must pass.
+	PredicateFn func(pod *api.PodInfo, node *api.NodeInfo) error
+
+	// NodeOrderFn scores a node for a pod; higher is better. Scores of all plugins are summed.
+	NodeOrderFn func(pod *api.PodInfo, node *api.NodeInfo) float64
+
+	// IsPreemptibleFn says whether preemptee's pods may be evicted for preemptor in the given
+	// action. The answers of all plugins are ANDed: any plugin can protect a victim. With no
+	// plugin registered every victim that passed the action's own rules is preemptible.
+	IsPreemptibleFn func(action ActionType, preemptor, preemptee *api.JobInfo) bool
+
+	// ScenarioFiltersFn returns filters that the victim solver applies to every candidate set
+	// of victims for pendingJob before simulating placement. The filters of all plugins are
+	// concatenated; a candidate set must pass all of them.
+	ScenarioFiltersFn func(action ActionType, pendingJob *api.JobInfo) []ScenarioFilter
+)
+
+// Scenario is a candidate set of victims the solver considers for one pending job.
+type Scenario interface {
+	// Preemptor is the pending job that would get the freed resources.
+	Preemptor() *api.JobInfo
+	// VictimJobs are the jobs that would lose pods, in a deterministic order.
+	VictimJobs() []*api.JobInfo
+	// VictimPods are the pods of victimJob that would be evicted.
+	VictimPods(victimJob api.JobID) []*api.PodInfo
+}
+
+// ScenarioFilter rejects candidate victim sets that a policy forbids, before any placement
+// is simulated.
+type ScenarioFilter interface {
+	// Name identifies the filter in logs and explanations.
+	Name() string
+	// Allows reports whether the scenario is acceptable; when not, reason says why.
+	Allows(scenario Scenario) (ok bool, reason string)
+}

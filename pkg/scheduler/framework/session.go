@@ -1,0 +1,92 @@
+package framework
+
+import (
+	"context"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+)
+
+// Session is one scheduling cycle over a snapshot. It reads the clock once when it opens:
+// every decision of the cycle uses that same Now, so nothing can flip halfway through.
+type Session struct {
+	snapshot *api.Snapshot
+	now      time.Time
+	log      logr.Logger
+	plugins  []Plugin
+	effects  Effects
+	hooks    hooks
+	// pendingReasons explains, per job, why it is still waiting after the actions ran.
+	pendingReasons map[api.JobID][]string
+}
+
+// SessionOptions are what a session is opened with.
+type SessionOptions struct {
+	// Snapshot is the cluster state; the session changes it in place.
+	Snapshot *api.Snapshot
+	// Clock is read once, at open.
+	Clock clock.PassiveClock
+	// Plugins in configuration order.
+	Plugins []Plugin
+	// Effects receives committed decisions.
+	Effects Effects
+}
+
+// OpenSession freezes now from the clock and lets every plugin register its hooks, in order.
+func OpenSession(ctx context.Context, opts SessionOptions) *Session {
+	ssn := &Session{
+		snapshot:       opts.Snapshot,
+		now:            opts.Clock.Now(),
+		log:            klog.FromContext(ctx),
+		plugins:        opts.Plugins,
+		effects:        opts.Effects,
+		pendingReasons: map[api.JobID][]string{},
+	}
+	for _, p := range ssn.plugins {
+		p.OnSessionOpen(ssn)
+	}
+	return ssn
+}
+
+// Close lets plugins finish in reverse order of opening and drops their hooks.
+func (ssn *Session) Close() {
+	for i := len(ssn.plugins) - 1; i >= 0; i-- {
+		ssn.plugins[i].OnSessionClose(ssn)
+	}
+	ssn.hooks = hooks{}
+}
+
+// Now is the session's frozen time.
+func (ssn *Session) Now() time.Time {
+	return ssn.now
+}
+
+// Snapshot is the cluster state the session works on.
+func (ssn *Session) Snapshot() *api.Snapshot {
+	return ssn.snapshot
+}
+
+// Logger is the session's logger.
+func (ssn *Session) Logger() logr.Logger {
+	return ssn.log
+}
+
+// RecordPendingReason notes why a job could not be scheduled in this cycle, for the status
+// updater and for tests. Repeated reasons are kept once.
+func (ssn *Session) RecordPendingReason(job api.JobID, reason string) {
+	for _, r := range ssn.pendingReasons[job] {
+		if r == reason {
+			return
+		}
+	}
+	ssn.pendingReasons[job] = append(ssn.pendingReasons[job], reason)
+}
+
+// PendingReasons returns the reasons recorded for a job, in the order they were found.
+func (ssn *Session) PendingReasons(job api.JobID) []string {
+	return ssn.pendingReasons[job]
+}

@@ -1,0 +1,150 @@
+package framework
+
+import (
+	"cmp"
+	"fmt"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+)
+
+// hook is a function registered by a named plugin.
+type hook[F any] struct {
+	plugin string
+	fn     F
+}
+
+// hooks holds what plugins registered for one session, in registration (configuration) order.
+type hooks struct {
+	jobOrder        []hook[CompareFn[*api.JobInfo]]
+	taskOrder       []hook[CompareFn[*api.PodInfo]]
+	queueOrder      []hook[CompareFn[*api.QueueInfo]]
+	predicates      []hook[PredicateFn]
+	nodeOrder       []hook[NodeOrderFn]
+	isPreemptible   []hook[IsPreemptibleFn]
+	scenarioFilters []hook[ScenarioFiltersFn]
+}
+
+// AddJobOrderFn registers a job comparison.
+func (ssn *Session) AddJobOrderFn(plugin string, fn CompareFn[*api.JobInfo]) {
+	ssn.hooks.jobOrder = append(ssn.hooks.jobOrder, hook[CompareFn[*api.JobInfo]]{plugin, fn})
+}
+
+// AddTaskOrderFn registers a comparison of pods of one job.
+func (ssn *Session) AddTaskOrderFn(plugin string, fn CompareFn[*api.PodInfo]) {
+	ssn.hooks.taskOrder = append(ssn.hooks.taskOrder, hook[CompareFn[*api.PodInfo]]{plugin, fn})
+}
+
+// AddQueueOrderFn registers a queue comparison.
+func (ssn *Session) AddQueueOrderFn(plugin string, fn CompareFn[*api.QueueInfo]) {
+	ssn.hooks.queueOrder = append(ssn.hooks.queueOrder, hook[CompareFn[*api.QueueInfo]]{plugin, fn})
+}
+
+// AddPredicateFn registers a node filter.
+func (ssn *Session) AddPredicateFn(plugin string, fn PredicateFn) {
+	ssn.hooks.predicates = append(ssn.hooks.predicates, hook[PredicateFn]{plugin, fn})
+}
+
+// AddNodeOrderFn registers a node score.
+func (ssn *Session) AddNodeOrderFn(plugin string, fn NodeOrderFn) {
+	ssn.hooks.nodeOrder = append(ssn.hooks.nodeOrder, hook[NodeOrderFn]{plugin, fn})
+}
+
+// AddIsPreemptibleFn registers a victim veto.
+func (ssn *Session) AddIsPreemptibleFn(plugin string, fn IsPreemptibleFn) {
+	ssn.hooks.isPreemptible = append(ssn.hooks.isPreemptible, hook[IsPreemptibleFn]{plugin, fn})
+}
+
+// AddScenarioFiltersFn registers a source of victim-set filters.
+func (ssn *Session) AddScenarioFiltersFn(plugin string, fn ScenarioFiltersFn) {
+	ssn.hooks.scenarioFilters = append(ssn.hooks.scenarioFilters, hook[ScenarioFiltersFn]{plugin, fn})
+}
+
+// firstOpinion returns the first non-zero answer of the registered comparisons.
+func firstOpinion[T any](fns []hook[CompareFn[T]], l, r T) int {
+	for _, h := range fns {
+		if c := h.fn(l, r); c != 0 {
+			return c
+		}
+	}
+	return 0
+}
+
+// JobOrder compares two jobs: the plugins' first opinion; then jobs still lacking their gang
+// before elastic growth, and among growing jobs the one with fewer surplus pods, so that
+// elastic jobs take turns; then older first, then by ID, so that the order is total and the
+// same on every run.
+func (ssn *Session) JobOrder(l, r *api.JobInfo) int {
+	if c := firstOpinion(ssn.hooks.jobOrder, l, r); c != 0 {
+		return c
+	}
+	lGang, rGang := l.IsGangSatisfied(), r.IsGangSatisfied()
+	if lGang != rGang {
+		if rGang {
+			return -1
+		}
+		return 1
+	}
+	if c := cmp.Compare(l.Surplus(), r.Surplus()); c != 0 {
+		return c
+	}
+	if c := l.CreationTime.Compare(r.CreationTime); c != 0 {
+		return c
+	}
+	return cmp.Compare(l.ID, r.ID)
+}
+
+// TaskOrder compares two pods: the plugins' first opinion, then by name.
+func (ssn *Session) TaskOrder(l, r *api.PodInfo) int {
+	if c := firstOpinion(ssn.hooks.taskOrder, l, r); c != 0 {
+		return c
+	}
+	return cmp.Compare(l.Key(), r.Key())
+}
+
+// QueueOrder compares two queues: the plugins' first opinion, then by name.
+func (ssn *Session) QueueOrder(l, r *api.QueueInfo) int {
+	if c := firstOpinion(ssn.hooks.queueOrder, l, r); c != 0 {
+		return c
+	}
+	return cmp.Compare(l.Name, r.Name)
+}
+
+// Predicate returns the first objection of any plugin to placing pod on node, naming the plugin.
+func (ssn *Session) Predicate(pod *api.PodInfo, node *api.NodeInfo) error {
+	for _, h := range ssn.hooks.predicates {
+		if err := h.fn(pod, node); err != nil {
+			return fmt.Errorf("%s: %w", h.plugin, err)
+		}
+	}
+	return nil
+}
+
+// NodeScore sums the plugins' scores of node for pod.
+func (ssn *Session) NodeScore(pod *api.PodInfo, node *api.NodeInfo) float64 {
+	var score float64
+	for _, h := range ssn.hooks.nodeOrder {
+		score += h.fn(pod, node)
+	}
+	return score
+}
+
+// IsPreemptible ANDs the plugins' answers: true unless some plugin protects preemptee from
+// preemptor in this action. True when no plugin registered the hook.
+func (ssn *Session) IsPreemptible(action ActionType, preemptor, preemptee *api.JobInfo) bool {
+	for _, h := range ssn.hooks.isPreemptible {
+		if !h.fn(action, preemptor, preemptee) {
+			return false
+		}
+	}
+	return true
+}
+
+// GetAccumulatedScenarioFilters concatenates, in plugin order, the filters every plugin
+// wants applied to candidate victim sets for pendingJob in this action.
+func (ssn *Session) GetAccumulatedScenarioFilters(action ActionType, pendingJob *api.JobInfo) []ScenarioFilter {
+	var filters []ScenarioFilter
+	for _, h := range ssn.hooks.scenarioFilters {
+		filters = append(filters, h.fn(action, pendingJob)...)
+	}
+	return filters
+}

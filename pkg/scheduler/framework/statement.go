@@ -1,0 +1,187 @@
+package framework
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+)
+
+type operationKind int
+
+const (
+	opAllocate operationKind = iota
+	opPipeline
+	opEvict
+)
+
+// operation is one recorded decision and what it replaced, so it can be undone exactly.
+type operation struct {
+	kind       operationKind
+	pod        *api.PodInfo
+	fromStatus api.PodStatus
+	fromNode   string
+	reason     EvictionReason
+}
+
+// Statement records an action's decisions on the session. Each decision changes the
+// session's snapshot at once, so that later decisions see it; Rollback and Discard undo
+// decisions in reverse order, and Commit hands them to Effects.
+type Statement struct {
+	ssn *Session
+	ops []operation
+}
+
+// Checkpoint marks a point a statement can roll back to.
+type Checkpoint int
+
+// NewStatement starts an empty statement on the session.
+func (ssn *Session) NewStatement() *Statement {
+	return &Statement{ssn: ssn}
+}
+
+// Allocate gives a pending pod idle resources on a node.
+func (st *Statement) Allocate(pod *api.PodInfo, nodeName string) error {
+	node, err := st.pendingPodAndNode(pod, nodeName)
+	if err != nil {
+		return err
+	}
+	if !pod.Request.FitsIn(node.Idle()) {
+		return fmt.Errorf("allocate %s: needs %s, node %s has %s idle", pod.Key(), pod.Request, nodeName, node.Idle())
+	}
+	return st.apply(operation{kind: opAllocate, pod: pod}, api.Allocated, nodeName)
+}
+
+// Pipeline promises a pending pod resources that pods on the node are releasing.
+func (st *Statement) Pipeline(pod *api.PodInfo, nodeName string) error {
+	node, err := st.pendingPodAndNode(pod, nodeName)
+	if err != nil {
+		return err
+	}
+	if !pod.Request.FitsIn(node.FutureIdle()) {
+		return fmt.Errorf("pipeline %s: needs %s, node %s will have %s", pod.Key(), pod.Request, nodeName, node.FutureIdle())
+	}
+	return st.apply(operation{kind: opPipeline, pod: pod}, api.Pipelined, nodeName)
+}
+
+// Evict starts releasing a bound or running pod.
+func (st *Statement) Evict(pod *api.PodInfo, reason EvictionReason) error {
+	if pod.Status != api.Running && pod.Status != api.Bound {
+		return fmt.Errorf("evict %s: only bound or running pods can be evicted, it is %s", pod.Key(), pod.Status)
+	}
+	return st.apply(operation{kind: opEvict, pod: pod, reason: reason}, api.Releasing, pod.NodeName)
+}
+
+func (st *Statement) pendingPodAndNode(pod *api.PodInfo, nodeName string) (*api.NodeInfo, error) {
+	if pod.Status != api.Pending {
+		return nil, fmt.Errorf("pod %s is %s, not pending", pod.Key(), pod.Status)
+	}
+	node := st.ssn.snapshot.Node(nodeName)
+	if node == nil {
+		return nil, fmt.Errorf("pod %s: unknown node %q", pod.Key(), nodeName)
+	}
+	return node, nil
+}
+
+func (st *Statement) apply(op operation, status api.PodStatus, nodeName string) error {
+	op.fromStatus, op.fromNode = op.pod.Status, op.pod.NodeName
+	if err := st.ssn.snapshot.SetPodStatus(op.pod, status, nodeName); err != nil {
+		return err
+	}
+	st.ops = append(st.ops, op)
+	return nil
+}
+
+// Checkpoint returns the current position for a later Rollback.
+func (st *Statement) Checkpoint() Checkpoint {
+	return Checkpoint(len(st.ops))
+}
+
+// Rollback undoes, newest first, every decision made after the checkpoint.
+func (st *Statement) Rollback(cp Checkpoint) {
+	for i := len(st.ops) - 1; i >= int(cp); i-- {
+		op := st.ops[i]
+		// Undoing restores a state the snapshot held before, so it cannot fail.
+		_ = st.ssn.snapshot.SetPodStatus(op.pod, op.fromStatus, op.fromNode)
+	}
+	st.ops = st.ops[:cp]
+}
+
+// Discard undoes every decision of the statement.
+func (st *Statement) Discard() {
+	st.Rollback(0)
+}
+
+// IsEmpty reports whether the statement holds no decisions.
+func (st *Statement) IsEmpty() bool {
+	return len(st.ops) == 0
+}
+
+// Commit hands the decisions to the session's effects: evictions first (they free resources), then binds,
+// then future placements, then the start stamps of jobs that went from no active pods to a
+// placed gang. A pod whose bind fails goes back to pending in the session so that nothing
+// later in the cycle counts on it. All failures are returned together.
+func (st *Statement) Commit(ctx context.Context) error {
+	effects := st.ssn.effects
+	ops := st.ops
+	st.ops = nil
+	var errs []error
+	started := st.jobsStartedBy(ops)
+	for _, kind := range []operationKind{opEvict, opAllocate, opPipeline} {
+		for _, op := range ops {
+			if op.kind != kind {
+				continue
+			}
+			var err error
+			switch kind {
+			case opEvict:
+				err = effects.Evict(ctx, op.pod, op.reason)
+			case opAllocate:
+				if err = effects.Bind(ctx, op.pod, op.pod.NodeName); err != nil {
+					_ = st.ssn.snapshot.SetPodStatus(op.pod, api.Pending, "")
+				}
+			case opPipeline:
+				err = effects.Pipeline(ctx, op.pod, op.pod.NodeName)
+			}
+			if err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	for _, job := range started {
+		if job.CountActive() == 0 {
+			continue // every bind failed: the job did not start
+		}
+		at := st.ssn.now
+		job.LastStartTimestamp = &at
+		if err := effects.RecordJobStart(ctx, job, at); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// jobsStartedBy returns, in first-allocation order, the jobs that had no active pod before
+// these operations and have one after them.
+func (st *Statement) jobsStartedBy(ops []operation) []*api.JobInfo {
+	allocatedHere := map[api.JobID]int32{}
+	var order []api.JobID
+	for _, op := range ops {
+		if op.kind != opAllocate {
+			continue
+		}
+		if _, seen := allocatedHere[op.pod.Job]; !seen {
+			order = append(order, op.pod.Job)
+		}
+		allocatedHere[op.pod.Job]++
+	}
+	var started []*api.JobInfo
+	for _, id := range order {
+		job := st.ssn.snapshot.Job(id)
+		if job != nil && job.CountActive() == allocatedHere[id] {
+			started = append(started, job)
+		}
+	}
+	return started
+}

@@ -1,0 +1,110 @@
+package framework_test
+
+import (
+	"context"
+	"errors"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"go.uber.org/mock/gomock"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework/mocks"
+	. "github.com/kai-minruntime/kai-scheduler/pkg/scheduler/scenario"
+)
+
+var _ = Describe("Statement", func() {
+	var (
+		cluster  *Harness
+		snapshot *api.Snapshot
+		effects  *mocks.MockEffects
+		ssn      *framework.Session
+		ctx      = context.Background()
+	)
+
+	BeforeEach(func() {
+		cluster = New("").
+			Nodes(Node("n1").GPUs(4), Node("n2").GPUs(4)).
+			Queues(Queue("default")).
+			Jobs(
+				Job("running").MinMember(2).Pods(2).GPUs(2).Running("n1", "n1").StartedAt(Epoch),
+				Job("pending").MinMember(2).Pods(2).GPUs(2),
+			)
+		snapshot = cluster.Snapshot()
+		effects = mocks.NewMockEffects(gomock.NewController(GinkgoT()))
+		ssn = framework.OpenSession(ctx, framework.SessionOptions{
+			Snapshot: snapshot, Clock: clocktesting.NewFakePassiveClock(Epoch.Add(90e9)), Effects: effects,
+		})
+	})
+
+	pod := func(job string, i int) *api.PodInfo {
+		return snapshot.Job(api.NewJobID(Namespace, job)).Pods[i]
+	}
+
+	It("rolls back to a checkpoint and discards, leaving the snapshot exactly as it was", func() {
+		pristine := cluster.Snapshot()
+		st := ssn.NewStatement()
+		Expect(st.Allocate(pod("pending", 0), "n2")).To(Succeed())
+		cp := st.Checkpoint()
+		afterFirst := cluster.Snapshot()
+		Expect(afterFirst.SetPodStatus(afterFirst.Job("ns/pending").Pods[0], api.Allocated, "n2")).To(Succeed())
+
+		Expect(st.Evict(pod("running", 0), framework.EvictionReason{Action: framework.Preempt})).To(Succeed())
+		Expect(st.Pipeline(pod("pending", 1), "n1")).To(Succeed())
+		Expect(snapshot.Node("n1").Releasing).To(Equal(api.NewResources(1000, 1<<30, 2)))
+
+		st.Rollback(cp)
+		Expect(snapshot).To(Equal(afterFirst))
+		st.Discard()
+		Expect(snapshot).To(Equal(pristine))
+		Expect(st.IsEmpty()).To(BeTrue())
+	})
+
+	It("refuses decisions that break the accounting", func() {
+		st := ssn.NewStatement()
+		Expect(st.Allocate(pod("pending", 0), "n1")).To(MatchError(ContainSubstring("node n1 has cpu=62000m memory=547608330240 gpu=0 idle")))
+		Expect(st.Allocate(pod("running", 0), "n2")).To(MatchError(ContainSubstring("is Running, not pending")))
+		Expect(st.Evict(pod("pending", 0), framework.EvictionReason{})).To(MatchError(ContainSubstring("only bound or running pods")))
+		Expect(st.Allocate(pod("pending", 0), "nowhere")).To(MatchError(ContainSubstring(`unknown node "nowhere"`)))
+		Expect(st.IsEmpty()).To(BeTrue())
+	})
+
+	It("commits evictions before binds before pipelines, then stamps the jobs that started", func() {
+		st := ssn.NewStatement()
+		reason := framework.EvictionReason{Action: framework.Preempt, Preemptor: "ns/pending"}
+		Expect(st.Allocate(pod("pending", 0), "n2")).To(Succeed())
+		Expect(st.Evict(pod("running", 0), reason)).To(Succeed())
+		Expect(st.Allocate(pod("pending", 1), "n2")).To(Succeed())
+
+		gomock.InOrder(
+			effects.EXPECT().Evict(ctx, pod("running", 0), reason).Return(nil),
+			effects.EXPECT().Bind(ctx, pod("pending", 0), "n2").Return(nil),
+			effects.EXPECT().Bind(ctx, pod("pending", 1), "n2").Return(nil),
+			effects.EXPECT().RecordJobStart(ctx, snapshot.Job("ns/pending"), Epoch.Add(90e9)).Return(nil),
+		)
+		Expect(st.Commit(ctx)).To(Succeed())
+		Expect(snapshot.Job("ns/pending").LastStartTimestamp).To(HaveValue(Equal(Epoch.Add(90e9))))
+		Expect(snapshot.Job("ns/running").LastStartTimestamp).To(HaveValue(Equal(Epoch)), "not re-stamped")
+		Expect(st.IsEmpty()).To(BeTrue())
+	})
+
+	It("returns a pod whose bind failed to pending and does not stamp a job that did not start", func() {
+		st := ssn.NewStatement()
+		Expect(st.Allocate(pod("pending", 0), "n2")).To(Succeed())
+		effects.EXPECT().Bind(ctx, pod("pending", 0), "n2").Return(errors.New("conflict"))
+		Expect(st.Commit(ctx)).To(MatchError("conflict"))
+		Expect(pod("pending", 0).Status).To(Equal(api.Pending))
+		Expect(snapshot.Node("n2").Used).To(Equal(api.Resources{}))
+		Expect(snapshot.Job("ns/pending").LastStartTimestamp).To(BeNil())
+	})
+
+	It("tells about pipelined pods without binding or stamping them", func() {
+		st := ssn.NewStatement()
+		Expect(st.Pipeline(pod("pending", 0), "n2")).To(Succeed())
+		effects.EXPECT().Pipeline(ctx, pod("pending", 0), "n2").Return(nil)
+		Expect(st.Commit(ctx)).To(Succeed())
+		Expect(snapshot.Job("ns/pending").LastStartTimestamp).To(BeNil())
+	})
+})
