@@ -1,0 +1,101 @@
+package allocate
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/actions"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+)
+
+// Action is the allocate action.
+type Action struct{}
+
+var _ framework.Action = &Action{}
+
+// New returns the allocate action.
+func New() *Action { return &Action{} }
+
+// Name is framework.Allocate.
+func (*Action) Name() framework.ActionType { return framework.Allocate }
+
+// Execute serves queues in queue order; within a queue, jobs in job order. After each job
+// gets resources its queue is ranked again, so an order that depends on what queues hold
+// (fair share) sees every allocation.
+func (a *Action) Execute(ctx context.Context, ssn *framework.Session) {
+	queues := newJobQueues(ssn, SchedulableJobs(ssn))
+	search := actions.NewNodeSearch(ssn)
+	for {
+		queue := queues.best()
+		if queue == nil {
+			return
+		}
+		job := queues.pop(queue)
+		if allocated := a.allocateJob(ctx, ssn, search, job); allocated && len(job.PendingPods()) > 0 {
+			queues.push(job) // an elastic job grows one pod per turn, taking turns with others
+		}
+	}
+}
+
+// allocateJob places the job's gang if it is not yet satisfied, or else one more pod, and
+// commits. It reports whether anything was placed.
+func (a *Action) allocateJob(ctx context.Context, ssn *framework.Session, search *actions.NodeSearch, job *api.JobInfo) bool {
+	st := ssn.NewStatement()
+	if job.IsGangSatisfied() {
+		if job.CountActive() < job.CountPlaced() {
+			return false // the gang is pipelined; growing it now would bind pods that cannot work yet
+		}
+		pod := job.PendingPods()[0]
+		if node := search.BestNode(pod, actions.IdleNow); node != nil && st.Allocate(pod, node.Name) == nil {
+			return a.commit(ctx, ssn, st, job)
+		}
+		return false // elastic growth waits for idle resources; it never pipelines
+	}
+	gang, err := GangPods(ssn, job)
+	if err != nil {
+		ssn.RecordPendingReason(job.ID, err.Error())
+		return false
+	}
+	for _, capacity := range []actions.Capacity{actions.IdleNow, actions.IdleOrReleasing} {
+		if reason := placeAll(st, search, gang, capacity); reason == "" {
+			return a.commit(ctx, ssn, st, job)
+		} else if capacity == actions.IdleOrReleasing {
+			ssn.RecordPendingReason(job.ID, reason)
+		}
+		st.Discard()
+	}
+	return false
+}
+
+// placeAll places every pod or returns why one could not be placed. With IdleOrReleasing the
+// whole gang is pipelined: binding part of a gang while the rest waits would hold GPUs that
+// cannot do any work.
+func placeAll(st *framework.Statement, search *actions.NodeSearch, pods []*api.PodInfo, capacity actions.Capacity) string {
+	for i, pod := range pods {
+		node := search.BestNode(pod, capacity)
+		if node == nil {
+			return fmt.Sprintf("gang of %d pods does not fit: pod %d of %d (%s) fits on no node (%s)",
+				len(pods), i+1, len(pods), pod.Name, search.Explain())
+		}
+		var err error
+		if capacity == actions.IdleNow {
+			err = st.Allocate(pod, node.Name)
+		} else {
+			err = st.Pipeline(pod, node.Name)
+		}
+		if err != nil {
+			return err.Error()
+		}
+	}
+	return ""
+}
+
+func (a *Action) commit(ctx context.Context, ssn *framework.Session, st *framework.Statement, job *api.JobInfo) bool {
+	if err := st.Commit(ctx); err != nil {
+		ssn.Logger().Error(err, "Committing allocation failed", "job", job.ID)
+		ssn.RecordPendingReason(job.ID, "committing the allocation failed: "+err.Error())
+		return false
+	}
+	return true
+}

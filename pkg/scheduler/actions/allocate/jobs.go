@@ -1,0 +1,132 @@
+package allocate
+
+import (
+	"container/heap"
+	"fmt"
+	"slices"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+)
+
+// SchedulableJobs returns the jobs with pending pods whose queue can take them, in ID order.
+// Jobs whose queue is missing, invalid or not a leaf get a pending reason instead.
+func SchedulableJobs(ssn *framework.Session) []*api.JobInfo {
+	var jobs []*api.JobInfo
+	queues := ssn.Snapshot().Queues
+	for _, job := range ssn.Snapshot().Jobs {
+		if len(job.PendingPods()) == 0 {
+			continue
+		}
+		queue := queues.Get(job.Queue)
+		switch {
+		case queue == nil:
+			ssn.RecordPendingReason(job.ID, fmt.Sprintf("queue %q does not exist", job.Queue))
+		case !queue.IsValid():
+			ssn.RecordPendingReason(job.ID, fmt.Sprintf("queue %q is invalid: %s", job.Queue, queue.Problem))
+		case !queue.IsLeaf():
+			ssn.RecordPendingReason(job.ID, fmt.Sprintf("queue %q has child queues; only leaf queues hold jobs", job.Queue))
+		default:
+			jobs = append(jobs, job)
+		}
+	}
+	return jobs
+}
+
+// GangPods returns the pending pods that would complete the job's gang, in task order: first
+// what each sub-group still lacks, then what the job as a whole still lacks.
+func GangPods(ssn *framework.Session, job *api.JobInfo) ([]*api.PodInfo, error) {
+	pending := job.PendingPods()
+	slices.SortStableFunc(pending, ssn.TaskOrder)
+	chosen := make([]*api.PodInfo, 0, len(pending))
+	taken := make(map[*api.PodInfo]bool, len(pending))
+	placed := job.CountPlaced()
+	for _, sg := range job.SubGroups {
+		lacking := sg.MinMember - job.CountPlacedIn(sg.Name)
+		for _, p := range pending {
+			if lacking <= 0 {
+				break
+			}
+			if p.SubGroup == sg.Name {
+				chosen, taken[p] = append(chosen, p), true
+				lacking--
+			}
+		}
+		if lacking > 0 {
+			return nil, fmt.Errorf("sub-group %q needs %d more pods than it has", sg.Name, lacking)
+		}
+	}
+	for _, p := range pending {
+		if placed+int32(len(chosen)) >= job.MinMember {
+			break
+		}
+		if !taken[p] {
+			chosen = append(chosen, p)
+		}
+	}
+	if lacking := job.MinMember - placed - int32(len(chosen)); lacking > 0 {
+		return nil, fmt.Errorf("gang needs %d pods but the job has only %d", job.MinMember, placed+int32(len(chosen)))
+	}
+	return chosen, nil
+}
+
+// jobQueues holds the jobs still to serve, one heap per queue.
+type jobQueues struct {
+	ssn   *framework.Session
+	names []string // queue names in sorted order, for a deterministic scan
+	jobs  map[string]*jobHeap
+}
+
+func newJobQueues(ssn *framework.Session, jobs []*api.JobInfo) *jobQueues {
+	q := &jobQueues{ssn: ssn, jobs: map[string]*jobHeap{}}
+	for _, job := range jobs {
+		h := q.jobs[job.Queue]
+		if h == nil {
+			h = &jobHeap{less: func(l, r *api.JobInfo) bool { return ssn.JobOrder(l, r) < 0 }}
+			q.jobs[job.Queue] = h
+			q.names = append(q.names, job.Queue)
+		}
+		heap.Push(h, job)
+	}
+	slices.Sort(q.names)
+	return q
+}
+
+// best returns the first queue in queue order that still has jobs, or nil.
+func (q *jobQueues) best() *api.QueueInfo {
+	var best *api.QueueInfo
+	for _, name := range q.names {
+		if q.jobs[name].Len() == 0 {
+			continue
+		}
+		queue := q.ssn.Snapshot().Queues.Get(name)
+		if best == nil || q.ssn.QueueOrder(queue, best) < 0 {
+			best = queue
+		}
+	}
+	return best
+}
+
+func (q *jobQueues) pop(queue *api.QueueInfo) *api.JobInfo {
+	return heap.Pop(q.jobs[queue.Name]).(*api.JobInfo)
+}
+
+func (q *jobQueues) push(job *api.JobInfo) {
+	heap.Push(q.jobs[job.Queue], job)
+}
+
+// jobHeap is a container/heap of jobs.
+type jobHeap struct {
+	items []*api.JobInfo
+	less  func(l, r *api.JobInfo) bool
+}
+
+func (h *jobHeap) Len() int           { return len(h.items) }
+func (h *jobHeap) Less(i, j int) bool { return h.less(h.items[i], h.items[j]) }
+func (h *jobHeap) Swap(i, j int)      { h.items[i], h.items[j] = h.items[j], h.items[i] }
+func (h *jobHeap) Push(x any)         { h.items = append(h.items, x.(*api.JobInfo)) }
+func (h *jobHeap) Pop() any {
+	last := h.items[len(h.items)-1]
+	h.items = h.items[:len(h.items)-1]
+	return last
+}

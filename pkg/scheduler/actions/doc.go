@@ -1,0 +1,3 @@
+// Package actions holds the steps of a scheduling cycle, one subpackage per action, and the
+// placement helpers they share.
+package actions

@@ -1,0 +1,45 @@
+package scheduler
+
+import (
+	"context"
+
+	"k8s.io/utils/clock"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+)
+
+// CycleResult is what a cycle leaves to report.
+type CycleResult struct {
+	// PendingReasons explain, per job, why it still waits.
+	PendingReasons map[api.JobID][]string
+	// QueueProblems are the queues that could not be scheduled.
+	QueueProblems []api.QueueProblem
+}
+
+// RunCycle runs one scheduling cycle, in its phases:
+//  1. open a session on the snapshot, freezing now and letting plugins register hooks;
+//  2. run the actions in configured order, each committing its decisions through effects;
+//  3. collect what the cycle has to report;
+//  4. close the session.
+func RunCycle(ctx context.Context, snapshot *api.Snapshot, clk clock.PassiveClock, policy *Policy, effects framework.Effects) CycleResult {
+	ssn := framework.OpenSession(ctx, framework.SessionOptions{
+		Snapshot: snapshot,
+		Clock:    clk,
+		Plugins:  policy.Plugins,
+		Effects:  effects,
+	})
+	defer ssn.Close()
+
+	for _, action := range policy.Actions {
+		action.Execute(ctx, ssn)
+	}
+
+	result := CycleResult{PendingReasons: map[api.JobID][]string{}, QueueProblems: snapshot.Queues.Problems()}
+	for _, job := range snapshot.Jobs {
+		if reasons := ssn.PendingReasons(job.ID); len(reasons) > 0 && len(job.PendingPods()) > 0 {
+			result.PendingReasons[job.ID] = reasons
+		}
+	}
+	return result
+}

@@ -1,0 +1,87 @@
+// Package nodeplacement scores nodes so that pods pack onto the fullest nodes (binpack, the
+// default: whole nodes stay free for large gangs) or spread over the emptiest (spread), chosen
+// separately for GPUs and CPUs.
+package nodeplacement
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+)
+
+// Name is the plugin's name in the scheduler configuration.
+const Name = "nodeplacement"
+
+// Strategies, the values of the gpu and cpu arguments.
+const (
+	Binpack = "binpack"
+	Spread  = "spread"
+)
+
+// gpuWeight makes the GPU placement dominate: GPUs are the scarce resource whose
+// fragmentation keeps gangs pending.
+const gpuWeight = 10
+
+type plugin struct {
+	spreadGPU, spreadCPU bool
+}
+
+var _ framework.Plugin = &plugin{}
+
+// New reads the optional arguments gpu and cpu, each binpack or spread.
+func New(args framework.Arguments) (framework.Plugin, error) {
+	p := &plugin{}
+	keys := make([]string, 0, len(args))
+	for k := range args {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, key := range keys {
+		value := args[key]
+		if value != Binpack && value != Spread {
+			return nil, fmt.Errorf("%s: must be %q or %q, got %q", key, Binpack, Spread, value)
+		}
+		switch key {
+		case "gpu":
+			p.spreadGPU = value == Spread
+		case "cpu":
+			p.spreadCPU = value == Spread
+		default:
+			return nil, fmt.Errorf("unknown argument %q (known: cpu, gpu)", key)
+		}
+	}
+	return p, nil
+}
+
+func (p *plugin) Name() string { return Name }
+
+func (p *plugin) OnSessionOpen(ssn *framework.Session) {
+	ssn.AddNodeOrderFn(Name, p.score)
+}
+
+func (p *plugin) OnSessionClose(*framework.Session) {}
+
+// score is the node's utilisation after placing the pod (binpack) or its complement (spread),
+// for GPUs when the pod asks for GPUs, and for CPU.
+func (p *plugin) score(pod *api.PodInfo, node *api.NodeInfo) float64 {
+	var score float64
+	if pod.Request[api.GPU] > 0 {
+		score += gpuWeight * placementScore(pod, node, api.GPU, p.spreadGPU)
+	}
+	return score + placementScore(pod, node, api.CPU, p.spreadCPU)
+}
+
+func placementScore(pod *api.PodInfo, node *api.NodeInfo, r api.ResourceName, spread bool) float64 {
+	allocatable := node.Allocatable[r]
+	if allocatable <= 0 {
+		return 0
+	}
+	usedAfter := allocatable - node.Idle()[r] + pod.Request[r]
+	utilisation := float64(usedAfter) / float64(allocatable)
+	if spread {
+		return 1 - utilisation
+	}
+	return utilisation
+}

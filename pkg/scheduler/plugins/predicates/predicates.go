@@ -1,0 +1,47 @@
+// Package predicates filters nodes by what a pod asks of them beyond resources: its node
+// selector. (Resource fit and cordoned nodes are checked by the actions themselves, so that
+// no configuration can turn them off.)
+package predicates
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+)
+
+// Name is the plugin's name in the scheduler configuration.
+const Name = "predicates"
+
+type plugin struct{}
+
+var _ framework.Plugin = plugin{}
+
+// New builds the plugin; it takes no arguments.
+func New(args framework.Arguments) (framework.Plugin, error) {
+	return plugin{}, framework.RejectArguments(args)
+}
+
+func (plugin) Name() string { return Name }
+
+func (plugin) OnSessionOpen(ssn *framework.Session) {
+	ssn.AddPredicateFn(Name, MatchNodeSelector)
+}
+
+func (plugin) OnSessionClose(*framework.Session) {}
+
+// MatchNodeSelector refuses nodes whose labels lack a pair of the pod's node selector.
+func MatchNodeSelector(pod *api.PodInfo, node *api.NodeInfo) error {
+	keys := make([]string, 0, len(pod.NodeSelector))
+	for k := range pod.NodeSelector {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // report the same missing label every time
+	for _, k := range keys {
+		if node.Labels[k] != pod.NodeSelector[k] {
+			return fmt.Errorf("node selector %s=%s does not match", k, pod.NodeSelector[k])
+		}
+	}
+	return nil
+}

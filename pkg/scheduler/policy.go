@@ -1,0 +1,78 @@
+package scheduler
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/actions/allocate"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/conf"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/plugins"
+)
+
+// actionFactories lists the actions this scheduler implements, by configuration name.
+var actionFactories = map[framework.ActionType]func() framework.Action{
+	framework.Allocate: func() framework.Action { return allocate.New() },
+}
+
+// Policy is what a configuration file decides: which actions run, in which order, and which
+// plugins give them policy.
+type Policy struct {
+	Actions []framework.Action
+	Plugins []framework.Plugin
+}
+
+// Known returns the action and plugin names a configuration may use.
+func Known(registry *framework.Registry) conf.Known {
+	known := conf.Known{Plugins: registry.Names()}
+	for name := range actionFactories {
+		known.Actions = append(known.Actions, string(name))
+	}
+	sort.Strings(known.Actions)
+	return known
+}
+
+// NewPolicy builds the actions and plugins of a validated configuration. Plugin argument
+// errors surface here, at startup.
+func NewPolicy(cfg *conf.Config, registry *framework.Registry) (*Policy, error) {
+	policy := &Policy{}
+	var errs []error
+	for _, name := range cfg.Actions {
+		factory, ok := actionFactories[framework.ActionType(name)]
+		if !ok {
+			errs = append(errs, fmt.Errorf("action %q is not implemented", name))
+			continue
+		}
+		policy.Actions = append(policy.Actions, factory())
+	}
+	built, err := registry.Build(cfg.Plugins())
+	if err != nil {
+		errs = append(errs, err)
+	}
+	policy.Plugins = built
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return policy, nil
+}
+
+// LoadPolicy reads a configuration (the built-in default when data is nil) and builds its
+// policy with every plugin of this scheduler. Warnings report settings that are accepted but
+// have no effect.
+func LoadPolicy(data []byte) (*Policy, []string, error) {
+	registry := plugins.NewRegistry()
+	var cfg *conf.Config
+	var warnings []string
+	var err error
+	if data == nil {
+		cfg, err = conf.Default(Known(registry))
+	} else {
+		cfg, warnings, err = conf.Load(data, Known(registry))
+	}
+	if err != nil {
+		return nil, warnings, err
+	}
+	policy, err := NewPolicy(cfg, registry)
+	return policy, warnings, err
+}

@@ -1,0 +1,84 @@
+package scheduler
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+)
+
+func TestDefaultPolicy(t *testing.T) {
+	policy, warnings, err := LoadPolicy(nil)
+	if err != nil || len(warnings) > 0 {
+		t.Fatalf("default policy: warnings %q, error %v", warnings, err)
+	}
+	if len(policy.Actions) != 1 || policy.Actions[0].Name() != framework.Allocate {
+		t.Fatalf("default actions = %v", policy.Actions)
+	}
+	var names []string
+	for _, p := range policy.Plugins {
+		names = append(names, p.Name())
+	}
+	if got := strings.Join(names, ","); got != "priority,predicates,nodeplacement" {
+		t.Fatalf("default plugins = %s", got)
+	}
+}
+
+// TestPolicyErrorsNameTheProblem checks that every mistake an operator can make in the file
+// stops the start with an error naming the key and the value.
+func TestPolicyErrorsNameTheProblem(t *testing.T) {
+	tests := []struct {
+		name   string
+		config string
+		want   []string
+	}{
+		{"unknown action", "actions: allocate, reclam\n",
+			[]string{`actions: unknown action "reclam"`}},
+		{"unknown plugin", "actions: allocate\ntiers:\n- plugins:\n  - name: priorty\n",
+			[]string{`tiers[0].plugins[0].name: unknown plugin "priorty"`, "nodeplacement, predicates, priority"}},
+		{"bad plugin argument value", "actions: allocate\ntiers:\n- plugins:\n  - name: nodeplacement\n    arguments: {gpu: pack}\n",
+			[]string{`plugin nodeplacement: gpu: must be "binpack" or "spread", got "pack"`}},
+		{"unknown plugin argument", "actions: allocate\ntiers:\n- plugins:\n  - name: nodeplacement\n    arguments: {gpus: spread}\n",
+			[]string{`plugin nodeplacement: unknown argument "gpus"`}},
+		{"argument to a plugin that takes none", "actions: allocate\ntiers:\n- plugins:\n  - name: priority\n    arguments: {weight: \"2\"}\n",
+			[]string{"plugin priority: takes no arguments, got weight"}},
+		{"several mistakes at once", "actions: allocate, bogus\ntiers:\n- plugins:\n  - name: nope\n",
+			[]string{`unknown action "bogus"`, `unknown plugin "nope"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := LoadPolicy([]byte(tt.config))
+			if err == nil {
+				t.Fatal("the configuration was accepted")
+			}
+			for _, want := range tt.want {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q does not mention %q", err, want)
+				}
+			}
+		})
+	}
+}
+
+func TestUpstreamConfigurationStillStarts(t *testing.T) {
+	policy, warnings, err := LoadPolicy([]byte(`
+actions: "allocate, consolidation, stalegangeviction"
+tiers:
+- plugins:
+  - name: predicates
+  - name: proportion
+  - name: priority
+  - name: elastic
+  - name: nodeplacement
+    arguments: {gpu: binpack, cpu: spread}
+`))
+	if err != nil {
+		t.Fatalf("an upstream KAI configuration must still start: %v", err)
+	}
+	if len(warnings) == 0 {
+		t.Fatal("unimplemented actions and plugins must be warned about")
+	}
+	if len(policy.Plugins) != 3 {
+		t.Fatalf("plugins = %d, want predicates, priority, nodeplacement", len(policy.Plugins))
+	}
+}

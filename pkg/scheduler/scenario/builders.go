@@ -1,0 +1,184 @@
+package scenario
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+)
+
+// Namespace of every job a scenario creates.
+const Namespace = "ns"
+
+// Epoch is the virtual time at which every scenario starts.
+var Epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// NodeBuilder describes a node. Defaults: 64 CPUs, 512 GiB, no GPUs.
+type NodeBuilder struct{ node api.NodeInfo }
+
+// Node starts a node description.
+func Node(name string) *NodeBuilder {
+	return &NodeBuilder{node: api.NodeInfo{Name: name, Allocatable: api.NewResources(64000, 512<<30, 0)}}
+}
+
+// GPUs sets the node's GPU count.
+func (b *NodeBuilder) GPUs(n int64) *NodeBuilder { b.node.Allocatable[api.GPU] = n; return b }
+
+// CPUs sets the node's CPU in cores.
+func (b *NodeBuilder) CPUs(cores int64) *NodeBuilder {
+	b.node.Allocatable[api.CPU] = cores * 1000
+	return b
+}
+
+// Label adds a node label.
+func (b *NodeBuilder) Label(key, value string) *NodeBuilder {
+	if b.node.Labels == nil {
+		b.node.Labels = map[string]string{}
+	}
+	b.node.Labels[key] = value
+	return b
+}
+
+// Cordoned marks the node unschedulable.
+func (b *NodeBuilder) Cordoned() *NodeBuilder { b.node.Unschedulable = true; return b }
+
+// QueueBuilder describes a queue. Defaults: top level, priority 100, unlimited quota and limit.
+type QueueBuilder struct{ queue api.QueueInfo }
+
+// Queue starts a queue description.
+func Queue(name string) *QueueBuilder {
+	b := &QueueBuilder{queue: api.QueueInfo{Name: name, Priority: api.DefaultQueuePriority}}
+	for _, r := range api.ResourceNames {
+		b.queue.Resources[r] = api.QueueResourceShare{Quota: api.Unlimited, OverQuotaWeight: 1, Limit: api.Unlimited}
+	}
+	return b
+}
+
+// Parent sets the parent queue.
+func (b *QueueBuilder) Parent(name string) *QueueBuilder { b.queue.Parent = name; return b }
+
+// Priority sets the queue priority.
+func (b *QueueBuilder) Priority(p int) *QueueBuilder { b.queue.Priority = p; return b }
+
+// GPUQuota sets the deserved GPUs (-1 unlimited).
+func (b *QueueBuilder) GPUQuota(q float64) *QueueBuilder {
+	b.queue.Resources[api.GPU].Quota = q
+	return b
+}
+
+// GPULimit sets the GPU cap (-1 unlimited).
+func (b *QueueBuilder) GPULimit(l float64) *QueueBuilder {
+	b.queue.Resources[api.GPU].Limit = l
+	return b
+}
+
+// GPUWeight sets the over-quota weight for GPUs.
+func (b *QueueBuilder) GPUWeight(w float64) *QueueBuilder {
+	b.queue.Resources[api.GPU].OverQuotaWeight = w
+	return b
+}
+
+// PreemptMinRuntime sets the queue's own preempt min-runtime.
+func (b *QueueBuilder) PreemptMinRuntime(d time.Duration) *QueueBuilder {
+	b.queue.PreemptMinRuntime = &d
+	return b
+}
+
+// ReclaimMinRuntime sets the queue's own reclaim min-runtime.
+func (b *QueueBuilder) ReclaimMinRuntime(d time.Duration) *QueueBuilder {
+	b.queue.ReclaimMinRuntime = &d
+	return b
+}
+
+// JobBuilder describes a job and its pods. Defaults: queue "default", priority 50
+// (preemptible), gang of 1, one pod asking for 1 CPU.
+type JobBuilder struct {
+	job      api.JobInfo
+	pods     int
+	request  api.Resources
+	running  []string // nodes of the first pods, which run there
+	subPods  []string // sub-group of each pod, by index
+	selector map[string]string
+}
+
+// Job starts a job description.
+func Job(name string) *JobBuilder {
+	return &JobBuilder{
+		job: api.JobInfo{
+			ID: api.NewJobID(Namespace, name), Namespace: Namespace, Name: name,
+			Queue: "default", Priority: api.DefaultPriority, Preemptible: true, MinMember: 1,
+			CreationTime: Epoch,
+		},
+		pods:    1,
+		request: api.NewResources(1000, 1<<30, 0),
+	}
+}
+
+// Queue sets the job's leaf queue.
+func (b *JobBuilder) Queue(name string) *JobBuilder { b.job.Queue = name; return b }
+
+// Priority sets the priority; preemptibility follows it (preemptible below 100) unless set.
+func (b *JobBuilder) Priority(p int32) *JobBuilder {
+	b.job.Priority = p
+	b.job.Preemptible = p < api.PreemptibleBelowPriority
+	return b
+}
+
+// NonPreemptible marks the job never to be evicted.
+func (b *JobBuilder) NonPreemptible() *JobBuilder { b.job.Preemptible = false; return b }
+
+// MinMember sets the gang size.
+func (b *JobBuilder) MinMember(n int32) *JobBuilder { b.job.MinMember = n; return b }
+
+// Pods sets how many pods the job has.
+func (b *JobBuilder) Pods(n int) *JobBuilder { b.pods = n; return b }
+
+// GPUs sets each pod's GPU request.
+func (b *JobBuilder) GPUs(n int64) *JobBuilder { b.request[api.GPU] = n; return b }
+
+// CPUs sets each pod's CPU request in cores.
+func (b *JobBuilder) CPUs(cores int64) *JobBuilder { b.request[api.CPU] = cores * 1000; return b }
+
+// Running places the first pods, one per listed node, as running there.
+func (b *JobBuilder) Running(nodes ...string) *JobBuilder { b.running = nodes; return b }
+
+// StartedAt sets the job's last start timestamp.
+func (b *JobBuilder) StartedAt(t time.Time) *JobBuilder { b.job.LastStartTimestamp = &t; return b }
+
+// CreatedAt sets the creation time (older jobs go first among equals).
+func (b *JobBuilder) CreatedAt(t time.Time) *JobBuilder { b.job.CreationTime = t; return b }
+
+// SubGroup adds a sub-group with its minimum and assigns it the next count pods.
+func (b *JobBuilder) SubGroup(name string, minMember int32, count int) *JobBuilder {
+	b.job.SubGroups = append(b.job.SubGroups, api.SubGroupInfo{Name: name, MinMember: minMember})
+	for range count {
+		b.subPods = append(b.subPods, name)
+	}
+	return b
+}
+
+// NodeSelector sets every pod's node selector.
+func (b *JobBuilder) NodeSelector(key, value string) *JobBuilder {
+	b.selector = map[string]string{key: value}
+	return b
+}
+
+// build returns the job with its pods.
+func (b *JobBuilder) build() *api.JobInfo {
+	job := b.job
+	job.Pods = nil
+	for i := range max(b.pods, len(b.subPods)) {
+		pod := &api.PodInfo{
+			Namespace: Namespace, Name: fmt.Sprintf("%s-%d", job.Name, i), Job: job.ID,
+			Request: b.request, Status: api.Pending, NodeSelector: b.selector,
+		}
+		if i < len(b.subPods) {
+			pod.SubGroup = b.subPods[i]
+		}
+		if i < len(b.running) {
+			pod.Status, pod.NodeName = api.Running, b.running[i]
+		}
+		job.AddPod(pod)
+	}
+	return &job
+}

@@ -1,0 +1,203 @@
+package scenario
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+)
+
+// DefaultPeriod is the virtual time between two rounds.
+const DefaultPeriod = time.Second
+
+// Harness holds a small cluster and runs scheduling cycles on it.
+type Harness struct {
+	// Clock is the virtual clock every cycle reads; rounds advance it by Period.
+	Clock  *clocktesting.FakeClock
+	Period time.Duration
+
+	policy *scheduler.Policy
+	nodes  []*api.NodeInfo
+	queues []*api.QueueInfo
+	jobs   []*api.JobInfo
+}
+
+// New returns a harness running the given scheduler configuration (YAML), or the built-in
+// default when config is empty. An invalid configuration panics: it is a broken test.
+func New(config string) *Harness {
+	var data []byte
+	if config != "" {
+		data = []byte(config)
+	}
+	policy, _, err := scheduler.LoadPolicy(data)
+	if err != nil {
+		panic(fmt.Sprintf("scenario configuration: %v", err))
+	}
+	return &Harness{Clock: clocktesting.NewFakeClock(Epoch), Period: DefaultPeriod, policy: policy}
+}
+
+// Nodes adds nodes.
+func (h *Harness) Nodes(nodes ...*NodeBuilder) *Harness {
+	for _, b := range nodes {
+		n := b.node
+		h.nodes = append(h.nodes, &n)
+	}
+	return h
+}
+
+// Queues adds queues.
+func (h *Harness) Queues(queues ...*QueueBuilder) *Harness {
+	for _, b := range queues {
+		q := b.queue
+		h.queues = append(h.queues, &q)
+	}
+	return h
+}
+
+// Jobs adds jobs.
+func (h *Harness) Jobs(jobs ...*JobBuilder) *Harness {
+	for _, b := range jobs {
+		h.jobs = append(h.jobs, b.build())
+	}
+	return h
+}
+
+// Snapshot builds a fresh snapshot of the cluster as it stands, as the cache would.
+func (h *Harness) Snapshot() *api.Snapshot {
+	nodes := make([]*api.NodeInfo, len(h.nodes))
+	for i, n := range h.nodes {
+		c := *n
+		c.Used, c.Releasing, c.Pipelined, c.Pods = api.Resources{}, api.Resources{}, api.Resources{}, nil
+		nodes[i] = &c
+	}
+	queues := make([]*api.QueueInfo, len(h.queues))
+	for i, q := range h.queues {
+		c := *q
+		queues[i] = &c
+	}
+	jobs := make([]*api.JobInfo, len(h.jobs))
+	for i, j := range h.jobs {
+		c := *j
+		c.Pods = make([]*api.PodInfo, len(j.Pods))
+		for k, p := range j.Pods {
+			pc := *p
+			c.Pods[k] = &pc
+		}
+		jobs[i] = &c
+	}
+	snapshot, err := api.NewSnapshot(nodes, jobs, queues)
+	if err != nil {
+		panic(fmt.Sprintf("scenario snapshot: %v", err))
+	}
+	return snapshot
+}
+
+// RunCycle runs one scheduling cycle at the current virtual time and applies its effects to
+// the cluster: bound pods run, evicted pods start releasing.
+func (h *Harness) RunCycle(ctx context.Context) Round {
+	round := Round{Time: h.Clock.Now()}
+	recorder := &recorder{round: &round}
+	result := scheduler.RunCycle(ctx, h.Snapshot(), h.Clock, h.policy, recorder)
+	round.PendingReasons = result.PendingReasons
+	round.QueueProblems = result.QueueProblems
+	h.apply(&round)
+	return round
+}
+
+// RunRounds runs cycles until one changes nothing (a fixed point) or maxRounds ran. Before
+// each round after the first, the clock advances by Period and pods that were releasing are
+// gone: they come back pending, as a job controller recreates evicted pods. It returns every
+// round and whether a fixed point was reached.
+func (h *Harness) RunRounds(ctx context.Context, maxRounds int) ([]Round, bool) {
+	var rounds []Round
+	for i := range maxRounds {
+		if i > 0 {
+			h.Clock.Step(h.Period)
+			h.finishReleasing()
+		}
+		round := h.RunCycle(ctx)
+		rounds = append(rounds, round)
+		if round.IsQuiet() && !h.anyReleasing() {
+			return rounds, true
+		}
+	}
+	return rounds, false
+}
+
+// apply plays the cluster's side of a cycle's effects.
+func (h *Harness) apply(round *Round) {
+	now := h.Clock.Now()
+	for _, b := range round.Binds {
+		pod := h.pod(b.Pod)
+		pod.Status, pod.NodeName, pod.StartTime = api.Running, b.Node, &now
+	}
+	for _, e := range round.Evictions {
+		h.pod(e.Pod).Status = api.Releasing
+	}
+	for _, started := range round.Started {
+		t := started.At
+		h.Job(started.Job).LastStartTimestamp = &t
+	}
+}
+
+func (h *Harness) finishReleasing() {
+	for _, j := range h.jobs {
+		for _, p := range j.Pods {
+			if p.Status == api.Releasing {
+				p.Status, p.NodeName, p.StartTime = api.Pending, "", nil
+			}
+		}
+	}
+}
+
+func (h *Harness) anyReleasing() bool {
+	for _, j := range h.jobs {
+		for _, p := range j.Pods {
+			if p.Status == api.Releasing {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Job returns the cluster's current state of a job by name.
+func (h *Harness) Job(id api.JobID) *api.JobInfo {
+	for _, j := range h.jobs {
+		if j.ID == id {
+			return j
+		}
+	}
+	panic(fmt.Sprintf("scenario has no job %s", id))
+}
+
+// JobNamed is Job for a name in the scenario namespace.
+func (h *Harness) JobNamed(name string) *api.JobInfo {
+	return h.Job(api.NewJobID(Namespace, name))
+}
+
+// PodsIn counts a job's pods in the given status.
+func (h *Harness) PodsIn(name string, status api.PodStatus) int {
+	n := 0
+	for _, p := range h.JobNamed(name).Pods {
+		if p.Status == status {
+			n++
+		}
+	}
+	return n
+}
+
+func (h *Harness) pod(key string) *api.PodInfo {
+	for _, j := range h.jobs {
+		for _, p := range j.Pods {
+			if p.Key() == key {
+				return p
+			}
+		}
+	}
+	panic(fmt.Sprintf("scenario has no pod %s", key))
+}

@@ -1,0 +1,107 @@
+package scenario
+
+import (
+	"context"
+	"time"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+)
+
+// Placement is a pod put on a node.
+type Placement struct {
+	Pod  string // namespace/name
+	Job  api.JobID
+	Node string
+}
+
+// Eviction is a pod evicted by an action for a preemptor.
+type Eviction struct {
+	Pod    string
+	Job    api.JobID
+	Node   string
+	Reason framework.EvictionReason
+}
+
+// Start is a job stamped as started.
+type Start struct {
+	Job api.JobID
+	At  time.Time
+}
+
+// Round is what one cycle did, in the order it did it.
+type Round struct {
+	Time           time.Time
+	Binds          []Placement
+	Pipelined      []Placement
+	Evictions      []Eviction
+	Started        []Start
+	PendingReasons map[api.JobID][]string
+	QueueProblems  []api.QueueProblem
+}
+
+// IsQuiet reports whether the cycle changed nothing in the cluster.
+func (r Round) IsQuiet() bool {
+	return len(r.Binds) == 0 && len(r.Evictions) == 0 && len(r.Pipelined) == 0
+}
+
+// BoundPods counts the pods bound per job name.
+func (r Round) BoundPods() map[string]int {
+	return countByJob(r.Binds)
+}
+
+// PipelinedPods counts the pods pipelined per job name.
+func (r Round) PipelinedPods() map[string]int {
+	return countByJob(r.Pipelined)
+}
+
+// EvictedPods counts the pods evicted per job name.
+func (r Round) EvictedPods() map[string]int {
+	counts := map[string]int{}
+	for _, e := range r.Evictions {
+		counts[jobName(e.Job)]++
+	}
+	return counts
+}
+
+// Reasons returns the pending reasons of a job by name.
+func (r Round) Reasons(name string) []string {
+	return r.PendingReasons[api.NewJobID(Namespace, name)]
+}
+
+func countByJob(placements []Placement) map[string]int {
+	counts := map[string]int{}
+	for _, p := range placements {
+		counts[jobName(p.Job)]++
+	}
+	return counts
+}
+
+func jobName(id api.JobID) string {
+	return string(id)[len(Namespace)+1:]
+}
+
+// recorder is the harness's framework.Effects: it records what a cycle commits.
+type recorder struct{ round *Round }
+
+var _ framework.Effects = &recorder{}
+
+func (r *recorder) Bind(_ context.Context, pod *api.PodInfo, node string) error {
+	r.round.Binds = append(r.round.Binds, Placement{Pod: pod.Key(), Job: pod.Job, Node: node})
+	return nil
+}
+
+func (r *recorder) Evict(_ context.Context, pod *api.PodInfo, reason framework.EvictionReason) error {
+	r.round.Evictions = append(r.round.Evictions, Eviction{Pod: pod.Key(), Job: pod.Job, Node: pod.NodeName, Reason: reason})
+	return nil
+}
+
+func (r *recorder) Pipeline(_ context.Context, pod *api.PodInfo, node string) error {
+	r.round.Pipelined = append(r.round.Pipelined, Placement{Pod: pod.Key(), Job: pod.Job, Node: node})
+	return nil
+}
+
+func (r *recorder) RecordJobStart(_ context.Context, job *api.JobInfo, at time.Time) error {
+	r.round.Started = append(r.round.Started, Start{Job: job.ID, At: at})
+	return nil
+}
