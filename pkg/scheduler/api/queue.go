@@ -27,7 +27,7 @@ type QueueInfo struct {
 	// Priority orders queues for over-quota capacity; higher first.
 	Priority int
 	// Resources holds the sharing policy per resource, indexed like Resources.
-	Resources [numResources]QueueResourceShare
+	Resources [NumResources]QueueResourceShare
 	// PreemptMinRuntime and ReclaimMinRuntime are the queue's own min-runtime settings;
 	// nil means unset (inherit).
 	PreemptMinRuntime *time.Duration

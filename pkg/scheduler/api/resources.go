@@ -14,11 +14,12 @@ const (
 	CPU    ResourceName = iota // millicores
 	Memory                     // bytes
 	GPU                        // whole devices
-	numResources
+	// NumResources is the length of a Resources vector.
+	NumResources
 )
 
 // ResourceNames lists every resource in vector order.
-var ResourceNames = [numResources]ResourceName{CPU, Memory, GPU}
+var ResourceNames = [NumResources]ResourceName{CPU, Memory, GPU}
 
 // GPUResourceName is the extended resource that counts NVIDIA GPUs.
 const GPUResourceName v1.ResourceName = "nvidia.com/gpu"
@@ -38,7 +39,7 @@ func (r ResourceName) String() string {
 // Resources is a fixed-size vector of amounts: CPU in millicores, memory in bytes, GPUs in
 // devices. A value type of three integers, so arithmetic on thousands of nodes allocates
 // nothing and is exact.
-type Resources [numResources]int64
+type Resources [NumResources]int64
 
 // NewResources builds a vector from CPU millicores, memory bytes and GPUs.
 func NewResources(milliCPU, memoryBytes, gpus int64) Resources {
