@@ -47,6 +47,16 @@ type (
 	// NodeOrderFn scores a node for a pod; higher is better. Scores of all plugins are summed.
 	NodeOrderFn func(pod *api.PodInfo, node *api.NodeInfo) float64
 
+	// AllocatableFn says whether a job may be given request more resources (a whole gang or
+	// one more pod), whatever the nodes hold: queue limits, deserved quota for non-preemptible
+	// jobs. nil means yes; every plugin must agree and the first objection is the reason.
+	AllocatableFn func(job *api.JobInfo, request api.Resources) error
+
+	// PodStatusChangeFn is told of every change of a pod's status inside the session (each
+	// decision, each rollback, each failed bind) after it happened, so that a plugin can keep
+	// running totals instead of recounting. All registered functions are called.
+	PodStatusChangeFn func(pod *api.PodInfo, from api.PodStatus)
+
 	// IsPreemptibleFn says whether preemptee's pods may be evicted for preemptor in the given
 	// action. The answers of all plugins are ANDed: any plugin can protect a victim. With no
 	// plugin registered every victim that passed the action's own rules is preemptible.

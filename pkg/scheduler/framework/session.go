@@ -22,6 +22,9 @@ type Session struct {
 	hooks    hooks
 	// pendingReasons explains, per job, why it is still waiting after the actions ran.
 	pendingReasons map[api.JobID][]string
+	// gainedByEviction holds the jobs that were given resources freed by evicting others in
+	// this cycle; they are not victims in the same cycle.
+	gainedByEviction map[api.JobID]bool
 }
 
 // SessionOptions are what a session is opened with.
@@ -45,6 +48,8 @@ func OpenSession(ctx context.Context, opts SessionOptions) *Session {
 		plugins:        opts.Plugins,
 		effects:        opts.Effects,
 		pendingReasons: map[api.JobID][]string{},
+
+		gainedByEviction: map[api.JobID]bool{},
 	}
 	for _, p := range ssn.plugins {
 		p.OnSessionOpen(ssn)
@@ -89,4 +94,15 @@ func (ssn *Session) RecordPendingReason(job api.JobID, reason string) {
 // PendingReasons returns the reasons recorded for a job, in the order they were found.
 func (ssn *Session) PendingReasons(job api.JobID) []string {
 	return ssn.pendingReasons[job]
+}
+
+// MarkGainedByEviction records that job got resources by evicting others in this cycle.
+func (ssn *Session) MarkGainedByEviction(job api.JobID) {
+	ssn.gainedByEviction[job] = true
+}
+
+// GainedByEviction reports whether job got resources by evicting others in this cycle, which
+// makes it no victim until the next cycle: evicting it would undo the decision that made it.
+func (ssn *Session) GainedByEviction(job api.JobID) bool {
+	return ssn.gainedByEviction[job]
 }

@@ -20,6 +20,8 @@ type hooks struct {
 	queueOrder      []hook[CompareFn[*api.QueueInfo]]
 	predicates      []hook[PredicateFn]
 	nodeOrder       []hook[NodeOrderFn]
+	allocatable     []hook[AllocatableFn]
+	statusChange    []hook[PodStatusChangeFn]
 	isPreemptible   []hook[IsPreemptibleFn]
 	scenarioFilters []hook[ScenarioFiltersFn]
 }
@@ -47,6 +49,16 @@ func (ssn *Session) AddPredicateFn(plugin string, fn PredicateFn) {
 // AddNodeOrderFn registers a node score.
 func (ssn *Session) AddNodeOrderFn(plugin string, fn NodeOrderFn) {
 	ssn.hooks.nodeOrder = append(ssn.hooks.nodeOrder, hook[NodeOrderFn]{plugin, fn})
+}
+
+// AddAllocatableFn registers a job-level allocation check.
+func (ssn *Session) AddAllocatableFn(plugin string, fn AllocatableFn) {
+	ssn.hooks.allocatable = append(ssn.hooks.allocatable, hook[AllocatableFn]{plugin, fn})
+}
+
+// AddPodStatusChangeFn registers a listener for pod status changes.
+func (ssn *Session) AddPodStatusChangeFn(plugin string, fn PodStatusChangeFn) {
+	ssn.hooks.statusChange = append(ssn.hooks.statusChange, hook[PodStatusChangeFn]{plugin, fn})
 }
 
 // AddIsPreemptibleFn registers a victim veto.
@@ -126,6 +138,24 @@ func (ssn *Session) NodeScore(pod *api.PodInfo, node *api.NodeInfo) float64 {
 		score += h.fn(pod, node)
 	}
 	return score
+}
+
+// Allocatable returns the first plugin objection to giving job request more, naming the
+// plugin; nil when every plugin agrees.
+func (ssn *Session) Allocatable(job *api.JobInfo, request api.Resources) error {
+	for _, h := range ssn.hooks.allocatable {
+		if err := h.fn(job, request); err != nil {
+			return fmt.Errorf("%s: %w", h.plugin, err)
+		}
+	}
+	return nil
+}
+
+// podStatusChanged tells every listener that pod left status from.
+func (ssn *Session) podStatusChanged(pod *api.PodInfo, from api.PodStatus) {
+	for _, h := range ssn.hooks.statusChange {
+		h.fn(pod, from)
+	}
 }
 
 // IsPreemptible ANDs the plugins' answers: true unless some plugin protects preemptee from

@@ -90,6 +90,7 @@ func (st *Statement) apply(op operation, status api.PodStatus, nodeName string) 
 		return err
 	}
 	st.ops = append(st.ops, op)
+	st.ssn.podStatusChanged(op.pod, op.fromStatus)
 	return nil
 }
 
@@ -103,7 +104,9 @@ func (st *Statement) Rollback(cp Checkpoint) {
 	for i := len(st.ops) - 1; i >= int(cp); i-- {
 		op := st.ops[i]
 		// Undoing restores a state the snapshot held before, so it cannot fail.
+		from := op.pod.Status
 		_ = st.ssn.snapshot.SetPodStatus(op.pod, op.fromStatus, op.fromNode)
+		st.ssn.podStatusChanged(op.pod, from)
 	}
 	st.ops = st.ops[:cp]
 }
@@ -140,6 +143,7 @@ func (st *Statement) Commit(ctx context.Context) error {
 			case opAllocate:
 				if err = effects.Bind(ctx, op.pod, op.pod.NodeName); err != nil {
 					_ = st.ssn.snapshot.SetPodStatus(op.pod, api.Pending, "")
+					st.ssn.podStatusChanged(op.pod, api.Allocated)
 				}
 			case opPipeline:
 				err = effects.Pipeline(ctx, op.pod, op.pod.NodeName)

@@ -24,16 +24,11 @@ func (*Action) Name() framework.ActionType { return framework.Allocate }
 // gets resources its queue is ranked again, so an order that depends on what queues hold
 // (fair share) sees every allocation.
 func (a *Action) Execute(ctx context.Context, ssn *framework.Session) {
-	queues := newJobQueues(ssn, SchedulableJobs(ssn))
+	queues := actions.NewJobQueues(ssn, actions.SchedulableJobs(ssn))
 	search := actions.NewNodeSearch(ssn)
-	for {
-		queue := queues.best()
-		if queue == nil {
-			return
-		}
-		job := queues.pop(queue)
+	for job := queues.Next(); job != nil; job = queues.Next() {
 		if allocated := a.allocateJob(ctx, ssn, search, job); allocated && len(job.PendingPods()) > 0 {
-			queues.push(job) // an elastic job grows one pod per turn, taking turns with others
+			queues.Push(job) // an elastic job grows one pod per turn, taking turns with others
 		}
 	}
 }
@@ -47,12 +42,18 @@ func (a *Action) allocateJob(ctx context.Context, ssn *framework.Session, search
 			return false // the gang is pipelined; growing it now would bind pods that cannot work yet
 		}
 		pod := job.PendingPods()[0]
+		if err := ssn.Allocatable(job, pod.Request); err != nil {
+			return false // growth beyond the gang is optional: no reason worth reporting
+		}
 		if node := search.BestNode(pod, actions.IdleNow); node != nil && st.Allocate(pod, node.Name) == nil {
 			return a.commit(ctx, ssn, st, job)
 		}
 		return false // elastic growth waits for idle resources; it never pipelines
 	}
-	gang, err := GangPods(ssn, job)
+	gang, err := actions.GangPods(ssn, job)
+	if err == nil {
+		err = ssn.Allocatable(job, api.Request(gang))
+	}
 	if err != nil {
 		ssn.RecordPendingReason(job.ID, err.Error())
 		return false

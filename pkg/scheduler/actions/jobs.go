@@ -1,4 +1,4 @@
-package allocate
+package actions
 
 import (
 	"container/heap"
@@ -70,15 +70,17 @@ func GangPods(ssn *framework.Session, job *api.JobInfo) ([]*api.PodInfo, error) 
 	return chosen, nil
 }
 
-// jobQueues holds the jobs still to serve, one heap per queue.
-type jobQueues struct {
+// JobQueues holds the jobs still to serve, one heap per queue, so that actions serve queues
+// in queue order and, within a queue, jobs in job order.
+type JobQueues struct {
 	ssn   *framework.Session
 	names []string // queue names in sorted order, for a deterministic scan
 	jobs  map[string]*jobHeap
 }
 
-func newJobQueues(ssn *framework.Session, jobs []*api.JobInfo) *jobQueues {
-	q := &jobQueues{ssn: ssn, jobs: map[string]*jobHeap{}}
+// NewJobQueues sorts jobs into per-queue heaps.
+func NewJobQueues(ssn *framework.Session, jobs []*api.JobInfo) *JobQueues {
+	q := &JobQueues{ssn: ssn, jobs: map[string]*jobHeap{}}
 	for _, job := range jobs {
 		h := q.jobs[job.Queue]
 		if h == nil {
@@ -92,8 +94,8 @@ func newJobQueues(ssn *framework.Session, jobs []*api.JobInfo) *jobQueues {
 	return q
 }
 
-// best returns the first queue in queue order that still has jobs, or nil.
-func (q *jobQueues) best() *api.QueueInfo {
+// Best returns the first queue in queue order that still has jobs, or nil.
+func (q *JobQueues) Best() *api.QueueInfo {
 	var best *api.QueueInfo
 	for _, name := range q.names {
 		if q.jobs[name].Len() == 0 {
@@ -107,11 +109,13 @@ func (q *jobQueues) best() *api.QueueInfo {
 	return best
 }
 
-func (q *jobQueues) pop(queue *api.QueueInfo) *api.JobInfo {
+// Pop removes and returns the first job of a queue.
+func (q *JobQueues) Pop(queue *api.QueueInfo) *api.JobInfo {
 	return heap.Pop(q.jobs[queue.Name]).(*api.JobInfo)
 }
 
-func (q *jobQueues) push(job *api.JobInfo) {
+// Push returns a job to its queue's heap.
+func (q *JobQueues) Push(job *api.JobInfo) {
 	heap.Push(q.jobs[job.Queue], job)
 }
 
@@ -129,4 +133,13 @@ func (h *jobHeap) Pop() any {
 	last := h.items[len(h.items)-1]
 	h.items = h.items[:len(h.items)-1]
 	return last
+}
+
+// Next pops the first job of the first queue, or returns nil when all are served.
+func (q *JobQueues) Next() *api.JobInfo {
+	queue := q.Best()
+	if queue == nil {
+		return nil
+	}
+	return q.Pop(queue)
 }
