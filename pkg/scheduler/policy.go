@@ -6,6 +6,8 @@ import (
 	"sort"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/actions/allocate"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/actions/preempt"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/actions/reclaim"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/conf"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/plugins"
@@ -14,6 +16,8 @@ import (
 // actionFactories lists the actions this scheduler implements, by configuration name.
 var actionFactories = map[framework.ActionType]func() framework.Action{
 	framework.Allocate: func() framework.Action { return allocate.New() },
+	framework.Reclaim:  func() framework.Action { return reclaim.New() },
+	framework.Preempt:  func() framework.Action { return preempt.New() },
 }
 
 // Policy is what a configuration file decides: which actions run, in which order, and which

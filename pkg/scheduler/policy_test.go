@@ -3,8 +3,6 @@ package scheduler
 import (
 	"strings"
 	"testing"
-
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 )
 
 func TestDefaultPolicy(t *testing.T) {
@@ -12,14 +10,18 @@ func TestDefaultPolicy(t *testing.T) {
 	if err != nil || len(warnings) > 0 {
 		t.Fatalf("default policy: warnings %q, error %v", warnings, err)
 	}
-	if len(policy.Actions) != 1 || policy.Actions[0].Name() != framework.Allocate {
-		t.Fatalf("default actions = %v", policy.Actions)
+	var actions []string
+	for _, a := range policy.Actions {
+		actions = append(actions, string(a.Name()))
+	}
+	if got := strings.Join(actions, ","); got != "allocate,reclaim,preempt" {
+		t.Fatalf("default actions = %s", got)
 	}
 	var names []string
 	for _, p := range policy.Plugins {
 		names = append(names, p.Name())
 	}
-	if got := strings.Join(names, ","); got != "priority,predicates,nodeplacement" {
+	if got := strings.Join(names, ","); got != "priority,proportion,predicates,nodeplacement" {
 		t.Fatalf("default plugins = %s", got)
 	}
 }
@@ -35,7 +37,7 @@ func TestPolicyErrorsNameTheProblem(t *testing.T) {
 		{"unknown action", "actions: allocate, reclam\n",
 			[]string{`actions: unknown action "reclam"`}},
 		{"unknown plugin", "actions: allocate\ntiers:\n- plugins:\n  - name: priorty\n",
-			[]string{`tiers[0].plugins[0].name: unknown plugin "priorty"`, "nodeplacement, predicates, priority"}},
+			[]string{`tiers[0].plugins[0].name: unknown plugin "priorty"`, "nodeplacement, predicates, priority, proportion"}},
 		{"bad plugin argument value", "actions: allocate\ntiers:\n- plugins:\n  - name: nodeplacement\n    arguments: {gpu: pack}\n",
 			[]string{`plugin nodeplacement: gpu: must be "binpack" or "spread", got "pack"`}},
 		{"unknown plugin argument", "actions: allocate\ntiers:\n- plugins:\n  - name: nodeplacement\n    arguments: {gpus: spread}\n",
@@ -62,7 +64,7 @@ func TestPolicyErrorsNameTheProblem(t *testing.T) {
 
 func TestUpstreamConfigurationStillStarts(t *testing.T) {
 	policy, warnings, err := LoadPolicy([]byte(`
-actions: "allocate, consolidation, stalegangeviction"
+actions: "allocate, consolidation, reclaim, preempt, stalegangeviction"
 tiers:
 - plugins:
   - name: predicates
@@ -78,7 +80,7 @@ tiers:
 	if len(warnings) == 0 {
 		t.Fatal("unimplemented actions and plugins must be warned about")
 	}
-	if len(policy.Plugins) != 3 {
-		t.Fatalf("plugins = %d, want predicates, priority, nodeplacement", len(policy.Plugins))
+	if len(policy.Plugins) != 4 {
+		t.Fatalf("plugins = %d, want predicates, proportion, priority, nodeplacement", len(policy.Plugins))
 	}
 }

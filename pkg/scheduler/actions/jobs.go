@@ -33,41 +33,10 @@ func SchedulableJobs(ssn *framework.Session) []*api.JobInfo {
 	return jobs
 }
 
-// GangPods returns the pending pods that would complete the job's gang, in task order: first
-// what each sub-group still lacks, then what the job as a whole still lacks.
+// GangPods returns the pending pods that would complete the job's gang, in the session's
+// task order.
 func GangPods(ssn *framework.Session, job *api.JobInfo) ([]*api.PodInfo, error) {
-	pending := job.PendingPods()
-	slices.SortStableFunc(pending, ssn.TaskOrder)
-	chosen := make([]*api.PodInfo, 0, len(pending))
-	taken := make(map[*api.PodInfo]bool, len(pending))
-	placed := job.CountPlaced()
-	for _, sg := range job.SubGroups {
-		lacking := sg.MinMember - job.CountPlacedIn(sg.Name)
-		for _, p := range pending {
-			if lacking <= 0 {
-				break
-			}
-			if p.SubGroup == sg.Name {
-				chosen, taken[p] = append(chosen, p), true
-				lacking--
-			}
-		}
-		if lacking > 0 {
-			return nil, fmt.Errorf("sub-group %q needs %d more pods than it has", sg.Name, lacking)
-		}
-	}
-	for _, p := range pending {
-		if placed+int32(len(chosen)) >= job.MinMember {
-			break
-		}
-		if !taken[p] {
-			chosen = append(chosen, p)
-		}
-	}
-	if lacking := job.MinMember - placed - int32(len(chosen)); lacking > 0 {
-		return nil, fmt.Errorf("gang needs %d pods but the job has only %d", job.MinMember, placed+int32(len(chosen)))
-	}
-	return chosen, nil
+	return job.GangPods(ssn.TaskOrder)
 }
 
 // JobQueues holds the jobs still to serve, one heap per queue, so that actions serve queues

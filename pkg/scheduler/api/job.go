@@ -1,6 +1,8 @@
 package api
 
 import (
+	"fmt"
+	"slices"
 	"sort"
 	"time"
 )
@@ -140,4 +142,41 @@ func Request(pods []*PodInfo) Resources {
 		total = total.Add(p.Request)
 	}
 	return total
+}
+
+// GangPods returns the pending pods that would complete the job's gang, in taskOrder: first
+// what each sub-group still lacks, then what the job as a whole still lacks.
+func (job *JobInfo) GangPods(taskOrder func(l, r *PodInfo) int) ([]*PodInfo, error) {
+	pending := job.PendingPods()
+	slices.SortStableFunc(pending, taskOrder)
+	chosen := make([]*PodInfo, 0, len(pending))
+	taken := make(map[*PodInfo]bool, len(pending))
+	placed := job.CountPlaced()
+	for _, sg := range job.SubGroups {
+		lacking := sg.MinMember - job.CountPlacedIn(sg.Name)
+		for _, p := range pending {
+			if lacking <= 0 {
+				break
+			}
+			if p.SubGroup == sg.Name {
+				chosen, taken[p] = append(chosen, p), true
+				lacking--
+			}
+		}
+		if lacking > 0 {
+			return nil, fmt.Errorf("sub-group %q needs %d more pods than it has", sg.Name, lacking)
+		}
+	}
+	for _, p := range pending {
+		if placed+int32(len(chosen)) >= job.MinMember {
+			break
+		}
+		if !taken[p] {
+			chosen = append(chosen, p)
+		}
+	}
+	if lacking := job.MinMember - placed - int32(len(chosen)); lacking > 0 {
+		return nil, fmt.Errorf("gang needs %d pods but the job has only %d", job.MinMember, placed+int32(len(chosen)))
+	}
+	return chosen, nil
 }

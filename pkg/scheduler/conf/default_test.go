@@ -12,9 +12,9 @@ func TestDefault(t *testing.T) {
 		t.Fatalf("Default: %v", err)
 	}
 	want := &Config{
-		Actions: []string{"allocate"},
+		Actions: []string{"allocate", "reclaim", "preempt"},
 		Tiers: []Tier{{Plugins: []PluginOption{
-			{Name: "priority"}, {Name: "predicates"}, {Name: "nodeplacement"}}}},
+			{Name: "priority"}, {Name: "proportion"}, {Name: "predicates"}, {Name: "nodeplacement"}}}},
 	}
 	if !reflect.DeepEqual(config, want) {
 		t.Fatalf("Default = %+v, want %+v", config, want)
@@ -23,7 +23,7 @@ func TestDefault(t *testing.T) {
 
 // A default that names something this build does not implement is a bug, not a warning.
 func TestDefaultWithWarningsIsAnError(t *testing.T) {
-	known := Known{Actions: []string{"allocate"}, Plugins: []string{"priority", "predicates"}}
+	known := Known{Actions: testKnown.Actions, Plugins: []string{"priority", "proportion", "predicates"}}
 	config, err := Default(known)
 	if err == nil || config != nil {
 		t.Fatalf("Default = %+v, %v; want an error", config, err)
@@ -35,18 +35,10 @@ func TestDefaultWithWarningsIsAnError(t *testing.T) {
 	}
 }
 
-func TestDefaultYAML(t *testing.T) {
-	const want = `# The configuration used when --scheduler-conf is not given.
-actions: "allocate"
-tiers:
-- plugins:
-  - name: priority
-  - name: predicates
-  - name: nodeplacement
-`
+func TestDefaultYAMLIsACopy(t *testing.T) {
 	got := DefaultYAML()
-	if string(got) != want {
-		t.Fatalf("DefaultYAML() =\n%s\nwant\n%s", got, want)
+	if _, _, err := Load(got, testKnown); err != nil {
+		t.Fatalf("DefaultYAML does not load: %v", err)
 	}
 	got[0] = 'X' // callers get a copy and cannot change the default
 	if DefaultYAML()[0] != '#' {

@@ -34,9 +34,9 @@ func TestLoadErrors(t *testing.T) {
 			[]string{`tiers[0].plugins[1].name: unknown plugin "minrutime" ` + knownPluginsHint}, nil},
 		{"duplicate plugin across tiers", "actions: allocate\ntiers:\n- plugins:\n  - name: priority\n- plugins:\n  - name: predicates\n  - name: priority\n",
 			[]string{`tiers[1].plugins[1].name: duplicate plugin "priority", already listed at tiers[0].plugins[0]`}, nil},
-		{"duplicate unimplemented plugin", "actions: allocate\ntiers:\n- plugins:\n  - name: proportion\n  - name: proportion\n",
-			[]string{`tiers[0].plugins[1].name: duplicate plugin "proportion", already listed at tiers[0].plugins[0]`},
-			[]string{`tiers[0].plugins[0]: plugin "proportion" is a KAI-Scheduler plugin`}},
+		{"duplicate unimplemented plugin", "actions: allocate\ntiers:\n- plugins:\n  - name: elastic\n  - name: elastic\n",
+			[]string{`tiers[0].plugins[1].name: duplicate plugin "elastic", already listed at tiers[0].plugins[0]`},
+			[]string{`tiers[0].plugins[0]: plugin "elastic" is a KAI-Scheduler plugin`}},
 		{"empty and missing plugin names", "actions: allocate\ntiers:\n- plugins:\n  - name: \"\"\n  - name: priority\n  - arguments: {a: b}\n",
 			[]string{"tiers[0].plugins[0].name: must not be empty", "tiers[0].plugins[2].name: must not be empty"}, nil},
 		{"plugin name not a string", "actions: allocate\ntiers:\n- plugins:\n  - name: 12\n",
@@ -70,14 +70,14 @@ tiers:
   - name: ""
   - name: minruntime
     argumens: {defaultReclaimMinRuntime: "10m"}
-  - name: proportion
+  - name: elastic
 `, []string{
 			`actions: unknown action "alocate"`,
 			`actions: duplicate action "allocate"`,
 			`tiers[0].plugins[0].name: unknown plugin "minrutime"`,
 			`tiers[0].plugins[1].name: must not be empty`,
 			`tiers[0].plugins[2]: unknown field "argumens"`,
-		}, []string{`unknown key "queueDepthPerAction" ignored`, `plugin "proportion" is a KAI-Scheduler plugin`}},
+		}, []string{`unknown key "queueDepthPerAction" ignored`, `plugin "elastic" is a KAI-Scheduler plugin`}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -8,10 +8,10 @@ import (
 
 var testKnown = Known{
 	Actions: []string{"allocate", "reclaim", "preempt"},
-	Plugins: []string{"priority", "predicates", "nodeplacement", "minruntime"},
+	Plugins: []string{"priority", "proportion", "predicates", "nodeplacement", "minruntime"},
 }
 
-const knownPluginsHint = "(known: minruntime, nodeplacement, predicates, priority)"
+const knownPluginsHint = "(known: minruntime, nodeplacement, predicates, priority, proportion)"
 
 func TestLoadValid(t *testing.T) {
 	config, warnings, err := Load([]byte(`
@@ -62,7 +62,7 @@ queueDepthPerAction:
 tiers:
 - plugins:
   - name: predicates
-  - name: proportion
+  - name: elastic
   - name: minruntime
     arguments:
       defaultReclaimMinRuntime: "10m"
@@ -75,7 +75,7 @@ tiers:
 		`unknown key "queueDepthPerAction" ignored`,
 		`action "consolidation" is a KAI-Scheduler action this scheduler does not implement; it is skipped`,
 		`action "stalegangeviction" is a KAI-Scheduler action this scheduler does not implement; it is skipped`,
-		`tiers[0].plugins[1]: plugin "proportion" is a KAI-Scheduler plugin this scheduler does not implement; it is skipped`,
+		`tiers[0].plugins[1]: plugin "elastic" is a KAI-Scheduler plugin this scheduler does not implement; it is skipped`,
 		`tiers[0].plugins[3]: plugin "gpupack" is a KAI-Scheduler plugin this scheduler does not implement; it is skipped`,
 	}
 	if !reflect.DeepEqual(warnings, wantWarnings) {

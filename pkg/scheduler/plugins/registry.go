@@ -5,6 +5,7 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/plugins/nodeplacement"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/plugins/predicates"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/plugins/priority"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/plugins/proportion"
 )
 
 // NewRegistry returns a registry holding every plugin of this scheduler.
@@ -17,6 +18,7 @@ func NewRegistry() *framework.Registry {
 		{priority.Name, priority.New},
 		{predicates.Name, predicates.New},
 		{nodeplacement.Name, nodeplacement.New},
+		{proportion.Name, proportion.New},
 	} {
 		if err := r.Register(entry.name, entry.factory); err != nil {
 			panic(err) // two plugins sharing a name is a programming error caught by any test

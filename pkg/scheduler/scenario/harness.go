@@ -9,6 +9,7 @@ import (
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 )
 
 // DefaultPeriod is the virtual time between two rounds.
@@ -38,6 +39,12 @@ func New(config string) *Harness {
 		panic(fmt.Sprintf("scenario configuration: %v", err))
 	}
 	return &Harness{Clock: clocktesting.NewFakeClock(Epoch), Period: DefaultPeriod, policy: policy}
+}
+
+// Plugins appends extra plugins (fakes in tests) after the configured ones.
+func (h *Harness) Plugins(plugins ...framework.Plugin) *Harness {
+	h.policy.Plugins = append(h.policy.Plugins, plugins...)
+	return h
 }
 
 // Nodes adds nodes.

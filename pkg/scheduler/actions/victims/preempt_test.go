@@ -1,0 +1,112 @@
+package victims_test
+
+import (
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+	. "github.com/kai-minruntime/kai-scheduler/pkg/scheduler/scenario"
+)
+
+var _ = Describe("Preempt", func() {
+	It("evicts the lowest-priority jobs of the same queue, and only as many as needed", func() {
+		h := New("").
+			Nodes(Node("n1").GPUs(4)).
+			Queues(Queue("team")).
+			Jobs(Job("low").Queue("team").Priority(10).GPUs(2).Running("n1"),
+				Job("mid").Queue("team").Priority(40).GPUs(2).Running("n1"),
+				Job("urgent").Queue("team").Priority(90).GPUs(2))
+		rounds, stable := h.RunRounds(ctx, 10)
+		Expect(stable).To(BeTrue())
+		Expect(rounds[0].EvictedPods()).To(Equal(map[string]int{"low": 1}))
+		Expect(rounds[0].Evictions[0].Reason.Action).To(Equal(framework.Preempt))
+		Expect(h.PodsIn("urgent", api.Running)).To(Equal(1))
+		Expect(h.PodsIn("mid", api.Running)).To(Equal(1))
+		Expect(evictionsOf(rounds)).To(Equal(map[string]int{"low": 1}), "the evicted job does not preempt back")
+	})
+
+	It("never preempts a job of equal priority", func() {
+		h := New("").
+			Nodes(Node("n1").GPUs(2)).
+			Queues(Queue("team")).
+			Jobs(Job("first").Queue("team").Priority(50).GPUs(2).Running("n1"),
+				Job("second").Queue("team").Priority(50).GPUs(2))
+		round := h.RunCycle(ctx)
+		Expect(round.Evictions).To(BeEmpty())
+	})
+
+	It("never takes from another queue, whatever the priority", func() {
+		h := New("").
+			Nodes(Node("n1").GPUs(2)).
+			Queues(Queue("a").GPUQuota(1), Queue("b").GPUQuota(1)).
+			Jobs(Job("b-low").Queue("b").Priority(10).GPUs(1).Running("n1"),
+				Job("a-low").Queue("a").Priority(10).GPUs(1).Running("n1"),
+				Job("a-high").Queue("a").Priority(90).GPUs(1))
+		round := h.RunCycle(ctx)
+		Expect(round.EvictedPods()).To(Equal(map[string]int{"a-low": 1}))
+	})
+
+	It("evicts a gang whole: a job at its minimum loses every pod, on every node", func() {
+		h := New("").
+			Nodes(Node("n1").GPUs(4), Node("n2").GPUs(4)).
+			Queues(Queue("team")).
+			Jobs(Job("gang").Queue("team").Priority(10).MinMember(2).Pods(2).GPUs(4).Running("n1", "n2"),
+				Job("urgent").Queue("team").Priority(90).GPUs(4))
+		round := h.RunCycle(ctx)
+		Expect(round.EvictedPods()).To(Equal(map[string]int{"gang": 2}))
+		Expect(round.PipelinedPods()).To(Equal(map[string]int{"urgent": 1}))
+	})
+
+	It("shrinks an elastic job one surplus pod at a time before touching its gang", func() {
+		h := New("").
+			Nodes(Node("n1").GPUs(4)).
+			Queues(Queue("team")).
+			Jobs(Job("elastic").Queue("team").Priority(10).MinMember(1).Pods(4).GPUs(1).Running("n1", "n1", "n1", "n1"),
+				Job("urgent").Queue("team").Priority(90).GPUs(2))
+		round := h.RunCycle(ctx)
+		Expect(round.EvictedPods()).To(Equal(map[string]int{"elastic": 2}))
+		Expect(round.Evictions).To(ConsistOf(
+			HaveField("Pod", "ns/elastic-3"), HaveField("Pod", "ns/elastic-2")), "the last replicas go first")
+	})
+
+	It("uses resources already being released before evicting anything new", func() {
+		h := New("").
+			Nodes(Node("n1").GPUs(4)).
+			Queues(Queue("team")).
+			Jobs(Job("leaving").Queue("team").Priority(10).GPUs(2).Running("n1"),
+				Job("staying").Queue("team").Priority(10).GPUs(2).Running("n1"),
+				Job("urgent").Queue("team").Priority(90).GPUs(2))
+		h.JobNamed("leaving").Pods[0].Status = api.Releasing
+		round := h.RunCycle(ctx)
+		Expect(round.Evictions).To(BeEmpty())
+		Expect(round.PipelinedPods()).To(Equal(map[string]int{"urgent": 1}))
+	})
+})
+
+var _ = Describe("A job that gained resources by eviction", func() {
+	It("is no victim later in the same cycle", func() {
+		// urgent may not reclaim, so that partial reclaims first and urgent then tries to preempt it.
+		h := New("").Plugins(&noReclaimFor{preemptor: "urgent"}).
+			Nodes(Node("n1").GPUs(4)).
+			Queues(Queue("a").GPUQuota(4), Queue("b").GPUQuota(0)).
+			Jobs(Job("partial").Queue("a").Priority(50).MinMember(2).Pods(2).GPUs(2).Running("n1"),
+				Job("borrow").Queue("b").GPUs(2).Running("n1"),
+				Job("urgent").Queue("a").Priority(90).GPUs(2))
+		round := h.RunCycle(ctx)
+		Expect(round.EvictedPods()).To(Equal(map[string]int{"borrow": 1}), "reclaim for partial, then preempt may not undo it")
+		Expect(round.Evictions[0].Reason.Action).To(Equal(framework.Reclaim))
+		Expect(round.PipelinedPods()).To(Equal(map[string]int{"partial": 1}))
+	})
+})
+
+// noReclaimFor is a fake plugin that lets one preemptor evict nothing by reclaim.
+type noReclaimFor struct{ preemptor string }
+
+func (p *noReclaimFor) Name() string { return "no-reclaim-for" }
+func (p *noReclaimFor) OnSessionOpen(ssn *framework.Session) {
+	ssn.AddIsPreemptibleFn(p.Name(), func(action framework.ActionType, preemptor, _ *api.JobInfo) bool {
+		return action != framework.Reclaim || preemptor.Name != p.preemptor
+	})
+}
+func (p *noReclaimFor) OnSessionClose(*framework.Session) {}

@@ -1,0 +1,98 @@
+package victims_test
+
+import (
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+	. "github.com/kai-minruntime/kai-scheduler/pkg/scheduler/scenario"
+)
+
+var _ = Describe("Reclaim", func() {
+	It("takes back a quota owner's GPUs from a borrower, then settles", func() {
+		h := New("").
+			Nodes(Node("n1").GPUs(8)).
+			Queues(Queue("owner").GPUQuota(8), Queue("borrower").GPUQuota(0))
+		for i := range 8 {
+			h.Jobs(Job("borrow-" + string(rune('a'+i))).Queue("borrower").GPUs(1).Running("n1"))
+		}
+		h.Jobs(Job("own").Queue("owner").MinMember(2).Pods(2).GPUs(4))
+
+		rounds, stable := h.RunRounds(ctx, 10)
+		Expect(stable).To(BeTrue(), "no evict/allocate ping-pong")
+		Expect(rounds[0].Evictions).To(HaveLen(8))
+		for _, e := range rounds[0].Evictions {
+			Expect(e.Reason.Action).To(Equal(framework.Reclaim))
+			Expect(e.Reason.Preemptor).To(Equal(api.JobID("ns/own")))
+		}
+		Expect(rounds[0].PipelinedPods()).To(Equal(map[string]int{"own": 2}))
+		Expect(rounds[1].BoundPods()).To(Equal(map[string]int{"own": 2}))
+		Expect(h.PodsIn("own", api.Running)).To(Equal(2))
+		Expect(evictionsOf(rounds[1:])).To(BeEmpty(), "the borrower does not reclaim back")
+	})
+
+	It("takes only what the reclaimer deserves, between sibling teams of one department", func() {
+		h := New("").
+			Nodes(Node("n1").GPUs(8)).
+			Queues(Queue("dept"), Queue("team-a").Parent("dept").GPUQuota(4), Queue("team-b").Parent("dept").GPUQuota(4))
+		for i := range 8 {
+			h.Jobs(Job("b-" + string(rune('a'+i))).Queue("team-b").GPUs(1).Running("n1"))
+		}
+		h.Jobs(Job("a-big").Queue("team-a").MinMember(6).Pods(6).GPUs(1))
+		h.Jobs(Job("a-small").Queue("team-a").MinMember(4).Pods(4).GPUs(1))
+
+		rounds, stable := h.RunRounds(ctx, 10)
+		Expect(stable).To(BeTrue())
+		Expect(evictionsOf(rounds)).To(HaveLen(4), "4 single-GPU jobs of team-b")
+		Expect(h.PodsIn("a-small", api.Running)).To(Equal(4))
+		Expect(h.PodsIn("a-big", api.Running)).To(Equal(0), "6 GPUs would take team-a past its share of 4")
+		Expect(rounds[len(rounds)-1].Reasons("a-big")).To(ContainElement(ContainSubstring("reclaim")))
+	})
+
+	It("does not reclaim for a queue already at its fair share", func() {
+		h := New("").
+			Nodes(Node("n1").GPUs(8)).
+			Queues(Queue("a").GPUQuota(4), Queue("b").GPUQuota(4)).
+			Jobs(Job("a-running").Queue("a").MinMember(4).Pods(4).GPUs(1).Running("n1", "n1", "n1", "n1"),
+				Job("b-running").Queue("b").MinMember(4).Pods(4).GPUs(1).Running("n1", "n1", "n1", "n1"),
+				Job("a-more").Queue("a").GPUs(1))
+		round := h.RunCycle(ctx)
+		Expect(round.Evictions).To(BeEmpty())
+		Expect(round.Reasons("a-more")).To(ContainElement(ContainSubstring(`queue "a" is at or above its fair share`)))
+	})
+
+	It("prefers victims from the queue furthest above its share", func() {
+		h := New("").
+			Nodes(Node("n1").GPUs(4), Node("n2").GPUs(4)).
+			Queues(Queue("owner").GPUQuota(4), Queue("little").GPUQuota(1), Queue("greedy").GPUQuota(0)).
+			Jobs(Job("l").Queue("little").MinMember(4).Pods(4).GPUs(1).Running("n1", "n1", "n1", "n1"),
+				Job("g").Queue("greedy").MinMember(4).Pods(4).GPUs(1).Running("n2", "n2", "n2", "n2"),
+				Job("own").Queue("owner").MinMember(1).Pods(1).GPUs(4))
+		round := h.RunCycle(ctx)
+		Expect(round.EvictedPods()).To(Equal(map[string]int{"g": 4}))
+	})
+})
+
+var _ = Describe("Queue limits and quota", func() {
+	It("never allocates past a queue's limit, even on idle GPUs", func() {
+		h := New("").
+			Nodes(Node("n1").GPUs(8)).
+			Queues(Queue("capped").GPULimit(4)).
+			Jobs(Job("first").Queue("capped").MinMember(3).Pods(3).GPUs(1), Job("second").Queue("capped").MinMember(2).Pods(2).GPUs(1))
+		round := h.RunCycle(ctx)
+		Expect(round.BoundPods()).To(Equal(map[string]int{"first": 3}))
+		Expect(round.Reasons("second")).To(ContainElement(ContainSubstring(`queue "capped" would exceed its gpu limit of 4`)))
+	})
+
+	It("runs non-preemptible jobs only within deserved quota", func() {
+		h := New("").
+			Nodes(Node("n1").GPUs(8)).
+			Queues(Queue("team").GPUQuota(2)).
+			Jobs(Job("serve").Queue("team").Priority(125).MinMember(3).Pods(3).GPUs(1),
+				Job("train").Queue("team").MinMember(3).Pods(3).GPUs(1))
+		round := h.RunCycle(ctx)
+		Expect(round.BoundPods()).To(Equal(map[string]int{"train": 3}))
+		Expect(round.Reasons("serve")).To(ContainElement(ContainSubstring("non-preemptible jobs may only use deserved quota")))
+	})
+})

@@ -1,0 +1,70 @@
+package victims
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/actions"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+)
+
+// Run is the body of an eviction action: every job still lacking its gang, in queue and job
+// order, gets one search; a plan found is committed at once (victims evicted, the gang
+// pipelined onto what they release) so that later jobs see it.
+func Run(ctx context.Context, ssn *framework.Session, rules Rules) {
+	var preemptors []*api.JobInfo
+	for _, job := range actions.SchedulableJobs(ssn) {
+		if !job.IsGangSatisfied() {
+			preemptors = append(preemptors, job)
+		}
+	}
+	if len(preemptors) == 0 {
+		return
+	}
+	solver := NewSolver(ssn, rules)
+	queues := actions.NewJobQueues(ssn, preemptors)
+	for job := queues.Next(); job != nil; job = queues.Next() {
+		gang, err := actions.GangPods(ssn, job)
+		if err == nil {
+			err = ssn.Allocatable(job, api.Request(gang))
+		}
+		if err != nil {
+			continue // allocate already told the job why
+		}
+		plan, reason := solver.Solve(job, gang)
+		if plan == nil {
+			ssn.RecordPendingReason(job.ID, fmt.Sprintf("%s: %s", rules.Action(), reason))
+			continue
+		}
+		apply(ctx, ssn, rules.Action(), job, plan)
+	}
+}
+
+// apply evicts the plan's victims and pipelines the gang onto the resources they release.
+func apply(ctx context.Context, ssn *framework.Session, action framework.ActionType, job *api.JobInfo, plan *Plan) {
+	st := ssn.NewStatement()
+	reason := framework.EvictionReason{
+		Action:    action,
+		Preemptor: job.ID,
+		Message:   fmt.Sprintf("evicted by %s for job %s", action, job.ID),
+	}
+	for _, victim := range plan.Victims {
+		if err := st.Evict(victim, reason); err != nil {
+			st.Discard()
+			ssn.Logger().Error(err, "Plan no longer applies", "action", action, "job", job.ID)
+			return
+		}
+	}
+	for _, p := range plan.Placements {
+		if err := st.Pipeline(p.Pod, p.Node); err != nil {
+			st.Discard()
+			ssn.Logger().Error(err, "Plan no longer applies", "action", action, "job", job.ID)
+			return
+		}
+	}
+	if err := st.Commit(ctx); err != nil {
+		ssn.Logger().Error(err, "Committing evictions failed", "action", action, "job", job.ID)
+	}
+	ssn.MarkGainedByEviction(job.ID)
+}

@@ -1,0 +1,79 @@
+package victims
+
+import (
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+)
+
+// scenario is the plan under construction, as plugin filters see it: the preemptor and the
+// victim pods chosen so far, grouped by job in the order jobs joined.
+type scenario struct {
+	preemptor *api.JobInfo
+	jobs      []*api.JobInfo
+	pods      map[api.JobID][]*api.PodInfo
+	evicted   map[*api.PodInfo]bool
+}
+
+var _ framework.Scenario = &scenario{}
+
+func newScenario(preemptor *api.JobInfo) *scenario {
+	return &scenario{preemptor: preemptor, pods: map[api.JobID][]*api.PodInfo{}, evicted: map[*api.PodInfo]bool{}}
+}
+
+func (s *scenario) Preemptor() *api.JobInfo                 { return s.preemptor }
+func (s *scenario) VictimJobs() []*api.JobInfo              { return s.jobs }
+func (s *scenario) VictimPods(job api.JobID) []*api.PodInfo { return s.pods[job] }
+func (s *scenario) isEvicted(p *api.PodInfo) bool           { return s.evicted[p] }
+func (s *scenario) livePods(u *unit) []*api.PodInfo         { return s.filterLive(u.pods) }
+func (s *scenario) hasJob(id api.JobID) bool                { _, ok := s.pods[id]; return ok }
+func (s *scenario) filterLive(pods []*api.PodInfo) []*api.PodInfo {
+	var live []*api.PodInfo
+	for _, p := range pods {
+		if !s.evicted[p] && isEvictable(p) {
+			live = append(live, p)
+		}
+	}
+	return live
+}
+
+// add puts pods into the plan and returns an undo function.
+func (s *scenario) add(job *api.JobInfo, pods []*api.PodInfo) (undo func()) {
+	newJob := !s.hasJob(job.ID)
+	if newJob {
+		s.jobs = append(s.jobs, job)
+	}
+	before := len(s.pods[job.ID])
+	s.pods[job.ID] = append(s.pods[job.ID], pods...)
+	for _, p := range pods {
+		s.evicted[p] = true
+	}
+	return func() {
+		for _, p := range pods {
+			delete(s.evicted, p)
+		}
+		s.pods[job.ID] = s.pods[job.ID][:before]
+		if newJob {
+			delete(s.pods, job.ID)
+			s.jobs = s.jobs[:len(s.jobs)-1]
+		}
+	}
+}
+
+// allowedBy asks every filter; it returns the first objection.
+func (s *scenario) allowedBy(filters []framework.ScenarioFilter) (bool, string) {
+	for _, f := range filters {
+		if ok, reason := f.Allows(s); !ok {
+			return false, f.Name() + ": " + reason
+		}
+	}
+	return true, ""
+}
+
+// victims lists the planned pods, job by job in joining order.
+func (s *scenario) victims() []*api.PodInfo {
+	var all []*api.PodInfo
+	for _, j := range s.jobs {
+		all = append(all, s.pods[j.ID]...)
+	}
+	return all
+}

@@ -1,0 +1,114 @@
+package victims
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+)
+
+// unit is a set of pods evicted together: one surplus pod of an elastic job, or a job's whole
+// gang (all its running pods).
+type unit struct {
+	job   *api.JobInfo
+	pods  []*api.PodInfo
+	whole bool
+	// rank is the unit's place in the preference order: lower is evicted first.
+	rank int
+}
+
+// isEvictable reports whether a pod can be a victim: it runs (or is bound) on a node.
+func isEvictable(p *api.PodInfo) bool {
+	return p.Status == api.Running || p.Status == api.Bound
+}
+
+// unitsOf splits a running preemptible job into its surplus pods (last pods first, never
+// taking a sub-group below its minimum) and its whole gang.
+func unitsOf(job *api.JobInfo) []*unit {
+	var running []*api.PodInfo
+	perSubGroup := map[string]int32{}
+	for _, p := range job.Pods {
+		if isEvictable(p) {
+			running = append(running, p)
+			perSubGroup[p.SubGroup]++
+		}
+	}
+	if len(running) == 0 {
+		return nil
+	}
+	var units []*unit
+	remaining := int32(len(running))
+	for i := len(running) - 1; i >= 0 && remaining > job.MinMember; i-- {
+		p := running[i]
+		if perSubGroup[p.SubGroup] <= job.SubGroupMinimum(p.SubGroup) {
+			continue
+		}
+		units = append(units, &unit{job: job, pods: []*api.PodInfo{p}})
+		remaining--
+		perSubGroup[p.SubGroup]--
+	}
+	return append(units, &unit{job: job, pods: running, whole: true})
+}
+
+// rankUnits sorts units into the stable preference order of victims: lower priority first;
+// then the action's queue preference (reclaim: the queue furthest above its fair share);
+// then surplus pods before whole gangs; then the most recently started job (least work
+// lost; a job without a start stamp counts as the oldest); then by job and pod name.
+func rankUnits(units []*unit, compareQueues func(l, r *api.JobInfo) int) {
+	slices.SortStableFunc(units, func(l, r *unit) int {
+		if c := cmp.Compare(l.job.Priority, r.job.Priority); c != 0 {
+			return c
+		}
+		if l.job.Queue != r.job.Queue {
+			if c := compareQueues(l.job, r.job); c != 0 {
+				return c
+			}
+		}
+		if l.whole != r.whole {
+			if r.whole {
+				return -1
+			}
+			return 1
+		}
+		if c := compareStart(l.job.LastStartTimestamp, r.job.LastStartTimestamp); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(l.job.ID, r.job.ID); c != 0 {
+			return c
+		}
+		return cmp.Compare(r.pods[0].Name, l.pods[0].Name) // later replicas first
+	})
+	for i, u := range units {
+		u.rank = i
+	}
+}
+
+// compareStart puts later starts first and unknown starts last.
+func compareStart(l, r *time.Time) int {
+	switch {
+	case l == nil && r == nil:
+		return 0
+	case l == nil:
+		return 1
+	case r == nil:
+		return -1
+	}
+	return r.Compare(*l)
+}
+
+// candidates lists, ranked, the units of every job that may lose pods in this action: running,
+// preemptible, not given resources by eviction this cycle. Rules and plugins are asked per
+// preemptor later.
+func candidates(ssn *framework.Session, compareQueues func(l, r *api.JobInfo) int) []*unit {
+	var units []*unit
+	for _, job := range ssn.Snapshot().Jobs {
+		if !job.Preemptible || ssn.GainedByEviction(job.ID) {
+			continue
+		}
+		units = append(units, unitsOf(job)...)
+	}
+	rankUnits(units, compareQueues)
+	return units
+}

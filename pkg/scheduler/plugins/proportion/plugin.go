@@ -1,0 +1,46 @@
+// Package proportion shares the cluster fairly between queues. Each cycle it computes every
+// queue's fair share (deserved quota first, the rest by priority and over-quota weight, see
+// FairShares), then:
+//   - orders queues for allocation, least served first, comparing sibling branches;
+//   - refuses allocations beyond a queue's limit, and non-preemptible jobs beyond deserved
+//     quota, at every level of the tree;
+//   - vets reclaim scenarios: a reclaimer's branch must stay within its share (or quota)
+//     while every victim's branch is above its own, between the two branches under their
+//     lowest common ancestor. So reclaim can never bounce resources back and forth.
+package proportion
+
+import (
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+)
+
+// Name is the plugin's name in the scheduler configuration.
+const Name = "proportion"
+
+type plugin struct{}
+
+var _ framework.Plugin = plugin{}
+
+// New builds the plugin; it takes no arguments.
+func New(args framework.Arguments) (framework.Plugin, error) {
+	return plugin{}, framework.RejectArguments(args)
+}
+
+func (plugin) Name() string { return Name }
+
+// OnSessionOpen computes this cycle's shares and registers the hooks. The state lives in the
+// closures, so it ends with the session.
+func (plugin) OnSessionOpen(ssn *framework.Session) {
+	st := newShareState(ssn.Snapshot())
+	ssn.AddQueueOrderFn(Name, st.compareQueues)
+	ssn.AddAllocatableFn(Name, st.allocatable)
+	ssn.AddPodStatusChangeFn(Name, st.podStatusChanged)
+	ssn.AddScenarioFiltersFn(Name, func(action framework.ActionType, job *api.JobInfo) []framework.ScenarioFilter {
+		if action != framework.Reclaim {
+			return nil
+		}
+		return []framework.ScenarioFilter{newReclaimFilter(st, job, ssn.TaskOrder)}
+	})
+}
+
+func (plugin) OnSessionClose(*framework.Session) {}

@@ -1,0 +1,109 @@
+package proportion
+
+import (
+	"fmt"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+)
+
+// reclaimFilter vets a reclaim scenario against fair share. For each victim job, in the order
+// the solver chose them, it finds the two sibling branches under the lowest common ancestor of
+// the reclaimer's and the victim's leaf queues. The reclaim is fair if the reclaimer's branch,
+// with the gang added, stays within its fair share while the victim's branch (less what the
+// scenario already takes from it) is above its own; or if the reclaimer's branch stays within
+// deserved quota while the victim's is above its deserved quota.
+type reclaimFilter struct {
+	st        *shareState
+	reclaimer *api.JobInfo
+	gang      Vector
+}
+
+var _ framework.ScenarioFilter = &reclaimFilter{}
+
+func newReclaimFilter(st *shareState, job *api.JobInfo, taskOrder func(l, r *api.PodInfo) int) *reclaimFilter {
+	f := &reclaimFilter{st: st, reclaimer: job}
+	if gang, err := job.GangPods(taskOrder); err == nil {
+		f.gang = fromResources(api.Request(gang))
+	}
+	return f
+}
+
+func (f *reclaimFilter) Name() string { return Name }
+
+// Allows checks every victim job of the scenario. An empty scenario is allowed only if the
+// reclaimer is within share or quota at some level, without which no victim can qualify.
+func (f *reclaimFilter) Allows(sc framework.Scenario) (bool, string) {
+	reclaimerChain := f.st.chain(f.reclaimer.Queue)
+	if len(sc.VictimJobs()) == 0 {
+		for _, q := range reclaimerChain {
+			if f.fitsShare(q) || f.fitsQuota(q) {
+				return true, ""
+			}
+		}
+		return false, fmt.Sprintf("queue %q is at or above its fair share", f.reclaimer.Queue)
+	}
+	taken := map[*queueState]Vector{} // what the scenario takes from each victim branch
+	for _, victim := range sc.VictimJobs() {
+		victimChain := f.st.chain(victim.Queue)
+		d := 0
+		for d < len(reclaimerChain) && d < len(victimChain) && reclaimerChain[d] == victimChain[d] {
+			d++
+		}
+		if d == len(reclaimerChain) || d == len(victimChain) {
+			return false, fmt.Sprintf("job %s shares queue %q with the reclaimer", victim.ID, victim.Queue)
+		}
+		mine, theirs := reclaimerChain[d], victimChain[d]
+		var evicting Vector
+		for _, p := range sc.VictimPods(victim.ID) {
+			evicting = evicting.add(fromResources(p.Request))
+		}
+		remaining := theirs.allocated.sub(taken[theirs])
+		fair := f.fitsShare(mine) && above(remaining, theirs.fair, evicting)
+		quota := f.fitsQuota(mine) && above(remaining, theirs.deservedVector(), evicting)
+		if !fair && !quota {
+			return false, fmt.Sprintf("reclaiming from queue %q for queue %q would not be fair", theirs.info.Name, mine.info.Name)
+		}
+		taken[theirs] = taken[theirs].add(evicting)
+	}
+	return true, ""
+}
+
+// fitsShare reports whether the branch stays within its fair share with the gang added.
+func (f *reclaimFilter) fitsShare(q *queueState) bool {
+	return within(q.allocated.add(f.gang), q.fair, f.gang)
+}
+
+// fitsQuota reports whether the branch stays within its deserved quota with the gang added.
+func (f *reclaimFilter) fitsQuota(q *queueState) bool {
+	return within(q.allocated.add(f.gang), q.deservedVector(), f.gang)
+}
+
+// within reports whether have <= limit in every resource the request asks for.
+func within(have, limit, request Vector) bool {
+	for _, r := range api.ResourceNames {
+		if request[r] > 0 && exceeds(have[r], limit[r]) {
+			return false
+		}
+	}
+	return true
+}
+
+// above reports whether have > limit in some resource the victim pods hold.
+func above(have, limit, victims Vector) bool {
+	for _, r := range api.ResourceNames {
+		if victims[r] > 0 && exceeds(have[r], limit[r]) {
+			return true
+		}
+	}
+	return false
+}
+
+// deservedVector is deserved per resource.
+func (q *queueState) deservedVector() Vector {
+	var v Vector
+	for _, r := range api.ResourceNames {
+		v[r] = q.deserved(r)
+	}
+	return v
+}

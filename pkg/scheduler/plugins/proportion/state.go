@@ -1,0 +1,210 @@
+package proportion
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+)
+
+// queueState is one queue's numbers for the cycle.
+type queueState struct {
+	info *api.QueueInfo
+	// fair is the fair share, request what its jobs want, both per resource.
+	fair, request Vector
+	// allocated is what its jobs hold or were promised (pipelined); nonPreemptible the part
+	// held by non-preemptible jobs. Kept current as the session decides.
+	allocated, nonPreemptible Vector
+}
+
+// shareState holds every valid queue's numbers and the chain of queues above each leaf.
+type shareState struct {
+	snapshot *api.Snapshot
+	queues   map[string]*queueState
+	chains   map[string][]*queueState // leaf name -> states from top level down to the leaf
+}
+
+// holdsShare reports whether a pod in this status counts against its queue's share. Releasing
+// pods do not: they are leaving, and counting them would reclaim twice for the same GPUs.
+func holdsShare(s api.PodStatus) bool {
+	return s.IsActive() || s == api.Pipelined
+}
+
+// wantsShare reports whether a pod in this status is part of its queue's request.
+func wantsShare(s api.PodStatus) bool {
+	return s != api.Succeeded && s != api.Failed
+}
+
+func newShareState(snapshot *api.Snapshot) *shareState {
+	st := &shareState{snapshot: snapshot, queues: map[string]*queueState{}, chains: map[string][]*queueState{}}
+	tree := snapshot.Queues
+	for _, name := range tree.Names() {
+		if q := tree.Get(name); q.IsValid() {
+			st.queues[name] = &queueState{info: q}
+		}
+	}
+	var capacity Vector
+	for _, n := range snapshot.Nodes {
+		if !n.Unschedulable {
+			capacity = capacity.add(fromResources(n.Allocatable))
+		}
+	}
+	leafRequest := map[string]Vector{}
+	for _, job := range snapshot.Jobs {
+		chain := st.chain(job.Queue)
+		if chain == nil {
+			continue
+		}
+		for _, p := range job.Pods {
+			if wantsShare(p.Status) {
+				leafRequest[job.Queue] = leafRequest[job.Queue].add(fromResources(p.Request))
+			}
+			if holdsShare(p.Status) {
+				st.charge(chain, job, p.Request, 1)
+			}
+		}
+	}
+	fair := FairShares(tree, leafRequest, capacity)
+	for name, q := range st.queues {
+		q.fair = fair[name]
+	}
+	for leaf, request := range leafRequest {
+		for _, q := range st.chain(leaf) {
+			q.request = q.request.add(request)
+		}
+	}
+	return st
+}
+
+// chain returns the states from the top-level queue down to a valid leaf; nil otherwise.
+func (st *shareState) chain(leaf string) []*queueState {
+	if c, ok := st.chains[leaf]; ok {
+		return c
+	}
+	var c []*queueState
+	if q := st.snapshot.Queues.Get(leaf); q != nil && q.IsLeaf() {
+		for _, name := range st.snapshot.Queues.Ancestry(leaf) {
+			c = append(c, st.queues[name])
+		}
+	}
+	st.chains[leaf] = c
+	return c
+}
+
+// charge adds (sign 1) or removes (sign -1) a request from every queue of a chain.
+func (st *shareState) charge(chain []*queueState, job *api.JobInfo, request api.Resources, sign float64) {
+	delta := fromResources(request).scale(sign)
+	for _, q := range chain {
+		q.allocated = q.allocated.add(delta)
+		if !job.Preemptible {
+			q.nonPreemptible = q.nonPreemptible.add(delta)
+		}
+	}
+}
+
+// podStatusChanged keeps allocated current as the session allocates, evicts and rolls back.
+func (st *shareState) podStatusChanged(pod *api.PodInfo, from api.PodStatus) {
+	before, after := holdsShare(from), holdsShare(pod.Status)
+	if before == after {
+		return
+	}
+	job := st.snapshot.Job(pod.Job)
+	sign := 1.0
+	if before {
+		sign = -1
+	}
+	st.charge(st.chain(job.Queue), job, pod.Request, sign)
+}
+
+// allocatable refuses a request that would take any queue above the job past its limit, or a
+// non-preemptible job past deserved quota.
+func (st *shareState) allocatable(job *api.JobInfo, request api.Resources) error {
+	want := fromResources(request)
+	for _, q := range st.chain(job.Queue) {
+		for _, r := range api.ResourceNames {
+			if want[r] == 0 {
+				continue
+			}
+			share := q.info.Resources[r]
+			if share.Limit != api.Unlimited && exceeds(q.allocated[r]+want[r], share.Limit) {
+				return fmt.Errorf("queue %q would exceed its %s limit of %g", q.info.Name, r, share.Limit)
+			}
+			if !job.Preemptible && share.Quota != api.Unlimited && exceeds(q.nonPreemptible[r]+want[r], share.Quota) {
+				return fmt.Errorf("non-preemptible jobs may only use deserved quota: queue %q would exceed its %s quota of %g",
+					q.info.Name, r, share.Quota)
+			}
+		}
+	}
+	return nil
+}
+
+// compareQueues orders two leaf queues for allocation by comparing the sibling branches under
+// their lowest common ancestor: a branch below its deserved quota first, then the higher
+// priority, then the lower share ratio.
+func (st *shareState) compareQueues(l, r *api.QueueInfo) int {
+	lc, rc := st.chain(l.Name), st.chain(r.Name)
+	d := 0
+	for d < len(lc) && d < len(rc) && lc[d] == rc[d] {
+		d++
+	}
+	if d == len(lc) || d == len(rc) {
+		return 0
+	}
+	a, b := lc[d], rc[d]
+	if as, bs := a.belowQuota(), b.belowQuota(); as != bs {
+		if as {
+			return -1
+		}
+		return 1
+	}
+	if c := cmp.Compare(b.info.Priority, a.info.Priority); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.shareRatio(), b.shareRatio())
+}
+
+// belowQuota reports whether the queue holds less than its deserved quota of something it
+// still requests.
+func (q *queueState) belowQuota() bool {
+	for _, r := range api.ResourceNames {
+		if exceeds(q.deserved(r), q.allocated[r]) {
+			return true
+		}
+	}
+	return false
+}
+
+// deserved is the queue's deserved quota of r, which it cannot use beyond its request.
+func (q *queueState) deserved(r api.ResourceName) float64 {
+	return math.Min(quotaOf(q.info.Resources[r].Quota), q.request[r])
+}
+
+// shareRatio is the dominant ratio of allocated to fair share; +Inf when the queue holds or
+// wants something it has no share of, so that a queue owed its share goes before one that
+// would only borrow.
+func (q *queueState) shareRatio() float64 {
+	ratio := 0.0
+	for _, r := range api.ResourceNames {
+		switch {
+		case q.fair[r] > 0:
+			ratio = math.Max(ratio, q.allocated[r]/q.fair[r])
+		case q.allocated[r] > 0 || q.request[r] > 0:
+			return math.Inf(1)
+		}
+	}
+	return ratio
+}
+
+// quotaOf turns the Unlimited marker into +Inf.
+func quotaOf(quota float64) float64 {
+	if quota == api.Unlimited {
+		return math.Inf(1)
+	}
+	return quota
+}
+
+// exceeds reports a > b beyond floating-point noise.
+func exceeds(a, b float64) bool {
+	return a > b+1e-9*math.Max(1, math.Abs(b))
+}
