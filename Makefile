@@ -9,7 +9,7 @@ BIN := $(CURDIR)/bin
 export CONTROLLER_GEN := $(BIN)/controller-gen
 export MOCKGEN := $(BIN)/mockgen
 
-.PHONY: all build test unit-test integration-test verify generate tools control-plane clean
+.PHONY: all build test unit-test verify generate tools control-plane bench clean
 
 all: build
 
@@ -42,6 +42,12 @@ test: tools control-plane verify
 ## unit-test: only the tests that need no tools or API server.
 unit-test:
 	$(GO) test ./pkg/... ./cmd/...
+
+## bench: run the benchmarks recorded in docs/performance.md and summarise them with benchstat.
+bench: tools
+	mkdir -p _output
+	$(GO) test ./pkg/... -run xxx -bench . -benchmem -count 5 | tee _output/bench.txt
+	$(BIN)/benchstat _output/bench.txt | tee _output/benchstat.txt
 
 clean:
 	rm -rf $(BIN)

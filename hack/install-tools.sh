@@ -18,3 +18,4 @@ install_tool() {
 
 install_tool controller-gen sigs.k8s.io/controller-tools/cmd/controller-gen
 install_tool mockgen go.uber.org/mock/mockgen
+install_tool benchstat golang.org/x/perf/cmd/benchstat

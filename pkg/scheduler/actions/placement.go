@@ -27,6 +27,15 @@ func (c Capacity) free(node *api.NodeInfo) api.Resources {
 	return node.FutureIdle()
 }
 
+// insufficient holds the refusal reason per resource, built once: this runs for every node
+// of every search.
+var insufficient = func() (reasons [api.NumResources]string) {
+	for _, r := range api.ResourceNames {
+		reasons[r] = "insufficient " + r.String()
+	}
+	return reasons
+}()
+
 // NodeSearch finds the best node for a pod and remembers why nodes were refused, so that a
 // pending job can be told why it waits.
 type NodeSearch struct {
@@ -67,7 +76,7 @@ func (s *NodeSearch) refusal(pod *api.PodInfo, node *api.NodeInfo, capacity Capa
 	free := capacity.free(node)
 	for _, r := range api.ResourceNames {
 		if pod.Request[r] > free[r] {
-			return "insufficient " + r.String()
+			return insufficient[r]
 		}
 	}
 	if err := s.ssn.Predicate(pod, node); err != nil {

@@ -38,3 +38,6 @@ func (rules) MayEvict(preemptor, victim *api.JobInfo) bool {
 
 // CompareVictimQueues has nothing to compare: all victims share the preemptor's queue.
 func (rules) CompareVictimQueues(_, _ *api.JobInfo) int { return 0 }
+
+// OwnQueueOnly: victims share the preemptor's leaf queue.
+func (rules) OwnQueueOnly() bool { return true }

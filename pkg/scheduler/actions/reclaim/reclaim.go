@@ -42,3 +42,6 @@ func (r rules) CompareVictimQueues(l, k *api.JobInfo) int {
 	queues := r.ssn.Snapshot().Queues
 	return r.ssn.QueueOrder(queues.Get(k.Queue), queues.Get(l.Queue))
 }
+
+// OwnQueueOnly: victims are in other queues.
+func (rules) OwnQueueOnly() bool { return false }

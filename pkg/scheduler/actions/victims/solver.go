@@ -16,6 +16,9 @@ type Rules interface {
 	MayEvict(preemptor, victim *api.JobInfo) bool
 	// CompareVictimQueues ranks the queues of two victims: negative if l's go first.
 	CompareVictimQueues(l, r *api.JobInfo) int
+	// OwnQueueOnly reports whether victims always share the preemptor's queue, which lets the
+	// search look at that queue's units alone.
+	OwnQueueOnly() bool
 }
 
 // Placement is where a gang pod will run once its victims are gone.
@@ -45,17 +48,22 @@ type Solver struct {
 	rules     Rules
 	nodes     []*api.NodeInfo
 	nodeIndex map[string]int
-	byNode    [][]nodeUnit
+	// byNode lists each node's units in rank order; byQueue the same per victim queue.
+	byNode  [][]nodeUnit
+	byQueue map[string][][]nodeUnit
+	// jobs counts the candidate victim jobs; eligibility buffers have this length.
+	jobs int
 }
 
 // NewSolver collects and ranks the candidate victims of the session.
 func NewSolver(ssn *framework.Session, rules Rules) *Solver {
-	s := &Solver{ssn: ssn, rules: rules, nodes: ssn.Snapshot().Nodes, nodeIndex: map[string]int{}}
+	s := &Solver{ssn: ssn, rules: rules, nodes: ssn.Snapshot().Nodes, nodeIndex: map[string]int{}, byQueue: map[string][][]nodeUnit{}}
 	for i, n := range s.nodes {
 		s.nodeIndex[n.Name] = i
 	}
 	s.byNode = make([][]nodeUnit, len(s.nodes))
 	for _, u := range candidates(ssn, rules.CompareVictimQueues) {
+		s.jobs = max(s.jobs, u.jobIndex+1)
 		perNode := map[int][]*api.PodInfo{}
 		var order []int
 		for _, p := range u.pods {
@@ -65,8 +73,14 @@ func NewSolver(ssn *framework.Session, rules Rules) *Solver {
 			}
 			perNode[i] = append(perNode[i], p)
 		}
+		queue := s.byQueue[u.job.Queue]
+		if queue == nil {
+			queue = make([][]nodeUnit, len(s.nodes))
+			s.byQueue[u.job.Queue] = queue
+		}
 		for _, i := range order {
 			s.byNode[i] = append(s.byNode[i], nodeUnit{unit: u, pods: perNode[i]})
+			queue[i] = append(queue[i], nodeUnit{unit: u, pods: perNode[i]})
 		}
 	}
 	return s
@@ -77,9 +91,10 @@ type search struct {
 	preemptor *api.JobInfo
 	sc        *scenario
 	free      []api.Resources // what each node would have free under the plan so far
-	eligible  map[api.JobID]bool
+	eligible  []eligibility   // per candidate job index
 	filters   []framework.ScenarioFilter
-	rejection string // the latest objection of a filter, for the pending reason
+	rejection string       // the latest objection of a filter, for the pending reason
+	units     [][]nodeUnit // per node, the units this search may consider
 }
 
 // Solve plans evictions that let gang (the job's pending pods) fit. It returns nil and a
@@ -89,8 +104,15 @@ func (s *Solver) Solve(preemptor *api.JobInfo, gang []*api.PodInfo) (*Plan, stri
 		preemptor: preemptor,
 		sc:        newScenario(preemptor),
 		free:      make([]api.Resources, len(s.nodes)),
-		eligible:  map[api.JobID]bool{},
+		eligible:  make([]eligibility, s.jobs),
 		filters:   s.ssn.GetAccumulatedScenarioFilters(s.rules.Action(), preemptor),
+		units:     s.byNode,
+	}
+	if s.rules.OwnQueueOnly() {
+		if st.units = s.byQueue[preemptor.Queue]; st.units == nil {
+			// No victims, but resources being released may still take the gang.
+			st.units = make([][]nodeUnit, len(s.nodes))
+		}
 	}
 	if ok, reason := st.sc.allowedBy(st.filters); !ok {
 		return nil, reason
@@ -162,7 +184,7 @@ func (s *Solver) place(st *search, pod *api.PodInfo) (string, bool) {
 func (s *Solver) cost(st *search, pod *api.PodInfo, i int) option {
 	free := st.free[i]
 	o := option{node: i, worst: -1, feasible: pod.Request.FitsIn(free)}
-	for _, nu := range s.byNode[i] {
+	for _, nu := range st.units[i] {
 		if o.feasible {
 			break
 		}
@@ -180,7 +202,7 @@ func (s *Solver) cost(st *search, pod *api.PodInfo, i int) option {
 // freedOnNode is what evicting a unit would free on the node of nu, if the unit may be
 // evicted for this preemptor and still has running pods there.
 func (s *Solver) freedOnNode(st *search, nu nodeUnit) (api.Resources, bool) {
-	if !s.mayEvict(st, nu.unit.job) {
+	if !s.mayEvict(st, nu.unit) {
 		return api.Resources{}, false
 	}
 	var freed api.Resources
@@ -198,7 +220,7 @@ func (s *Solver) take(st *search, pod *api.PodInfo, i int) bool {
 	free := st.free[i]
 	var undos []func()
 	var taken [][]*api.PodInfo
-	for _, nu := range s.byNode[i] {
+	for _, nu := range st.units[i] {
 		if pod.Request.FitsIn(free) {
 			break
 		}
@@ -232,14 +254,28 @@ func (s *Solver) take(st *search, pod *api.PodInfo, i int) bool {
 	return true
 }
 
+// eligibility caches whether a victim job may be evicted for the current preemptor.
+type eligibility uint8
+
+const (
+	unknown eligibility = iota
+	eligible
+	ineligible
+)
+
 // mayEvict asks the action's rules and the plugins once per victim job and preemptor.
-func (s *Solver) mayEvict(st *search, victim *api.JobInfo) bool {
-	if ok, known := st.eligible[victim.ID]; known {
-		return ok
+func (s *Solver) mayEvict(st *search, u *unit) bool {
+	if e := st.eligible[u.jobIndex]; e != unknown {
+		return e == eligible
 	}
-	ok := victim.ID != st.preemptor.ID && !s.ssn.GainedByEviction(victim.ID) &&
-		s.rules.MayEvict(st.preemptor, victim) &&
+	victim := u.job
+	// Cheapest test first: the action's rules reject most jobs (preempt: other queues).
+	ok := victim.ID != st.preemptor.ID && s.rules.MayEvict(st.preemptor, victim) &&
+		!s.ssn.GainedByEviction(victim.ID) &&
 		s.ssn.IsPreemptible(s.rules.Action(), st.preemptor, victim)
-	st.eligible[victim.ID] = ok
+	st.eligible[u.jobIndex] = ineligible
+	if ok {
+		st.eligible[u.jobIndex] = eligible
+	}
 	return ok
 }

@@ -12,9 +12,12 @@ import (
 // unit is a set of pods evicted together: one surplus pod of an elastic job, or a job's whole
 // gang (all its running pods).
 type unit struct {
-	job   *api.JobInfo
-	pods  []*api.PodInfo
-	whole bool
+	job *api.JobInfo
+	// jobIndex numbers the unit's job densely among the candidates, for per-search lookups
+	// that must not allocate.
+	jobIndex int
+	pods     []*api.PodInfo
+	whole    bool
 	// rank is the unit's place in the preference order: lower is evicted first.
 	rank int
 }
@@ -103,11 +106,19 @@ func compareStart(l, r *time.Time) int {
 // preemptor later.
 func candidates(ssn *framework.Session, compareQueues func(l, r *api.JobInfo) int) []*unit {
 	var units []*unit
+	jobs := 0
 	for _, job := range ssn.Snapshot().Jobs {
 		if !job.Preemptible || ssn.GainedByEviction(job.ID) {
 			continue
 		}
-		units = append(units, unitsOf(job)...)
+		jobUnits := unitsOf(job)
+		for _, u := range jobUnits {
+			u.jobIndex = jobs
+		}
+		if len(jobUnits) > 0 {
+			jobs++
+		}
+		units = append(units, jobUnits...)
 	}
 	rankUnits(units, compareQueues)
 	return units
