@@ -1,6 +1,9 @@
 package victims_test
 
 import (
+	"fmt"
+	"strings"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
@@ -94,5 +97,41 @@ var _ = Describe("Queue limits and quota", func() {
 		round := h.RunCycle(ctx)
 		Expect(round.BoundPods()).To(Equal(map[string]int{"train": 3}))
 		Expect(round.Reasons("serve")).To(ContainElement(ContainSubstring("non-preemptible jobs may only use deserved quota")))
+	})
+})
+
+var _ = Describe("Reclaim across three levels of queues", func() {
+	It("settles every queue at its fair share, taking from the branch furthest above its own", func() {
+		h := New("").
+			Nodes(Node("n1").GPUs(16)).
+			Queues(Queue("prod").GPUQuota(8), Queue("research").GPUQuota(8),
+				Queue("nlp").Parent("research").GPUQuota(4), Queue("vision").Parent("research").GPUQuota(4),
+				Queue("nlp-a").Parent("nlp").GPUQuota(2), Queue("nlp-b").Parent("nlp").GPUQuota(2))
+		for i := range 12 {
+			h.Jobs(Job(fmt.Sprintf("vision-%02d", i)).Queue("vision").GPUs(1).Running("n1"))
+		}
+		for i := range 4 {
+			h.Jobs(Job(fmt.Sprintf("nlp-b-%d", i)).Queue("nlp-b").GPUs(1).Running("n1"))
+		}
+		h.Jobs(Job("serving-canary").Queue("prod").MinMember(2).Pods(2).GPUs(4),
+			Job("nlp-a-train").Queue("nlp-a").MinMember(2).Pods(2).GPUs(1))
+
+		rounds, stable := h.RunRounds(ctx, 10)
+		Expect(stable).To(BeTrue())
+		running := func(prefix string) int {
+			n := 0
+			for _, job := range h.Snapshot().Jobs {
+				if strings.HasPrefix(job.Name, prefix) {
+					n += int(job.CountActive())
+				}
+			}
+			return n
+		}
+		Expect(running("serving-canary")).To(Equal(2), "8 GPUs: prod's fair share")
+		Expect(running("nlp-a-train")).To(Equal(2), "2 GPUs: nlp-a's fair share")
+		Expect(running("nlp-b-")).To(Equal(2), "nlp-b gave back what it held above its share")
+		Expect(running("vision-")).To(Equal(4), "vision gave back everything above its share")
+		Expect(evictionsOf(rounds)).To(HaveLen(10), "8 vision jobs for prod, 2 nlp-b jobs for nlp-a")
+		Expect(evictionsOf(rounds[1:])).To(BeEmpty(), "all in the first cycle, none after")
 	})
 })
