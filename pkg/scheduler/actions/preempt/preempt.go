@@ -4,30 +4,17 @@
 package preempt
 
 import (
-	"context"
-
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/actions/victims"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 )
 
-// Action is the preempt action.
-type Action struct{}
-
-var _ framework.Action = &Action{}
-
-// New returns the preempt action.
-func New() *Action { return &Action{} }
-
-// Name is framework.Preempt.
-func (*Action) Name() framework.ActionType { return framework.Preempt }
-
-// Execute runs the shared victim search with preempt's rules.
-func (*Action) Execute(ctx context.Context, ssn *framework.Session) {
-	victims.Run(ctx, ssn, rules{})
-}
+// New returns the preempt action: the shared victim search with preempt's rules.
+func New() *victims.Action { return victims.NewAction(rules{}) }
 
 type rules struct{}
+
+var _ victims.Rules = rules{}
 
 func (rules) Action() framework.ActionType { return framework.Preempt }
 
@@ -37,7 +24,7 @@ func (rules) MayEvict(preemptor, victim *api.JobInfo) bool {
 }
 
 // CompareVictimQueues has nothing to compare: all victims share the preemptor's queue.
-func (rules) CompareVictimQueues(_, _ *api.JobInfo) int { return 0 }
+func (rules) CompareVictimQueues(*framework.Session, *api.JobInfo, *api.JobInfo) int { return 0 }
 
 // OwnQueueOnly: victims share the preemptor's leaf queue.
 func (rules) OwnQueueOnly() bool { return true }

@@ -4,30 +4,17 @@
 package reclaim
 
 import (
-	"context"
-
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/actions/victims"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 )
 
-// Action is the reclaim action.
-type Action struct{}
+// New returns the reclaim action: the shared victim search with reclaim's rules.
+func New() *victims.Action { return victims.NewAction(rules{}) }
 
-var _ framework.Action = &Action{}
+type rules struct{}
 
-// New returns the reclaim action.
-func New() *Action { return &Action{} }
-
-// Name is framework.Reclaim.
-func (*Action) Name() framework.ActionType { return framework.Reclaim }
-
-// Execute runs the shared victim search with reclaim's rules.
-func (*Action) Execute(ctx context.Context, ssn *framework.Session) {
-	victims.Run(ctx, ssn, rules{ssn: ssn})
-}
-
-type rules struct{ ssn *framework.Session }
+var _ victims.Rules = rules{}
 
 func (rules) Action() framework.ActionType { return framework.Reclaim }
 
@@ -38,9 +25,9 @@ func (rules) MayEvict(preemptor, victim *api.JobInfo) bool {
 
 // CompareVictimQueues takes victims first from the queue that allocation would serve last,
 // which under fair share is the queue furthest above its share.
-func (r rules) CompareVictimQueues(l, k *api.JobInfo) int {
-	queues := r.ssn.Snapshot().Queues
-	return r.ssn.QueueOrder(queues.Get(k.Queue), queues.Get(l.Queue))
+func (rules) CompareVictimQueues(ssn *framework.Session, l, r *api.JobInfo) int {
+	queues := ssn.Snapshot().Queues
+	return ssn.QueueOrder(queues.Get(r.Queue), queues.Get(l.Queue))
 }
 
 // OwnQueueOnly: victims are in other queues.

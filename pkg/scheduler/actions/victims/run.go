@@ -9,6 +9,20 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 )
 
+// Action is an eviction action defined by its rules: reclaim and preempt are both this.
+type Action struct{ rules Rules }
+
+var _ framework.Action = &Action{}
+
+// NewAction returns the eviction action with the given rules.
+func NewAction(rules Rules) *Action { return &Action{rules: rules} }
+
+// Name is the rules' action type.
+func (a *Action) Name() framework.ActionType { return a.rules.Action() }
+
+// Execute runs the victim search for every pending job.
+func (a *Action) Execute(ctx context.Context, ssn *framework.Session) { Run(ctx, ssn, a.rules) }
+
 // Run is the body of an eviction action: every job still lacking its gang, in queue and job
 // order, gets one search; a plan found is committed at once (victims evicted, the gang
 // pipelined onto what they release) so that later jobs see it.

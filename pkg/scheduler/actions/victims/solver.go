@@ -15,7 +15,7 @@ type Rules interface {
 	// MayEvict applies the action's own rules to a victim, before any plugin is asked.
 	MayEvict(preemptor, victim *api.JobInfo) bool
 	// CompareVictimQueues ranks the queues of two victims: negative if l's go first.
-	CompareVictimQueues(l, r *api.JobInfo) int
+	CompareVictimQueues(ssn *framework.Session, l, r *api.JobInfo) int
 	// OwnQueueOnly reports whether victims always share the preemptor's queue, which lets the
 	// search look at that queue's units alone.
 	OwnQueueOnly() bool
@@ -62,7 +62,8 @@ func NewSolver(ssn *framework.Session, rules Rules) *Solver {
 		s.nodeIndex[n.Name] = i
 	}
 	s.byNode = make([][]nodeUnit, len(s.nodes))
-	for _, u := range candidates(ssn, rules.CompareVictimQueues) {
+	compareQueues := func(l, r *api.JobInfo) int { return rules.CompareVictimQueues(ssn, l, r) }
+	for _, u := range candidates(ssn, compareQueues) {
 		s.jobs = max(s.jobs, u.jobIndex+1)
 		perNode := map[int][]*api.PodInfo{}
 		var order []int
