@@ -21,7 +21,7 @@ type Session struct {
 	effects  Effects
 	hooks    hooks
 	// pendingReasons explains, per job, why it is still waiting after the actions ran.
-	pendingReasons map[api.JobID][]string
+	pendingReasons map[api.JobID][]pendingReason
 	// gainedByEviction holds the jobs that were given resources freed by evicting others in
 	// this cycle; they are not victims in the same cycle.
 	gainedByEviction map[api.JobID]bool
@@ -47,7 +47,7 @@ func OpenSession(ctx context.Context, opts SessionOptions) *Session {
 		log:            klog.FromContext(ctx),
 		plugins:        opts.Plugins,
 		effects:        opts.Effects,
-		pendingReasons: map[api.JobID][]string{},
+		pendingReasons: map[api.JobID][]pendingReason{},
 
 		gainedByEviction: map[api.JobID]bool{},
 	}
@@ -80,20 +80,36 @@ func (ssn *Session) Logger() logr.Logger {
 	return ssn.log
 }
 
+// pendingReason is one explanation, replaceable by its key.
+type pendingReason struct{ key, text string }
+
 // RecordPendingReason notes why a job could not be scheduled in this cycle, for the status
 // updater and for tests. Repeated reasons are kept once.
 func (ssn *Session) RecordPendingReason(job api.JobID, reason string) {
-	for _, r := range ssn.pendingReasons[job] {
-		if r == reason {
+	ssn.SetPendingReason(job, reason, reason)
+}
+
+// SetPendingReason records a reason under a key, replacing an earlier reason with the same
+// key, so that a plugin can keep one up-to-date summary (for instance the earliest time a
+// protected victim becomes evictable) instead of piling up variants.
+func (ssn *Session) SetPendingReason(job api.JobID, key, reason string) {
+	reasons := ssn.pendingReasons[job]
+	for i := range reasons {
+		if reasons[i].key == key {
+			reasons[i].text = reason
 			return
 		}
 	}
-	ssn.pendingReasons[job] = append(ssn.pendingReasons[job], reason)
+	ssn.pendingReasons[job] = append(reasons, pendingReason{key: key, text: reason})
 }
 
-// PendingReasons returns the reasons recorded for a job, in the order they were found.
+// PendingReasons returns the reasons recorded for a job, in the order they were first found.
 func (ssn *Session) PendingReasons(job api.JobID) []string {
-	return ssn.pendingReasons[job]
+	var texts []string
+	for _, r := range ssn.pendingReasons[job] {
+		texts = append(texts, r.text)
+	}
+	return texts
 }
 
 // MarkGainedByEviction records that job got resources by evicting others in this cycle.

@@ -2,6 +2,7 @@ package plugins
 
 import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/plugins/minruntime"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/plugins/nodeplacement"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/plugins/predicates"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/plugins/priority"
@@ -19,6 +20,7 @@ func NewRegistry() *framework.Registry {
 		{predicates.Name, predicates.New},
 		{nodeplacement.Name, nodeplacement.New},
 		{proportion.Name, proportion.New},
+		{minruntime.Name, minruntime.New},
 	} {
 		if err := r.Register(entry.name, entry.factory); err != nil {
 			panic(err) // two plugins sharing a name is a programming error caught by any test

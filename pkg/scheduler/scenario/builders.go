@@ -99,6 +99,7 @@ type JobBuilder struct {
 	running  []string // nodes of the first pods, which run there
 	subPods  []string // sub-group of each pod, by index
 	selector map[string]string
+	podStart *time.Time // start time of the running pods, as the kubelet reports it
 }
 
 // Job starts a job description.
@@ -145,6 +146,9 @@ func (b *JobBuilder) Running(nodes ...string) *JobBuilder { b.running = nodes; r
 // StartedAt sets the job's last start timestamp.
 func (b *JobBuilder) StartedAt(t time.Time) *JobBuilder { b.job.LastStartTimestamp = &t; return b }
 
+// PodsStartedAt sets the start time the kubelet reported for the running pods.
+func (b *JobBuilder) PodsStartedAt(t time.Time) *JobBuilder { b.podStart = &t; return b }
+
 // CreatedAt sets the creation time (older jobs go first among equals).
 func (b *JobBuilder) CreatedAt(t time.Time) *JobBuilder { b.job.CreationTime = t; return b }
 
@@ -176,7 +180,7 @@ func (b *JobBuilder) build() *api.JobInfo {
 			pod.SubGroup = b.subPods[i]
 		}
 		if i < len(b.running) {
-			pod.Status, pod.NodeName = api.Running, b.running[i]
+			pod.Status, pod.NodeName, pod.StartTime = api.Running, b.running[i], b.podStart
 		}
 		job.AddPod(pod)
 	}

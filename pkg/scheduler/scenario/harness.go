@@ -123,8 +123,7 @@ func (h *Harness) RunRounds(ctx context.Context, maxRounds int) ([]Round, bool) 
 	var rounds []Round
 	for i := range maxRounds {
 		if i > 0 {
-			h.Clock.Step(h.Period)
-			h.finishReleasing()
+			h.nextPeriod()
 		}
 		round := h.RunCycle(ctx)
 		rounds = append(rounds, round)
@@ -133,6 +132,23 @@ func (h *Harness) RunRounds(ctx context.Context, maxRounds int) ([]Round, bool) 
 		}
 	}
 	return rounds, false
+}
+
+// RunUntil runs a cycle now and then one every Period while the clock has not passed end,
+// whether or not anything happens: for scenarios that wait on time, such as protection
+// expiring. Between cycles evicted pods terminate, as in RunRounds.
+func (h *Harness) RunUntil(ctx context.Context, end time.Time) []Round {
+	rounds := []Round{h.RunCycle(ctx)}
+	for !h.Clock.Now().Add(h.Period).After(end) {
+		h.nextPeriod()
+		rounds = append(rounds, h.RunCycle(ctx))
+	}
+	return rounds
+}
+
+func (h *Harness) nextPeriod() {
+	h.Clock.Step(h.Period)
+	h.finishReleasing()
 }
 
 // apply plays the cluster's side of a cycle's effects.

@@ -1,0 +1,56 @@
+package cache
+
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+)
+
+// bytesPerMB converts KAI's queue memory unit (megabytes, 10^6 bytes) to bytes.
+const bytesPerMB = 1e6
+
+// QueueInfo converts a v2 Queue into a queue-tree entry. Quotas and limits keep their -1
+// (unlimited) marker; CPU stays in millicores, GPUs in devices, memory goes from MB to bytes.
+// An unset priority is DefaultQueuePriority.
+func QueueInfo(queue *v2.Queue) *api.QueueInfo {
+	info := &api.QueueInfo{
+		Name:     queue.Name,
+		Parent:   queue.Spec.ParentQueue,
+		Priority: api.DefaultQueuePriority,
+	}
+	if queue.Spec.Priority != nil {
+		info.Priority = *queue.Spec.Priority
+	}
+	if r := queue.Spec.Resources; r != nil {
+		info.Resources[api.GPU] = share(r.GPU, 1)
+		info.Resources[api.CPU] = share(r.CPU, 1)
+		info.Resources[api.Memory] = share(r.Memory, bytesPerMB)
+	}
+	info.PreemptMinRuntime = duration(queue.Spec.PreemptMinRuntime)
+	info.ReclaimMinRuntime = duration(queue.Spec.ReclaimMinRuntime)
+	return info
+}
+
+func share(r v2.QueueResource, unit float64) api.QueueResourceShare {
+	return api.QueueResourceShare{Quota: scale(r.Quota, unit), OverQuotaWeight: r.OverQuotaWeight, Limit: scale(r.Limit, unit)}
+}
+
+// scale converts an amount to scheduler units, keeping the unlimited marker as it is.
+func scale(v, unit float64) float64 {
+	if v == api.Unlimited {
+		return v
+	}
+	return v * unit
+}
+
+// duration keeps unset (nil: inherit) apart from an explicit 0s (stop inheriting).
+func duration(d *metav1.Duration) *time.Duration {
+	if d == nil {
+		return nil
+	}
+	v := d.Duration
+	return &v
+}

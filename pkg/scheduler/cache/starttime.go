@@ -1,0 +1,31 @@
+package cache
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
+)
+
+// FormatStartTime renders a job start for the last-start-timestamp annotation: RFC3339 with
+// nanoseconds, so that a parsed stamp is never earlier or later than the recorded one and
+// protection never ends early.
+func FormatStartTime(t time.Time) string {
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+// ParseStartTime reads the last-start-timestamp annotation of a PodGroup. A missing
+// annotation is (nil, nil). An unparsable one is (nil, error naming the annotation and
+// value): the caller reports it and treats the job as unstamped, never failing the cycle.
+func ParseStartTime(annotations map[string]string) (*time.Time, error) {
+	value, ok := annotations[scheduling.LastStartTimestampAnnotation]
+	if !ok {
+		return nil, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, value)
+	if err != nil {
+		return nil, fmt.Errorf("annotation %s: cannot parse %q as an RFC3339 time: %w",
+			scheduling.LastStartTimestampAnnotation, value, err)
+	}
+	return &t, nil
+}

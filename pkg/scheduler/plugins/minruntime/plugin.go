@@ -1,0 +1,85 @@
+// Package minruntime guarantees jobs a minimum runtime before they can be preempted (by a
+// higher-priority job of their queue) or reclaimed (by another queue). A running job is
+// protected while now < start + min-runtime, where now is the session's frozen time, start
+// is EffectiveStart, and min-runtime is resolved from the queue tree (PreemptMinRuntime,
+// ReclaimMinRuntime) with the plugin arguments as node-pool defaults.
+//
+// Non-elastic jobs are protected whole, through IsPreemptible. Elastic jobs stay candidates
+// there, and a scenario filter keeps every protected elastic job at its minimum (and each
+// sub-group at its own), so their surplus pods remain evictable.
+package minruntime
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/conf"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+)
+
+// Name is the plugin's name in the scheduler configuration.
+const Name = "minruntime"
+
+// The plugin's arguments.
+const (
+	ArgDefaultPreemptMinRuntime = "defaultPreemptMinRuntime"
+	ArgDefaultReclaimMinRuntime = "defaultReclaimMinRuntime"
+	ArgReclaimResolveMethod     = "reclaimResolveMethod"
+)
+
+// Plugin holds the validated arguments; everything per cycle lives in a session value.
+type Plugin struct {
+	defaults Defaults
+	method   ResolveMethod
+}
+
+var _ framework.Plugin = &Plugin{}
+
+// New validates the arguments: durations must be non-negative (units up to w, for weeks) and
+// the resolve method lca or queue. A bad value is an error naming the argument, so the
+// scheduler refuses to start instead of silently protecting nothing.
+func New(args framework.Arguments) (framework.Plugin, error) {
+	p := &Plugin{method: LCA}
+	keys := make([]string, 0, len(args))
+	for k := range args {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, key := range keys {
+		value := args[key]
+		var err error
+		switch key {
+		case ArgDefaultPreemptMinRuntime:
+			p.defaults.Preempt, err = conf.ParseNonNegativeDuration(key, value)
+		case ArgDefaultReclaimMinRuntime:
+			p.defaults.Reclaim, err = conf.ParseNonNegativeDuration(key, value)
+		case ArgReclaimResolveMethod:
+			switch ResolveMethod(value) {
+			case LCA, Queue:
+				p.method = ResolveMethod(value)
+			default:
+				err = fmt.Errorf("%s: must be %q or %q, got %q", key, LCA, Queue, value)
+			}
+		default:
+			err = fmt.Errorf("unknown argument %q (known: %s, %s, %s)", key,
+				ArgDefaultPreemptMinRuntime, ArgDefaultReclaimMinRuntime, ArgReclaimResolveMethod)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// Name is the plugin's name.
+func (p *Plugin) Name() string { return Name }
+
+// OnSessionOpen registers the hooks of this cycle, backed by caches that end with it.
+func (p *Plugin) OnSessionOpen(ssn *framework.Session) {
+	s := newSession(ssn, p.defaults, p.method)
+	ssn.AddIsPreemptibleFn(Name, s.isPreemptible)
+	ssn.AddScenarioFiltersFn(Name, s.scenarioFilters)
+}
+
+// OnSessionClose has nothing to release: the session value goes with the hooks.
+func (p *Plugin) OnSessionClose(*framework.Session) {}

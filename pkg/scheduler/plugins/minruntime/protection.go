@@ -1,0 +1,51 @@
+package minruntime
+
+import (
+	"time"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+)
+
+// EffectiveStart is when the job's current run began, as far as the scheduler can trust it.
+//
+// The start stamp (the kai.scheduler/last-start-timestamp annotation) is written by the
+// scheduler, but anyone who may edit the PodGroup may rewrite it to extend the job's
+// protection. So the stamp only counts when it is not in the future, and the start times of
+// the job's active pods — reported by the kubelet in pod status, which workload owners cannot
+// write — cap it: the effective start is the earliest of the two. Editing the annotation can
+// therefore shorten protection, never lengthen it. Without a usable stamp the pods' start
+// alone counts; with neither, the job has not run yet and has no work to protect.
+//
+// The second result is false when there is no start at all. The third tells why the stamp
+// was not used as written, for reporting; empty when it was.
+func EffectiveStart(job *api.JobInfo, now time.Time) (time.Time, bool, string) {
+	var start time.Time
+	known := false
+	for _, p := range job.Pods {
+		if p.Status.IsActive() && p.StartTime != nil && (!known || p.StartTime.Before(start)) {
+			start, known = *p.StartTime, true
+		}
+	}
+	stamp := job.LastStartTimestamp
+	switch {
+	case stamp == nil:
+		return start, known, ""
+	case stamp.After(now):
+		return start, known, "start stamp " + stamp.Format(time.RFC3339Nano) + " is in the future and is ignored"
+	case known && stamp.After(start):
+		return start, true, "start stamp " + stamp.Format(time.RFC3339Nano) + " is later than the job's pods started; their start counts"
+	}
+	return *stamp, true, ""
+}
+
+// IsElastic reports whether the job has more pods than its gang needs: such a job may lose
+// surplus pods even while protected, down to its minimum.
+func IsElastic(job *api.JobInfo) bool {
+	var pods int32
+	for _, p := range job.Pods {
+		if p.Status != api.Succeeded && p.Status != api.Failed {
+			pods++
+		}
+	}
+	return pods > job.MinMember
+}

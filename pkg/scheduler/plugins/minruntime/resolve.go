@@ -1,0 +1,65 @@
+package minruntime
+
+import (
+	"time"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+)
+
+// ResolveMethod chooses where reclaim resolution starts.
+type ResolveMethod string
+
+const (
+	// LCA starts one level below the lowest common ancestor of the reclaimer's and the
+	// victim's leaf queues, on the victim's side, so that a value set in a subtree governs
+	// reclaims between its children without affecting cousins.
+	LCA ResolveMethod = "lca"
+	// Queue starts at the victim's leaf queue, like preemption.
+	Queue ResolveMethod = "queue"
+)
+
+// Defaults are the node-pool level values, used when no queue on the path sets one.
+type Defaults struct {
+	Preempt, Reclaim time.Duration
+}
+
+// PreemptMinRuntime resolves the preempt min-runtime of a victim's leaf queue: the first value
+// set walking up from the leaf, else the default. An unknown or invalid queue (orphan, cycle)
+// gets the default; the walk uses the tree's validated ancestry, so it always ends.
+func PreemptMinRuntime(tree *api.QueueTree, victimQueue string, defaults Defaults) time.Duration {
+	ancestry := tree.Ancestry(victimQueue)
+	return firstSetFrom(tree, ancestry, len(ancestry)-1, preemptOf, defaults.Preempt)
+}
+
+// ReclaimMinRuntime resolves the reclaim min-runtime for a reclaim by a job of
+// reclaimerQueue from a job of victimQueue. With LCA, the walk starts at the child of the
+// lowest common ancestor that leads to the victim (top-level queues are siblings under an
+// implicit root); with Queue, at the victim's leaf. Either way it walks up to the first value
+// set, else the default.
+func ReclaimMinRuntime(tree *api.QueueTree, method ResolveMethod, reclaimerQueue, victimQueue string, defaults Defaults) time.Duration {
+	victim := tree.Ancestry(victimQueue)
+	start := len(victim) - 1
+	if method == LCA {
+		reclaimer := tree.Ancestry(reclaimerQueue)
+		common := 0
+		for common < len(reclaimer) && common < len(victim) && reclaimer[common] == victim[common] {
+			common++
+		}
+		start = min(common, len(victim)-1)
+	}
+	return firstSetFrom(tree, victim, start, reclaimOf, defaults.Reclaim)
+}
+
+func preemptOf(q *api.QueueInfo) *time.Duration { return q.PreemptMinRuntime }
+func reclaimOf(q *api.QueueInfo) *time.Duration { return q.ReclaimMinRuntime }
+
+// firstSetFrom walks ancestry from index start toward the top and returns the first value
+// that get finds set; def when none is (or the ancestry is empty).
+func firstSetFrom(tree *api.QueueTree, ancestry []string, start int, get func(*api.QueueInfo) *time.Duration, def time.Duration) time.Duration {
+	for i := start; i >= 0; i-- {
+		if v := get(tree.Get(ancestry[i])); v != nil {
+			return *v
+		}
+	}
+	return def
+}

@@ -1,0 +1,115 @@
+package minruntime_test
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/plugins/minruntime"
+)
+
+// exampleTree reads one of docs/examples' queue files, the manifests operators see, into a
+// queue tree through the same conversion the scheduler's cache uses.
+func exampleTree(t *testing.T, file string) *api.QueueTree {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "docs", "examples", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	decoder := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	var queues []*api.QueueInfo
+	for {
+		queue := &v2.Queue{}
+		if err := decoder.Decode(queue); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		queues = append(queues, cache.QueueInfo(queue))
+	}
+	return api.NewQueueTree(queues)
+}
+
+// The reclaim example of the min-runtime design: A → B (600s) → {C, D (60s)},
+// C → {leaf1 (0s), leaf2 (180s)}, D → {leaf3}.
+func TestSeedReclaimExamples(t *testing.T) {
+	tree := exampleTree(t, "queues-reclaim-lca-tree.yaml")
+	defaults := minruntime.Defaults{Reclaim: 7 * time.Second}
+	tests := []struct {
+		name               string
+		reclaimer, victim  string
+		wantLCA, wantQueue time.Duration
+	}{
+		{"1: leaf1 reclaiming from leaf3 uses D, the child of B toward the victim",
+			"leaf1", "leaf3", 60 * time.Second, 60 * time.Second},
+		{"2: leaf1 reclaiming from its sibling leaf2 uses leaf2",
+			"leaf1", "leaf2", 180 * time.Second, 180 * time.Second},
+		{"3: leaf3 reclaiming from leaf1 uses C, which inherits 600s from B",
+			"leaf3", "leaf1", 600 * time.Second, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := minruntime.ReclaimMinRuntime(tree, minruntime.LCA, tt.reclaimer, tt.victim, defaults); got != tt.wantLCA {
+				t.Errorf("lca: %v, want %v", got, tt.wantLCA)
+			}
+			if got := minruntime.ReclaimMinRuntime(tree, minruntime.Queue, tt.reclaimer, tt.victim, defaults); got != tt.wantQueue {
+				t.Errorf("queue method: %v, want %v", got, tt.wantQueue)
+			}
+		})
+	}
+}
+
+// The preemption example: p-a → p-b (600s) → p-c → {p-leaf1 (300s), p-leaf2}.
+func TestSeedPreemptExamples(t *testing.T) {
+	tree := exampleTree(t, "queues-preempt-tree.yaml")
+	defaults := minruntime.Defaults{Preempt: 7 * time.Second}
+	if got := minruntime.PreemptMinRuntime(tree, "p-leaf1", defaults); got != 300*time.Second {
+		t.Errorf("4: p-leaf1 sets its own 300s, got %v", got)
+	}
+	if got := minruntime.PreemptMinRuntime(tree, "p-leaf2", defaults); got != 600*time.Second {
+		t.Errorf("5: p-leaf2 inherits 600s from p-b, got %v", got)
+	}
+}
+
+func TestResolutionFallsBackToTheNodePoolDefault(t *testing.T) {
+	d := 90 * time.Second
+	tree := api.NewQueueTree([]*api.QueueInfo{
+		{Name: "top-a"}, {Name: "top-b", ReclaimMinRuntime: &d},
+		{Name: "orphan", Parent: "gone", PreemptMinRuntime: &d},
+		{Name: "loop-1", Parent: "loop-2"}, {Name: "loop-2", Parent: "loop-1", ReclaimMinRuntime: &d},
+	})
+	defaults := minruntime.Defaults{Preempt: time.Minute, Reclaim: 2 * time.Minute}
+	tests := []struct {
+		name string
+		got  time.Duration
+		want time.Duration
+	}{
+		{"nothing set on the path", minruntime.PreemptMinRuntime(tree, "top-a", defaults), time.Minute},
+		{"top-level queues are siblings under an implicit root",
+			minruntime.ReclaimMinRuntime(tree, minruntime.LCA, "top-a", "top-b", defaults), 90 * time.Second},
+		{"an orphan resolves to the default, its own value is not trusted",
+			minruntime.PreemptMinRuntime(tree, "orphan", defaults), time.Minute},
+		{"a queue in a parent cycle resolves to the default without looping",
+			minruntime.ReclaimMinRuntime(tree, minruntime.LCA, "top-a", "loop-1", defaults), 2 * time.Minute},
+		{"an unknown queue resolves to the default",
+			minruntime.ReclaimMinRuntime(tree, minruntime.Queue, "top-a", "missing", defaults), 2 * time.Minute},
+		{"an unknown reclaimer compares from the implicit root",
+			minruntime.ReclaimMinRuntime(tree, minruntime.LCA, "missing", "top-b", defaults), 90 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.got != tt.want {
+				t.Errorf("got %v, want %v", tt.got, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,114 @@
+package minruntime_test
+
+import (
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	. "github.com/kai-minruntime/kai-scheduler/pkg/scheduler/scenario"
+)
+
+var _ = Describe("Protection over virtual time", func() {
+	It("blocks a reclaim while the victim is protected, and reclaims in the first cycle after", func() {
+		h := New(withMinRuntime(`defaultReclaimMinRuntime: 5m`)).
+			Nodes(Node("n1").GPUs(4)).
+			Queues(Queue("owner").GPUQuota(4), Queue("borrower").GPUQuota(0).ReclaimMinRuntime(30*time.Second)).
+			Jobs(Job("borrowed").Queue("borrower").MinMember(4).Pods(4).GPUs(1).
+				Running("n1", "n1", "n1", "n1").StartedAt(Epoch.Add(-10*time.Second)),
+				Job("owned").Queue("owner").MinMember(4).Pods(4).GPUs(1))
+		expiry := Epoch.Add(20 * time.Second)
+
+		rounds := h.RunUntil(ctx, Epoch.Add(25*time.Second))
+		Expect(rounds[0].Reasons("owned")).To(ContainElement(
+			"reclaim: victims are protected by min-runtime; the first protection ends at " + expiry.Format(time.RFC3339)))
+		at := firstEviction(rounds)
+		Expect(at).NotTo(Equal(-1), "the reclaim must happen once protection ends")
+		Expect(rounds[at].Time).To(Equal(expiry), "the queue's 30s, not the 5m default, counted from the start stamp")
+		Expect(rounds[at].EvictedPods()).To(Equal(map[string]int{"borrowed": 4}))
+		Expect(h.PodsIn("owned", api.Running)).To(Equal(4))
+	})
+
+	It("blocks a preemption while the victim is protected, and preempts in the first cycle after", func() {
+		h := New(withMinRuntime(`defaultPreemptMinRuntime: 30s`)).
+			Nodes(Node("n1").GPUs(2)).
+			Queues(Queue("team")).
+			Jobs(Job("low").Queue("team").Priority(10).MinMember(2).Pods(2).GPUs(1).Running("n1", "n1").StartedAt(Epoch),
+				Job("high").Queue("team").Priority(90).MinMember(2).Pods(2).GPUs(1))
+		rounds := h.RunUntil(ctx, Epoch.Add(40*time.Second))
+		at := firstEviction(rounds)
+		Expect(at).NotTo(Equal(-1))
+		Expect(rounds[at].Time).To(Equal(Epoch.Add(30 * time.Second)))
+		Expect(rounds[at].Evictions[0].Reason.Action).To(BeEquivalentTo("preempt"))
+		Expect(h.PodsIn("high", api.Running)).To(Equal(2))
+	})
+
+	It("keeps protecting a job whose start stamp was edited to a later time, from its pods' real start", func() {
+		h := New(withMinRuntime(`defaultPreemptMinRuntime: 30s`)).
+			Nodes(Node("n1").GPUs(1)).
+			Queues(Queue("team")).
+			Jobs(Job("low").Queue("team").Priority(10).GPUs(1).Running("n1").
+				PodsStartedAt(Epoch.Add(-time.Minute)).StartedAt(Epoch.Add(time.Hour)),
+				Job("high").Queue("team").Priority(90).GPUs(1))
+		Expect(h.RunCycle(ctx).EvictedPods()).To(Equal(map[string]int{"low": 1}),
+			"the pod ran a minute ago: 30s of protection are over, whatever the annotation says")
+	})
+})
+
+var _ = Describe("LCA and queue resolution on the design's tree", func() {
+	// A → B (600s) → {C, D (60s)}, C → {leaf1 (0s), leaf2 (180s)}, D → leaf3. leaf3 deserves
+	// the GPUs that leaf1 borrows.
+	build := func(method string) *Harness {
+		return New(withMinRuntime(`reclaimResolveMethod: `+method)).
+			Nodes(Node("n1").GPUs(2)).
+			Queues(Queue("a").GPUQuota(2), Queue("b").Parent("a").GPUQuota(2).ReclaimMinRuntime(600*time.Second),
+				Queue("c").Parent("b").GPUQuota(0), Queue("d").Parent("b").GPUQuota(2).ReclaimMinRuntime(60*time.Second),
+				Queue("leaf1").Parent("c").GPUQuota(0).ReclaimMinRuntime(0), Queue("leaf2").Parent("c").GPUQuota(0).ReclaimMinRuntime(180*time.Second),
+				Queue("leaf3").Parent("d").GPUQuota(2)).
+			Jobs(Job("victim").Queue("leaf1").MinMember(2).Pods(2).GPUs(1).Running("n1", "n1").StartedAt(Epoch.Add(-100*time.Second)),
+				Job("reclaimer").Queue("leaf3").MinMember(2).Pods(2).GPUs(1))
+	}
+
+	It("with lca protects leaf1's job by C's inherited 600s", func() {
+		round := build("lca").RunCycle(ctx)
+		Expect(round.Evictions).To(BeEmpty())
+		Expect(round.Reasons("reclaimer")).To(ContainElement(ContainSubstring(
+			Epoch.Add(500 * time.Second).Format(time.RFC3339))))
+	})
+
+	It("with queue uses leaf1's own 0s and reclaims at once", func() {
+		Expect(build("queue").RunCycle(ctx).EvictedPods()).To(Equal(map[string]int{"victim": 2}))
+	})
+})
+
+var _ = Describe("Elastic jobs", func() {
+	It("lose only their surplus pods while protected", func() {
+		h := New(withMinRuntime(`defaultPreemptMinRuntime: 1h`)).
+			Nodes(Node("n1").GPUs(4)).
+			Queues(Queue("team")).
+			Jobs(Job("elastic").Queue("team").Priority(10).MinMember(2).Pods(4).GPUs(1).
+				Running("n1", "n1", "n1", "n1").StartedAt(Epoch),
+				Job("urgent-a").Queue("team").Priority(90).MinMember(2).Pods(2).GPUs(1),
+				Job("urgent-b").Queue("team").Priority(90).GPUs(1).CreatedAt(Epoch.Add(time.Second)))
+		rounds, stable := h.RunRounds(ctx, 10)
+		Expect(stable).To(BeTrue())
+		Expect(rounds[0].EvictedPods()).To(Equal(map[string]int{"elastic": 2}))
+		Expect(h.PodsIn("elastic", api.Running)).To(Equal(2), "its gang of 2 is protected")
+		Expect(h.PodsIn("urgent-a", api.Running)).To(Equal(2))
+		Expect(rounds[len(rounds)-1].Reasons("urgent-b")).To(ContainElement(ContainSubstring("protected by min-runtime")))
+	})
+
+	It("lose their whole gang when not protected (the contrast)", func() {
+		h := New(withMinRuntime(`defaultPreemptMinRuntime: 0s`)).
+			Nodes(Node("n1").GPUs(4)).
+			Queues(Queue("team")).
+			Jobs(Job("elastic").Queue("team").Priority(10).MinMember(2).Pods(4).GPUs(1).
+				Running("n1", "n1", "n1", "n1").StartedAt(Epoch),
+				Job("urgent-a").Queue("team").Priority(90).MinMember(2).Pods(2).GPUs(1),
+				Job("urgent-b").Queue("team").Priority(90).GPUs(1).CreatedAt(Epoch.Add(time.Second)))
+		h.RunRounds(ctx, 10)
+		Expect(h.PodsIn("elastic", api.Running)).To(Equal(0))
+		Expect(h.PodsIn("urgent-b", api.Running)).To(Equal(1))
+	})
+})

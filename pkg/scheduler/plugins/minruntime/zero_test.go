@@ -1,0 +1,57 @@
+package minruntime_test
+
+import (
+	"fmt"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	. "github.com/kai-minruntime/kai-scheduler/pkg/scheduler/scenario"
+)
+
+const withoutMinRuntime = `
+actions: "allocate, reclaim, preempt"
+tiers:
+- plugins:
+  - name: priority
+  - name: proportion
+  - name: predicates
+  - name: nodeplacement
+`
+
+var _ = Describe("Min-runtime of zero", func() {
+	// busy is a cluster where reclaim and preempt both have work: three queues over two
+	// levels, elastic and gang jobs of several priorities, some queues saying 0s explicitly.
+	busy := func(config string) *Harness {
+		h := New(config).Queues(Queue("dept"),
+			Queue("a").Parent("dept").GPUQuota(12).ReclaimMinRuntime(0).PreemptMinRuntime(0),
+			Queue("b").Parent("dept").GPUQuota(4), Queue("c").GPUQuota(8).PreemptMinRuntime(0))
+		for n := range 3 {
+			h.Nodes(Node(fmt.Sprintf("n%d", n)).GPUs(8))
+		}
+		for i := range 20 {
+			queue := []string{"b", "c", "a"}[i%3]
+			h.Jobs(Job(fmt.Sprintf("run-%02d", i)).Queue(queue).Priority(int32(10 + i%4*10)).
+				MinMember(int32(1+i%2)).Pods(1+i%3).GPUs(1).
+				Running(fmt.Sprintf("n%d", i%3), fmt.Sprintf("n%d", (i+1)%3), fmt.Sprintf("n%d", (i+2)%3)).
+				StartedAt(Epoch.Add(-time.Duration(i) * time.Second)))
+		}
+		return h.Jobs(Job("a-gang").Queue("a").MinMember(3).Pods(3).GPUs(4),
+			Job("b-high").Queue("b").Priority(90).GPUs(2),
+			Job("c-high").Queue("c").Priority(95).MinMember(2).Pods(3).GPUs(2))
+	}
+
+	It("changes no decision compared with the plugin disabled", func() {
+		without, stable := busy(withoutMinRuntime).RunRounds(ctx, 30)
+		Expect(stable).To(BeTrue())
+		evictions := 0
+		for _, r := range without {
+			evictions += len(r.Evictions)
+		}
+		Expect(evictions).To(BeNumerically(">", 0), "the comparison must cover evictions")
+
+		with, _ := busy(withMinRuntime(`defaultPreemptMinRuntime: 0s, defaultReclaimMinRuntime: "0", reclaimResolveMethod: lca`)).RunRounds(ctx, 30)
+		Expect(with).To(Equal(without))
+	})
+})
