@@ -32,7 +32,7 @@ var _ = Describe("Min-runtime of zero", func() {
 		}
 		for i := range 20 {
 			queue := []string{"b", "c", "a"}[i%3]
-			h.Jobs(Job(fmt.Sprintf("run-%02d", i)).Queue(queue).Priority(int32(10 + i%4*10)).
+			h.Jobs(Job(fmt.Sprintf("run-%02d", i)).Queue(queue).Priority(int32(10+i%4*10)).
 				MinMember(int32(1+i%2)).Pods(1+i%3).GPUs(1).
 				Running(fmt.Sprintf("n%d", i%3), fmt.Sprintf("n%d", (i+1)%3), fmt.Sprintf("n%d", (i+2)%3)).
 				StartedAt(Epoch.Add(-time.Duration(i) * time.Second)))
