@@ -1,0 +1,163 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/install"
+	"github.com/kai-minruntime/kai-scheduler/pkg/podgrouper"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/kube"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/status"
+)
+
+// Options are the scheduler's settings, one per flag.
+type Options struct {
+	// SchedulerConf is the scheduler-config file; empty runs the built-in default.
+	SchedulerConf string
+	// SchedulerName selects the pods to schedule (spec.schedulerName).
+	SchedulerName string
+	// SchedulePeriod is the time between cycles.
+	SchedulePeriod time.Duration
+	// LeaderElect runs cycles only while holding the Lease LeaderElectionID in
+	// LeaderElectionNamespace, so that replicas never schedule at once.
+	LeaderElect             bool
+	LeaderElectionID        string
+	LeaderElectionNamespace string
+	// ListenAddress serves Prometheus /metrics; HealthAddress /healthz and /readyz. "0"
+	// disables either.
+	ListenAddress string
+	HealthAddress string
+	// Clock is the scheduler's time; nil is the real clock.
+	Clock clock.WithTicker
+	// WrapClient lets tests interpose on the writes of the status updater (nil: none).
+	WrapClient func(client.Client) client.Client
+}
+
+// DefaultOptions are the flag defaults, matching KAI-Scheduler's.
+func DefaultOptions() Options {
+	return Options{
+		SchedulerName: "kai-scheduler", SchedulePeriod: time.Second,
+		LeaderElectionID: "kai-scheduler", LeaderElectionNamespace: defaultNamespace(),
+		ListenAddress: ":8080", HealthAddress: ":8081",
+	}
+}
+
+func defaultNamespace() string {
+	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
+		return ns
+	}
+	return "kai-scheduler"
+}
+
+// Scheme knows the built-in Kubernetes types and the scheduling.run.ai API.
+func Scheme() (*runtime.Scheme, error) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	return scheme, install.AddToScheme(scheme)
+}
+
+// LoadPolicy reads the configuration file (or the default) and builds its policy; every
+// mistake in it is returned, naming the file, key and value.
+func LoadPolicy(path string) (*scheduler.Policy, []string, error) {
+	if path == "" {
+		return scheduler.LoadPolicy(nil)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading scheduler configuration: %w", err)
+	}
+	policy, warnings, err := scheduler.LoadPolicy(data)
+	if err != nil {
+		return nil, warnings, fmt.Errorf("scheduler configuration %s: %w", path, err)
+	}
+	return policy, warnings, nil
+}
+
+// Run starts the scheduler and blocks until ctx ends (SIGTERM in the binary), then shuts
+// down: the current cycle finishes, the Lease is released.
+func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
+	log := klog.FromContext(ctx)
+	policy, warnings, err := LoadPolicy(opts.SchedulerConf)
+	for _, w := range warnings {
+		log.Info("Configuration warning", "warning", w)
+	}
+	if err != nil {
+		return err
+	}
+	clk := opts.Clock
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	scheme, err := Scheme()
+	if err != nil {
+		return err
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                        scheme,
+		Logger:                        log,
+		Metrics:                       metricsserver.Options{BindAddress: opts.ListenAddress},
+		HealthProbeBindAddress:        opts.HealthAddress,
+		LeaderElection:                opts.LeaderElect,
+		LeaderElectionID:              opts.LeaderElectionID,
+		LeaderElectionNamespace:       opts.LeaderElectionNamespace,
+		LeaderElectionReleaseOnCancel: true,
+	})
+	if err != nil {
+		return fmt.Errorf("creating the manager: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	clientset, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	writer := mgr.GetClient()
+	if opts.WrapClient != nil {
+		writer = opts.WrapClient(writer)
+	}
+	recorder := mgr.GetEventRecorderFor(opts.SchedulerName) //nolint:staticcheck // the events.k8s.io recorder is not wired for PodGroups yet
+	overlay := cache.NewOverlay(clk.Now)
+	updater := status.NewUpdater(writer, recorder, clk)
+	loop := &scheduler.Loop{
+		Builder:  &cache.Builder{Reader: mgr.GetCache(), SchedulerName: opts.SchedulerName, Overlay: overlay},
+		Policy:   policy,
+		Effects:  &kube.Effects{Client: clientset, Recorder: recorder, Overlay: overlay, Status: updater},
+		Status:   updater,
+		Recorder: recorder,
+		Clock:    clk,
+		Period:   opts.SchedulePeriod,
+	}
+	if err := mgr.Add(loop); err != nil {
+		return err
+	}
+	if err := mgr.Add(updater); err != nil {
+		return err
+	}
+	grouper := &podgrouper.Reconciler{Client: mgr.GetClient(), SchedulerName: opts.SchedulerName}
+	if err := grouper.SetupWithManager(mgr); err != nil {
+		return err
+	}
+	log.Info("Starting scheduler", "name", opts.SchedulerName, "period", opts.SchedulePeriod, "leaderElect", opts.LeaderElect)
+	return mgr.Start(ctx)
+}

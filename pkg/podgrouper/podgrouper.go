@@ -1,0 +1,99 @@
+package podgrouper
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	batchv1 "k8s.io/api/batch/v1"
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
+)
+
+// DefaultQueue takes workloads without a kai.scheduler/queue label.
+const DefaultQueue = "default-queue"
+
+// Reconciler groups pods into PodGroups.
+type Reconciler struct {
+	Client        client.Client
+	SchedulerName string
+}
+
+// SetupWithManager watches the pods of this scheduler that still lack a PodGroup.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	ungrouped := predicate.NewPredicateFuncs(func(o client.Object) bool {
+		pod, ok := o.(*v1.Pod)
+		return ok && pod.Spec.SchedulerName == r.SchedulerName && pod.Annotations[scheduling.PodGroupNameAnnotation] == ""
+	})
+	return ctrl.NewControllerManagedBy(mgr).Named("podgrouper").
+		For(&v1.Pod{}, builder.WithPredicates(ungrouped)).Complete(r)
+}
+
+// Reconcile groups one pod.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	pod := &v1.Pod{}
+	if err := r.Client.Get(ctx, req.NamespacedName, pod); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if pod.Spec.SchedulerName != r.SchedulerName || pod.Annotations[scheduling.PodGroupNameAnnotation] != "" || pod.DeletionTimestamp != nil {
+		return ctrl.Result{}, nil
+	}
+	group, err := r.groupFor(ctx, pod)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.Client.Create(ctx, group); err != nil && !apierrors.IsAlreadyExists(err) {
+		return ctrl.Result{}, fmt.Errorf("creating PodGroup %s/%s: %w", group.Namespace, group.Name, err)
+	}
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{
+		"annotations": map[string]string{scheduling.PodGroupNameAnnotation: group.Name}}})
+	return ctrl.Result{}, client.IgnoreNotFound(r.Client.Patch(ctx, pod, client.RawPatch(types.MergePatchType, patch)))
+}
+
+// groupFor describes the PodGroup of a pod's top owner: a batch Job (gang of its
+// parallelism) or the pod itself (gang of one). The PodGroup is owned by that owner, so it
+// goes away with it.
+func (r *Reconciler) groupFor(ctx context.Context, pod *v1.Pod) (*v2alpha2.PodGroup, error) {
+	owner := metav1.OwnerReference{APIVersion: "v1", Kind: "Pod", Name: pod.Name, UID: pod.UID}
+	labels := pod.Labels
+	minMember := int32(1)
+	if ref := metav1.GetControllerOf(pod); ref != nil && ref.Kind == "Job" && strings.HasPrefix(ref.APIVersion, "batch/") {
+		job := &batchv1.Job{}
+		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: pod.Namespace, Name: ref.Name}, job); err != nil {
+			return nil, fmt.Errorf("reading owner Job %s of pod %s/%s: %w", ref.Name, pod.Namespace, pod.Name, err)
+		}
+		owner = metav1.OwnerReference{APIVersion: "batch/v1", Kind: "Job", Name: job.Name, UID: job.UID}
+		if job.Spec.Parallelism != nil && *job.Spec.Parallelism > 0 {
+			minMember = *job.Spec.Parallelism
+		}
+		if _, ok := labels[scheduling.QueueLabel]; !ok {
+			labels = job.Labels
+		}
+	}
+	queue := labels[scheduling.QueueLabel]
+	if queue == "" {
+		queue = DefaultQueue
+	}
+	group := &v2alpha2.PodGroup{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: pod.Namespace, Name: fmt.Sprintf("pg-%s-%s", owner.Name, owner.UID),
+			OwnerReferences: []metav1.OwnerReference{owner},
+			Labels:          map[string]string{scheduling.QueueLabel: queue},
+		},
+		Spec: v2alpha2.PodGroupSpec{MinMember: minMember, Queue: queue, PriorityClassName: pod.Spec.PriorityClassName},
+	}
+	if p := labels[scheduling.PreemptibilityLabel]; p == string(v2alpha2.Preemptible) || p == string(v2alpha2.NonPreemptible) {
+		group.Spec.Preemptibility = v2alpha2.Preemptibility(p)
+	}
+	return group, nil
+}

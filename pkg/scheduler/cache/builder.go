@@ -1,0 +1,200 @@
+package cache
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	v1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	"k8s.io/apimachinery/pkg/types"
+	resourcehelper "k8s.io/component-helpers/resource"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
+	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+)
+
+// Problem is something wrong in the cluster's objects that the scheduler works around and
+// must report: an unparsable start stamp, a pod whose PodGroup does not exist.
+type Problem struct {
+	// Object is what the problem is about (a PodGroup or a Pod).
+	Object client.Object
+	// Reason is a CamelCase cause, Message says it to a person.
+	Reason, Message string
+}
+
+// Builder makes a snapshot from a (cache-backed) reader every cycle.
+type Builder struct {
+	Reader client.Reader
+	// SchedulerName selects the pods this scheduler schedules; other pods only use resources.
+	SchedulerName string
+	Overlay       *Overlay
+}
+
+// objects is everything one snapshot is built from.
+type objects struct {
+	nodes    v1.NodeList
+	pods     v1.PodList
+	groups   v2alpha2.PodGroupList
+	queues   v2.QueueList
+	priority schedulingv1.PriorityClassList
+}
+
+// Snapshot lists the cluster and converts it. It never fails on bad objects: those are
+// returned as problems and left out or defaulted; only a failing list is an error.
+func (b *Builder) Snapshot(ctx context.Context) (*api.Snapshot, []Problem, error) {
+	var o objects
+	for _, list := range []client.ObjectList{&o.nodes, &o.pods, &o.groups, &o.queues, &o.priority} {
+		if err := b.Reader.List(ctx, list); err != nil {
+			return nil, nil, fmt.Errorf("listing %T: %w", list, err)
+		}
+	}
+	var problems []Problem
+	nodes := make([]*api.NodeInfo, 0, len(o.nodes.Items))
+	nodeByName := map[string]*api.NodeInfo{}
+	for i := range o.nodes.Items {
+		n := &o.nodes.Items[i]
+		info := &api.NodeInfo{
+			Name: n.Name, Labels: n.Labels, Unschedulable: n.Spec.Unschedulable,
+			Allocatable: api.ResourcesFromList(n.Status.Allocatable),
+		}
+		nodes = append(nodes, info)
+		nodeByName[n.Name] = info
+	}
+	priorities := map[string]int32{}
+	for _, pc := range o.priority.Items {
+		priorities[pc.Name] = pc.Value
+	}
+	jobs := map[api.JobID]*api.JobInfo{}
+	liveJobs := map[api.JobID]bool{}
+	for i := range o.groups.Items {
+		job, problem := b.job(&o.groups.Items[i], priorities)
+		jobs[job.ID], liveJobs[job.ID] = job, true
+		if problem != nil {
+			problems = append(problems, *problem)
+		}
+	}
+	livePods := map[types.UID]bool{}
+	for i := range o.pods.Items {
+		pod := &o.pods.Items[i]
+		livePods[pod.UID] = true
+		if problem := b.addPod(pod, jobs, nodeByName); problem != nil {
+			problems = append(problems, *problem)
+		}
+	}
+	if b.Overlay != nil {
+		b.Overlay.forget(livePods, liveJobs)
+	}
+	queues := make([]*api.QueueInfo, 0, len(o.queues.Items))
+	for i := range o.queues.Items {
+		queues = append(queues, QueueInfo(&o.queues.Items[i]))
+	}
+	jobList := make([]*api.JobInfo, 0, len(jobs))
+	for _, j := range jobs {
+		jobList = append(jobList, j)
+	}
+	sort.Slice(jobList, func(i, j int) bool { return jobList[i].ID < jobList[j].ID })
+	snapshot, err := api.NewSnapshot(nodes, jobList, queues)
+	return snapshot, problems, err
+}
+
+// job converts a PodGroup. An unparsable start stamp is a problem, and the job counts as
+// unstamped (its pods' start still protects it).
+func (b *Builder) job(pg *v2alpha2.PodGroup, priorities map[string]int32) (*api.JobInfo, *Problem) {
+	job := &api.JobInfo{
+		ID: api.NewJobID(pg.Namespace, pg.Name), Namespace: pg.Namespace, Name: pg.Name,
+		Queue: pg.Spec.Queue, Priority: api.DefaultPriority, MinMember: max(pg.Spec.MinMember, 1),
+		CreationTime: pg.CreationTimestamp.Time,
+	}
+	if p, ok := priorities[pg.Spec.PriorityClassName]; ok {
+		job.Priority = p
+	}
+	switch pg.Spec.Preemptibility {
+	case v2alpha2.Preemptible:
+		job.Preemptible = true
+	case v2alpha2.NonPreemptible:
+		job.Preemptible = false
+	default:
+		job.Preemptible = job.Priority < api.PreemptibleBelowPriority
+	}
+	for _, sg := range pg.Spec.SubGroups {
+		job.SubGroups = append(job.SubGroups, api.SubGroupInfo{Name: sg.Name, MinMember: sg.MinMember})
+	}
+	sort.Slice(job.SubGroups, func(i, j int) bool { return job.SubGroups[i].Name < job.SubGroups[j].Name })
+	stamp, err := ParseStartTime(pg.Annotations)
+	var problem *Problem
+	if err != nil {
+		problem = &Problem{Object: pg, Reason: "InvalidStartTimestamp", Message: err.Error()}
+	}
+	if b.Overlay != nil {
+		if written, ok := b.Overlay.stamp(job.ID, stamp); ok {
+			stamp = &written
+		}
+	}
+	job.LastStartTimestamp = stamp
+	return job, problem
+}
+
+// addPod puts a pod into its job, or — for pods of other schedulers and pods without a
+// PodGroup — only charges its node.
+func (b *Builder) addPod(pod *v1.Pod, jobs map[api.JobID]*api.JobInfo, nodes map[string]*api.NodeInfo) *Problem {
+	if pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed {
+		return nil
+	}
+	request := api.ResourcesFromList(resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}))
+	nodeName := pod.Spec.NodeName
+	if b.Overlay != nil {
+		if bound, ok := b.Overlay.boundNode(pod.UID, nodeName); ok {
+			nodeName = bound
+		}
+	}
+	deleting := pod.DeletionTimestamp != nil
+	if b.Overlay != nil && b.Overlay.evicted(pod.UID, deleting) {
+		deleting = true
+	}
+	var job *api.JobInfo
+	var problem *Problem
+	if pod.Spec.SchedulerName == b.SchedulerName {
+		if name := pod.Annotations[scheduling.PodGroupNameAnnotation]; name != "" {
+			job = jobs[api.NewJobID(pod.Namespace, name)]
+			if job == nil {
+				problem = &Problem{Object: pod, Reason: "PodGroupNotFound",
+					Message: fmt.Sprintf("PodGroup %q of pod %s/%s does not exist", name, pod.Namespace, pod.Name)}
+			}
+		}
+	}
+	if job == nil {
+		if node := nodes[nodeName]; node != nil && !deleting {
+			node.Used = node.Used.Add(request) // not ours to schedule, but it uses the node
+		}
+		return problem
+	}
+	info := &api.PodInfo{
+		Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID), Job: job.ID,
+		SubGroup: pod.Labels[scheduling.SubGroupLabel], Request: request,
+		NodeName: nodeName, NodeSelector: pod.Spec.NodeSelector,
+	}
+	if pod.Status.StartTime != nil {
+		t := pod.Status.StartTime.Time
+		info.StartTime = &t
+	}
+	switch {
+	case nodes[nodeName] == nil && nodeName != "":
+		return &Problem{Object: pod, Reason: "UnknownNode", Message: fmt.Sprintf("pod is on unknown node %q", nodeName)}
+	case deleting && nodeName == "":
+		return nil // a pending pod going away holds nothing
+	case deleting:
+		info.Status = api.Releasing
+	case nodeName == "":
+		info.Status = api.Pending
+	case pod.Status.Phase == v1.PodRunning:
+		info.Status = api.Running
+	default:
+		info.Status = api.Bound
+	}
+	job.AddPod(info)
+	return nil
+}

@@ -1,0 +1,127 @@
+package cache
+
+import (
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+)
+
+// overlayTTL bounds how long the scheduler trusts its own writes over what the informers
+// show: past it, an informer that still disagrees is believed (the write was lost).
+const overlayTTL = 2 * time.Minute
+
+// Overlay remembers the scheduler's own recent writes — binds, evictions, start stamps — and
+// lays them over what the informers show until the informers catch up. Without it a lagging
+// informer would show a just-bound pod as pending, and the next cycle would place it twice.
+type Overlay struct {
+	mu       sync.Mutex
+	binds    map[types.UID]written[string]
+	evicts   map[types.UID]written[struct{}]
+	stamps   map[api.JobID]written[time.Time]
+	timeFunc func() time.Time
+}
+
+type written[T any] struct {
+	value T
+	at    time.Time
+}
+
+// NewOverlay returns an empty overlay reading wall time from now (for expiry only).
+func NewOverlay(now func() time.Time) *Overlay {
+	return &Overlay{
+		binds: map[types.UID]written[string]{}, evicts: map[types.UID]written[struct{}]{},
+		stamps: map[api.JobID]written[time.Time]{}, timeFunc: now,
+	}
+}
+
+// Bound records that a pod was bound to a node.
+func (o *Overlay) Bound(pod types.UID, node string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.binds[pod] = written[string]{node, o.timeFunc()}
+}
+
+// Evicted records that a pod's deletion was requested.
+func (o *Overlay) Evicted(pod types.UID) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.evicts[pod] = written[struct{}]{struct{}{}, o.timeFunc()}
+}
+
+// Stamped records a job's start stamp, written or about to be written.
+func (o *Overlay) Stamped(job api.JobID, at time.Time) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.stamps[job] = written[time.Time]{at, o.timeFunc()}
+}
+
+// boundNode returns the node a pod was bound to if the informer may not show it yet.
+func (o *Overlay) boundNode(pod types.UID, informerNode string) (string, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	w, ok := o.binds[pod]
+	if !ok {
+		return "", false
+	}
+	if informerNode != "" || o.timeFunc().Sub(w.at) > overlayTTL {
+		delete(o.binds, pod) // caught up, or lost
+		return "", false
+	}
+	return w.value, true
+}
+
+// evicted reports whether a pod's deletion was requested but the informer may not show it.
+func (o *Overlay) evicted(pod types.UID, informerDeleting bool) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	w, ok := o.evicts[pod]
+	if !ok {
+		return false
+	}
+	if informerDeleting || o.timeFunc().Sub(w.at) > overlayTTL {
+		delete(o.evicts, pod)
+		return false
+	}
+	return true
+}
+
+// stamp returns the start stamp written for a job if the informer does not show it. Unlike
+// binds, stamps do not expire: a stamp whose write keeps failing is still the truth, and the
+// status updater keeps retrying it.
+func (o *Overlay) stamp(job api.JobID, informer *time.Time) (time.Time, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	w, ok := o.stamps[job]
+	if !ok {
+		return time.Time{}, false
+	}
+	if informer != nil && informer.Equal(w.value) {
+		delete(o.stamps, job)
+		return time.Time{}, false
+	}
+	return w.value, true
+}
+
+// forget drops entries of pods and jobs that no longer exist.
+func (o *Overlay) forget(live map[types.UID]bool, liveJobs map[api.JobID]bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for job := range o.stamps {
+		if !liveJobs[job] {
+			delete(o.stamps, job)
+		}
+	}
+	for uid := range o.binds {
+		if !live[uid] {
+			delete(o.binds, uid)
+		}
+	}
+	for uid := range o.evicts {
+		if !live[uid] {
+			delete(o.evicts, uid)
+		}
+	}
+}

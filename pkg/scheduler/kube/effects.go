@@ -1,0 +1,97 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/metrics"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/status"
+)
+
+// DisruptionTargetReason is the reason of the DisruptionTarget condition set on victims.
+const DisruptionTargetReason = "PreemptionByScheduler"
+
+// Effects is the framework.Effects of the real scheduler.
+type Effects struct {
+	Client   kubernetes.Interface
+	Recorder record.EventRecorder
+	Overlay  *cache.Overlay
+	Status   *status.Updater
+}
+
+var _ framework.Effects = &Effects{}
+
+// Bind binds a pod through the pods/binding subresource, guarded by the pod's UID so that a
+// pod recreated under the same name is never bound by mistake.
+func (e *Effects) Bind(ctx context.Context, pod *api.PodInfo, nodeName string) error {
+	binding := &v1.Binding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: types.UID(pod.UID)},
+		Target:     v1.ObjectReference{Kind: "Node", Name: nodeName},
+	}
+	if err := e.Client.CoreV1().Pods(pod.Namespace).Bind(ctx, binding, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("binding %s to %s: %w", pod.Key(), nodeName, err)
+	}
+	e.Overlay.Bound(types.UID(pod.UID), nodeName)
+	metrics.Binds.Inc()
+	return nil
+}
+
+// Evict tells the pod why it goes (a DisruptionTarget condition, which workload controllers
+// read) and deletes it with its own grace period. A pod already gone counts as evicted.
+func (e *Effects) Evict(ctx context.Context, pod *api.PodInfo, reason framework.EvictionReason) error {
+	condition := v1.PodCondition{
+		Type: v1.DisruptionTarget, Status: v1.ConditionTrue, Reason: DisruptionTargetReason,
+		Message: reason.Message, LastTransitionTime: metav1.Now(),
+	}
+	patch := fmt.Appendf(nil, `{"status":{"conditions":[%s]}}`, mustJSON(condition))
+	_, err := e.Client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("marking %s as a disruption target: %w", pod.Key(), err)
+	}
+	uid := types.UID(pod.UID)
+	err = e.Client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("evicting %s: %w", pod.Key(), err)
+	}
+	e.Overlay.Evicted(uid)
+	metrics.Evictions.WithLabelValues(string(reason.Action)).Inc()
+	verb := map[framework.ActionType]string{framework.Reclaim: "Reclaimed", framework.Preempt: "Preempted"}[reason.Action]
+	if verb == "" {
+		verb = "Evicted"
+	}
+	e.event(pod.Job, v1.EventTypeWarning, verb, fmt.Sprintf("Pod %s evicted by %s for job %s", pod.Name, reason.Action, reason.Preemptor))
+	return nil
+}
+
+// Pipeline only tells: the pod waits for resources being released on a node.
+func (e *Effects) Pipeline(_ context.Context, pod *api.PodInfo, nodeName string) error {
+	e.event(pod.Job, v1.EventTypeNormal, "Pipelined",
+		fmt.Sprintf("Pod %s will run on %s once the resources being released there are free", pod.Name, nodeName))
+	return nil
+}
+
+// RecordJobStart queues the start stamp for the status updater and remembers it at once, so
+// that protection holds even before the write lands.
+func (e *Effects) RecordJobStart(_ context.Context, job *api.JobInfo, startedAt time.Time) error {
+	e.Overlay.Stamped(job.ID, startedAt)
+	e.Status.QueueStartStamp(job.ID, startedAt)
+	return nil
+}
+
+func (e *Effects) event(job api.JobID, eventType, reason, message string) {
+	if e.Recorder == nil {
+		return
+	}
+	e.Recorder.Event(cache.PodGroupRef(job), eventType, reason, message)
+}

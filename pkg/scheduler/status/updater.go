@@ -1,0 +1,191 @@
+package status
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
+)
+
+// retryPeriod is how often queued writes are retried when nothing new arrives.
+const retryPeriod = time.Second
+
+// Updater queues PodGroup writes and performs them in the background.
+type Updater struct {
+	Client   client.Client
+	Recorder record.EventRecorder
+	Clock    clock.PassiveClock
+
+	mu sync.Mutex
+	// stamps waiting to be written, per job.
+	stamps map[api.JobID]time.Time
+	// pending holds the latest pending reasons per job; written what was last written.
+	pending map[api.JobID][]string
+	written map[api.JobID]string
+	kick    chan struct{}
+}
+
+// NewUpdater returns an updater; Run performs its writes.
+func NewUpdater(c client.Client, recorder record.EventRecorder, clk clock.PassiveClock) *Updater {
+	return &Updater{
+		Client: c, Recorder: recorder, Clock: clk,
+		stamps: map[api.JobID]time.Time{}, pending: map[api.JobID][]string{}, written: map[api.JobID]string{},
+		kick: make(chan struct{}, 1),
+	}
+}
+
+// QueueStartStamp schedules writing a job's start stamp. A newer stamp replaces a queued one.
+func (u *Updater) QueueStartStamp(job api.JobID, at time.Time) {
+	u.mu.Lock()
+	u.stamps[job] = at
+	u.mu.Unlock()
+	u.wake()
+}
+
+// SetPending records, at the end of a cycle, why each job is pending. Jobs absent from
+// reasons are no longer pending; their condition is cleared if one was written.
+func (u *Updater) SetPending(reasons map[api.JobID][]string) {
+	u.mu.Lock()
+	for job := range u.written {
+		if _, still := reasons[job]; !still {
+			u.pending[job] = nil
+		}
+	}
+	for job, r := range reasons {
+		u.pending[job] = r
+	}
+	u.mu.Unlock()
+	u.wake()
+}
+
+// PendingWrites counts the writes not yet done, for metrics and tests.
+func (u *Updater) PendingWrites() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return len(u.stamps) + len(u.pending)
+}
+
+func (u *Updater) wake() {
+	select {
+	case u.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Start writes queued updates until ctx ends: at once when there is news, and every
+// retryPeriod for what failed.
+func (u *Updater) Start(ctx context.Context) error {
+	ticker := time.NewTicker(retryPeriod)
+	defer ticker.Stop()
+	for {
+		u.Flush(ctx)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-u.kick:
+		case <-ticker.C:
+		}
+	}
+}
+
+// Flush tries every queued write once; failures stay queued.
+func (u *Updater) Flush(ctx context.Context) {
+	u.mu.Lock()
+	stamps := make(map[api.JobID]time.Time, len(u.stamps))
+	for k, v := range u.stamps {
+		stamps[k] = v
+	}
+	pending := make(map[api.JobID][]string, len(u.pending))
+	for k, v := range u.pending {
+		pending[k] = v
+	}
+	u.mu.Unlock()
+
+	log := klog.FromContext(ctx)
+	for job, at := range stamps {
+		err := u.writeStamp(ctx, job, at)
+		if err != nil && !apierrors.IsNotFound(err) {
+			log.Error(err, "Writing start stamp failed; will retry", "job", job)
+			continue
+		}
+		u.mu.Lock()
+		if u.stamps[job].Equal(at) {
+			delete(u.stamps, job)
+		}
+		u.mu.Unlock()
+	}
+	for job, reasons := range pending {
+		key := strings.Join(reasons, "\n")
+		u.mu.Lock()
+		unchanged := u.written[job] == key
+		u.mu.Unlock()
+		var err error
+		if !unchanged {
+			err = u.writeCondition(ctx, job, reasons)
+		}
+		if err != nil && !apierrors.IsNotFound(err) {
+			log.Error(err, "Writing scheduling condition failed; will retry", "job", job)
+			continue
+		}
+		u.mu.Lock()
+		if strings.Join(u.pending[job], "\n") == key {
+			delete(u.pending, job)
+			if len(reasons) == 0 {
+				delete(u.written, job)
+			} else {
+				u.written[job] = key
+			}
+		}
+		u.mu.Unlock()
+	}
+}
+
+// writeStamp sets the annotation with a merge patch: it touches nothing else and has no
+// resource version, so it cannot conflict with other writers.
+func (u *Updater) writeStamp(ctx context.Context, job api.JobID, at time.Time) error {
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{
+		"annotations": map[string]string{scheduling.LastStartTimestampAnnotation: cache.FormatStartTime(at)}}})
+	return u.Client.Patch(ctx, cache.PodGroupRef(job), client.RawPatch(types.MergePatchType, patch))
+}
+
+// writeCondition replaces the job's scheduling conditions (clears them when reasons is
+// empty) and, when there are reasons, tells them in an event.
+func (u *Updater) writeCondition(ctx context.Context, job api.JobID, reasons []string) error {
+	var conditions []v2alpha2.SchedulingCondition
+	if len(reasons) > 0 {
+		condition := v2alpha2.SchedulingCondition{
+			Type: v2alpha2.UnschedulableOnNodePool, Status: v1.ConditionTrue,
+			Message: strings.Join(reasons, "; "), LastTransitionTime: metav1.NewTime(u.Clock.Now()),
+			TransitionID: fmt.Sprint(u.Clock.Now().Unix()),
+		}
+		for _, r := range reasons {
+			condition.Reasons = append(condition.Reasons, v2alpha2.UnschedulableReason{Reason: "Unschedulable", Message: r})
+		}
+		conditions = append(conditions, condition)
+	}
+	patch, _ := json.Marshal(map[string]any{"status": map[string]any{"schedulingConditions": conditions}})
+	pg := cache.PodGroupRef(job)
+	if err := u.Client.Status().Patch(ctx, pg, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return err
+	}
+	if len(reasons) > 0 && u.Recorder != nil {
+		u.Recorder.Event(pg, v1.EventTypeWarning, "Unschedulable", strings.Join(reasons, "; "))
+	}
+	return nil
+}
