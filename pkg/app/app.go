@@ -12,8 +12,10 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -118,6 +120,9 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		LeaderElectionID:              opts.LeaderElectionID,
 		LeaderElectionNamespace:       opts.LeaderElectionNamespace,
 		LeaderElectionReleaseOnCancel: true,
+		// The pod grouper's controller name is fixed; tests run several schedulers (a restart)
+		// in one process, which controller-runtime's global name check would refuse.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)

@@ -21,7 +21,7 @@ func TestDefaultPolicy(t *testing.T) {
 	for _, p := range policy.Plugins {
 		names = append(names, p.Name())
 	}
-	if got := strings.Join(names, ","); got != "priority,proportion,predicates,nodeplacement" {
+	if got := strings.Join(names, ","); got != "priority,proportion,minruntime,predicates,nodeplacement" {
 		t.Fatalf("default plugins = %s", got)
 	}
 }

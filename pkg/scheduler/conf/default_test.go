@@ -14,7 +14,7 @@ func TestDefault(t *testing.T) {
 	want := &Config{
 		Actions: []string{"allocate", "reclaim", "preempt"},
 		Tiers: []Tier{{Plugins: []PluginOption{
-			{Name: "priority"}, {Name: "proportion"}, {Name: "predicates"}, {Name: "nodeplacement"}}}},
+			{Name: "priority"}, {Name: "proportion"}, {Name: "minruntime"}, {Name: "predicates"}, {Name: "nodeplacement"}}}},
 	}
 	if !reflect.DeepEqual(config, want) {
 		t.Fatalf("Default = %+v, want %+v", config, want)

@@ -35,7 +35,7 @@ func TestLoadFileValid(t *testing.T) {
 		t.Fatal(err)
 	}
 	config, warnings, err := LoadFile(path, testKnown)
-	if err != nil || len(warnings) != 0 || len(config.Plugins()) != 4 {
+	if err != nil || len(warnings) != 0 || len(config.Plugins()) != 5 {
 		t.Fatalf("LoadFile = %+v, %q, %v", config, warnings, err)
 	}
 }

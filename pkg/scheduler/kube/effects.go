@@ -40,6 +40,7 @@ func (e *Effects) Bind(ctx context.Context, pod *api.PodInfo, nodeName string) e
 		Target:     v1.ObjectReference{Kind: "Node", Name: nodeName},
 	}
 	if err := e.Client.CoreV1().Pods(pod.Namespace).Bind(ctx, binding, metav1.CreateOptions{}); err != nil {
+		metrics.BindErrors.Inc()
 		return fmt.Errorf("binding %s to %s: %w", pod.Key(), nodeName, err)
 	}
 	e.Overlay.Bound(types.UID(pod.UID), nodeName)

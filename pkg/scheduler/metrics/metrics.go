@@ -17,6 +17,10 @@ var (
 	Binds = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "kai_scheduler_binds_total", Help: "Pods bound to nodes.",
 	})
+	// BindErrors counts binds the API server refused, for instance a pod bound already.
+	BindErrors = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "kai_scheduler_bind_errors_total", Help: "Binds the API server refused.",
+	})
 	// Evictions counts pods evicted, by action.
 	Evictions = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "kai_scheduler_evictions_total", Help: "Pods evicted, by action (reclaim, preempt).",
@@ -32,5 +36,5 @@ var (
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(CycleDuration, Binds, Evictions, PendingJobs, InvalidQueues)
+	ctrlmetrics.Registry.MustRegister(CycleDuration, Binds, BindErrors, Evictions, PendingJobs, InvalidQueues)
 }

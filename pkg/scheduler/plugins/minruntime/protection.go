@@ -32,11 +32,16 @@ func EffectiveStart(job *api.JobInfo, now time.Time) (time.Time, bool, string) {
 		return start, known, ""
 	case stamp.After(now):
 		return start, known, "start stamp " + stamp.Format(time.RFC3339Nano) + " is in the future and is ignored"
-	case known && stamp.After(start):
+	case known && stamp.After(start.Add(podStartPrecision)):
 		return start, true, "start stamp " + stamp.Format(time.RFC3339Nano) + " is later than the job's pods started; their start counts"
 	}
 	return *stamp, true, ""
 }
+
+// podStartPrecision is the precision of a pod's reported start time: the API keeps whole
+// seconds, so a pod that started after the stamp may show a start up to a second before it.
+// Only a stamp later than that is taken as edited; otherwise protection would end early.
+const podStartPrecision = time.Second
 
 // IsElastic reports whether the job has more pods than its gang needs: such a job may lose
 // surplus pods even while protected, down to its minimum.

@@ -32,6 +32,8 @@ func TestEffectiveStartCannotBeExtendedByEditingTheStamp(t *testing.T) {
 			job(at(-1*time.Minute), at(-30*time.Minute), at(-20*time.Minute)), at(-30 * time.Minute), true},
 		{"a stamp in the future is ignored",
 			job(at(time.Hour), at(-5*time.Minute)), at(-5 * time.Minute), true},
+		{"a pod start reported in whole seconds, just before the stamp, does not cut protection short",
+			job(at(-10*time.Minute+300*time.Millisecond), at(-10*time.Minute)), at(-10*time.Minute + 300*time.Millisecond), false},
 		{"a stamp rewritten earlier only shortens protection",
 			job(at(-2*time.Hour), at(-5*time.Minute)), at(-2 * time.Hour), false},
 		{"without a stamp the pods' start counts",

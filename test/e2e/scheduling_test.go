@@ -1,0 +1,87 @@
+package e2e
+
+import (
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
+)
+
+var _ = Describe("Gang scheduling", func() {
+	It("binds a gang all at once or not at all, and stamps its start on the PodGroup", func() {
+		createNamespace("gang")
+		createQueue("gang-queue", -1, nil)
+		createNode("gang-node-1", 4)
+		DeferCleanup(startScheduler(schedulerOptions("")))
+
+		createJob("gang", "trainer", "gang-queue", "train", 3, 3, 2)
+		Consistently(boundPods("gang", "trainer"), 2*time.Second).Should(BeZero(), "6 GPUs do not fit on 4: nothing partial")
+		Expect(startStamp("gang", "trainer")()).To(BeNil())
+
+		before := time.Now()
+		createNode("gang-node-2", 4)
+		Eventually(runningPods("gang", "trainer")).Should(Equal(3))
+		Eventually(startStamp("gang", "trainer")).ShouldNot(BeNil())
+		Expect(*startStamp("gang", "trainer")()).To(BeTemporally("~", before, 10*time.Second))
+	})
+})
+
+var _ = Describe("Reclaim min-runtime", func() {
+	It("holds a reclaim back until the victim's protection ends, then reclaims", func() {
+		createNamespace("reclaim")
+		createQueue("owner", 4, nil)
+		createQueue("borrower", 0, func(s *v2.QueueSpec) { s.ReclaimMinRuntime = &metav1.Duration{Duration: 4 * time.Second} })
+		createNode("reclaim-node", 4)
+		DeferCleanup(startScheduler(schedulerOptions("")))
+
+		createJob("reclaim", "borrowed", "borrower", "train", 4, 4, 1)
+		Eventually(runningPods("reclaim", "borrowed")).Should(Equal(4))
+		Eventually(startStamp("reclaim", "borrowed")).ShouldNot(BeNil())
+		protectedUntil := startStamp("reclaim", "borrowed")().Add(4 * time.Second)
+
+		createJob("reclaim", "owned", "owner", "train", 4, 4, 1)
+		Consistently(runningPods("reclaim", "borrowed"), time.Until(protectedUntil)-500*time.Millisecond).Should(Equal(4))
+		Eventually(runningPods("reclaim", "owned")).Should(Equal(4))
+		Expect(time.Now()).To(BeTemporally(">=", protectedUntil))
+		Eventually(func() []string { return eventReasons("reclaim", "borrowed") }).Should(ContainElement("Reclaimed"))
+	})
+
+	It("keeps protecting across a scheduler restart, binding nothing twice", func() {
+		createNamespace("restart")
+		createQueue("restart-owner", 4, nil)
+		createQueue("restart-borrower", 0, func(s *v2.QueueSpec) { s.ReclaimMinRuntime = &metav1.Duration{Duration: 6 * time.Second} })
+		createNode("restart-node", 4)
+		stopFirst := startScheduler(schedulerOptions(""))
+		createJob("restart", "borrowed", "restart-borrower", "train", 4, 4, 1)
+		Eventually(runningPods("restart", "borrowed")).Should(Equal(4))
+		Eventually(startStamp("restart", "borrowed")).ShouldNot(BeNil())
+		protectedUntil := startStamp("restart", "borrowed")().Add(6 * time.Second)
+		stopFirst()
+
+		bindErrors := bindErrorCount()
+		createJob("restart", "owned", "restart-owner", "train", 4, 4, 1)
+		DeferCleanup(startScheduler(schedulerOptions("")))
+		Consistently(runningPods("restart", "borrowed"), time.Until(protectedUntil)-500*time.Millisecond).Should(Equal(4),
+			"the new scheduler reads the stamp back and keeps protecting")
+		Eventually(runningPods("restart", "owned")).Should(Equal(4))
+		Expect(bindErrorCount()).To(Equal(bindErrors), "no pod was bound twice")
+	})
+})
+
+// eventReasons lists the reasons of the events about a PodGroup.
+func eventReasons(namespace, podGroup string) []string {
+	events := &v1.EventList{}
+	Expect(k8sClient.List(suiteCtx, events, client.InNamespace(namespace))).To(Succeed())
+	var reasons []string
+	for _, e := range events.Items {
+		if e.InvolvedObject.Kind == "PodGroup" && e.InvolvedObject.Name == podGroup {
+			reasons = append(reasons, e.Reason)
+		}
+	}
+	return reasons
+}

@@ -1,0 +1,81 @@
+package e2e
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/app"
+	"github.com/kai-minruntime/kai-scheduler/test/testenv"
+)
+
+var (
+	env       *testenv.Environment
+	k8sClient client.Client
+	clientset kubernetes.Interface
+	suiteCtx  context.Context
+)
+
+func TestE2E(t *testing.T) {
+	RegisterFailHandler(Fail)
+	SetDefaultEventuallyTimeout(20 * time.Second)
+	SetDefaultEventuallyPollingInterval(100 * time.Millisecond)
+	RunSpecs(t, "kai-scheduler end to end against a real API server")
+}
+
+var _ = BeforeSuite(func() {
+	ctrl.SetLogger(klog.NewKlogr())
+	var err error
+	env, err = testenv.Start()
+	Expect(err).NotTo(HaveOccurred())
+	k8sClient = env.Client
+	clientset, err = kubernetes.NewForConfig(env.Config)
+	Expect(err).NotTo(HaveOccurred())
+	var cancel context.CancelFunc
+	suiteCtx, cancel = context.WithCancel(context.Background())
+	DeferCleanup(cancel)
+	go (&testenv.Kubelet{Client: clientset, Period: 100 * time.Millisecond}).Run(suiteCtx)
+	for name, value := range map[string]int32{"train": 50, "build-preemptible": 75, "build": 100, "inference": 125} {
+		pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value}
+		Expect(k8sClient.Create(suiteCtx, pc)).To(Succeed())
+	}
+})
+
+var _ = AfterSuite(func() {
+	if env != nil {
+		Expect(env.Stop()).To(Succeed())
+	}
+})
+
+// startScheduler runs the scheduler in the background as the binary would, with a short
+// period, and returns a function that stops it (like SIGTERM) and waits until it has.
+func startScheduler(opts app.Options) (stop func()) {
+	ctx, cancel := context.WithCancel(suiteCtx)
+	done := make(chan error, 1)
+	go func() {
+		defer GinkgoRecover()
+		done <- app.Run(ctx, env.Config, opts)
+	}()
+	return func() {
+		cancel()
+		Eventually(done).Should(Receive(BeNil()), "the scheduler stops cleanly")
+	}
+}
+
+// schedulerOptions are the binary's defaults with a fast period and no listeners.
+func schedulerOptions(config string) app.Options {
+	opts := app.DefaultOptions()
+	opts.SchedulePeriod = 200 * time.Millisecond
+	opts.ListenAddress, opts.HealthAddress = "0", "0"
+	opts.SchedulerConf = config
+	return opts
+}
