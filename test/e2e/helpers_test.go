@@ -66,7 +66,15 @@ func createJob(namespace, name, queue, priorityClass string, minMember int32, po
 }
 
 func createPod(namespace, name string, gpus int64, annotations, labels map[string]string) *v1.Pod {
-	pod := &v1.Pod{
+	pod := newPod(namespace, name, gpus, annotations, labels)
+	Expect(k8sClient.Create(suiteCtx, pod)).To(Succeed())
+	cleanUp(pod)
+	return pod
+}
+
+// newPod describes a pod of this scheduler asking for gpus GPUs and one CPU.
+func newPod(namespace, name string, gpus int64, annotations, labels map[string]string) *v1.Pod {
+	return &v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, Annotations: annotations, Labels: labels},
 		Spec: v1.PodSpec{
 			SchedulerName: "kai-scheduler",
@@ -77,9 +85,6 @@ func createPod(namespace, name string, gpus int64, annotations, labels map[strin
 			}}},
 		},
 	}
-	Expect(k8sClient.Create(suiteCtx, pod)).To(Succeed())
-	cleanUp(pod)
-	return pod
 }
 
 // runningPods counts the job's pods that are bound and running (the test kubelet starts them).
