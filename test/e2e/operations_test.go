@@ -1,0 +1,56 @@
+package e2e
+
+import (
+	"io"
+	"net/http"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+var _ = Describe("Operating the scheduler", func() {
+	It("elects one leader through a Lease and serves metrics and health", func() {
+		createNamespace("kai-scheduler")
+		createNamespace("ops")
+		createQueue("ops-queue", -1, nil)
+		createNode("ops-node", 2)
+		opts := schedulerOptions("")
+		opts.LeaderElect, opts.LeaderElectionNamespace = true, "kai-scheduler"
+		opts.ListenAddress, opts.HealthAddress = "127.0.0.1:18080", "127.0.0.1:18081"
+		DeferCleanup(startScheduler(opts))
+		standby := schedulerOptions("")
+		standby.LeaderElect, standby.LeaderElectionNamespace = true, "kai-scheduler"
+		DeferCleanup(startScheduler(standby))
+
+		lease := &coordinationv1.Lease{}
+		Eventually(func() error {
+			return k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: "kai-scheduler", Name: "kai-scheduler"}, lease)
+		}).Should(Succeed())
+		Expect(lease.Spec.HolderIdentity).NotTo(BeNil())
+
+		bindErrors := bindErrorCount()
+		createJob("ops", "served", "ops-queue", "train", 2, 2, 1)
+		Eventually(runningPods("ops", "served")).Should(Equal(2))
+		Expect(bindErrorCount()).To(Equal(bindErrors), "two replicas, one scheduling: no bind was refused")
+
+		Eventually(get("http://127.0.0.1:18081/healthz")).Should(Equal("ok"))
+		Eventually(get("http://127.0.0.1:18080/metrics"), 10*time.Second).Should(And(
+			ContainSubstring("kai_scheduler_cycle_duration_seconds"), ContainSubstring("kai_scheduler_binds_total")))
+	})
+})
+
+// get returns the body of a GET, or the error text.
+func get(url string) func() string {
+	return func() string {
+		resp, err := http.Get(url)
+		if err != nil {
+			return err.Error()
+		}
+		defer func() { _ = resp.Body.Close() }()
+		body, _ := io.ReadAll(resp.Body)
+		return string(body)
+	}
+}
