@@ -3,8 +3,10 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/spf13/pflag"
@@ -15,36 +17,60 @@ import (
 )
 
 func main() {
+	os.Exit(run(os.Args[1:], os.Stderr))
+}
+
+// run parses the flags and runs the scheduler until SIGTERM; it returns the exit code.
+func run(args []string, output io.Writer) int {
 	opts := app.DefaultOptions()
+	flags := newFlags(&opts)
+	flags.SetOutput(output)
+	if err := flags.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintln(output, err)
+		return 2
+	}
+	// The configuration is checked before anything connects to a cluster, so a mistake in it
+	// is the first and only thing an operator sees.
+	policy, warnings, err := app.LoadPolicy(opts.SchedulerConf)
+	for _, w := range warnings {
+		fmt.Fprintln(output, "warning:", w)
+	}
+	if err != nil {
+		fmt.Fprintln(output, err)
+		return 1
+	}
+	opts.Policy = policy
+	ctrl.SetLogger(klog.NewKlogr())
+	ctx := ctrl.SetupSignalHandler() // SIGTERM and SIGINT end the context: a clean shutdown
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		klog.ErrorS(err, "No Kubernetes configuration: pass --kubeconfig or run in a cluster")
+		return 1
+	}
+	if err := app.Run(ctx, cfg, opts); err != nil {
+		klog.ErrorS(err, "Scheduler stopped")
+		return 1
+	}
+	return 0
+}
+
+// newFlags defines the KAI-compatible flags, plus klog's and --kubeconfig.
+func newFlags(opts *app.Options) *pflag.FlagSet {
 	flags := pflag.NewFlagSet("kai-scheduler", pflag.ContinueOnError)
 	flags.StringVar(&opts.SchedulerConf, "scheduler-conf", "", "Scheduler configuration file (YAML: actions and plugin tiers). Empty runs the built-in default.")
 	flags.StringVar(&opts.SchedulerName, "scheduler-name", opts.SchedulerName, "Schedule the pods whose spec.schedulerName is this.")
 	flags.DurationVar(&opts.SchedulePeriod, "schedule-period", opts.SchedulePeriod, "Time between scheduling cycles.")
 	flags.BoolVar(&opts.LeaderElect, "leader-elect", false, "Schedule only while holding a Lease, so that several replicas never schedule at once.")
 	flags.StringVar(&opts.LeaderElectionID, "leader-elect-id", opts.LeaderElectionID, "Name of the leader-election Lease.")
-	flags.StringVar(&opts.LeaderElectionNamespace, "leader-elect-namespace", opts.LeaderElectionNamespace, "Namespace of the leader-election Lease (default: $POD_NAMESPACE, else kai-scheduler).")
+	flags.StringVar(&opts.LeaderElectionNamespace, "leader-elect-namespace", opts.LeaderElectionNamespace, "Namespace of the leader-election Lease ($POD_NAMESPACE if set).")
 	flags.StringVar(&opts.ListenAddress, "listen-address", opts.ListenAddress, "Address serving Prometheus /metrics (\"0\" disables).")
 	flags.StringVar(&opts.HealthAddress, "health-address", opts.HealthAddress, "Address serving /healthz and /readyz (\"0\" disables).")
 	goFlags := flag.NewFlagSet("go", flag.ContinueOnError)
 	klog.InitFlags(goFlags)
 	ctrl.RegisterFlags(goFlags) // --kubeconfig; in-cluster configuration when empty
 	flags.AddGoFlagSet(goFlags)
-	if err := flags.Parse(os.Args[1:]); err != nil {
-		if err == pflag.ErrHelp {
-			return
-		}
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	ctrl.SetLogger(klog.NewKlogr())
-	ctx := ctrl.SetupSignalHandler() // SIGTERM and SIGINT end the context: a clean shutdown
-	cfg, err := ctrl.GetConfig()
-	if err != nil {
-		klog.ErrorS(err, "No Kubernetes configuration: pass --kubeconfig or run in a cluster")
-		os.Exit(1)
-	}
-	if err := app.Run(ctx, cfg, opts); err != nil {
-		klog.ErrorS(err, "Scheduler stopped")
-		os.Exit(1)
-	}
+	return flags
 }

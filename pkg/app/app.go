@@ -46,6 +46,9 @@ type Options struct {
 	HealthAddress string
 	// Clock is the scheduler's time; nil is the real clock.
 	Clock clock.WithTicker
+	// Policy, when set, is used instead of loading SchedulerConf (the binary loads and checks
+	// it before connecting to the cluster).
+	Policy *scheduler.Policy
 	// WrapClient lets tests interpose on the writes of the status updater (nil: none).
 	WrapClient func(client.Client) client.Client
 }
@@ -96,12 +99,16 @@ func LoadPolicy(path string) (*scheduler.Policy, []string, error) {
 // down: the current cycle finishes, the Lease is released.
 func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	log := klog.FromContext(ctx)
-	policy, warnings, err := LoadPolicy(opts.SchedulerConf)
-	for _, w := range warnings {
-		log.Info("Configuration warning", "warning", w)
-	}
-	if err != nil {
-		return err
+	policy := opts.Policy
+	if policy == nil {
+		loaded, warnings, err := LoadPolicy(opts.SchedulerConf)
+		for _, w := range warnings {
+			log.Info("Configuration warning", "warning", w)
+		}
+		if err != nil {
+			return err
+		}
+		policy = loaded
 	}
 	clk := opts.Clock
 	if clk == nil {

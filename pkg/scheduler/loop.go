@@ -9,6 +9,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/metrics"
@@ -55,7 +56,14 @@ func (l *Loop) RunOnce(ctx context.Context) {
 	result := RunCycle(ctx, snapshot, l.Clock, l.Policy, l.Effects)
 	l.Status.SetPending(result.PendingReasons)
 	for _, p := range result.QueueProblems {
-		l.once(p.Queue+p.Message, func() { log.Info("Queue cannot be scheduled", "queue", p.Queue, "reason", p.Message) })
+		l.once(p.Queue+p.Message, func() {
+			log.Info("Queue cannot be scheduled", "queue", p.Queue, "reason", p.Message)
+			if l.Recorder != nil {
+				queue := &v2.Queue{}
+				queue.Name, queue.APIVersion, queue.Kind = p.Queue, v2.SchemeGroupVersion.String(), "Queue"
+				l.Recorder.Event(queue, v1.EventTypeWarning, "InvalidQueue", p.Message)
+			}
+		})
 	}
 	metrics.PendingJobs.Set(float64(len(result.PendingReasons)))
 	metrics.InvalidQueues.Set(float64(len(result.QueueProblems)))

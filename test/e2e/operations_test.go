@@ -8,7 +8,10 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	v1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
 )
 
 var _ = Describe("Operating the scheduler", func() {
@@ -54,3 +57,30 @@ func get(url string) func() string {
 		return string(body)
 	}
 }
+
+var _ = Describe("Broken queue trees", func() {
+	It("are reported as events and do not stop scheduling elsewhere", func() {
+		createNamespace("loops")
+		createQueue("loop-a", -1, func(s *v2.QueueSpec) { s.ParentQueue = "loop-b" })
+		createQueue("loop-b", -1, func(s *v2.QueueSpec) { s.ParentQueue = "loop-a" })
+		createQueue("healthy", -1, nil)
+		createNode("loops-node", 2)
+		DeferCleanup(startScheduler(schedulerOptions("")))
+
+		createJob("loops", "stuck", "loop-a", "train", 1, 1, 1)
+		createJob("loops", "fine", "healthy", "train", 1, 1, 1)
+		Eventually(runningPods("loops", "fine")).Should(Equal(1))
+		Eventually(func() []string {
+			events := &v1.EventList{}
+			Expect(k8sClient.List(suiteCtx, events)).To(Succeed())
+			var messages []string
+			for _, e := range events.Items {
+				if e.InvolvedObject.Kind == "Queue" && e.Reason == "InvalidQueue" {
+					messages = append(messages, e.InvolvedObject.Name+": "+e.Message)
+				}
+			}
+			return messages
+		}).Should(ContainElement("loop-a: parent cycle: loop-a -> loop-b -> loop-a"))
+		Consistently(boundPods("loops", "stuck"), "1s").Should(BeZero())
+	})
+})

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 )
 
 var _ = Describe("Gang scheduling", func() {
@@ -22,12 +23,26 @@ var _ = Describe("Gang scheduling", func() {
 		createJob("gang", "trainer", "gang-queue", "train", 3, 3, 2)
 		Consistently(boundPods("gang", "trainer"), 2*time.Second).Should(BeZero(), "6 GPUs do not fit on 4: nothing partial")
 		Expect(startStamp("gang", "trainer")()).To(BeNil())
+		Eventually(func() string {
+			pg := &v2alpha2.PodGroup{}
+			Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: "gang", Name: "trainer"}, pg)).To(Succeed())
+			if len(pg.Status.SchedulingConditions) == 0 {
+				return ""
+			}
+			return pg.Status.SchedulingConditions[0].Message
+		}).Should(ContainSubstring("gang of 3 pods does not fit"), "the PodGroup tells why it waits")
+		Eventually(func() []string { return eventReasons("gang", "trainer") }).Should(ContainElement("Unschedulable"))
 
 		before := time.Now()
 		createNode("gang-node-2", 4)
 		Eventually(runningPods("gang", "trainer")).Should(Equal(3))
 		Eventually(startStamp("gang", "trainer")).ShouldNot(BeNil())
 		Expect(*startStamp("gang", "trainer")()).To(BeTemporally("~", before, 10*time.Second))
+		Eventually(func() int {
+			pg := &v2alpha2.PodGroup{}
+			Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: "gang", Name: "trainer"}, pg)).To(Succeed())
+			return len(pg.Status.SchedulingConditions)
+		}).Should(BeZero(), "the condition is cleared once the job runs")
 	})
 })
 
