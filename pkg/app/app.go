@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
@@ -140,10 +139,6 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
 		return err
 	}
-	clientset, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
 	writer := mgr.GetClient()
 	if opts.WrapClient != nil {
 		writer = opts.WrapClient(writer)
@@ -154,7 +149,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	loop := &scheduler.Loop{
 		Builder:  &cache.Builder{Reader: mgr.GetCache(), SchedulerName: opts.SchedulerName, Overlay: overlay},
 		Policy:   policy,
-		Effects:  &kube.Effects{Client: clientset, Recorder: recorder, Overlay: overlay, Status: updater},
+		Effects:  &kube.Effects{Client: mgr.GetClient(), Recorder: recorder, Overlay: overlay, Status: updater},
 		Status:   updater,
 		Recorder: recorder,
 		Clock:    clk,

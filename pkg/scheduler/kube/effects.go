@@ -9,8 +9,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
@@ -22,9 +22,10 @@ import (
 // DisruptionTargetReason is the reason of the DisruptionTarget condition set on victims.
 const DisruptionTargetReason = "PreemptionByScheduler"
 
-// Effects is the framework.Effects of the real scheduler.
+// Effects is the framework.Effects of the real scheduler (and of the simulator, whose
+// in-memory cluster stands behind the same client interface).
 type Effects struct {
-	Client   kubernetes.Interface
+	Client   client.Client
 	Recorder record.EventRecorder
 	Overlay  *cache.Overlay
 	Status   *status.Updater
@@ -39,7 +40,8 @@ func (e *Effects) Bind(ctx context.Context, pod *api.PodInfo, nodeName string) e
 		ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: types.UID(pod.UID)},
 		Target:     v1.ObjectReference{Kind: "Node", Name: nodeName},
 	}
-	if err := e.Client.CoreV1().Pods(pod.Namespace).Bind(ctx, binding, metav1.CreateOptions{}); err != nil {
+	target := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: types.UID(pod.UID)}}
+	if err := e.Client.SubResource("binding").Create(ctx, target, binding); err != nil {
 		metrics.BindErrors.Inc()
 		return fmt.Errorf("binding %s to %s: %w", pod.Key(), nodeName, err)
 	}
@@ -56,12 +58,13 @@ func (e *Effects) Evict(ctx context.Context, pod *api.PodInfo, reason framework.
 		Message: reason.Message, LastTransitionTime: metav1.Now(),
 	}
 	patch := fmt.Appendf(nil, `{"status":{"conditions":[%s]}}`, mustJSON(condition))
-	_, err := e.Client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
+	uid := types.UID(pod.UID)
+	target := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: uid}}
+	err := e.Client.Status().Patch(ctx, target, client.RawPatch(types.StrategicMergePatchType, patch))
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("marking %s as a disruption target: %w", pod.Key(), err)
 	}
-	uid := types.UID(pod.UID)
-	err = e.Client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	err = e.Client.Delete(ctx, target, client.Preconditions{UID: &uid})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("evicting %s: %w", pod.Key(), err)
 	}
