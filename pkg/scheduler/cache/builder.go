@@ -32,6 +32,10 @@ type Builder struct {
 	// SchedulerName selects the pods this scheduler schedules; other pods only use resources.
 	SchedulerName string
 	Overlay       *Overlay
+
+	// requests caches each pod's summed request by UID and generation (an in-place resize
+	// bumps the generation): summing containers is the most expensive part of a snapshot.
+	requests map[types.UID]cachedRequest
 }
 
 // objects is everything one snapshot is built from.
@@ -87,6 +91,11 @@ func (b *Builder) Snapshot(ctx context.Context) (*api.Snapshot, []Problem, error
 	}
 	if b.Overlay != nil {
 		b.Overlay.forget(livePods, liveJobs)
+	}
+	for uid := range b.requests {
+		if !livePods[uid] {
+			delete(b.requests, uid)
+		}
 	}
 	queues := make([]*api.QueueInfo, 0, len(o.queues.Items))
 	for i := range o.queues.Items {
@@ -144,7 +153,7 @@ func (b *Builder) addPod(pod *v1.Pod, jobs map[api.JobID]*api.JobInfo, nodes map
 	if pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed {
 		return nil
 	}
-	request := api.ResourcesFromList(resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}))
+	request := b.podRequest(pod)
 	nodeName := pod.Spec.NodeName
 	if b.Overlay != nil {
 		if bound, ok := b.Overlay.boundNode(pod.UID, nodeName); ok {
@@ -197,4 +206,22 @@ func (b *Builder) addPod(pod *v1.Pod, jobs map[api.JobID]*api.JobInfo, nodes map
 	}
 	job.AddPod(info)
 	return nil
+}
+
+type cachedRequest struct {
+	generation int64
+	request    api.Resources
+}
+
+// podRequest is what a pod asks of a node (containers, init containers, overhead), cached.
+func (b *Builder) podRequest(pod *v1.Pod) api.Resources {
+	if c, ok := b.requests[pod.UID]; ok && pod.UID != "" && c.generation == pod.Generation {
+		return c.request
+	}
+	r := api.ResourcesFromList(resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}))
+	if b.requests == nil {
+		b.requests = map[types.UID]cachedRequest{}
+	}
+	b.requests[pod.UID] = cachedRequest{generation: pod.Generation, request: r}
+	return r
 }

@@ -26,6 +26,11 @@ import (
 // retryPeriod is how often queued writes are retried when nothing new arrives.
 const retryPeriod = time.Second
 
+// conditionRefresh is the least time between two rewrites of a pending job's condition. The
+// reasons' details (how many nodes lack what) change nearly every cycle in a busy cluster;
+// rewriting them each second for every pending job would flood the API server.
+const conditionRefresh = 10 * time.Second
+
 // Updater queues PodGroup writes and performs them in the background.
 type Updater struct {
 	Client   client.Client
@@ -38,7 +43,9 @@ type Updater struct {
 	// pending holds the latest pending reasons per job; written what was last written.
 	pending map[api.JobID][]string
 	written map[api.JobID]string
-	kick    chan struct{}
+	// writtenAt is when each job's condition was last written.
+	writtenAt map[api.JobID]time.Time
+	kick      chan struct{}
 }
 
 // NewUpdater returns an updater; Run performs its writes.
@@ -46,7 +53,7 @@ func NewUpdater(c client.Client, recorder record.EventRecorder, clk clock.Passiv
 	return &Updater{
 		Client: c, Recorder: recorder, Clock: clk,
 		stamps: map[api.JobID]time.Time{}, pending: map[api.JobID][]string{}, written: map[api.JobID]string{},
-		kick: make(chan struct{}, 1),
+		writtenAt: map[api.JobID]time.Time{}, kick: make(chan struct{}, 1),
 	}
 }
 
@@ -134,7 +141,12 @@ func (u *Updater) Flush(ctx context.Context) {
 		key := strings.Join(reasons, "\n")
 		u.mu.Lock()
 		unchanged := u.written[job] == key
+		_, wasPending := u.written[job]
+		tooSoon := wasPending && len(reasons) > 0 && u.Clock.Since(u.writtenAt[job]) < conditionRefresh
 		u.mu.Unlock()
+		if tooSoon && !unchanged {
+			continue // kept queued: written once the refresh interval has passed
+		}
 		var err error
 		if !unchanged {
 			err = u.writeCondition(ctx, job, reasons)
@@ -148,7 +160,11 @@ func (u *Updater) Flush(ctx context.Context) {
 			delete(u.pending, job)
 			if len(reasons) == 0 {
 				delete(u.written, job)
+				delete(u.writtenAt, job)
 			} else {
+				if !unchanged {
+					u.writtenAt[job] = u.Clock.Now()
+				}
 				u.written[job] = key
 			}
 		}

@@ -26,8 +26,11 @@ func (*Action) Name() framework.ActionType { return framework.Allocate }
 func (a *Action) Execute(ctx context.Context, ssn *framework.Session) {
 	queues := actions.NewJobQueues(ssn, actions.SchedulableJobs(ssn))
 	search := actions.NewNodeSearch(ssn)
+	// failed remembers the gang shapes that did not fit, with why: allocate only takes
+	// resources, so a shape that failed keeps failing until the action ends.
+	failed := map[string]string{}
 	for job := queues.Next(); job != nil; job = queues.Next() {
-		if allocated := a.allocateJob(ctx, ssn, search, job); allocated && len(job.PendingPods()) > 0 {
+		if allocated := a.allocateJob(ctx, ssn, search, job, failed); allocated && len(job.PendingPods()) > 0 {
 			queues.Push(job) // an elastic job grows one pod per turn, taking turns with others
 		}
 	}
@@ -35,7 +38,7 @@ func (a *Action) Execute(ctx context.Context, ssn *framework.Session) {
 
 // allocateJob places the job's gang if it is not yet satisfied, or else one more pod, and
 // commits. It reports whether anything was placed.
-func (a *Action) allocateJob(ctx context.Context, ssn *framework.Session, search *actions.NodeSearch, job *api.JobInfo) bool {
+func (a *Action) allocateJob(ctx context.Context, ssn *framework.Session, search *actions.NodeSearch, job *api.JobInfo, failed map[string]string) bool {
 	st := ssn.NewStatement()
 	if job.IsGangSatisfied() {
 		if job.CountActive() < job.CountPlaced() {
@@ -58,11 +61,17 @@ func (a *Action) allocateJob(ctx context.Context, ssn *framework.Session, search
 		ssn.RecordPendingReason(job.ID, err.Error())
 		return false
 	}
+	shape := actions.ShapeKey(job, gang)
+	if reason, ok := failed[shape]; ok {
+		ssn.RecordPendingReason(job.ID, reason)
+		return false
+	}
 	for _, capacity := range []actions.Capacity{actions.IdleNow, actions.IdleOrReleasing} {
 		if reason := placeAll(st, search, gang, capacity); reason == "" {
 			return a.commit(ctx, ssn, st, job)
 		} else if capacity == actions.IdleOrReleasing {
 			ssn.RecordPendingReason(job.ID, reason)
+			failed[shape] = reason
 		}
 		st.Discard()
 	}

@@ -38,6 +38,9 @@ func Run(ctx context.Context, ssn *framework.Session, rules Rules) {
 	}
 	solver := NewSolver(ssn, rules)
 	queues := actions.NewJobQueues(ssn, preemptors)
+	// failed remembers shapes no victims could be found for. A plan that succeeds changes
+	// what is running and releasing, so it clears the memory.
+	failed := map[string]string{}
 	for job := queues.Next(); job != nil; job = queues.Next() {
 		gang, err := actions.GangPods(ssn, job)
 		if err == nil {
@@ -46,12 +49,19 @@ func Run(ctx context.Context, ssn *framework.Session, rules Rules) {
 		if err != nil {
 			continue // allocate already told the job why
 		}
+		shape := actions.ShapeKey(job, gang)
+		if reason, ok := failed[shape]; ok {
+			ssn.RecordPendingReason(job.ID, reason)
+			continue
+		}
 		plan, reason := solver.Solve(job, gang)
 		if plan == nil {
-			ssn.RecordPendingReason(job.ID, fmt.Sprintf("%s: %s", rules.Action(), reason))
+			failed[shape] = fmt.Sprintf("%s: %s", rules.Action(), reason)
+			ssn.RecordPendingReason(job.ID, failed[shape])
 			continue
 		}
 		apply(ctx, ssn, rules.Action(), job, plan)
+		clear(failed)
 	}
 }
 

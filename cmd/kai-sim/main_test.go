@@ -1,0 +1,59 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestBuiltinComparisonIsTheDefault(t *testing.T) {
+	var out, errs bytes.Buffer
+	if code := run(nil, &out, &errs); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs.String())
+	}
+	for _, want := range []string{"without min-runtime", "reclaimMinRuntime 45m0s", "wasted GPU-hours", "prod mean wait for quota"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func TestScenarioFileAsJSONWithPlot(t *testing.T) {
+	plot := filepath.Join(t.TempDir(), "gpus.svg")
+	var out, errs bytes.Buffer
+	scenario := filepath.Join("..", "..", "docs", "examples", "sim", "preempt-tree.yaml")
+	if code := run([]string{"--output", "json", "--plot", plot, scenario}, &out, &errs); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs.String())
+	}
+	var result struct {
+		Events []map[string]any `json:"events"`
+		Jobs   []map[string]any `json:"jobs"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &result); err != nil {
+		t.Fatalf("not JSON: %v", err)
+	}
+	if len(result.Jobs) != 4 || len(result.Events) == 0 {
+		t.Fatalf("jobs %d, events %d", len(result.Jobs), len(result.Events))
+	}
+	svg, err := os.ReadFile(plot)
+	if err != nil || !bytes.Contains(svg, []byte("<svg")) || !bytes.Contains(svg, []byte("stroke=\"red\"")) {
+		t.Fatalf("the plot is missing or marks no eviction: %v", err)
+	}
+}
+
+func TestBadScenarioNamesTheDocument(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(path, []byte("apiVersion: v1\nkind: Node\nmetadata: {name: gpu-1}\nspec: {unschedulabel: true}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errs bytes.Buffer
+	if code := run([]string{path}, &out, &errs); code != 1 {
+		t.Fatalf("exit %d", code)
+	}
+	if !strings.Contains(errs.String(), "document 1 (Node gpu-1)") || !strings.Contains(errs.String(), "unschedulabel") {
+		t.Fatalf("error does not name the document and field: %s", errs.String())
+	}
+}

@@ -1,0 +1,61 @@
+package sim
+
+import (
+	"context"
+	_ "embed"
+	"time"
+)
+
+//go:embed builtin/borrowing.yaml
+var builtinScenario []byte
+
+// BuiltinScenario is the scenario kai-sim runs without arguments.
+func BuiltinScenario() []byte { return append([]byte(nil), builtinScenario...) }
+
+// BuiltinUntil is how long the built-in scenario runs.
+const BuiltinUntil = 10 * time.Hour
+
+// BuiltinMinRuntime is the reclaim min-runtime the built-in comparison turns on: startup
+// plus one checkpoint of the training jobs, with a little margin.
+const BuiltinMinRuntime = 45 * time.Minute
+
+// Variant is one configuration of a comparison and its result.
+type Variant struct {
+	Name   string
+	Config []byte
+	Result *Result
+}
+
+// Compare runs a scenario once per configuration.
+func Compare(ctx context.Context, scenario []byte, until time.Duration, variants []Variant) ([]Variant, error) {
+	for i := range variants {
+		sc, err := Parse(scenario)
+		if err != nil {
+			return nil, err
+		}
+		result, err := Run(ctx, sc, Options{Config: variants[i].Config, Until: until})
+		if err != nil {
+			return nil, err
+		}
+		variants[i].Result = result
+	}
+	return variants, nil
+}
+
+// BuiltinVariants are the two configurations of the built-in comparison.
+func BuiltinVariants() []Variant {
+	with := `actions: "allocate, reclaim, preempt"
+tiers:
+- plugins:
+  - name: priority
+  - name: proportion
+  - name: minruntime
+    arguments: {defaultReclaimMinRuntime: "` + BuiltinMinRuntime.String() + `"}
+  - name: predicates
+  - name: nodeplacement
+`
+	return []Variant{
+		{Name: "without min-runtime"},
+		{Name: "reclaimMinRuntime " + BuiltinMinRuntime.String(), Config: []byte(with)},
+	}
+}

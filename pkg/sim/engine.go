@@ -1,0 +1,323 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/go-logr/logr"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/kube"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/status"
+)
+
+// Options of a simulation.
+type Options struct {
+	// Config is the scheduler configuration (YAML); nil runs the built-in default.
+	Config []byte
+	// Until stops the simulation at this virtual time; 0 runs until nothing more can happen.
+	Until time.Duration
+	// Period is the time between scheduling cycles (default 1s).
+	Period time.Duration
+}
+
+// Start is the virtual time at which every simulation begins.
+var Start = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// maxHorizon stops a scenario that would never settle.
+const maxHorizon = 365 * 24 * time.Hour
+
+// engine holds one simulation's state.
+type engine struct {
+	sc        *Scenario
+	opts      Options
+	clock     *clocktesting.FakeClock
+	cluster   *memCluster
+	loop      *scheduler.Loop
+	status    *status.Updater
+	jobs      []*jobState
+	jobByName map[types.NamespacedName]*jobState
+	result    *Result
+	// changed tells that this tick wrote something, so the next cycle may decide more.
+	changed bool
+	// minRuntimes are every min-runtime the configuration and queues name: the offsets at
+	// which protection can end and a quiet cluster can start to move again.
+	minRuntimes []time.Duration
+	lastSample  map[string]int64
+}
+
+// Run simulates the scenario with the real scheduler.
+func Run(ctx context.Context, sc *Scenario, opts Options) (*Result, error) {
+	if opts.Period <= 0 {
+		opts.Period = time.Second
+	}
+	policy, _, err := scheduler.LoadPolicy(opts.Config)
+	if err != nil {
+		return nil, fmt.Errorf("scheduler configuration: %w", err)
+	}
+	ctx = klog.NewContext(ctx, logr.Discard())
+	e := newEngine(sc, opts, policy)
+	horizon := opts.Until
+	if horizon <= 0 {
+		horizon = maxHorizon
+	}
+	for {
+		now := e.clock.Now()
+		e.changed = false
+		e.submit(now)
+		e.terminate(now)
+		e.loop.RunOnce(ctx)
+		e.status.Flush(ctx)
+		e.runPods(now)
+		e.progress(now)
+		e.sample(now)
+		next, ok := e.nextTime(now)
+		if !ok {
+			break
+		}
+		if next.Sub(Start) > horizon {
+			e.clock.SetTime(Start.Add(horizon)) // the report covers the whole horizon
+			break
+		}
+		e.clock.SetTime(next)
+	}
+	return e.report(), nil
+}
+
+func newEngine(sc *Scenario, opts Options, policy *scheduler.Policy) *engine {
+	clk := clocktesting.NewFakeClock(Start)
+	cluster := newMemCluster(clk)
+	cluster.nodes, cluster.queues, cluster.classes = sc.Nodes, sc.Queues, sc.Classes
+	overlay := cache.NewOverlay(clk.Now)
+	updater := status.NewUpdater(cluster, nil, clk)
+	e := &engine{
+		sc: sc, opts: opts, clock: clk, cluster: cluster, status: updater,
+		jobByName: map[types.NamespacedName]*jobState{}, result: &Result{}, lastSample: map[string]int64{},
+		minRuntimes: minRuntimes(opts.Config, sc),
+	}
+	e.loop = &scheduler.Loop{
+		Builder: &cache.Builder{Reader: cluster, SchedulerName: "kai-scheduler", Overlay: overlay},
+		Policy:  policy,
+		Effects: &kube.Effects{Client: cluster, Overlay: overlay, Status: updater},
+		Status:  updater, Clock: clk, Period: opts.Period,
+	}
+	for _, job := range sc.Jobs {
+		js := &jobState{spec: job, queue: job.Group.Spec.Queue}
+		e.jobs = append(e.jobs, js)
+		e.jobByName[types.NamespacedName{Namespace: job.Group.Namespace, Name: job.Group.Name}] = js
+	}
+	cluster.onBind = e.onBind
+	cluster.onDelete = e.onDelete
+	return e
+}
+
+func (e *engine) seconds(t time.Time) float64 { return t.Sub(Start).Seconds() }
+
+func (e *engine) event(t time.Time, typ string, job *jobState, action, node, reason string) {
+	e.result.Events = append(e.result.Events, Event{
+		Time: e.seconds(t), Type: typ, PodGroup: job.name(), Queue: job.queue, Action: action, Node: node, Reason: reason,
+	})
+}
+
+// submit creates the PodGroups and pods of jobs whose time has come.
+func (e *engine) submit(now time.Time) {
+	for _, js := range e.jobs {
+		if js.submitted || Start.Add(js.spec.SubmitAt).After(now) {
+			continue
+		}
+		js.submitted = true
+		group := js.spec.Group.DeepCopy()
+		group.CreationTimestamp = metav1.NewTime(now)
+		e.cluster.groups[types.NamespacedName{Namespace: group.Namespace, Name: group.Name}] = group
+		for _, pod := range js.spec.Pods {
+			e.createPod(js, pod, now)
+		}
+		e.changed = true
+	}
+}
+
+// createPod creates (or, after an eviction, recreates as a job controller would) a pod.
+func (e *engine) createPod(js *jobState, template *v1.Pod, now time.Time) {
+	pod := template.DeepCopy()
+	js.generation++
+	pod.UID = types.UID(fmt.Sprintf("%s/%s/%d", pod.Namespace, pod.Name, js.generation))
+	pod.CreationTimestamp = metav1.NewTime(now)
+	pod.Status = v1.PodStatus{Phase: v1.PodPending}
+	e.cluster.pods[types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}] = pod
+	e.refreshPods(js)
+}
+
+// refreshPods re-reads a job's current pods from the cluster, in name order. The engine's
+// passes over jobs read this list instead of looking every pod up on every tick.
+func (e *engine) refreshPods(js *jobState) {
+	js.pods = js.pods[:0]
+	for _, template := range js.spec.Pods {
+		if pod := e.cluster.pods[types.NamespacedName{Namespace: template.Namespace, Name: template.Name}]; pod != nil {
+			js.pods = append(js.pods, pod)
+		}
+	}
+}
+
+// active lists the jobs submitted and not completed, the only ones a tick looks at.
+func (e *engine) active() []*jobState {
+	var jobs []*jobState
+	for _, js := range e.jobs {
+		if js.submitted && js.completed == nil {
+			jobs = append(jobs, js)
+		}
+	}
+	return jobs
+}
+
+// terminate removes evicted pods whose grace period is over and recreates them pending.
+func (e *engine) terminate(now time.Time) {
+	for _, js := range e.active() {
+		for _, template := range js.spec.Pods {
+			key := types.NamespacedName{Namespace: template.Namespace, Name: template.Name}
+			pod := e.cluster.pods[key]
+			if pod == nil || pod.DeletionTimestamp == nil || now.Before(pod.DeletionTimestamp.Add(gracePeriod(pod))) {
+				continue
+			}
+			delete(e.cluster.pods, key)
+			e.createPod(js, template, now)
+			e.changed = true
+		}
+	}
+}
+
+func gracePeriod(pod *v1.Pod) time.Duration {
+	if pod.Spec.TerminationGracePeriodSeconds != nil {
+		return time.Duration(*pod.Spec.TerminationGracePeriodSeconds) * time.Second
+	}
+	return 30 * time.Second
+}
+
+// runPods is the kubelet: bound pods start running now.
+func (e *engine) runPods(now time.Time) {
+	for _, js := range e.active() {
+		for _, pod := range js.pods {
+			if pod.Spec.NodeName != "" && pod.Status.Phase == v1.PodPending && pod.DeletionTimestamp == nil {
+				started := metav1.NewTime(now)
+				pod.Status.Phase, pod.Status.StartTime = v1.PodRunning, &started
+				e.changed = true
+			}
+		}
+	}
+}
+
+func (e *engine) jobOf(pod *v1.Pod) *jobState {
+	return e.jobByName[types.NamespacedName{Namespace: pod.Namespace, Name: pod.Annotations["pod-group-name"]}]
+}
+
+func (e *engine) onBind(pod *v1.Pod, node string) {
+	e.changed = true
+	if js := e.jobOf(pod); js != nil {
+		e.event(e.clock.Now(), EventBind, js, "allocate", node, "")
+	}
+}
+
+// onDelete records an eviction with the action and reason the scheduler wrote into the
+// pod's DisruptionTarget condition just before deleting it.
+func (e *engine) onDelete(pod *v1.Pod) {
+	e.changed = true
+	js := e.jobOf(pod)
+	if js == nil {
+		return
+	}
+	js.evictions++
+	action, reason := "", ""
+	for _, c := range pod.Status.Conditions {
+		if c.Type == v1.DisruptionTarget {
+			reason = c.Message
+			fmt.Sscanf(c.Message, "evicted by %s", &action)
+		}
+	}
+	e.event(e.clock.Now(), EventEvict, js, action, pod.Spec.NodeName, reason)
+}
+
+// nextTime is when the next cycle runs: one period on after a tick that changed something;
+// otherwise the first time something can change (a submission, a termination, a completion,
+// a protection ending), on the period grid. ok is false when nothing can happen any more.
+func (e *engine) nextTime(now time.Time) (time.Time, bool) {
+	if e.changed {
+		return now.Add(e.opts.Period), true
+	}
+	var next time.Time
+	consider := func(t time.Time) {
+		if t.After(now) && (next.IsZero() || t.Before(next)) {
+			next = t
+		}
+	}
+	for _, js := range e.jobs {
+		if !js.submitted {
+			consider(Start.Add(js.spec.SubmitAt))
+			break // jobs are in submission order: the first unsubmitted one is the next
+		}
+	}
+	for _, js := range e.active() {
+		for _, pod := range js.pods {
+			if pod.DeletionTimestamp != nil {
+				consider(pod.DeletionTimestamp.Add(gracePeriod(pod)))
+			}
+		}
+		if js.running {
+			if done, ok := js.completionTime(); ok {
+				consider(done)
+			}
+			stamp, _ := cache.ParseStartTime(e.cluster.groups[types.NamespacedName{Namespace: js.spec.Group.Namespace, Name: js.spec.Group.Name}].Annotations)
+			for _, d := range e.minRuntimes {
+				consider(js.runStart.Add(d))
+				if stamp != nil {
+					consider(stamp.Add(d))
+				}
+			}
+		}
+	}
+	if next.IsZero() {
+		return next, false
+	}
+	periods := (next.Sub(Start) + e.opts.Period - 1) / e.opts.Period
+	return Start.Add(periods * e.opts.Period), true
+}
+
+// sample records the GPUs each queue holds when it changed.
+func (e *engine) sample(now time.Time) {
+	gpus := map[string]int64{}
+	for _, js := range e.active() {
+		for _, pod := range js.pods {
+			if pod.Status.Phase == v1.PodRunning {
+				gpus[js.queue] += podGPUs(pod)
+			}
+		}
+	}
+	same := len(gpus) == len(e.lastSample)
+	for q, n := range gpus {
+		same = same && e.lastSample[q] == n
+	}
+	if !same || len(e.result.Series) == 0 {
+		e.result.Series = append(e.result.Series, Sample{Time: e.seconds(now), GPUs: gpus})
+		e.lastSample = gpus
+	}
+}
+
+// queueNames lists the queues of the scenario's jobs, sorted.
+func (e *engine) queueNames() []string {
+	seen := map[string]bool{}
+	var names []string
+	for _, js := range e.jobs {
+		if !seen[js.queue] {
+			seen[js.queue] = true
+			names = append(names, js.queue)
+		}
+	}
+	sort.Strings(names)
+	return names
+}

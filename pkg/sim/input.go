@@ -1,0 +1,218 @@
+package sim
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
+	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/conf"
+)
+
+// Simulation annotations on a PodGroup.
+const (
+	// SubmitAtAnnotation: when the job is submitted, from the start (default 0).
+	SubmitAtAnnotation = "sim.kai.scheduler/submit-at"
+	// DurationAnnotation: the useful work the job needs to finish (default: never finishes).
+	DurationAnnotation = "sim.kai.scheduler/duration"
+	// StartupAnnotation: time after each start before useful work begins (default 0).
+	StartupAnnotation = "sim.kai.scheduler/startup"
+	// CheckpointIntervalAnnotation: useful work is saved every interval (default: never).
+	CheckpointIntervalAnnotation = "sim.kai.scheduler/checkpoint-interval"
+)
+
+// Job is a PodGroup of the scenario with its pods and simulation settings.
+type Job struct {
+	Group              *v2alpha2.PodGroup
+	Pods               []*v1.Pod
+	SubmitAt           time.Duration
+	Duration           time.Duration // 0: never finishes
+	Startup            time.Duration
+	CheckpointInterval time.Duration // 0: never
+}
+
+// Scenario is a parsed scenario file.
+type Scenario struct {
+	Nodes   []*v1.Node
+	Queues  []*v2.Queue
+	Classes []*schedulingv1.PriorityClass
+	// Jobs in submission order (then name).
+	Jobs []*Job
+}
+
+// defaultClasses are the PriorityClasses a KAI installation has.
+var defaultClasses = map[string]int32{"train": 50, "build-preemptible": 75, "build": 100, "inference": 125}
+
+// Parse reads a scenario: ordinary manifests of Nodes, Queues, PodGroups (with simulation
+// annotations), Pods (with the pod-group-name annotation) and optionally PriorityClasses.
+// Errors name the document (by position, kind and name) and the field.
+func Parse(data []byte) (*Scenario, error) {
+	sc := &Scenario{}
+	groups := map[string]*Job{}
+	var pods []*v1.Pod
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	for index := 1; ; index++ {
+		doc, err := reader.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("document %d: %w", index, err)
+		}
+		var fields map[string]any
+		if err := yaml.Unmarshal(doc, &fields); err != nil {
+			return nil, fmt.Errorf("document %d: %w", index, err)
+		}
+		if len(fields) == 0 {
+			index--
+			continue // only comments or blank
+		}
+		var meta metav1.TypeMeta
+		if err := yaml.Unmarshal(doc, &meta); err != nil {
+			return nil, fmt.Errorf("document %d: %w", index, err)
+		}
+		if err := sc.add(index, meta, documentName(fields), doc, groups, &pods); err != nil {
+			return nil, err
+		}
+	}
+	for _, pod := range pods {
+		name := pod.Annotations[scheduling.PodGroupNameAnnotation]
+		job := groups[pod.Namespace+"/"+name]
+		if job == nil {
+			return nil, fmt.Errorf("Pod %s/%s: annotation %s names PodGroup %q, which the file does not define",
+				pod.Namespace, pod.Name, scheduling.PodGroupNameAnnotation, name)
+		}
+		job.Pods = append(job.Pods, pod)
+	}
+	for key, job := range groups {
+		if len(job.Pods) == 0 {
+			return nil, fmt.Errorf("PodGroup %s has no pods (pods join it with the %s annotation)", key, scheduling.PodGroupNameAnnotation)
+		}
+		sort.Slice(job.Pods, func(i, j int) bool { return job.Pods[i].Name < job.Pods[j].Name })
+		sc.Jobs = append(sc.Jobs, job)
+	}
+	sort.Slice(sc.Jobs, func(i, j int) bool {
+		a, b := sc.Jobs[i], sc.Jobs[j]
+		if a.SubmitAt != b.SubmitAt {
+			return a.SubmitAt < b.SubmitAt
+		}
+		return a.Group.Namespace+"/"+a.Group.Name < b.Group.Namespace+"/"+b.Group.Name
+	})
+	if len(sc.Classes) == 0 {
+		for name, value := range defaultClasses {
+			sc.Classes = append(sc.Classes, &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value})
+		}
+	}
+	sort.Slice(sc.Nodes, func(i, j int) bool { return sc.Nodes[i].Name < sc.Nodes[j].Name })
+	return sc, nil
+}
+
+// add decodes one document strictly (a misspelt field is an error) into its kind.
+func (sc *Scenario) add(index int, meta metav1.TypeMeta, name string, doc []byte, groups map[string]*Job, pods *[]*v1.Pod) error {
+	fail := func(err error) error {
+		return fmt.Errorf("document %d (%s %s): %w", index, meta.Kind, name, err)
+	}
+	switch meta.APIVersion + "/" + meta.Kind {
+	case "v1/Node":
+		node := &v1.Node{}
+		if err := yaml.UnmarshalStrict(doc, node); err != nil {
+			return fail(err)
+		}
+		if len(node.Status.Allocatable) == 0 {
+			node.Status.Allocatable = node.Status.Capacity
+		}
+		sc.Nodes = append(sc.Nodes, node)
+	case "scheduling.run.ai/v2/Queue":
+		queue := &v2.Queue{}
+		if err := yaml.UnmarshalStrict(doc, queue); err != nil {
+			return fail(err)
+		}
+		sc.Queues = append(sc.Queues, queue)
+	case "scheduling.k8s.io/v1/PriorityClass":
+		pc := &schedulingv1.PriorityClass{}
+		if err := yaml.UnmarshalStrict(doc, pc); err != nil {
+			return fail(err)
+		}
+		sc.Classes = append(sc.Classes, pc)
+	case "scheduling.run.ai/v2alpha2/PodGroup":
+		group := &v2alpha2.PodGroup{}
+		if err := yaml.UnmarshalStrict(doc, group); err != nil {
+			return fail(err)
+		}
+		defaultNamespace(&group.ObjectMeta)
+		job, err := jobOf(group)
+		if err != nil {
+			return fail(err)
+		}
+		groups[group.Namespace+"/"+group.Name] = job
+	case "v1/Pod":
+		pod := &v1.Pod{}
+		if err := yaml.UnmarshalStrict(doc, pod); err != nil {
+			return fail(err)
+		}
+		defaultNamespace(&pod.ObjectMeta)
+		if pod.Spec.SchedulerName == "" {
+			pod.Spec.SchedulerName = "kai-scheduler"
+		}
+		*pods = append(*pods, pod)
+	default:
+		return fmt.Errorf("document %d: unsupported kind %q of apiVersion %q (want v1 Node or Pod, scheduling.run.ai/v2 Queue, scheduling.run.ai/v2alpha2 PodGroup, scheduling.k8s.io/v1 PriorityClass)",
+			index, meta.Kind, meta.APIVersion)
+	}
+	return nil
+}
+
+// documentName is "namespace/name" (or "name") from a document's metadata, for errors about
+// documents that do not decode.
+func documentName(fields map[string]any) string {
+	metadata, _ := fields["metadata"].(map[string]any)
+	name, _ := metadata["name"].(string)
+	if namespace, _ := metadata["namespace"].(string); namespace != "" {
+		return namespace + "/" + name
+	}
+	return name
+}
+
+func defaultNamespace(meta *metav1.ObjectMeta) {
+	if meta.Namespace == "" {
+		meta.Namespace = "default"
+	}
+}
+
+// jobOf reads the simulation annotations of a PodGroup.
+func jobOf(group *v2alpha2.PodGroup) (*Job, error) {
+	job := &Job{Group: group}
+	for _, setting := range []struct {
+		key    string
+		target *time.Duration
+	}{
+		{SubmitAtAnnotation, &job.SubmitAt}, {DurationAnnotation, &job.Duration},
+		{StartupAnnotation, &job.Startup}, {CheckpointIntervalAnnotation, &job.CheckpointInterval},
+	} {
+		value, ok := group.Annotations[setting.key]
+		if !ok {
+			continue
+		}
+		d, err := conf.ParseNonNegativeDuration("metadata.annotations."+setting.key, value)
+		if err != nil {
+			return nil, err
+		}
+		*setting.target = d
+	}
+	if group.Spec.MinMember < 1 {
+		group.Spec.MinMember = 1
+	}
+	return job, nil
+}

@@ -1,0 +1,117 @@
+package sim
+
+import (
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+)
+
+// jobState is a job's life in the simulation. A job makes progress while at least MinMember
+// of its pods run: after Startup, useful work accrues; it is saved every CheckpointInterval.
+// When it falls below MinMember (an eviction), work since the last checkpoint is lost, and
+// the job starts over from what was saved once it runs again.
+type jobState struct {
+	spec       *Job
+	queue      string
+	submitted  bool
+	generation int
+	// pods are the job's current pods, kept by refreshPods.
+	pods []*v1.Pod
+
+	running  bool
+	runStart time.Time
+	// saved is the useful work checkpointed before the current run.
+	saved time.Duration
+	// gpus is what the current run holds, for waste accounting.
+	gpus int64
+
+	firstStart, completed *time.Time
+	evictions             int
+	wastedGPUSeconds      float64
+}
+
+func (js *jobState) name() string {
+	return js.spec.Group.Namespace + "/" + js.spec.Group.Name
+}
+
+// useful is the useful work of the current run at t.
+func (js *jobState) useful(t time.Time) time.Duration {
+	return max(0, t.Sub(js.runStart)-js.spec.Startup)
+}
+
+// completionTime is when the current run finishes the job, if it has a duration.
+func (js *jobState) completionTime() (time.Time, bool) {
+	if js.spec.Duration == 0 {
+		return time.Time{}, false
+	}
+	return js.runStart.Add(js.spec.Startup + js.spec.Duration - js.saved), true
+}
+
+// progress starts, ends and completes runs from what the job's pods do now.
+func (e *engine) progress(now time.Time) {
+	for _, js := range e.active() {
+		var running int32
+		var gpus int64
+		for _, pod := range js.pods {
+			if pod.Status.Phase == v1.PodRunning && pod.DeletionTimestamp == nil {
+				running++
+				gpus += podGPUs(pod)
+			}
+		}
+		switch {
+		case !js.running && running >= js.spec.Group.Spec.MinMember:
+			js.running, js.runStart, js.gpus = true, now, gpus
+			if js.firstStart == nil {
+				js.firstStart = &now
+			}
+			e.event(now, EventStart, js, "", "", "")
+		case js.running && running < js.spec.Group.Spec.MinMember:
+			e.endRun(js, now)
+		}
+		if done, ok := js.completionTime(); js.running && ok && !now.Before(done) {
+			e.complete(js, now)
+		}
+	}
+}
+
+// endRun accounts for a run cut short: startup time and unsaved work are wasted.
+func (e *engine) endRun(js *jobState, now time.Time) {
+	useful := js.useful(now)
+	kept := time.Duration(0)
+	if ci := js.spec.CheckpointInterval; ci > 0 {
+		kept = useful / ci * ci
+	}
+	startup := min(now.Sub(js.runStart), js.spec.Startup)
+	js.wastedGPUSeconds += float64(js.gpus) * (startup + useful - kept).Seconds()
+	js.saved += kept
+	js.running = false
+}
+
+// complete finishes the job: its startup was overhead, and its pods and PodGroup leave the
+// cluster (a finished job holds nothing, and dropping it keeps later cycles small).
+func (e *engine) complete(js *jobState, now time.Time) {
+	js.wastedGPUSeconds += float64(js.gpus) * js.spec.Startup.Seconds()
+	js.running, js.completed = false, &now
+	for _, pod := range js.pods {
+		delete(e.cluster.pods, types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name})
+	}
+	js.pods = nil
+	delete(e.cluster.groups, types.NamespacedName{Namespace: js.spec.Group.Namespace, Name: js.spec.Group.Name})
+	e.changed = true
+	e.event(now, EventComplete, js, "", "", "")
+}
+
+func podGPUs(pod *v1.Pod) int64 {
+	var n int64
+	for _, c := range pod.Spec.Containers {
+		if q, ok := c.Resources.Requests[api.GPUResourceName]; ok {
+			n += q.Value()
+		} else if q, ok := c.Resources.Limits[api.GPUResourceName]; ok {
+			n += q.Value()
+		}
+	}
+	return n
+}

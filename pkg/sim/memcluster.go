@@ -1,0 +1,256 @@
+package sim
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	v1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
+)
+
+// memCluster is the simulated API server: the objects, and the few writes the scheduler
+// makes (bind, pod status patch, delete, PodGroup patches). Lists hand out shallow copies
+// without serialising anything — the scheduler only reads them — which keeps a day of
+// simulated cycles fast. Methods the scheduler never calls are left to the nil embedded
+// client and would panic.
+type memCluster struct {
+	client.Client
+	clock   clock.PassiveClock
+	nodes   []*v1.Node
+	queues  []*v2.Queue
+	classes []*schedulingv1.PriorityClass
+	pods    map[types.NamespacedName]*v1.Pod
+	groups  map[types.NamespacedName]*v2alpha2.PodGroup
+	// onBind and onDelete tell the engine about the scheduler's writes.
+	onBind   func(pod *v1.Pod, node string)
+	onDelete func(pod *v1.Pod)
+}
+
+func newMemCluster(clk clock.PassiveClock) *memCluster {
+	return &memCluster{clock: clk, pods: map[types.NamespacedName]*v1.Pod{}, groups: map[types.NamespacedName]*v2alpha2.PodGroup{}}
+}
+
+var _ client.Client = &memCluster{}
+
+func keyOf(o client.Object) types.NamespacedName {
+	return types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}
+}
+
+// List serves the five lists the snapshot builder reads.
+func (c *memCluster) List(_ context.Context, list client.ObjectList, _ ...client.ListOption) error {
+	switch l := list.(type) {
+	case *v1.NodeList:
+		l.Items = make([]v1.Node, len(c.nodes))
+		for i, n := range c.nodes {
+			l.Items[i] = *n
+		}
+	case *v2.QueueList:
+		l.Items = make([]v2.Queue, len(c.queues))
+		for i, q := range c.queues {
+			l.Items[i] = *q
+		}
+	case *schedulingv1.PriorityClassList:
+		l.Items = make([]schedulingv1.PriorityClass, len(c.classes))
+		for i, pc := range c.classes {
+			l.Items[i] = *pc
+		}
+	case *v1.PodList:
+		l.Items = make([]v1.Pod, 0, len(c.pods))
+		for _, p := range c.pods {
+			l.Items = append(l.Items, *p)
+		}
+	case *v2alpha2.PodGroupList:
+		l.Items = make([]v2alpha2.PodGroup, 0, len(c.groups))
+		for _, g := range c.groups {
+			l.Items = append(l.Items, *g)
+		}
+	default:
+		return fmt.Errorf("the simulated cluster cannot list %T", list)
+	}
+	return nil
+}
+
+// Patch applies the status updater's merge patches to PodGroups.
+func (c *memCluster) Patch(_ context.Context, obj client.Object, patch client.Patch, _ ...client.PatchOption) error {
+	group, ok := c.groups[keyOf(obj)]
+	if !ok {
+		return apierrors.NewNotFound(schema.GroupResource{Group: "scheduling.run.ai", Resource: "podgroups"}, obj.GetName())
+	}
+	return applyMergePatch(group, patch, obj)
+}
+
+// Delete starts a pod's graceful termination, as the API server does: it only gets a
+// deletion timestamp; the engine's kubelet removes it after its grace period.
+func (c *memCluster) Delete(_ context.Context, obj client.Object, _ ...client.DeleteOption) error {
+	pod, ok := c.pods[keyOf(obj)]
+	if !ok || (obj.GetUID() != "" && obj.GetUID() != pod.UID) {
+		return apierrors.NewNotFound(schema.GroupResource{Resource: "pods"}, obj.GetName())
+	}
+	if pod.DeletionTimestamp == nil {
+		now := metav1.NewTime(c.clock.Now())
+		pod.DeletionTimestamp = &now
+		c.onDelete(pod)
+	}
+	return nil
+}
+
+// Status patches pods (the DisruptionTarget condition) and PodGroups (conditions).
+func (c *memCluster) Status() client.SubResourceWriter { return statusWriter{c} }
+
+// SubResource serves pods/binding.
+func (c *memCluster) SubResource(name string) client.SubResourceClient {
+	return bindingWriter{c: c, name: name}
+}
+
+type statusWriter struct {
+	c *memCluster
+}
+
+func (w statusWriter) Create(context.Context, client.Object, client.Object, ...client.SubResourceCreateOption) error {
+	return fmt.Errorf("the simulated cluster does not create status")
+}
+func (w statusWriter) Update(context.Context, client.Object, ...client.SubResourceUpdateOption) error {
+	return fmt.Errorf("the simulated cluster does not update status")
+}
+func (w statusWriter) Apply(context.Context, runtime.ApplyConfiguration, ...client.SubResourceApplyOption) error {
+	return fmt.Errorf("the simulated cluster does not apply status")
+}
+
+func (w statusWriter) Patch(_ context.Context, obj client.Object, patch client.Patch, _ ...client.SubResourcePatchOption) error {
+	switch obj.(type) {
+	case *v1.Pod:
+		pod, ok := w.c.pods[keyOf(obj)]
+		if !ok {
+			return apierrors.NewNotFound(schema.GroupResource{Resource: "pods"}, obj.GetName())
+		}
+		data, err := patch.Data(obj)
+		if err != nil {
+			return err
+		}
+		original, _ := json.Marshal(pod)
+		patched, err := strategicpatch.StrategicMergePatch(original, data, v1.Pod{})
+		if err != nil {
+			return err
+		}
+		return json.Unmarshal(patched, pod)
+	case *v2alpha2.PodGroup:
+		group, ok := w.c.groups[keyOf(obj)]
+		if !ok {
+			return apierrors.NewNotFound(schema.GroupResource{Resource: "podgroups"}, obj.GetName())
+		}
+		return applyMergePatch(group, patch, obj)
+	}
+	return fmt.Errorf("the simulated cluster cannot patch the status of %T", obj)
+}
+
+type bindingWriter struct {
+	statusWriter
+	c    *memCluster
+	name string
+}
+
+func (w bindingWriter) Get(context.Context, client.Object, client.Object, ...client.SubResourceGetOption) error {
+	return fmt.Errorf("the simulated cluster does not get %s", w.name)
+}
+
+// Create binds a pod, refusing a pod that is already bound or gone as the API server would.
+func (w bindingWriter) Create(_ context.Context, obj client.Object, sub client.Object, _ ...client.SubResourceCreateOption) error {
+	binding, ok := sub.(*v1.Binding)
+	if w.name != "binding" || !ok {
+		return fmt.Errorf("the simulated cluster does not create %s", w.name)
+	}
+	pod, exists := w.c.pods[keyOf(obj)]
+	if !exists || (obj.GetUID() != "" && obj.GetUID() != pod.UID) {
+		return apierrors.NewNotFound(schema.GroupResource{Resource: "pods"}, obj.GetName())
+	}
+	if pod.Spec.NodeName != "" {
+		return apierrors.NewConflict(schema.GroupResource{Resource: "pods/binding"}, pod.Name, fmt.Errorf("pod is already bound to %s", pod.Spec.NodeName))
+	}
+	pod.Spec.NodeName = binding.Target.Name
+	w.c.onBind(pod, binding.Target.Name)
+	return nil
+}
+
+// applyMergePatch applies a JSON merge patch to target. The two patches the status updater
+// sends to PodGroups — annotations, scheduling conditions — are applied directly, which is
+// what a merge patch does to them; anything else goes through a generic merge.
+func applyMergePatch(target any, patch client.Patch, obj client.Object) error {
+	data, err := patch.Data(obj)
+	if err != nil {
+		return err
+	}
+	if group, ok := target.(*v2alpha2.PodGroup); ok && applyPodGroupPatch(group, data) {
+		return nil
+	}
+	original, _ := json.Marshal(target)
+	patched, err := jsonpatch.MergePatch(original, data)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(patched, target)
+}
+
+// applyPodGroupPatch applies a merge patch that only sets annotations and/or replaces the
+// scheduling conditions; it reports false, changing nothing, for any other patch.
+func applyPodGroupPatch(group *v2alpha2.PodGroup, data []byte) bool {
+	var patch struct {
+		Metadata *struct {
+			Annotations map[string]*string `json:"annotations"`
+		} `json:"metadata"`
+		Status *struct {
+			SchedulingConditions []v2alpha2.SchedulingCondition `json:"schedulingConditions"`
+		} `json:"status"`
+	}
+	var keys struct {
+		Metadata map[string]json.RawMessage `json:"metadata"`
+		Status   map[string]json.RawMessage `json:"status"`
+	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(data, &top) != nil || json.Unmarshal(data, &keys) != nil || json.Unmarshal(data, &patch) != nil {
+		return false
+	}
+	for key := range top {
+		if key != "metadata" && key != "status" {
+			return false
+		}
+	}
+	for key := range keys.Metadata {
+		if key != "annotations" {
+			return false
+		}
+	}
+	for key := range keys.Status {
+		if key != "schedulingConditions" {
+			return false
+		}
+	}
+	if patch.Metadata != nil {
+		for k, v := range patch.Metadata.Annotations {
+			if v == nil {
+				delete(group.Annotations, k)
+				continue
+			}
+			if group.Annotations == nil {
+				group.Annotations = map[string]string{}
+			}
+			group.Annotations[k] = *v
+		}
+	}
+	if patch.Status != nil {
+		group.Status.SchedulingConditions = patch.Status.SchedulingConditions
+	}
+	return true
+}

@@ -1,0 +1,89 @@
+package sim
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// WriteJSON writes the result as indented JSON. Equal results give identical bytes.
+func WriteJSON(w io.Writer, r *Result) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// WriteText writes a readable timeline and a per-queue summary.
+func WriteText(w io.Writer, r *Result) error {
+	fmt.Fprintln(w, "Timeline")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, e := range r.Events {
+		detail := e.Node
+		if e.Action != "" && e.Type == EventEvict {
+			detail = e.Action + " on " + e.Node
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", clockTime(e.Time), e.Type, e.PodGroup, e.Queue, detail)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nSummary after %s\n", clockTime(r.Totals.SimulatedSeconds))
+	return writeQueueTable(w, r)
+}
+
+func writeQueueTable(w io.Writer, r *Result) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "queue\tjobs\tcompleted\tevictions\twasted GPU-hours\tmean wait\t")
+	for _, q := range r.Totals.Queues {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.1f\t%s\t\n", q.Queue, q.Jobs, q.Completed, q.Evictions,
+			q.WastedGPUSeconds/3600, clockTime(q.MeanWaitSeconds))
+	}
+	fmt.Fprintf(tw, "total\t%d\t%d\t%d\t%.1f\t\t\n", r.Totals.Jobs, r.Totals.Completed, r.Totals.Evictions, r.Totals.WastedGPUSeconds/3600)
+	return tw.Flush()
+}
+
+// WriteComparison writes the variants side by side, then each variant's queue table.
+func WriteComparison(w io.Writer, variants []Variant, owner string) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', tabwriter.AlignRight)
+	header := []string{""}
+	for _, v := range variants {
+		header = append(header, v.Name)
+	}
+	fmt.Fprintln(tw, strings.Join(header, "\t")+"\t")
+	row := func(label string, value func(*Result) string) {
+		cells := []string{label}
+		for _, v := range variants {
+			cells = append(cells, value(v.Result))
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
+	}
+	row("evictions", func(r *Result) string { return fmt.Sprint(r.Totals.Evictions) })
+	row("wasted GPU-hours", func(r *Result) string { return fmt.Sprintf("%.1f", r.Totals.WastedGPUSeconds/3600) })
+	row("jobs completed", func(r *Result) string { return fmt.Sprintf("%d of %d", r.Totals.Completed, r.Totals.Jobs) })
+	row(owner+" mean wait for quota", func(r *Result) string {
+		for _, q := range r.Totals.Queues {
+			if q.Queue == owner {
+				return clockTime(q.MeanWaitSeconds)
+			}
+		}
+		return "-"
+	})
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, v := range variants {
+		fmt.Fprintf(w, "\n%s, after %s:\n", v.Name, clockTime(v.Result.Totals.SimulatedSeconds))
+		if err := writeQueueTable(w, v.Result); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// clockTime renders seconds as h:mm:ss.
+func clockTime(seconds float64) string {
+	s := int64(seconds + 0.5)
+	return fmt.Sprintf("%d:%02d:%02d", s/3600, s/60%60, s%60)
+}

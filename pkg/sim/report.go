@@ -1,0 +1,103 @@
+package sim
+
+import (
+	"sort"
+	"time"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/conf"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/plugins"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/plugins/minruntime"
+)
+
+// report sums up the jobs and queues.
+func (e *engine) report() *Result {
+	r := e.result
+	r.Queues = e.queueNames()
+	byQueue := map[string]*QueueReport{}
+	waits := map[string][]float64{}
+	for _, name := range r.Queues {
+		byQueue[name] = &QueueReport{Queue: name}
+	}
+	for _, js := range e.jobs {
+		jr := JobReport{PodGroup: js.name(), Queue: js.queue, Submitted: js.spec.SubmitAt.Seconds(),
+			Evictions: js.evictions, WastedGPUSeconds: js.wastedGPUSeconds}
+		if js.firstStart != nil {
+			s := e.seconds(*js.firstStart)
+			jr.FirstStart = &s
+			waits[js.queue] = append(waits[js.queue], s-jr.Submitted)
+		}
+		if js.completed != nil {
+			c := e.seconds(*js.completed)
+			jr.Completed = &c
+		}
+		r.Jobs = append(r.Jobs, jr)
+		q := byQueue[js.queue]
+		q.Jobs++
+		q.Evictions += js.evictions
+		q.WastedGPUSeconds += js.wastedGPUSeconds
+		if js.completed != nil {
+			q.Completed++
+		}
+	}
+	r.Totals.SimulatedSeconds = e.seconds(e.clock.Now())
+	for _, name := range r.Queues {
+		q := byQueue[name]
+		if w := waits[name]; len(w) > 0 {
+			var sum float64
+			for _, v := range w {
+				sum += v
+			}
+			q.MeanWaitSeconds = sum / float64(len(w))
+		}
+		r.Totals.Queues = append(r.Totals.Queues, *q)
+		r.Totals.Jobs += q.Jobs
+		r.Totals.Completed += q.Completed
+		r.Totals.Evictions += q.Evictions
+		r.Totals.WastedGPUSeconds += q.WastedGPUSeconds
+	}
+	if r.Events == nil {
+		r.Events = []Event{}
+	}
+	return r
+}
+
+// minRuntimes collects every min-runtime the configuration and the queues set, the offsets
+// from a job's start at which its protection may end.
+func minRuntimes(config []byte, sc *Scenario) []time.Duration {
+	seen := map[time.Duration]bool{}
+	add := func(d time.Duration) {
+		if d > 0 {
+			seen[d] = true
+		}
+	}
+	if config != nil {
+		if cfg, _, err := conf.Load(config, scheduler.Known(plugins.NewRegistry())); err == nil {
+			for _, p := range cfg.Plugins() {
+				if p.Name != minruntime.Name {
+					continue
+				}
+				for _, key := range []string{minruntime.ArgDefaultPreemptMinRuntime, minruntime.ArgDefaultReclaimMinRuntime} {
+					if v, ok := p.Arguments[key]; ok {
+						d, _ := conf.ParseNonNegativeDuration(key, v)
+						add(d)
+					}
+				}
+			}
+		}
+	}
+	for _, q := range sc.Queues {
+		if q.Spec.PreemptMinRuntime != nil {
+			add(q.Spec.PreemptMinRuntime.Duration)
+		}
+		if q.Spec.ReclaimMinRuntime != nil {
+			add(q.Spec.ReclaimMinRuntime.Duration)
+		}
+	}
+	var list []time.Duration
+	for d := range seen {
+		list = append(list, d)
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i] < list[j] })
+	return list
+}

@@ -1,0 +1,68 @@
+package sim
+
+// Event types of the output.
+const (
+	EventBind     = "Bind"
+	EventEvict    = "Evict"
+	EventStart    = "Start"
+	EventComplete = "Complete"
+)
+
+// Event is one thing that happened, at a time in seconds from the start.
+type Event struct {
+	Time     float64 `json:"time"`
+	Type     string  `json:"type"`
+	PodGroup string  `json:"podGroup"`
+	Queue    string  `json:"queue"`
+	Action   string  `json:"action,omitempty"`
+	Node     string  `json:"node,omitempty"`
+	Reason   string  `json:"reason,omitempty"`
+}
+
+// JobReport is what happened to one job. Times are seconds from the start; FirstStart and
+// Completed are null when it never happened.
+type JobReport struct {
+	PodGroup         string   `json:"podGroup"`
+	Queue            string   `json:"queue"`
+	Submitted        float64  `json:"submitted"`
+	FirstStart       *float64 `json:"firstStart"`
+	Completed        *float64 `json:"completed"`
+	Evictions        int      `json:"evictions"`
+	WastedGPUSeconds float64  `json:"wastedGPUSeconds"`
+}
+
+// QueueReport sums a queue's jobs.
+type QueueReport struct {
+	Queue            string  `json:"queue"`
+	Jobs             int     `json:"jobs"`
+	Completed        int     `json:"completed"`
+	Evictions        int     `json:"evictions"`
+	WastedGPUSeconds float64 `json:"wastedGPUSeconds"`
+	// MeanWaitSeconds is the mean time from submission to first start of the jobs that started.
+	MeanWaitSeconds float64 `json:"meanWaitSeconds"`
+}
+
+// Totals sums all jobs.
+type Totals struct {
+	Jobs             int           `json:"jobs"`
+	Completed        int           `json:"completed"`
+	Evictions        int           `json:"evictions"`
+	WastedGPUSeconds float64       `json:"wastedGPUSeconds"`
+	SimulatedSeconds float64       `json:"simulatedSeconds"`
+	Queues           []QueueReport `json:"queues"`
+}
+
+// Sample is the GPUs each queue's running pods held at a time, for the plot.
+type Sample struct {
+	Time float64
+	GPUs map[string]int64
+}
+
+// Result is the outcome of a simulation.
+type Result struct {
+	Events []Event     `json:"events"`
+	Jobs   []JobReport `json:"jobs"`
+	Totals Totals      `json:"totals"`
+	Series []Sample    `json:"-"`
+	Queues []string    `json:"-"`
+}

@@ -1,0 +1,146 @@
+package sim_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
+)
+
+func example(t testing.TB, name string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "docs", "examples", "sim", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func simulate(t testing.TB, scenario []byte, config string) *sim.Result {
+	t.Helper()
+	sc, err := sim.Parse(scenario)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := sim.Options{}
+	if config != "" {
+		opts.Config = []byte(config)
+	}
+	result, err := sim.Run(context.Background(), sc, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return result
+}
+
+// evictionTimes maps each evicted job to the times it was evicted.
+func evictionTimes(r *sim.Result) map[string][]float64 {
+	times := map[string][]float64{}
+	for _, e := range r.Events {
+		if e.Type == sim.EventEvict {
+			times[e.PodGroup] = append(times[e.PodGroup], e.Time)
+		}
+	}
+	return times
+}
+
+func TestSeedPreemptTree(t *testing.T) {
+	got := evictionTimes(simulate(t, example(t, "preempt-tree.yaml"), ""))
+	if len(got) != 2 || got["demo/low-1"][0] != 300 || got["demo/low-2"][0] != 600 {
+		t.Fatalf("evictions %v: want low-1 at 300s (p-leaf1's own value) and low-2 at 600s (inherited from p-b)", got)
+	}
+}
+
+func TestSeedReclaimTreeLCAAgainstQueueMethod(t *testing.T) {
+	lca := evictionTimes(simulate(t, example(t, "reclaim-lca-tree.yaml"), ""))
+	if got := lca["demo/borrower"]; len(got) != 1 || got[0] != 600 {
+		t.Fatalf("lca: borrower evicted at %v, want once at 600s (C inherits B's 600s)", got)
+	}
+	queue := evictionTimes(simulate(t, example(t, "reclaim-lca-tree.yaml"), `
+actions: "allocate, reclaim, preempt"
+tiers:
+- plugins:
+  - name: priority
+  - name: proportion
+  - name: minruntime
+    arguments: {reclaimResolveMethod: queue}
+  - name: predicates
+  - name: nodeplacement
+`))
+	if got := queue["demo/borrower"]; len(got) != 1 || got[0] != 100 {
+		t.Fatalf("queue: borrower evicted at %v, want once at 100s, when the owner arrives (leaf1's own 0s)", got)
+	}
+}
+
+func TestJSONIsByteIdentical(t *testing.T) {
+	for _, name := range []string{"preempt-tree.yaml", "reclaim-lca-tree.yaml"} {
+		var first, second bytes.Buffer
+		if err := sim.WriteJSON(&first, simulate(t, example(t, name), "")); err != nil {
+			t.Fatal(err)
+		}
+		if err := sim.WriteJSON(&second, simulate(t, example(t, name), "")); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(first.Bytes(), second.Bytes()) {
+			t.Fatalf("%s: two runs gave different JSON", name)
+		}
+		for _, key := range []string{`"events"`, `"jobs"`, `"totals"`, `"wastedGPUSeconds"`, `"firstStart"`} {
+			if !strings.Contains(first.String(), key) {
+				t.Errorf("%s: JSON lacks %s", name, key)
+			}
+		}
+	}
+}
+
+// TestBuiltinComparison checks the story the built-in scenario tells: min-runtime stops the
+// thrashing of the borrowed GPUs at the price of the owner waiting a while.
+func TestBuiltinComparison(t *testing.T) {
+	variants, err := sim.Compare(context.Background(), sim.BuiltinScenario(), sim.BuiltinUntil, sim.BuiltinVariants())
+	if err != nil {
+		t.Fatal(err)
+	}
+	without, with := variants[0].Result.Totals, variants[1].Result.Totals
+	if with.Evictions >= without.Evictions || with.WastedGPUSeconds >= without.WastedGPUSeconds/2 {
+		t.Errorf("min-runtime should cut evictions and at least halve waste: without %+v, with %+v", without, with)
+	}
+	if with.Completed <= without.Completed {
+		t.Errorf("min-runtime should let research finish: completed %d without, %d with", without.Completed, with.Completed)
+	}
+	wait := func(totals sim.Totals) float64 {
+		for _, q := range totals.Queues {
+			if q.Queue == "prod" {
+				return q.MeanWaitSeconds
+			}
+		}
+		return -1
+	}
+	if wait(with) <= wait(without) {
+		t.Errorf("the owner should wait longer with protection (the price): %v vs %v", wait(with), wait(without))
+	}
+}
+
+func TestParseErrorsNameDocumentAndField(t *testing.T) {
+	valid := string(example(t, "preempt-tree.yaml"))
+	tests := []struct {
+		name, scenario, want string
+	}{
+		{"misspelt field", strings.Replace(valid, "minMember: 1", "minMembr: 1", 1), `(PodGroup demo/low-1): error unmarshaling JSON: while decoding JSON: json: unknown field "minMembr"`},
+		{"unknown kind", "apiVersion: v1\nkind: Service\nmetadata: {name: x}\n", `document 1: unsupported kind "Service"`},
+		{"bad simulation duration", strings.Replace(valid, `sim.kai.scheduler/duration: "2h"`, `sim.kai.scheduler/duration: "two hours"`, 1),
+			`metadata.annotations.sim.kai.scheduler/duration: invalid duration "two hours"`},
+		{"pod of a missing PodGroup", strings.Replace(valid, "annotations: {pod-group-name: high-2}", "annotations: {pod-group-name: nobody}", 1),
+			`annotation pod-group-name names PodGroup "nobody"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := sim.Parse([]byte(tt.scenario))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %v, want it to contain %q", err, tt.want)
+			}
+		})
+	}
+}
