@@ -8,6 +8,7 @@ GO ?= go
 BIN := $(CURDIR)/bin
 export CONTROLLER_GEN := $(BIN)/controller-gen
 export MOCKGEN := $(BIN)/mockgen
+export HELM := $(BIN)/helm
 
 .PHONY: all build test unit-test verify generate tools control-plane bench clean
 
@@ -17,7 +18,7 @@ all: build
 build:
 	$(GO) build ./...
 
-## tools: build the pinned developer tools (controller-gen, mockgen) into ./bin.
+## tools: build the pinned developer tools (controller-gen, mockgen, benchstat, helm) into ./bin.
 tools:
 	hack/install-tools.sh
 

@@ -19,3 +19,12 @@ install_tool() {
 install_tool controller-gen sigs.k8s.io/controller-tools/cmd/controller-gen
 install_tool mockgen go.uber.org/mock/mockgen
 install_tool benchstat golang.org/x/perf/cmd/benchstat
+
+# Helm, for the chart's tests and for installing it. It carries no replace directives, so it
+# installs from its module at a pinned version; the stamp file records which.
+HELM_VERSION="${HELM_VERSION:-v3.22.0}"
+if [[ ! -x "${root}/bin/helm" || "$(cat "${root}/bin/.helm-version" 2>/dev/null)" != "${HELM_VERSION}" ]]; then
+  echo "install-tools: building helm ${HELM_VERSION}" >&2
+  GOBIN="${root}/bin" go install "helm.sh/helm/v3/cmd/helm@${HELM_VERSION}"
+  echo "${HELM_VERSION}" >"${root}/bin/.helm-version"
+fi

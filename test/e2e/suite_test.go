@@ -10,6 +10,7 @@ import (
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -59,11 +60,16 @@ var _ = AfterSuite(func() {
 // startScheduler runs the scheduler in the background as the binary would, with a short
 // period, and returns a function that stops it (like SIGTERM) and waits until it has.
 func startScheduler(opts app.Options) (stop func()) {
+	return startSchedulerOn(env.Config, opts)
+}
+
+// startSchedulerOn is startScheduler against a given API server and identity.
+func startSchedulerOn(cfg *rest.Config, opts app.Options) (stop func()) {
 	ctx, cancel := context.WithCancel(suiteCtx)
 	done := make(chan error, 1)
 	go func() {
 		defer GinkgoRecover()
-		done <- app.Run(ctx, env.Config, opts)
+		done <- app.Run(ctx, cfg, opts)
 	}()
 	return func() {
 		cancel()

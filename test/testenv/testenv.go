@@ -81,3 +81,17 @@ func Start() (*Environment, error) {
 func (e *Environment) Stop() error {
 	return e.env.Stop()
 }
+
+// WriteKubeconfig writes a kubeconfig of a cluster administrator for command-line tools
+// (helm, kubectl) to path.
+func (e *Environment) WriteKubeconfig(path string) error {
+	user, err := e.env.AddUser(envtest.User{Name: "admin", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return err
+	}
+	data, err := user.KubeConfig()
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o600)
+}

@@ -1,0 +1,137 @@
+package helm
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/app"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/conf"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/plugins"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/plugins/minruntime"
+)
+
+func TestChartLints(t *testing.T) {
+	if out, err := Run("lint", ChartDir(), "--strict"); err != nil {
+		t.Fatalf("helm lint: %v\n%s", err, out)
+	}
+}
+
+// minRuntimeArgs renders the chart, checks the scheduler accepts the configuration, and
+// returns the minruntime plugin's arguments as durations and method.
+func minRuntimeArgs(t *testing.T, args ...string) (preempt, reclaim time.Duration, method string, objects []*unstructured.Unstructured) {
+	t.Helper()
+	objects, err := Template(args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	config, err := SchedulerConfig(objects)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "scheduler-config.yaml")
+	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, warnings, err := app.LoadPolicy(path); err != nil || len(warnings) > 0 {
+		t.Fatalf("the scheduler refuses the rendered configuration: %v %v\n%s", err, warnings, config)
+	}
+	cfg, _, err := conf.Load([]byte(config), scheduler.Known(plugins.NewRegistry()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range cfg.Plugins() {
+		if p.Name == minruntime.Name {
+			preempt, _ = conf.ParseNonNegativeDuration("", p.Arguments[minruntime.ArgDefaultPreemptMinRuntime])
+			reclaim, _ = conf.ParseNonNegativeDuration("", p.Arguments[minruntime.ArgDefaultReclaimMinRuntime])
+			return preempt, reclaim, p.Arguments[minruntime.ArgReclaimResolveMethod], objects
+		}
+	}
+	t.Fatalf("no minruntime plugin in the rendered configuration:\n%s", config)
+	return
+}
+
+func checksum(t *testing.T, objects []*unstructured.Unstructured) string {
+	t.Helper()
+	deployment := Find(objects, "Deployment", "kai")
+	if deployment == nil {
+		t.Fatal("no Deployment rendered")
+	}
+	sum, _, _ := unstructured.NestedString(deployment.Object, "spec", "template", "metadata", "annotations", "checksum/config")
+	return sum
+}
+
+func TestDefaultValuesRenderAWorkingConfiguration(t *testing.T) {
+	preempt, reclaim, method, objects := minRuntimeArgs(t)
+	if preempt != 0 || reclaim != 0 || method != "lca" {
+		t.Fatalf("defaults: preempt %v, reclaim %v, method %q; want 0s, 0s, lca", preempt, reclaim, method)
+	}
+	for _, want := range [][2]string{
+		{"Deployment", "kai"}, {"ServiceAccount", "kai"}, {"ClusterRole", "kai"}, {"ClusterRoleBinding", "kai"},
+		{"Role", "kai-leader-election"}, {"Service", "kai-metrics"}, {"PriorityClass", "train"},
+		{"PriorityClass", "inference"}, {"Queue", "default-parent-queue"}, {"Queue", "default-queue"},
+	} {
+		if Find(objects, want[0], want[1]) == nil {
+			t.Errorf("%s %s is not rendered", want[0], want[1])
+		}
+	}
+	if keep := Find(objects, "Queue", "default-queue").GetAnnotations()["helm.sh/resource-policy"]; keep != "keep" {
+		t.Error("the default queues must survive an uninstall")
+	}
+	deployment := Find(objects, "Deployment", "kai").Object
+	containers, _, _ := unstructured.NestedSlice(deployment, "spec", "template", "spec", "containers")
+	flags := strings.Join(toStrings(containers[0].(map[string]any)["args"]), " ")
+	if !strings.Contains(flags, "--leader-elect=false") {
+		t.Errorf("one replica needs no leader election: %s", flags)
+	}
+}
+
+func TestCustomValuesReachTheScheduler(t *testing.T) {
+	_, _, _, defaults := minRuntimeArgs(t)
+	preempt, reclaim, method, objects := minRuntimeArgs(t,
+		"--set", "minRuntime.defaultPreemptMinRuntime=10m",
+		"--set", "minRuntime.defaultReclaimMinRuntime=1d",
+		"--set", "minRuntime.reclaimResolveMethod=queue",
+		"--set", "replicas=2")
+	if preempt != 10*time.Minute || reclaim != 24*time.Hour || method != "queue" {
+		t.Fatalf("got preempt %v, reclaim %v, method %q", preempt, reclaim, method)
+	}
+	if checksum(t, objects) == checksum(t, defaults) {
+		t.Error("a configuration change must change the checksum annotation, so that the pods roll")
+	}
+	containers, _, _ := unstructured.NestedSlice(Find(objects, "Deployment", "kai").Object, "spec", "template", "spec", "containers")
+	if flags := strings.Join(toStrings(containers[0].(map[string]any)["args"]), " "); !strings.Contains(flags, "--leader-elect=true") {
+		t.Errorf("two replicas need leader election: %s", flags)
+	}
+}
+
+func TestBadValuesAreRefusedBeforeInstalling(t *testing.T) {
+	for _, tt := range []struct{ set, want string }{
+		{"minRuntime.defaultReclaimMinRuntime=-5m", "defaultReclaimMinRuntime"},
+		{"minRuntime.defaultPreemptMinRuntime=ten", "defaultPreemptMinRuntime"},
+		{"minRuntime.reclaimResolveMethod=nearest", "reclaimResolveMethod"},
+		{"replicas=0", "replicas"},
+	} {
+		t.Run(tt.set, func(t *testing.T) {
+			_, err := Template("--set", tt.set)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("helm accepted %s or did not name %s: %v", tt.set, tt.want, err)
+			}
+		})
+	}
+}
+
+func toStrings(v any) []string {
+	var out []string
+	if list, ok := v.([]any); ok {
+		for _, s := range list {
+			out = append(out, s.(string))
+		}
+	}
+	return out
+}
