@@ -10,7 +10,7 @@ export CONTROLLER_GEN := $(BIN)/controller-gen
 export MOCKGEN := $(BIN)/mockgen
 export HELM := $(BIN)/helm
 
-.PHONY: all build test unit-test verify generate tools control-plane bench clean
+.PHONY: all build test unit-test verify generate tools control-plane bench run-local clean
 
 all: build
 
@@ -49,6 +49,13 @@ bench: tools
 	mkdir -p _output
 	$(GO) test ./pkg/... -run xxx -bench . -benchmem -count 5 | tee _output/bench.txt
 	$(BIN)/benchstat _output/bench.txt | tee _output/benchstat.txt
+
+## run-local: a local cluster without Docker (etcd, kube-apiserver and kubectl from ./bin, a
+## test kubelet for two 8-GPU nodes) running the scheduler, showing reclaim min-runtime at
+## work. Ctrl-C stops every process. RUN_LOCAL_ARGS passes flags, e.g. --min-runtime=1m.
+run-local:
+	$(GO) build -o $(BIN)/runlocal ./hack/runlocal
+	KUBEBUILDER_ASSETS="$$(WITH_KUBECTL=1 hack/build-control-plane.sh)" $(BIN)/runlocal $(RUN_LOCAL_ARGS)
 
 clean:
 	rm -rf $(BIN)

@@ -12,9 +12,12 @@ set -euo pipefail
 KUBERNETES_VERSION="${KUBERNETES_VERSION:-v1.37.1}"
 ETCD_VERSION="${ETCD_VERSION:-v3.7.3}"
 
+# WITH_KUBECTL=1 also builds kubectl (for make run-local), from the same wrapper module.
+WITH_KUBECTL="${WITH_KUBECTL:-0}"
+
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 assets="${root}/bin/k8s/${KUBERNETES_VERSION}-etcd-${ETCD_VERSION}"
-if [[ -x "${assets}/kube-apiserver" && -x "${assets}/etcd" ]]; then
+if [[ -x "${assets}/kube-apiserver" && -x "${assets}/etcd" && ("${WITH_KUBECTL}" != 1 || -x "${assets}/kubectl") ]]; then
   echo "${assets}"
   exit 0
 fi
@@ -58,12 +61,21 @@ build_apiserver() {
 
 package tools
 
-import _ "k8s.io/kubernetes/cmd/kube-apiserver"
+import (
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kubectl"
+)
 GO
     log "resolving kube-apiserver ${KUBERNETES_VERSION} dependencies"
     go mod tidy -e >/dev/null 2>&1 || go mod tidy
-    log "compiling kube-apiserver (several minutes the first time)"
-    CGO_ENABLED=0 go build -trimpath -o "${assets}/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
+    if [[ ! -x "${assets}/kube-apiserver" ]]; then
+      log "compiling kube-apiserver (several minutes the first time)"
+      CGO_ENABLED=0 go build -trimpath -o "${assets}/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
+    fi
+    if [[ "${WITH_KUBECTL}" == 1 ]]; then
+      log "compiling kubectl"
+      CGO_ENABLED=0 go build -trimpath -o "${assets}/kubectl" k8s.io/kubernetes/cmd/kubectl
+    fi
   )
 }
 
@@ -96,6 +108,6 @@ GO
   )
 }
 
-build_etcd
+[[ -x "${assets}/etcd" ]] || build_etcd
 build_apiserver
 echo "${assets}"

@@ -1,0 +1,219 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	goruntime "runtime"
+	"sort"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
+	"github.com/kai-minruntime/kai-scheduler/pkg/app"
+	"github.com/kai-minruntime/kai-scheduler/test/testenv"
+)
+
+// demoOptions shape the demo.
+type demoOptions struct {
+	MinRuntime time.Duration
+	BurstAfter time.Duration
+	Dir        string
+	Out        io.Writer
+	// Events, when set, receives every line the timeline prints (for tests).
+	Events chan<- string
+}
+
+func repoRoot() string {
+	_, file, _, _ := goruntime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// runDemo runs until ctx ends, then stops everything it started.
+func runDemo(ctx context.Context, opts demoOptions) error {
+	env, err := testenv.Start()
+	if err != nil {
+		return err
+	}
+	defer func() { _ = env.Stop() }() // stops kube-apiserver and etcd, removes their data
+	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+		return err
+	}
+	kubeconfig, _ := filepath.Abs(filepath.Join(opts.Dir, "kubeconfig"))
+	if err := env.WriteKubeconfig(kubeconfig); err != nil {
+		return err
+	}
+	c := env.Client
+	clientset, err := kubernetes.NewForConfig(env.Config)
+	if err != nil {
+		return err
+	}
+	for name, value := range map[string]int32{"train": 50, "build-preemptible": 75, "build": 100, "inference": 125} {
+		if err := c.Create(ctx, &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value}); err != nil {
+			return err
+		}
+	}
+	for _, node := range []string{"gpu-node-a", "gpu-node-b"} {
+		if err := testenv.CreateNode(ctx, clientset, node, 8); err != nil {
+			return err
+		}
+	}
+	go (&testenv.Kubelet{Client: clientset, Period: 200 * time.Millisecond}).Run(ctx)
+
+	examples := filepath.Join(repoRoot(), "docs", "examples")
+	for _, file := range []string{filepath.Join(examples, "queues-default.yaml"), filepath.Join(examples, "local", "demo.yaml")} {
+		if err := apply(ctx, c, file, opts.MinRuntime); err != nil {
+			return err
+		}
+	}
+	schedulerOpts := app.DefaultOptions()
+	schedulerOpts.ListenAddress, schedulerOpts.HealthAddress = "0", "0"
+	schedulerDone := make(chan error, 1)
+	go func() { schedulerDone <- app.Run(ctx, env.Config, schedulerOpts) }()
+
+	kubectl := "kubectl"
+	if assets := os.Getenv("KUBEBUILDER_ASSETS"); assets != "" {
+		if _, err := os.Stat(filepath.Join(assets, "kubectl")); err == nil {
+			kubectl = filepath.Join(assets, "kubectl")
+		}
+	}
+	k := fmt.Sprintf("%s --kubeconfig %s", kubectl, kubeconfig)
+	fmt.Fprintf(opts.Out, `Local cluster up: kube-apiserver and etcd from ./bin, 2 nodes of 8 GPUs, kai-scheduler running.
+The research queue has reclaimMinRuntime %s; production will reclaim its 16 GPUs after %s.
+
+Look for yourself:
+  %s get queues
+  %s get pg -A
+  %s get pods -A -o wide -w
+  %s get pg serve -n production -o jsonpath='{.status.schedulingConditions[0].message}'
+  %s get events -A --field-selector involvedObject.kind=PodGroup
+
+Press Ctrl-C to stop everything.
+
+`, opts.MinRuntime, opts.BurstAfter, k, k, k, k, k)
+
+	start := time.Now()
+	timeline := &timeline{c: c, out: opts.Out, events: opts.Events, start: start, seen: map[string]string{}}
+	burst := time.After(opts.BurstAfter)
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			fmt.Fprintln(opts.Out, "\nStopping the scheduler, kube-apiserver and etcd.")
+			<-schedulerDone
+			return nil
+		case err := <-schedulerDone:
+			return fmt.Errorf("the scheduler stopped: %w", err)
+		case <-burst:
+			if err := apply(ctx, c, filepath.Join(examples, "local", "burst.yaml"), opts.MinRuntime); err != nil {
+				return err
+			}
+			timeline.say("production submits serve (2 pods x 8 GPUs) and wants its quota back")
+		case <-tick.C:
+			timeline.observe(ctx)
+		}
+	}
+}
+
+// apply creates every object of a manifest file, with the research queue's min-runtime set.
+func apply(ctx context.Context, c client.Client, path string, minRuntime time.Duration) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	decoder := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	for {
+		obj := &unstructured.Unstructured{}
+		if err := decoder.Decode(&obj.Object); errors.Is(err, io.EOF) {
+			return nil
+		} else if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		if len(obj.Object) == 0 {
+			continue
+		}
+		if obj.GetKind() == "Queue" && obj.GetName() == "research" {
+			if err := unstructured.SetNestedField(obj.Object, minRuntime.String(), "spec", "reclaimMinRuntime"); err != nil {
+				return err
+			}
+		}
+		if ns := obj.GetNamespace(); ns != "" {
+			if err := c.Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil && !apierrors.IsAlreadyExists(err) {
+				return err
+			}
+		}
+		if err := c.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("%s: creating %s %s: %w", path, obj.GetKind(), obj.GetName(), err)
+		}
+	}
+}
+
+// timeline prints changes of pods and of PodGroup conditions as they happen.
+type timeline struct {
+	c      client.Client
+	out    io.Writer
+	events chan<- string
+	start  time.Time
+	seen   map[string]string
+}
+
+func (t *timeline) say(line string) {
+	fmt.Fprintf(t.out, "%6.1fs  %s\n", time.Since(t.start).Seconds(), line)
+	if t.events != nil {
+		t.events <- line
+	}
+}
+
+func (t *timeline) observe(ctx context.Context) {
+	pods := &v1.PodList{}
+	groups := &v2alpha2.PodGroupList{}
+	if t.c.List(ctx, pods) != nil || t.c.List(ctx, groups) != nil {
+		return
+	}
+	var lines []string
+	for _, p := range pods.Items {
+		state := "pending"
+		switch {
+		case p.DeletionTimestamp != nil:
+			state = "evicted"
+		case p.Status.Phase == v1.PodRunning:
+			state = "running on " + p.Spec.NodeName
+		case p.Spec.NodeName != "":
+			state = "bound to " + p.Spec.NodeName
+		}
+		key := "pod " + p.Namespace + "/" + p.Name
+		if t.seen[key] != state {
+			t.seen[key] = state
+			lines = append(lines, fmt.Sprintf("%s %s", key, state))
+		}
+	}
+	for _, g := range groups.Items {
+		message := ""
+		if len(g.Status.SchedulingConditions) > 0 {
+			message = g.Status.SchedulingConditions[0].Message
+		}
+		key := "podgroup " + g.Namespace + "/" + g.Name
+		if message != "" && t.seen[key] != message {
+			lines = append(lines, fmt.Sprintf("%s waits: %s", key, message))
+		}
+		t.seen[key] = message
+	}
+	sort.Strings(lines)
+	for _, l := range lines {
+		t.say(strings.TrimSpace(l))
+	}
+}
