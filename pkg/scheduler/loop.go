@@ -55,6 +55,7 @@ func (l *Loop) RunOnce(ctx context.Context) {
 	l.report(ctx, problems)
 	result := RunCycle(ctx, snapshot, l.Clock, l.Policy, l.Effects)
 	l.Status.SetPending(result.PendingReasons)
+	l.Status.SetQueues(queueReports(snapshot))
 	for _, p := range result.QueueProblems {
 		l.once(p.Queue+p.Message, func() {
 			log.Info("Queue cannot be scheduled", "queue", p.Queue, "reason", p.Message)

@@ -152,6 +152,13 @@ func (w statusWriter) Patch(_ context.Context, obj client.Object, patch client.P
 			return apierrors.NewNotFound(schema.GroupResource{Resource: "podgroups"}, obj.GetName())
 		}
 		return applyMergePatch(group, patch, obj)
+	case *v2.Queue:
+		for _, queue := range w.c.queues {
+			if queue.Name == obj.GetName() {
+				return applyMergePatch(queue, patch, obj)
+			}
+		}
+		return apierrors.NewNotFound(schema.GroupResource{Resource: "queues"}, obj.GetName())
 	}
 	return fmt.Errorf("the simulated cluster cannot patch the status of %T", obj)
 }

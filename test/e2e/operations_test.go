@@ -82,5 +82,43 @@ var _ = Describe("Broken queue trees", func() {
 			return messages
 		}).Should(ContainElement("loop-a: parent cycle: loop-a -> loop-b -> loop-a"))
 		Consistently(boundPods("loops", "stuck"), "1s").Should(BeZero())
+
+		validity := func(name string) func() string {
+			return func() string {
+				q := &v2.Queue{}
+				Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Name: name}, q)).To(Succeed())
+				for _, c := range q.Status.Conditions {
+					if c.Type == "Valid" {
+						return string(c.Status) + ": " + c.Message
+					}
+				}
+				return ""
+			}
+		}
+		Eventually(validity("loop-b")).Should(Equal("False: parent cycle: loop-a -> loop-b -> loop-a"))
+		Eventually(validity("healthy")).Should(HavePrefix("True"))
+	})
+})
+
+var _ = Describe("Queue status", func() {
+	It("shows each queue's children and what its jobs hold, for kubectl get queues", func() {
+		createNamespace("tree")
+		createQueue("org", -1, nil)
+		createQueue("org-team", -1, func(s *v2.QueueSpec) { s.ParentQueue = "org" })
+		createNode("tree-node", 4)
+		DeferCleanup(startScheduler(schedulerOptions("")))
+		createJob("tree", "work", "org-team", "train", 3, 3, 1)
+		Eventually(runningPods("tree", "work")).Should(Equal(3))
+		Eventually(func() []string {
+			q := &v2.Queue{}
+			Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Name: "org"}, q)).To(Succeed())
+			return q.Status.ChildQueues
+		}).Should(Equal([]string{"org-team"}))
+		Eventually(func() int64 {
+			q := &v2.Queue{}
+			Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Name: "org"}, q)).To(Succeed())
+			gpus := q.Status.Allocated["nvidia.com/gpu"]
+			return gpus.Value()
+		}, 20*time.Second).Should(BeEquivalentTo(3), "the parent sums its children's allocation")
 	})
 })

@@ -45,7 +45,9 @@ type Updater struct {
 	written map[api.JobID]string
 	// writtenAt is when each job's condition was last written.
 	writtenAt map[api.JobID]time.Time
-	kick      chan struct{}
+	// queues holds what to report about each queue.
+	queues map[string]*queueState
+	kick   chan struct{}
 }
 
 // NewUpdater returns an updater; Run performs its writes.
@@ -113,6 +115,7 @@ func (u *Updater) Start(ctx context.Context) error {
 
 // Flush tries every queued write once; failures stay queued.
 func (u *Updater) Flush(ctx context.Context) {
+	defer u.flushQueues(ctx)
 	u.mu.Lock()
 	stamps := make(map[api.JobID]time.Time, len(u.stamps))
 	for k, v := range u.stamps {

@@ -1,0 +1,39 @@
+package scheduler
+
+import (
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/status"
+)
+
+// queueReports sums, for every queue and its ancestors, what the snapshot's pods hold and
+// want after a cycle, with the queue's children and validity: the Queue status operators
+// read with kubectl get queues.
+func queueReports(s *api.Snapshot) map[string]status.QueueReport {
+	reports := map[string]status.QueueReport{}
+	for _, name := range s.Queues.Names() {
+		q := s.Queues.Get(name)
+		reports[name] = status.QueueReport{Children: q.Children, Problem: q.Problem}
+	}
+	for _, job := range s.Jobs {
+		var held, heldNonPreemptible, wanted api.Resources
+		for _, p := range job.Pods {
+			if p.Status.IsActive() {
+				held = held.Add(p.Request)
+			}
+			if p.Status != api.Succeeded && p.Status != api.Failed {
+				wanted = wanted.Add(p.Request)
+			}
+		}
+		if !job.Preemptible {
+			heldNonPreemptible = held
+		}
+		for _, name := range s.Queues.Ancestry(job.Queue) {
+			r := reports[name]
+			r.Allocated = r.Allocated.Add(held)
+			r.AllocatedNonPreemptible = r.AllocatedNonPreemptible.Add(heldNonPreemptible)
+			r.Requested = r.Requested.Add(wanted)
+			reports[name] = r
+		}
+	}
+	return reports
+}
