@@ -25,7 +25,7 @@ const QueueValidCondition = "Valid"
 
 // QueueReport is what the scheduler tells about one queue.
 type QueueReport struct {
-	Children                                     []string
+	Children                                      []string
 	Allocated, AllocatedNonPreemptible, Requested api.Resources
 	// Problem is why the queue cannot be scheduled; empty for a valid queue.
 	Problem string
