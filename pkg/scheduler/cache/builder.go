@@ -176,8 +176,14 @@ func (b *Builder) addPod(pod *v1.Pod, jobs map[api.JobID]*api.JobInfo, nodes map
 		}
 	}
 	if job == nil {
-		if node := nodes[nodeName]; node != nil && !deleting {
-			node.Used = node.Used.Add(request) // not ours to schedule, but it uses the node
+		// Not ours to schedule, but it uses the node: while it terminates its resources are
+		// releasing, not idle, or a pod bound onto them would be refused by the kubelet.
+		if node := nodes[nodeName]; node != nil {
+			if deleting {
+				node.Releasing = node.Releasing.Add(request)
+			} else {
+				node.Used = node.Used.Add(request)
+			}
 		}
 		return problem
 	}

@@ -38,10 +38,11 @@ func share(r v2.QueueResource, unit float64) api.QueueResourceShare {
 	return api.QueueResourceShare{Quota: scale(r.Quota, unit), OverQuotaWeight: r.OverQuotaWeight, Limit: scale(r.Limit, unit)}
 }
 
-// scale converts an amount to scheduler units, keeping the unlimited marker as it is.
+// scale converts an amount to scheduler units. Any negative amount means unlimited (the API
+// allows values between -1 and 0), so it becomes exactly the Unlimited marker everywhere.
 func scale(v, unit float64) float64 {
-	if v == api.Unlimited {
-		return v
+	if v < 0 {
+		return api.Unlimited
 	}
 	return v * unit
 }

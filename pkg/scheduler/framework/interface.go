@@ -76,6 +76,10 @@ type Scenario interface {
 	VictimJobs() []*api.JobInfo
 	// VictimPods are the pods of victimJob that would be evicted.
 	VictimPods(victimJob api.JobID) []*api.PodInfo
+	// VictimUnits are the same pods grouped as they joined the scenario, in order: one
+	// surplus pod at a time, or a whole gang at once. A policy that asks "was the victim
+	// still above its share before this eviction" needs the boundaries.
+	VictimUnits(victimJob api.JobID) [][]*api.PodInfo
 }
 
 // ScenarioFilter rejects candidate victim sets that a policy forbids, before any placement

@@ -113,7 +113,8 @@ func (ssn *Session) TaskOrder(l, r *api.PodInfo) int {
 	return cmp.Compare(l.Key(), r.Key())
 }
 
-// QueueOrder compares two queues: the plugins' first opinion, then by name.
+// QueueOrder compares two queues: the plugins' first opinion, then by name. Both must be
+// non-nil.
 func (ssn *Session) QueueOrder(l, r *api.QueueInfo) int {
 	if c := firstOpinion(ssn.hooks.queueOrder, l, r); c != 0 {
 		return c

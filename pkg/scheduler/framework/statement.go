@@ -131,6 +131,7 @@ func (st *Statement) Commit(ctx context.Context) error {
 	st.ops = nil
 	var errs []error
 	started := st.jobsStartedBy(ops)
+	failedBind := map[api.JobID]bool{}
 	for _, kind := range []operationKind{opEvict, opAllocate, opPipeline} {
 		for _, op := range ops {
 			if op.kind != kind {
@@ -142,8 +143,7 @@ func (st *Statement) Commit(ctx context.Context) error {
 				err = effects.Evict(ctx, op.pod, op.reason)
 			case opAllocate:
 				if err = effects.Bind(ctx, op.pod, op.pod.NodeName); err != nil {
-					_ = st.ssn.snapshot.SetPodStatus(op.pod, api.Pending, "")
-					st.ssn.podStatusChanged(op.pod, api.Allocated)
+					failedBind[op.pod.Job] = true
 				}
 			case opPipeline:
 				err = effects.Pipeline(ctx, op.pod, op.pod.NodeName)
@@ -154,8 +154,8 @@ func (st *Statement) Commit(ctx context.Context) error {
 		}
 	}
 	for _, job := range started {
-		if job.CountActive() == 0 {
-			continue // every bind failed: the job did not start
+		if failedBind[job.ID] {
+			continue // part of the gang is not bound: the job has not started
 		}
 		at := st.ssn.now
 		job.LastStartTimestamp = &at

@@ -90,14 +90,15 @@ var _ = Describe("Statement", func() {
 		Expect(st.IsEmpty()).To(BeTrue())
 	})
 
-	It("returns a pod whose bind failed to pending and does not stamp a job that did not start", func() {
+	It("keeps a failed bind's resources for the rest of the cycle and does not stamp the half-bound gang", func() {
 		st := ssn.NewStatement()
 		Expect(st.Allocate(pod("pending", 0), "n2")).To(Succeed())
-		effects.EXPECT().Bind(ctx, pod("pending", 0), "n2").Return(errors.New("conflict"))
+		Expect(st.Allocate(pod("pending", 1), "n2")).To(Succeed())
+		effects.EXPECT().Bind(ctx, pod("pending", 0), "n2").Return(nil)
+		effects.EXPECT().Bind(ctx, pod("pending", 1), "n2").Return(errors.New("conflict"))
 		Expect(st.Commit(ctx)).To(MatchError("conflict"))
-		Expect(pod("pending", 0).Status).To(Equal(api.Pending))
-		Expect(snapshot.Node("n2").Used).To(Equal(api.Resources{}))
-		Expect(snapshot.Job("ns/pending").LastStartTimestamp).To(BeNil())
+		Expect(snapshot.Node("n2").Idle()[api.GPU]).To(BeZero(), "no other job may take the failed pod's GPUs this cycle")
+		Expect(snapshot.Job("ns/pending").LastStartTimestamp).To(BeNil(), "half a gang has not started")
 	})
 
 	It("tells about pipelined pods without binding or stamping them", func() {

@@ -26,11 +26,16 @@ func (*Action) Name() framework.ActionType { return framework.Allocate }
 func (a *Action) Execute(ctx context.Context, ssn *framework.Session) {
 	queues := actions.NewJobQueues(ssn, actions.SchedulableJobs(ssn))
 	search := actions.NewNodeSearch(ssn)
-	// failed remembers the gang shapes that did not fit, with why: allocate only takes
-	// resources, so a shape that failed keeps failing until the action ends.
+	// failed remembers the gang shapes that did not fit, with why. Allocate only takes
+	// resources, but greedy placement of one job can steer another's pods elsewhere, so the
+	// memory is forgotten whenever something is placed.
 	failed := map[string]string{}
 	for job := queues.Next(); job != nil; job = queues.Next() {
-		if allocated := a.allocateJob(ctx, ssn, search, job, failed); allocated && len(job.PendingPods()) > 0 {
+		allocated := a.allocateJob(ctx, ssn, search, job, failed)
+		if allocated {
+			clear(failed)
+		}
+		if allocated && len(job.PendingPods()) > 0 {
 			queues.Push(job) // an elastic job grows one pod per turn, taking turns with others
 		}
 	}
@@ -85,8 +90,8 @@ func placeAll(st *framework.Statement, search *actions.NodeSearch, pods []*api.P
 	for i, pod := range pods {
 		node := search.BestNode(pod, capacity)
 		if node == nil {
-			return fmt.Sprintf("gang of %d pods does not fit: pod %d of %d (%s) fits on no node (%s)",
-				len(pods), i+1, len(pods), pod.Name, search.Explain())
+			return fmt.Sprintf("gang of %d pods does not fit: pod %d of %d fits on no node (%s)",
+				len(pods), i+1, len(pods), search.Explain())
 		}
 		var err error
 		if capacity == actions.IdleNow {

@@ -24,10 +24,21 @@ func (rules) MayEvict(preemptor, victim *api.JobInfo) bool {
 }
 
 // CompareVictimQueues takes victims first from the queue that allocation would serve last,
-// which under fair share is the queue furthest above its share.
+// which under fair share is the queue furthest above its share. A job whose queue is
+// missing or invalid has no share at all and goes first.
 func (rules) CompareVictimQueues(ssn *framework.Session, l, r *api.JobInfo) int {
 	queues := ssn.Snapshot().Queues
-	return ssn.QueueOrder(queues.Get(r.Queue), queues.Get(l.Queue))
+	lq, rq := queues.Get(l.Queue), queues.Get(r.Queue)
+	lValid, rValid := lq != nil && lq.IsValid(), rq != nil && rq.IsValid()
+	switch {
+	case !lValid && !rValid:
+		return 0
+	case !lValid:
+		return -1
+	case !rValid:
+		return 1
+	}
+	return ssn.QueueOrder(rq, lq)
 }
 
 // OwnQueueOnly: victims are in other queues.

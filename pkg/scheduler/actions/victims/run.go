@@ -80,6 +80,10 @@ func apply(ctx context.Context, ssn *framework.Session, action framework.ActionT
 			return
 		}
 	}
+	if len(plan.Victims) == 0 && allocateAll(st, plan) {
+		commit(ctx, ssn, st, action, job) // nothing to wait for: the gang fits on idle resources
+		return
+	}
 	for _, p := range plan.Placements {
 		if err := st.Pipeline(p.Pod, p.Node); err != nil {
 			st.Discard()
@@ -87,6 +91,22 @@ func apply(ctx context.Context, ssn *framework.Session, action framework.ActionT
 			return
 		}
 	}
+	commit(ctx, ssn, st, action, job)
+}
+
+// allocateAll binds the whole gang on idle resources if it fits there, else changes nothing.
+func allocateAll(st *framework.Statement, plan *Plan) bool {
+	cp := st.Checkpoint()
+	for _, p := range plan.Placements {
+		if st.Allocate(p.Pod, p.Node) != nil {
+			st.Rollback(cp)
+			return false
+		}
+	}
+	return true
+}
+
+func commit(ctx context.Context, ssn *framework.Session, st *framework.Statement, action framework.ActionType, job *api.JobInfo) {
 	if err := st.Commit(ctx); err != nil {
 		ssn.Logger().Error(err, "Committing evictions failed", "action", action, "job", job.ID)
 	}

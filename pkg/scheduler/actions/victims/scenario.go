@@ -11,21 +11,24 @@ type scenario struct {
 	preemptor *api.JobInfo
 	jobs      []*api.JobInfo
 	pods      map[api.JobID][]*api.PodInfo
+	units     map[api.JobID][][]*api.PodInfo
 	evicted   map[*api.PodInfo]bool
 }
 
 var _ framework.Scenario = &scenario{}
 
 func newScenario(preemptor *api.JobInfo) *scenario {
-	return &scenario{preemptor: preemptor, pods: map[api.JobID][]*api.PodInfo{}, evicted: map[*api.PodInfo]bool{}}
+	return &scenario{preemptor: preemptor, pods: map[api.JobID][]*api.PodInfo{},
+		units: map[api.JobID][][]*api.PodInfo{}, evicted: map[*api.PodInfo]bool{}}
 }
 
-func (s *scenario) Preemptor() *api.JobInfo                 { return s.preemptor }
-func (s *scenario) VictimJobs() []*api.JobInfo              { return s.jobs }
-func (s *scenario) VictimPods(job api.JobID) []*api.PodInfo { return s.pods[job] }
-func (s *scenario) isEvicted(p *api.PodInfo) bool           { return s.evicted[p] }
-func (s *scenario) livePods(u *unit) []*api.PodInfo         { return s.filterLive(u.pods) }
-func (s *scenario) hasJob(id api.JobID) bool                { _, ok := s.pods[id]; return ok }
+func (s *scenario) Preemptor() *api.JobInfo                    { return s.preemptor }
+func (s *scenario) VictimJobs() []*api.JobInfo                 { return s.jobs }
+func (s *scenario) VictimPods(job api.JobID) []*api.PodInfo    { return s.pods[job] }
+func (s *scenario) VictimUnits(job api.JobID) [][]*api.PodInfo { return s.units[job] }
+func (s *scenario) isEvicted(p *api.PodInfo) bool              { return s.evicted[p] }
+func (s *scenario) livePods(u *unit) []*api.PodInfo            { return s.filterLive(u.pods) }
+func (s *scenario) hasJob(id api.JobID) bool                   { _, ok := s.pods[id]; return ok }
 func (s *scenario) filterLive(pods []*api.PodInfo) []*api.PodInfo {
 	var live []*api.PodInfo
 	for _, p := range pods {
@@ -44,6 +47,7 @@ func (s *scenario) add(job *api.JobInfo, pods []*api.PodInfo) (undo func()) {
 	}
 	before := len(s.pods[job.ID])
 	s.pods[job.ID] = append(s.pods[job.ID], pods...)
+	s.units[job.ID] = append(s.units[job.ID], pods)
 	for _, p := range pods {
 		s.evicted[p] = true
 	}
@@ -52,8 +56,10 @@ func (s *scenario) add(job *api.JobInfo, pods []*api.PodInfo) (undo func()) {
 			delete(s.evicted, p)
 		}
 		s.pods[job.ID] = s.pods[job.ID][:before]
+		s.units[job.ID] = s.units[job.ID][:len(s.units[job.ID])-1]
 		if newJob {
 			delete(s.pods, job.ID)
+			delete(s.units, job.ID)
 			s.jobs = s.jobs[:len(s.jobs)-1]
 		}
 	}

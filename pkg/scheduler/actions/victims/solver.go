@@ -125,7 +125,7 @@ func (s *Solver) Solve(preemptor *api.JobInfo, gang []*api.PodInfo) (*Plan, stri
 	for k, pod := range gang {
 		node, ok := s.place(st, pod)
 		if !ok {
-			reason := fmt.Sprintf("no allowed victims make room for pod %d of %d (%s)", k+1, len(gang), pod.Name)
+			reason := fmt.Sprintf("no allowed victims make room for pod %d of %d", k+1, len(gang))
 			if st.rejection != "" {
 				reason += "; " + st.rejection
 			}
@@ -181,7 +181,8 @@ func (s *Solver) place(st *search, pod *api.PodInfo) (string, bool) {
 	return "", false
 }
 
-// cost walks the node's units in rank order, as if every one were allowed, until the pod fits.
+// cost walks the node's units in rank order, as if every one were allowed, until the pod
+// fits. A unit is counted only if it frees something the pod still lacks.
 func (s *Solver) cost(st *search, pod *api.PodInfo, i int) option {
 	free := st.free[i]
 	o := option{node: i, worst: -1, feasible: pod.Request.FitsIn(free)}
@@ -190,7 +191,7 @@ func (s *Solver) cost(st *search, pod *api.PodInfo, i int) option {
 			break
 		}
 		freed, ok := s.freedOnNode(st, nu)
-		if !ok {
+		if !ok || !helps(freed, pod.Request, free) {
 			continue
 		}
 		free = free.Add(freed)
@@ -198,6 +199,16 @@ func (s *Solver) cost(st *search, pod *api.PodInfo, i int) option {
 		o.feasible = pod.Request.FitsIn(free)
 	}
 	return o
+}
+
+// helps reports whether freed gives the pod some resource it lacks on a node with free.
+func helps(freed, request, free api.Resources) bool {
+	for _, r := range api.ResourceNames {
+		if request[r] > free[r] && freed[r] > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // freedOnNode is what evicting a unit would free on the node of nu, if the unit may be
@@ -215,18 +226,26 @@ func (s *Solver) freedOnNode(st *search, nu nodeUnit) (api.Resources, bool) {
 	return freed, !freed.IsZero()
 }
 
-// take evicts the node's units in rank order, skipping any a filter rejects, until the pod
-// fits; then it commits them to the plan. On failure the plan is left as it was.
+// taken is a unit chosen for a pod: its live pods and what it frees on the pod's node.
+type taken struct {
+	nu    nodeUnit
+	live  []*api.PodInfo
+	freed api.Resources
+}
+
+// take evicts the node's units in rank order, skipping any a filter rejects or that frees
+// nothing the pod lacks, until the pod fits; then drops the units it turned out not to need
+// and commits the rest to the plan. On failure the plan is left as it was.
 func (s *Solver) take(st *search, pod *api.PodInfo, i int) bool {
 	free := st.free[i]
 	var undos []func()
-	var taken [][]*api.PodInfo
+	var chosen []taken
 	for _, nu := range st.units[i] {
 		if pod.Request.FitsIn(free) {
 			break
 		}
 		freed, ok := s.freedOnNode(st, nu)
-		if !ok {
+		if !ok || !helps(freed, pod.Request, free) {
 			continue
 		}
 		live := st.sc.livePods(nu.unit)
@@ -236,23 +255,76 @@ func (s *Solver) take(st *search, pod *api.PodInfo, i int) bool {
 			st.rejection = reason
 			continue
 		}
-		undos, taken = append(undos, undo), append(taken, live)
+		undos, chosen = append(undos, undo), append(chosen, taken{nu: nu, live: live, freed: freed})
 		free = free.Add(freed)
 	}
-	if !pod.Request.FitsIn(free) {
+	undoAll := func() {
 		for k := len(undos) - 1; k >= 0; k-- {
 			undos[k]()
 		}
+	}
+	if !pod.Request.FitsIn(free) {
+		undoAll()
 		return false
 	}
-	for _, pods := range taken {
-		for _, p := range pods {
+	if kept := prune(chosen, st.free[i], pod.Request); len(kept) < len(chosen) {
+		undoAll()
+		if undos = s.addAll(st, kept); undos == nil {
+			undos = s.addAll(st, chosen) // a filter objected to the smaller set: keep what passed
+			kept = chosen
+		}
+		chosen = kept
+	}
+	for _, t := range chosen {
+		for _, p := range t.live {
 			n := s.nodeIndex[p.NodeName]
 			st.free[n] = st.free[n].Add(p.Request)
 		}
 	}
 	st.free[i] = st.free[i].Sub(pod.Request)
 	return true
+}
+
+// prune drops, latest (most precious) first, the units without which the pod still fits.
+func prune(chosen []taken, base, request api.Resources) []taken {
+	keep := make([]bool, len(chosen))
+	for k := range keep {
+		keep[k] = true
+	}
+	for k := len(chosen) - 1; k >= 0; k-- {
+		keep[k] = false
+		total := base
+		for j, t := range chosen {
+			if keep[j] {
+				total = total.Add(t.freed)
+			}
+		}
+		if !request.FitsIn(total) {
+			keep[k] = true
+		}
+	}
+	var kept []taken
+	for k, t := range chosen {
+		if keep[k] {
+			kept = append(kept, t)
+		}
+	}
+	return kept
+}
+
+// addAll adds units to the plan in order; nil if a filter refuses one (nothing is left added).
+func (s *Solver) addAll(st *search, units []taken) []func() {
+	var undos []func()
+	for _, t := range units {
+		undos = append(undos, st.sc.add(t.nu.unit.job, t.live))
+		if ok, _ := st.sc.allowedBy(st.filters); !ok {
+			for k := len(undos) - 1; k >= 0; k-- {
+				undos[k]()
+			}
+			return nil
+		}
+	}
+	return undos
 }
 
 // eligibility caches whether a victim job may be evicted for the current preemptor.

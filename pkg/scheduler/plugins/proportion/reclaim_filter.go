@@ -46,6 +46,13 @@ func (f *reclaimFilter) Allows(sc framework.Scenario) (bool, string) {
 	taken := map[*queueState]Vector{} // what the scenario takes from each victim branch
 	for _, victim := range sc.VictimJobs() {
 		victimChain := f.st.chain(victim.Queue)
+		if len(victimChain) == 0 {
+			// The victim's queue is missing or invalid: it has no share to protect.
+			if len(reclaimerChain) == 0 || !(f.fitsShare(reclaimerChain[0]) || f.fitsQuota(reclaimerChain[0])) {
+				return false, fmt.Sprintf("queue %q is at or above its fair share", f.reclaimer.Queue)
+			}
+			continue
+		}
 		d := 0
 		for d < len(reclaimerChain) && d < len(victimChain) && reclaimerChain[d] == victimChain[d] {
 			d++
@@ -54,17 +61,21 @@ func (f *reclaimFilter) Allows(sc framework.Scenario) (bool, string) {
 			return false, fmt.Sprintf("job %s shares queue %q with the reclaimer", victim.ID, victim.Queue)
 		}
 		mine, theirs := reclaimerChain[d], victimChain[d]
-		var evicting Vector
-		for _, p := range sc.VictimPods(victim.ID) {
-			evicting = evicting.add(fromResources(p.Request))
+		// Each unit (a surplus pod, or a whole gang) must find the victim's branch above its
+		// share before it goes; otherwise one elastic job could be drained below its quota.
+		for _, unit := range sc.VictimUnits(victim.ID) {
+			var evicting Vector
+			for _, p := range unit {
+				evicting = evicting.add(fromResources(p.Request))
+			}
+			remaining := theirs.allocated.sub(taken[theirs])
+			fair := f.fitsShare(mine) && above(remaining, theirs.fair, evicting)
+			quota := f.fitsQuota(mine) && above(remaining, theirs.deservedVector(), evicting)
+			if !fair && !quota {
+				return false, fmt.Sprintf("reclaiming from queue %q for queue %q would not be fair", theirs.info.Name, mine.info.Name)
+			}
+			taken[theirs] = taken[theirs].add(evicting)
 		}
-		remaining := theirs.allocated.sub(taken[theirs])
-		fair := f.fitsShare(mine) && above(remaining, theirs.fair, evicting)
-		quota := f.fitsQuota(mine) && above(remaining, theirs.deservedVector(), evicting)
-		if !fair && !quota {
-			return false, fmt.Sprintf("reclaiming from queue %q for queue %q would not be fair", theirs.info.Name, mine.info.Name)
-		}
-		taken[theirs] = taken[theirs].add(evicting)
 	}
 	return true, ""
 }

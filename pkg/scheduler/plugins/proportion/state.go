@@ -31,9 +31,11 @@ func holdsShare(s api.PodStatus) bool {
 	return s.IsActive() || s == api.Pipelined
 }
 
-// wantsShare reports whether a pod in this status is part of its queue's request.
+// wantsShare reports whether a pod in this status is part of its queue's request. A
+// releasing pod is not: its replacement, pending, is already counted, and counting both
+// would inflate the queue's share while victims terminate.
 func wantsShare(s api.PodStatus) bool {
-	return s != api.Succeeded && s != api.Failed
+	return s != api.Succeeded && s != api.Failed && s != api.Releasing
 }
 
 func newShareState(snapshot *api.Snapshot) *shareState {
@@ -144,6 +146,14 @@ func (st *shareState) allocatable(job *api.JobInfo, request api.Resources) error
 // priority, then the lower share ratio.
 func (st *shareState) compareQueues(l, r *api.QueueInfo) int {
 	lc, rc := st.chain(l.Name), st.chain(r.Name)
+	switch { // an invalid queue, which holds no share, is served last
+	case len(lc) == 0 && len(rc) == 0:
+		return 0
+	case len(lc) == 0:
+		return 1
+	case len(rc) == 0:
+		return -1
+	}
 	d := 0
 	for d < len(lc) && d < len(rc) && lc[d] == rc[d] {
 		d++
