@@ -32,6 +32,10 @@ func run(args []string, output io.Writer) int {
 		fmt.Fprintln(output, err)
 		return 2
 	}
+	if opts.SchedulePeriod <= 0 {
+		fmt.Fprintf(output, "--schedule-period: must be positive, got %s\n", opts.SchedulePeriod)
+		return 2
+	}
 	// The configuration is checked before anything connects to a cluster, so a mistake in it
 	// is the first and only thing an operator sees.
 	policy, warnings, err := app.LoadPolicy(opts.SchedulerConf)

@@ -73,8 +73,12 @@ func (r *Reconciler) groupFor(ctx context.Context, pod *v1.Pod) (*v2alpha2.PodGr
 			return nil, fmt.Errorf("reading owner Job %s of pod %s/%s: %w", ref.Name, pod.Namespace, pod.Name, err)
 		}
 		owner = metav1.OwnerReference{APIVersion: "batch/v1", Kind: "Job", Name: job.Name, UID: job.UID}
+		// The Job controller never runs more than min(parallelism, completions) pods at once.
 		if job.Spec.Parallelism != nil && *job.Spec.Parallelism > 0 {
 			minMember = *job.Spec.Parallelism
+		}
+		if job.Spec.Completions != nil && *job.Spec.Completions > 0 && *job.Spec.Completions < minMember {
+			minMember = *job.Spec.Completions
 		}
 		if _, ok := labels[scheduling.QueueLabel]; !ok {
 			labels = job.Labels
@@ -86,7 +90,7 @@ func (r *Reconciler) groupFor(ctx context.Context, pod *v1.Pod) (*v2alpha2.PodGr
 	}
 	group := &v2alpha2.PodGroup{
 		ObjectMeta: metav1.ObjectMeta{
-			Namespace: pod.Namespace, Name: fmt.Sprintf("pg-%s-%s", owner.Name, owner.UID),
+			Namespace: pod.Namespace, Name: groupName(owner),
 			OwnerReferences: []metav1.OwnerReference{owner},
 			Labels:          map[string]string{scheduling.QueueLabel: queue},
 		},
@@ -96,4 +100,14 @@ func (r *Reconciler) groupFor(ctx context.Context, pod *v1.Pod) (*v2alpha2.PodGr
 		group.Spec.Preemptibility = v2alpha2.Preemptibility(p)
 	}
 	return group, nil
+}
+
+// groupName is pg-<owner>-<uid>, the owner's name cut so that the whole stays a valid
+// object name (at most 253 characters).
+func groupName(owner metav1.OwnerReference) string {
+	name := owner.Name
+	if limit := 253 - len("pg--") - len(owner.UID); len(name) > limit {
+		name = strings.TrimRight(name[:limit], "-.")
+	}
+	return fmt.Sprintf("pg-%s-%s", name, owner.UID)
 }

@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/clock"
 
 	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/metrics"
@@ -26,8 +27,9 @@ type Loop struct {
 	Clock    clock.Clock
 	Period   time.Duration
 
-	// reported remembers problems already reported, so each is told once, not every cycle.
-	reported map[string]bool
+	// reported remembers the problems of the last cycle, so each is told once, not every
+	// cycle; current collects this cycle's.
+	reported, current map[string]bool
 }
 
 // Start runs cycles until ctx ends. It never returns an error for a bad cycle: a failed
@@ -54,7 +56,7 @@ func (l *Loop) RunOnce(ctx context.Context) {
 	}
 	l.report(ctx, problems)
 	result := RunCycle(ctx, snapshot, l.Clock, l.Policy, l.Effects)
-	l.Status.SetPending(result.PendingReasons)
+	l.Status.SetPending(result.PendingReasons, unschedulablePods(snapshot, result.PendingReasons))
 	l.Status.SetQueues(queueReports(snapshot))
 	for _, p := range result.QueueProblems {
 		l.once(p.Queue+p.Message, func() {
@@ -66,6 +68,7 @@ func (l *Loop) RunOnce(ctx context.Context) {
 			}
 		})
 	}
+	l.endReports()
 	metrics.PendingJobs.Set(float64(len(result.PendingReasons)))
 	metrics.InvalidQueues.Set(float64(len(result.QueueProblems)))
 	metrics.CycleDuration.Observe(l.Clock.Since(began).Seconds())
@@ -85,11 +88,33 @@ func (l *Loop) report(ctx context.Context, problems []cache.Problem) {
 }
 
 func (l *Loop) once(key string, report func()) {
-	if l.reported == nil {
-		l.reported = map[string]bool{}
+	if l.current == nil {
+		l.current = map[string]bool{}
 	}
+	l.current[key] = true
 	if !l.reported[key] {
-		l.reported[key] = true
 		report()
 	}
+}
+
+// endReports forgets problems that went away, so the memory holds only today's problems
+// (and a problem that comes back is told again).
+func (l *Loop) endReports() {
+	l.reported, l.current = l.current, nil
+}
+
+// unschedulablePods lists, per pending job that asks for it, its pods still waiting, to be
+// marked PodScheduled=False for cluster autoscalers.
+func unschedulablePods(s *api.Snapshot, pending map[api.JobID][]string) map[api.JobID][]string {
+	pods := map[api.JobID][]string{}
+	for id := range pending {
+		job := s.Job(id)
+		if job == nil || !job.MarkUnschedulable {
+			continue
+		}
+		for _, p := range job.PendingPods() {
+			pods[id] = append(pods[id], p.Key())
+		}
+	}
+	return pods
 }

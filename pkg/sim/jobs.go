@@ -70,6 +70,8 @@ func (e *engine) progress(now time.Time) {
 			e.event(now, EventStart, js, "", "", "")
 		case js.running && running < js.spec.Group.Spec.MinMember:
 			e.endRun(js, now)
+		case js.running:
+			js.gpus = max(js.gpus, gpus) // an elastic job that grew wastes more when evicted
 		}
 		if done, ok := js.completionTime(); js.running && ok && !now.Before(done) {
 			e.complete(js, now)

@@ -32,6 +32,16 @@ var _ = Describe("Gang scheduling", func() {
 			return pg.Status.SchedulingConditions[0].Message
 		}).Should(ContainSubstring("gang of 3 pods does not fit"), "the PodGroup tells why it waits")
 		Eventually(func() []string { return eventReasons("gang", "trainer") }).Should(ContainElement("Unschedulable"))
+		Eventually(func() string {
+			pod := &v1.Pod{}
+			Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: "gang", Name: "trainer-0"}, pod)).To(Succeed())
+			for _, c := range pod.Status.Conditions {
+				if c.Type == v1.PodScheduled {
+					return string(c.Status) + "/" + c.Reason
+				}
+			}
+			return ""
+		}).Should(Equal("False/Unschedulable"), "cluster autoscalers see the waiting pods")
 
 		before := time.Now()
 		createNode("gang-node-2", 4)

@@ -1,6 +1,7 @@
 package helm
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -86,8 +87,8 @@ func TestDefaultValuesRenderAWorkingConfiguration(t *testing.T) {
 	deployment := Find(objects, "Deployment", "kai").Object
 	containers, _, _ := unstructured.NestedSlice(deployment, "spec", "template", "spec", "containers")
 	flags := strings.Join(toStrings(containers[0].(map[string]any)["args"]), " ")
-	if !strings.Contains(flags, "--leader-elect=false") {
-		t.Errorf("one replica needs no leader election: %s", flags)
+	if !strings.Contains(flags, "--leader-elect=true") || !strings.Contains(flags, "--leader-elect-id=kai") {
+		t.Errorf("even one replica elects a leader (a rollout briefly runs two), under the release's own Lease: %s", flags)
 	}
 }
 
@@ -104,9 +105,8 @@ func TestCustomValuesReachTheScheduler(t *testing.T) {
 	if checksum(t, objects) == checksum(t, defaults) {
 		t.Error("a configuration change must change the checksum annotation, so that the pods roll")
 	}
-	containers, _, _ := unstructured.NestedSlice(Find(objects, "Deployment", "kai").Object, "spec", "template", "spec", "containers")
-	if flags := strings.Join(toStrings(containers[0].(map[string]any)["args"]), " "); !strings.Contains(flags, "--leader-elect=true") {
-		t.Errorf("two replicas need leader election: %s", flags)
+	if replicas, _, _ := unstructured.NestedFieldNoCopy(Find(objects, "Deployment", "kai").Object, "spec", "replicas"); fmt.Sprint(replicas) != "2" {
+		t.Errorf("replicas = %v, want 2", replicas)
 	}
 }
 
@@ -134,4 +134,15 @@ func toStrings(v any) []string {
 		}
 	}
 	return out
+}
+
+func TestSchedulePeriodMustBeAPositiveDurationTheBinaryAccepts(t *testing.T) {
+	for _, bad := range []string{"1d", "0s", "0", "-1s", "soon"} {
+		if _, err := Template("--set", "schedulePeriod="+bad); err == nil || !strings.Contains(err.Error(), "schedulePeriod") {
+			t.Errorf("schedulePeriod=%s was accepted or not named: %v", bad, err)
+		}
+	}
+	if _, err := Template("--set", "schedulePeriod=500ms"); err != nil {
+		t.Errorf("500ms is a fine period: %v", err)
+	}
 }

@@ -51,6 +51,9 @@ type JobInfo struct {
 	LastStartTimestamp *time.Time
 	// Pods are the job's pods sorted by name.
 	Pods []*PodInfo
+	// MarkUnschedulable asks for PodScheduled=False on the pods of a job left pending, which
+	// is what cluster autoscalers look for.
+	MarkUnschedulable bool
 }
 
 // AddPod adds a pod, keeping Pods sorted by name.

@@ -64,6 +64,8 @@ type PodInfo struct {
 	NodeSelector map[string]string
 	// StartTime is when the kubelet reported the pod started, if it did.
 	StartTime *time.Time
+	// CreationTime is when the pod object was created (zero if unknown).
+	CreationTime time.Time
 }
 
 // Key is namespace/name, unique in the cluster.

@@ -52,7 +52,8 @@ type objects struct {
 func (b *Builder) Snapshot(ctx context.Context) (*api.Snapshot, []Problem, error) {
 	var o objects
 	for _, list := range []client.ObjectList{&o.nodes, &o.pods, &o.groups, &o.queues, &o.priority} {
-		if err := b.Reader.List(ctx, list); err != nil {
+		// The snapshot only reads the objects, so the cache need not copy them every cycle.
+		if err := b.Reader.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 			return nil, nil, fmt.Errorf("listing %T: %w", list, err)
 		}
 	}
@@ -116,7 +117,8 @@ func (b *Builder) job(pg *v2alpha2.PodGroup, priorities map[string]int32) (*api.
 	job := &api.JobInfo{
 		ID: api.NewJobID(pg.Namespace, pg.Name), Namespace: pg.Namespace, Name: pg.Name,
 		Queue: pg.Spec.Queue, Priority: api.DefaultPriority, MinMember: max(pg.Spec.MinMember, 1),
-		CreationTime: pg.CreationTimestamp.Time,
+		CreationTime:      pg.CreationTimestamp.Time,
+		MarkUnschedulable: pg.Spec.MarkUnschedulable == nil || *pg.Spec.MarkUnschedulable,
 	}
 	if p, ok := priorities[pg.Spec.PriorityClassName]; ok {
 		job.Priority = p
@@ -190,13 +192,15 @@ func (b *Builder) addPod(pod *v1.Pod, jobs map[api.JobID]*api.JobInfo, nodes map
 	info := &api.PodInfo{
 		Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID), Job: job.ID,
 		SubGroup: pod.Labels[scheduling.SubGroupLabel], Request: request,
-		NodeName: nodeName, NodeSelector: pod.Spec.NodeSelector,
+		NodeName: nodeName, NodeSelector: pod.Spec.NodeSelector, CreationTime: pod.CreationTimestamp.Time,
 	}
 	if pod.Status.StartTime != nil {
 		t := pod.Status.StartTime.Time
 		info.StartTime = &t
 	}
 	switch {
+	case nodeName == "" && len(pod.Spec.SchedulingGates) > 0:
+		return nil // gated: the API server refuses to bind it, so it is not ready to schedule
 	case nodes[nodeName] == nil && nodeName != "":
 		return &Problem{Object: pod, Reason: "UnknownNode", Message: fmt.Sprintf("pod is on unknown node %q", nodeName)}
 	case deleting && nodeName == "":

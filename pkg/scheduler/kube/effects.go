@@ -57,10 +57,15 @@ func (e *Effects) Evict(ctx context.Context, pod *api.PodInfo, reason framework.
 		Type: v1.DisruptionTarget, Status: v1.ConditionTrue, Reason: DisruptionTargetReason,
 		Message: reason.Message, LastTransitionTime: metav1.Now(),
 	}
-	patch := fmt.Appendf(nil, `{"status":{"conditions":[%s]}}`, mustJSON(condition))
+	// metadata.uid in the patch makes the API server refuse it for a pod recreated under the
+	// same name, which must not be marked as a victim.
+	patch := fmt.Appendf(nil, `{"metadata":{"uid":%q},"status":{"conditions":[%s]}}`, pod.UID, mustJSON(condition))
 	uid := types.UID(pod.UID)
 	target := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: uid}}
 	err := e.Client.Status().Patch(ctx, target, client.RawPatch(types.StrategicMergePatchType, patch))
+	if apierrors.IsConflict(err) || apierrors.IsInvalid(err) {
+		return nil // a new pod with this name: the victim is gone already
+	}
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("marking %s as a disruption target: %w", pod.Key(), err)
 	}

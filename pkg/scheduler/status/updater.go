@@ -42,6 +42,8 @@ type Updater struct {
 	stamps map[api.JobID]time.Time
 	// pending holds the latest pending reasons per job; written what was last written.
 	pending map[api.JobID][]string
+	// podsOf holds, per pending job, its waiting pods (namespace/name) to mark unschedulable.
+	podsOf  map[api.JobID][]string
 	written map[api.JobID]string
 	// writtenAt is when each job's condition was last written.
 	writtenAt map[api.JobID]time.Time
@@ -55,6 +57,7 @@ func NewUpdater(c client.Client, recorder record.EventRecorder, clk clock.Passiv
 	return &Updater{
 		Client: c, Recorder: recorder, Clock: clk,
 		stamps: map[api.JobID]time.Time{}, pending: map[api.JobID][]string{}, written: map[api.JobID]string{},
+		podsOf:    map[api.JobID][]string{},
 		writtenAt: map[api.JobID]time.Time{}, kick: make(chan struct{}, 1),
 	}
 }
@@ -67,10 +70,17 @@ func (u *Updater) QueueStartStamp(job api.JobID, at time.Time) {
 	u.wake()
 }
 
-// SetPending records, at the end of a cycle, why each job is pending. Jobs absent from
-// reasons are no longer pending; their condition is cleared if one was written.
-func (u *Updater) SetPending(reasons map[api.JobID][]string) {
+// SetPending records, at the end of a cycle, why each job is pending, and which of their
+// pods to mark PodScheduled=False. Jobs absent from reasons are no longer pending; their
+// condition is cleared if one was written.
+func (u *Updater) SetPending(reasons map[api.JobID][]string, unschedulablePods map[api.JobID][]string) {
 	u.mu.Lock()
+	u.podsOf = unschedulablePods
+	for job := range u.pending {
+		if _, still := reasons[job]; !still {
+			delete(u.pending, job) // never written, or cleared below: nothing stale goes out
+		}
+	}
 	for job := range u.written {
 		if _, still := reasons[job]; !still {
 			u.pending[job] = nil
@@ -106,6 +116,11 @@ func (u *Updater) Start(ctx context.Context) error {
 		u.Flush(ctx)
 		select {
 		case <-ctx.Done():
+			// One last try for what is queued (start stamps above all), with a little time of
+			// its own: the scheduler is stopping, not the API server.
+			final, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			u.Flush(final)
+			cancel()
 			return nil
 		case <-u.kick:
 		case <-ticker.C:
@@ -205,6 +220,29 @@ func (u *Updater) writeCondition(ctx context.Context, job api.JobID, reasons []s
 	}
 	if len(reasons) > 0 && u.Recorder != nil {
 		u.Recorder.Event(pg, v1.EventTypeWarning, "Unschedulable", strings.Join(reasons, "; "))
+	}
+	if len(reasons) > 0 {
+		return u.markUnschedulable(ctx, job, strings.Join(reasons, "; "))
+	}
+	return nil
+}
+
+// markUnschedulable sets PodScheduled=False (reason Unschedulable) on the job's waiting
+// pods, the signal cluster autoscalers act on. Binding a pod sets it True again.
+func (u *Updater) markUnschedulable(ctx context.Context, job api.JobID, message string) error {
+	u.mu.Lock()
+	pods := u.podsOf[job]
+	u.mu.Unlock()
+	condition := v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionFalse, Reason: v1.PodReasonUnschedulable,
+		Message: message, LastTransitionTime: metav1.NewTime(u.Clock.Now())}
+	patch, _ := json.Marshal(map[string]any{"status": map[string]any{"conditions": []v1.PodCondition{condition}}})
+	for _, key := range pods {
+		namespace, name, _ := strings.Cut(key, "/")
+		pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+		err := u.Client.Status().Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType, patch))
+		if err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
 	}
 	return nil
 }

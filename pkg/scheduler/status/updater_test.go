@@ -82,13 +82,13 @@ func TestConditionRewritesAreThrottledButClearedAtOnce(t *testing.T) {
 		}
 		return ""
 	}
-	updater.SetPending(map[api.JobID][]string{"ns/job": {"3 nodes: insufficient gpu"}})
+	updater.SetPending(map[api.JobID][]string{"ns/job": {"3 nodes: insufficient gpu"}}, nil)
 	updater.Flush(context.Background())
 	if message() != "3 nodes: insufficient gpu" {
 		t.Fatalf("first reason written at once, got %q", message())
 	}
 	clk.Step(time.Second)
-	updater.SetPending(map[api.JobID][]string{"ns/job": {"2 nodes: insufficient gpu"}})
+	updater.SetPending(map[api.JobID][]string{"ns/job": {"2 nodes: insufficient gpu"}}, nil)
 	updater.Flush(context.Background())
 	if message() != "3 nodes: insufficient gpu" {
 		t.Fatal("a changed reason within 10s must wait, or busy clusters flood the API server")
@@ -99,7 +99,7 @@ func TestConditionRewritesAreThrottledButClearedAtOnce(t *testing.T) {
 		t.Fatalf("after the refresh interval the latest reason is written, got %q", message())
 	}
 	clk.Step(time.Second)
-	updater.SetPending(map[api.JobID][]string{})
+	updater.SetPending(map[api.JobID][]string{}, nil)
 	updater.Flush(context.Background())
 	if message() != "" {
 		t.Fatal("a job that is no longer pending has its condition cleared at once")

@@ -20,6 +20,12 @@ func TestEffectiveStartCannotBeExtendedByEditingTheStamp(t *testing.T) {
 		}
 		return j
 	}
+	created := func(j *api.JobInfo, ago time.Duration) *api.JobInfo {
+		for _, p := range j.Pods {
+			p.CreationTime = now.Add(ago)
+		}
+		return j
+	}
 	tests := []struct {
 		name      string
 		job       *api.JobInfo
@@ -34,8 +40,10 @@ func TestEffectiveStartCannotBeExtendedByEditingTheStamp(t *testing.T) {
 			job(at(time.Hour), at(-5*time.Minute)), at(-5 * time.Minute), true},
 		{"a pod start reported in whole seconds, just before the stamp, does not cut protection short",
 			job(at(-10*time.Minute+300*time.Millisecond), at(-10*time.Minute)), at(-10*time.Minute + 300*time.Millisecond), false},
-		{"a stamp rewritten earlier only shortens protection",
+		{"a stamp rewritten earlier, but not before the pods exist, only shortens protection",
 			job(at(-2*time.Hour), at(-5*time.Minute)), at(-2 * time.Hour), false},
+		{"a stamp left from an earlier run, older than every running pod, gives way to the pods' start",
+			created(job(at(-5*time.Hour), at(-time.Minute)), -2*time.Minute), at(-time.Minute), true},
 		{"without a stamp the pods' start counts",
 			job(nil, at(-3*time.Minute)), at(-3 * time.Minute), false},
 		{"with neither the job has not run", job(nil), nil, false},
