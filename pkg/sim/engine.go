@@ -205,9 +205,10 @@ func (e *engine) runPods(now time.Time) {
 	for _, js := range e.active() {
 		for _, pod := range js.pods {
 			if pod.Spec.NodeName != "" && pod.Status.Phase == v1.PodPending && pod.DeletionTimestamp == nil {
+				// Not a change the scheduler acts on (bound and running pods count alike), so
+				// it does not by itself call for another cycle.
 				started := metav1.NewTime(now)
 				pod.Status.Phase, pod.Status.StartTime = v1.PodRunning, &started
-				e.changed = true
 			}
 		}
 	}

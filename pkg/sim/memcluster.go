@@ -140,6 +140,9 @@ func (w statusWriter) Patch(_ context.Context, obj client.Object, patch client.P
 		if err != nil {
 			return err
 		}
+		if applied, err := applyPodConditionPatch(pod, data); applied {
+			return err
+		}
 		original, _ := json.Marshal(pod)
 		patched, err := strategicpatch.StrategicMergePatch(original, data, v1.Pod{})
 		if err != nil {
@@ -260,4 +263,44 @@ func applyPodGroupPatch(group *v2alpha2.PodGroup, data []byte) bool {
 		group.Status.SchedulingConditions = patch.Status.SchedulingConditions
 	}
 	return true
+}
+
+// applyPodConditionPatch applies a strategic merge patch that only carries pod conditions
+// (merged by type, as the API server does) and optionally the UID guard; it reports false,
+// changing nothing, for any other patch.
+func applyPodConditionPatch(pod *v1.Pod, data []byte) (bool, error) {
+	var patch struct {
+		Metadata *struct {
+			UID types.UID `json:"uid"`
+		} `json:"metadata"`
+		Status *struct {
+			Conditions []v1.PodCondition `json:"conditions"`
+		} `json:"status"`
+	}
+	var top map[string]map[string]json.RawMessage
+	if json.Unmarshal(data, &top) != nil || json.Unmarshal(data, &patch) != nil || patch.Status == nil {
+		return false, nil
+	}
+	for key, fields := range top {
+		for field := range fields {
+			if !(key == "metadata" && field == "uid") && !(key == "status" && field == "conditions") {
+				return false, nil
+			}
+		}
+	}
+	if patch.Metadata != nil && patch.Metadata.UID != "" && patch.Metadata.UID != pod.UID {
+		return true, apierrors.NewConflict(schema.GroupResource{Resource: "pods"}, pod.Name, fmt.Errorf("uid mismatch"))
+	}
+	for _, c := range patch.Status.Conditions {
+		replaced := false
+		for i := range pod.Status.Conditions {
+			if pod.Status.Conditions[i].Type == c.Type {
+				pod.Status.Conditions[i], replaced = c, true
+			}
+		}
+		if !replaced {
+			pod.Status.Conditions = append(pod.Status.Conditions, c)
+		}
+	}
+	return true, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
@@ -36,6 +37,8 @@ type Builder struct {
 	// requests caches each pod's summed request by UID and generation (an in-place resize
 	// bumps the generation): summing containers is the most expensive part of a snapshot.
 	requests map[types.UID]cachedRequest
+	// stamps caches each job's parsed start stamp by the annotation's text.
+	stamps map[api.JobID]cachedStamp
 }
 
 // objects is everything one snapshot is built from.
@@ -98,6 +101,11 @@ func (b *Builder) Snapshot(ctx context.Context) (*api.Snapshot, []Problem, error
 			delete(b.requests, uid)
 		}
 	}
+	for job := range b.stamps {
+		if !liveJobs[job] {
+			delete(b.stamps, job)
+		}
+	}
 	queues := make([]*api.QueueInfo, 0, len(o.queues.Items))
 	for i := range o.queues.Items {
 		queues = append(queues, QueueInfo(&o.queues.Items[i]))
@@ -135,7 +143,7 @@ func (b *Builder) job(pg *v2alpha2.PodGroup, priorities map[string]int32) (*api.
 		job.SubGroups = append(job.SubGroups, api.SubGroupInfo{Name: sg.Name, MinMember: sg.MinMember})
 	}
 	sort.Slice(job.SubGroups, func(i, j int) bool { return job.SubGroups[i].Name < job.SubGroups[j].Name })
-	stamp, err := ParseStartTime(pg.Annotations)
+	stamp, err := b.startTime(job.ID, pg.Annotations)
 	var problem *Problem
 	if err != nil {
 		problem = &Problem{Object: pg, Reason: "InvalidStartTimestamp", Message: err.Error()}
@@ -216,6 +224,27 @@ func (b *Builder) addPod(pod *v1.Pod, jobs map[api.JobID]*api.JobInfo, nodes map
 	}
 	job.AddPod(info)
 	return nil
+}
+
+// startTime parses a PodGroup's start stamp, remembering the last parse per job: the
+// annotation rarely changes and is read every cycle.
+func (b *Builder) startTime(job api.JobID, annotations map[string]string) (*time.Time, error) {
+	raw := annotations[scheduling.LastStartTimestampAnnotation]
+	if c, ok := b.stamps[job]; ok && c.raw == raw {
+		return c.parsed, c.err
+	}
+	parsed, err := ParseStartTime(annotations)
+	if b.stamps == nil {
+		b.stamps = map[api.JobID]cachedStamp{}
+	}
+	b.stamps[job] = cachedStamp{raw: raw, parsed: parsed, err: err}
+	return parsed, err
+}
+
+type cachedStamp struct {
+	raw    string
+	parsed *time.Time
+	err    error
 }
 
 type cachedRequest struct {

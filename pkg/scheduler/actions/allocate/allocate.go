@@ -26,15 +26,15 @@ func (*Action) Name() framework.ActionType { return framework.Allocate }
 func (a *Action) Execute(ctx context.Context, ssn *framework.Session) {
 	queues := actions.NewJobQueues(ssn, actions.SchedulableJobs(ssn))
 	search := actions.NewNodeSearch(ssn)
-	// failed remembers the gang shapes that did not fit, with why. Allocate only takes
-	// resources, but greedy placement of one job can steer another's pods elsewhere, so the
-	// memory is forgotten whenever something is placed.
+	// failed remembers the gang shapes that did not fit, with why: allocate only takes
+	// resources, so a shape that failed almost always keeps failing until the action ends.
+	// (Greedy placement of another job can, rarely, steer a later pod of the same shape to a
+	// node where its gang would fit; that job then waits one cycle. Forgetting the memory on
+	// every placement would instead retry every waiting job after each bind in a full
+	// cluster.)
 	failed := map[string]string{}
 	for job := queues.Next(); job != nil; job = queues.Next() {
 		allocated := a.allocateJob(ctx, ssn, search, job, failed)
-		if allocated {
-			clear(failed)
-		}
 		if allocated && len(job.PendingPods()) > 0 {
 			queues.Push(job) // an elastic job grows one pod per turn, taking turns with others
 		}
