@@ -1,7 +1,8 @@
 package actions
 
 import (
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
@@ -24,11 +25,7 @@ func ShapeKey(job *api.JobInfo, pods []*api.PodInfo) string {
 			b = strconv.AppendInt(append(b, '|'), p.Request[r], 10)
 		}
 		if len(p.NodeSelector) > 0 {
-			keys := make([]string, 0, len(p.NodeSelector))
-			for k := range p.NodeSelector {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
+			keys := slices.Sorted(maps.Keys(p.NodeSelector))
 			for _, k := range keys {
 				b = append(append(append(append(b, ','), k...), '='), p.NodeSelector[k]...)
 			}

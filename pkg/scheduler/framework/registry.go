@@ -3,6 +3,8 @@ package framework
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -77,10 +79,6 @@ func RejectArguments(args Arguments) error {
 	if len(args) == 0 {
 		return nil
 	}
-	keys := make([]string, 0, len(args))
-	for k := range args {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(args))
 	return fmt.Errorf("takes no arguments, got %s", strings.Join(keys, ", "))
 }

@@ -11,7 +11,8 @@ package minruntime
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/conf"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
@@ -40,11 +41,7 @@ var _ framework.Plugin = &Plugin{}
 // scheduler refuses to start instead of silently protecting nothing.
 func New(args framework.Arguments) (framework.Plugin, error) {
 	p := &Plugin{method: LCA}
-	keys := make([]string, 0, len(args))
-	for k := range args {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(args))
 	for _, key := range keys {
 		value := args[key]
 		var err error

@@ -5,7 +5,8 @@ package nodeplacement
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
@@ -33,11 +34,7 @@ var _ framework.Plugin = &plugin{}
 // New reads the optional arguments gpu and cpu, each binpack or spread.
 func New(args framework.Arguments) (framework.Plugin, error) {
 	p := &plugin{}
-	keys := make([]string, 0, len(args))
-	for k := range args {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(args))
 	for _, key := range keys {
 		value := args[key]
 		if value != Binpack && value != Spread {

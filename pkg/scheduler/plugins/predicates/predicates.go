@@ -5,7 +5,8 @@ package predicates
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
@@ -33,11 +34,7 @@ func (plugin) OnSessionClose(*framework.Session) {}
 
 // MatchNodeSelector refuses nodes whose labels lack a pair of the pod's node selector.
 func MatchNodeSelector(pod *api.PodInfo, node *api.NodeInfo) error {
-	keys := make([]string, 0, len(pod.NodeSelector))
-	for k := range pod.NodeSelector {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys) // report the same missing label every time
+	keys := slices.Sorted(maps.Keys(pod.NodeSelector)) // report the same missing label every time
 	for _, k := range keys {
 		if node.Labels[k] != pod.NodeSelector[k] {
 			return fmt.Errorf("node selector %s=%s does not match", k, pod.NodeSelector[k])
