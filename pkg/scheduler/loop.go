@@ -9,7 +9,6 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
-	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
@@ -62,9 +61,7 @@ func (l *Loop) RunOnce(ctx context.Context) {
 		l.once(p.Queue+p.Message, func() {
 			log.Info("Queue cannot be scheduled", "queue", p.Queue, "reason", p.Message)
 			if l.Recorder != nil {
-				queue := &v2.Queue{}
-				queue.Name, queue.APIVersion, queue.Kind = p.Queue, v2.SchemeGroupVersion.String(), "Queue"
-				l.Recorder.Event(queue, v1.EventTypeWarning, "InvalidQueue", p.Message)
+				l.Recorder.Event(cache.QueueRef(p.Queue), v1.EventTypeWarning, "InvalidQueue", p.Message)
 			}
 		})
 	}

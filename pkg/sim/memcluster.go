@@ -166,14 +166,23 @@ func (w statusWriter) Patch(_ context.Context, obj client.Object, patch client.P
 	return fmt.Errorf("the simulated cluster cannot patch the status of %T", obj)
 }
 
+// bindingWriter serves pods/binding; every other sub-resource operation is refused.
 type bindingWriter struct {
-	statusWriter
 	c    *memCluster
 	name string
 }
 
 func (w bindingWriter) Get(context.Context, client.Object, client.Object, ...client.SubResourceGetOption) error {
 	return fmt.Errorf("the simulated cluster does not get %s", w.name)
+}
+func (w bindingWriter) Update(context.Context, client.Object, ...client.SubResourceUpdateOption) error {
+	return fmt.Errorf("the simulated cluster does not update %s", w.name)
+}
+func (w bindingWriter) Patch(context.Context, client.Object, client.Patch, ...client.SubResourcePatchOption) error {
+	return fmt.Errorf("the simulated cluster does not patch %s", w.name)
+}
+func (w bindingWriter) Apply(context.Context, runtime.ApplyConfiguration, ...client.SubResourceApplyOption) error {
+	return fmt.Errorf("the simulated cluster does not apply %s", w.name)
 }
 
 // Create binds a pod, refusing a pod that is already bound or gone as the API server would.

@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -127,11 +125,4 @@ func startStamp(namespace, job string) func() *time.Time {
 		Expect(err).NotTo(HaveOccurred())
 		return t
 	}
-}
-
-// writeConfig writes a scheduler configuration file for the spec.
-func writeConfig(text string) string {
-	path := filepath.Join(GinkgoT().TempDir(), "scheduler.yaml")
-	Expect(os.WriteFile(path, []byte(text), 0o600)).To(Succeed())
-	return path
 }

@@ -30,26 +30,27 @@ func (n *NodeInfo) FutureIdle() Resources {
 	return n.Idle().Add(n.Releasing).Sub(n.Pipelined)
 }
 
-// addPod accounts for a pod placed on this node in the given status.
-func (n *NodeInfo) addPod(p *PodInfo) {
-	switch {
-	case p.Status.IsActive():
-		n.Used = n.Used.Add(p.Request)
-	case p.Status == Releasing:
-		n.Releasing = n.Releasing.Add(p.Request)
-	case p.Status == Pipelined:
-		n.Pipelined = n.Pipelined.Add(p.Request)
-	}
-}
+// addPod accounts for a pod placed on this node in its current status.
+func (n *NodeInfo) addPod(p *PodInfo) { n.account(p, 1) }
 
 // removePod undoes addPod for the pod's current status.
-func (n *NodeInfo) removePod(p *PodInfo) {
+func (n *NodeInfo) removePod(p *PodInfo) { n.account(p, -1) }
+
+// account adds (sign 1) or removes (sign -1) a pod's request from the amount its status
+// holds on the node: used, releasing or promised.
+func (n *NodeInfo) account(p *PodInfo, sign int64) {
+	var amount *Resources
 	switch {
 	case p.Status.IsActive():
-		n.Used = n.Used.Sub(p.Request)
+		amount = &n.Used
 	case p.Status == Releasing:
-		n.Releasing = n.Releasing.Sub(p.Request)
+		amount = &n.Releasing
 	case p.Status == Pipelined:
-		n.Pipelined = n.Pipelined.Sub(p.Request)
+		amount = &n.Pipelined
+	default:
+		return
+	}
+	for i := range amount {
+		amount[i] += sign * p.Request[i]
 	}
 }

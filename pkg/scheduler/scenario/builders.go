@@ -125,9 +125,6 @@ func (b *JobBuilder) Priority(p int32) *JobBuilder {
 	return b
 }
 
-// NonPreemptible marks the job never to be evicted.
-func (b *JobBuilder) NonPreemptible() *JobBuilder { b.job.Preemptible = false; return b }
-
 // MinMember sets the gang size.
 func (b *JobBuilder) MinMember(n int32) *JobBuilder { b.job.MinMember = n; return b }
 

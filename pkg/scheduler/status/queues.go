@@ -15,8 +15,8 @@ import (
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 )
 
 // QueueValidCondition is the Queue condition that says whether the scheduler can schedule
@@ -125,9 +125,7 @@ func (u *Updater) writeQueue(ctx context.Context, name string, r QueueReport, si
 	if err != nil {
 		return err
 	}
-	queue := &v2.Queue{}
-	queue.Name, queue.APIVersion, queue.Kind = name, v2.SchemeGroupVersion.String(), "Queue"
-	return u.Client.Status().Patch(ctx, queue, client.RawPatch(types.MergePatchType, patch))
+	return u.Client.Status().Patch(ctx, cache.QueueRef(name), client.RawPatch(types.MergePatchType, patch))
 }
 
 // resourceList renders scheduler amounts as Kubernetes quantities.

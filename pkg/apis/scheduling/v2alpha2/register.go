@@ -18,11 +18,6 @@ var (
 	AddToScheme = SchemeBuilder.AddToScheme
 )
 
-// Resource turns an unqualified resource name into a group-qualified one.
-func Resource(resource string) schema.GroupResource {
-	return SchemeGroupVersion.WithResource(resource).GroupResource()
-}
-
 func addKnownTypes(scheme *runtime.Scheme) error {
 	scheme.AddKnownTypes(SchemeGroupVersion, &PodGroup{}, &PodGroupList{})
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
