@@ -127,6 +127,14 @@ func (e *engine) event(t time.Time, typ string, job *jobState, action, node, rea
 	})
 }
 
+// podEvent records a Bind or Evict of one pod.
+func (e *engine) podEvent(typ string, job *jobState, pod *v1.Pod, action, preemptor, node, reason string) {
+	e.result.Events = append(e.result.Events, Event{
+		Time: e.seconds(e.clock.Now()), Type: typ, PodGroup: job.name(), Queue: job.queue, Pod: pod.Name,
+		Action: action, Preemptor: preemptor, Node: node, Reason: reason,
+	})
+}
+
 // submit creates the PodGroups and pods of jobs whose time has come.
 func (e *engine) submit(now time.Time) {
 	for _, js := range e.jobs {
@@ -221,7 +229,7 @@ func (e *engine) jobOf(pod *v1.Pod) *jobState {
 func (e *engine) onBind(pod *v1.Pod, node string) {
 	e.changed = true
 	if js := e.jobOf(pod); js != nil {
-		e.event(e.clock.Now(), EventBind, js, "allocate", node, "")
+		e.podEvent(EventBind, js, pod, "allocate", "", node, "")
 	}
 }
 
@@ -234,14 +242,14 @@ func (e *engine) onDelete(pod *v1.Pod) {
 		return
 	}
 	js.evictions++
-	action, reason := "", ""
+	action, preemptor, reason := "", "", ""
 	for _, c := range pod.Status.Conditions {
 		if c.Type == v1.DisruptionTarget {
 			reason = c.Message
-			fmt.Sscanf(c.Message, "evicted by %s", &action)
+			fmt.Sscanf(c.Message, "evicted by %s for job %s", &action, &preemptor)
 		}
 	}
-	e.event(e.clock.Now(), EventEvict, js, action, pod.Spec.NodeName, reason)
+	e.podEvent(EventEvict, js, pod, action, preemptor, pod.Spec.NodeName, reason)
 }
 
 // nextTime is when the next cycle runs: one period on after a tick that changed something;

@@ -14,9 +14,13 @@ type Event struct {
 	Type     string  `json:"type"`
 	PodGroup string  `json:"podGroup"`
 	Queue    string  `json:"queue"`
-	Action   string  `json:"action,omitempty"`
-	Node     string  `json:"node,omitempty"`
-	Reason   string  `json:"reason,omitempty"`
+	// Pod is the pod bound or evicted (Bind and Evict events).
+	Pod    string `json:"pod,omitempty"`
+	Action string `json:"action,omitempty"`
+	// Preemptor is the job an eviction made room for (namespace/name).
+	Preemptor string `json:"preemptor,omitempty"`
+	Node      string `json:"node,omitempty"`
+	Reason    string `json:"reason,omitempty"`
 }
 
 // JobReport is what happened to one job. Times are seconds from the start; FirstStart and
