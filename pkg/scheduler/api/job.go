@@ -122,14 +122,15 @@ func (j *JobInfo) CountPlacedIn(subGroup string) int32 {
 	return n
 }
 
-// SubGroupMinimum returns the minimum of a sub-group, 0 for a pod outside any sub-group.
-func (j *JobInfo) SubGroupMinimum(name string) int32 {
-	for _, sg := range j.SubGroups {
-		if sg.Name == name {
-			return sg.MinMember
+// PipelinedPods returns the pods promised resources still being released, in name order.
+func (j *JobInfo) PipelinedPods() []*PodInfo {
+	var pipelined []*PodInfo
+	for _, p := range j.Pods {
+		if p.Status == Pipelined {
+			pipelined = append(pipelined, p)
 		}
 	}
-	return 0
+	return pipelined
 }
 
 // Surplus is how many active pods the job has above its gang size: pods it can lose one at a
@@ -182,4 +183,64 @@ func (job *JobInfo) GangPods(taskOrder func(l, r *PodInfo) int) ([]*PodInfo, err
 		return nil, fmt.Errorf("gang needs %d pods but the job has only %d", job.MinMember, placed+int32(len(chosen)))
 	}
 	return chosen, nil
+}
+
+// MinimumGuard answers, pod by pod, whether taking pods from a job would take its gang or a
+// sub-group below its minimum. It is the one rule for what a job may lose and still keep
+// working: the victim search uses it to cut surplus pods, the min-runtime filter to keep a
+// protected job whole. A group already below its minimum (a sub-group still waiting for
+// pods) is not made worse only if the pods taken are not from it: the guard asks what this
+// eviction does, not whether the job was complete before it.
+type MinimumGuard struct {
+	job  *JobInfo
+	left int32
+	// perSubGroup counts active pods per sub-group, indexed like job.SubGroups.
+	perSubGroup []int32
+}
+
+// NewMinimumGuard counts the job's active pods.
+func (j *JobInfo) NewMinimumGuard() *MinimumGuard {
+	g := &MinimumGuard{job: j, perSubGroup: make([]int32, len(j.SubGroups))}
+	for _, p := range j.Pods {
+		if p.Status.IsActive() {
+			g.left++
+			if i := j.subGroupIndex(p.SubGroup); i >= 0 {
+				g.perSubGroup[i]++
+			}
+		}
+	}
+	return g
+}
+
+// Shortfall names the group that losing pod would leave below its minimum ("gang", or
+// "sub-group NAME"), with what would be left of it and the minimum; "" when losing pod keeps
+// every minimum it touches.
+func (g *MinimumGuard) Shortfall(pod *PodInfo) (group string, left, minimum int32) {
+	if g.left-1 < g.job.MinMember {
+		return "gang", g.left - 1, g.job.MinMember
+	}
+	if i := g.job.subGroupIndex(pod.SubGroup); i >= 0 && g.perSubGroup[i]-1 < g.job.SubGroups[i].MinMember {
+		return "sub-group " + pod.SubGroup, g.perSubGroup[i] - 1, g.job.SubGroups[i].MinMember
+	}
+	return "", 0, 0
+}
+
+// Lose takes an active pod away from the counts.
+func (g *MinimumGuard) Lose(pod *PodInfo) {
+	g.left--
+	if i := g.job.subGroupIndex(pod.SubGroup); i >= 0 {
+		g.perSubGroup[i]--
+	}
+}
+
+func (j *JobInfo) subGroupIndex(name string) int {
+	if name == "" {
+		return -1
+	}
+	for i, sg := range j.SubGroups {
+		if sg.Name == name {
+			return i
+		}
+	}
+	return -1
 }

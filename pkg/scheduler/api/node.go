@@ -24,6 +24,19 @@ func (n *NodeInfo) Idle() Resources {
 	return n.Allocatable.Sub(n.Used).Sub(n.Releasing)
 }
 
+// Bindable is what a pod can be bound to now without breaking a promise: idle now, less the
+// part of the promises to pipelined pods that the releasing pods will not cover. Promises
+// outlive a cycle (they are kept as the pods' nominated node), so binding into idle
+// resources that a promise counts on would hand a preemptor's resources to someone else —
+// typically back to the victim that was evicted for it.
+func (n *NodeInfo) Bindable() Resources {
+	idle, future := n.Idle(), n.FutureIdle()
+	for i := range idle {
+		idle[i] = min(idle[i], future[i])
+	}
+	return idle
+}
+
 // FutureIdle is what a pod can be promised: idle now plus what releasing pods will free,
 // less what was already promised.
 func (n *NodeInfo) FutureIdle() Resources {

@@ -27,30 +27,27 @@ func isEvictable(p *api.PodInfo) bool {
 	return p.Status == api.Running || p.Status == api.Bound
 }
 
-// unitsOf splits a running preemptible job into its surplus pods (last pods first, never
-// taking a sub-group below its minimum) and its whole gang.
+// unitsOf splits a running preemptible job into its surplus pods (last pods first, each one
+// the job can lose while keeping its gang and every sub-group minimum) and its whole gang.
 func unitsOf(job *api.JobInfo) []*unit {
 	var running []*api.PodInfo
-	perSubGroup := map[string]int32{}
 	for _, p := range job.Pods {
 		if isEvictable(p) {
 			running = append(running, p)
-			perSubGroup[p.SubGroup]++
 		}
 	}
 	if len(running) == 0 {
 		return nil
 	}
 	var units []*unit
-	remaining := int32(len(running))
-	for i := len(running) - 1; i >= 0 && remaining > job.MinMember; i-- {
+	guard := job.NewMinimumGuard()
+	for i := len(running) - 1; i >= 0; i-- {
 		p := running[i]
-		if perSubGroup[p.SubGroup] <= job.SubGroupMinimum(p.SubGroup) {
+		if group, _, _ := guard.Shortfall(p); group != "" {
 			continue
 		}
 		units = append(units, &unit{job: job, pods: []*api.PodInfo{p}})
-		remaining--
-		perSubGroup[p.SubGroup]--
+		guard.Lose(p)
 	}
 	return append(units, &unit{job: job, pods: running, whole: true})
 }

@@ -112,3 +112,35 @@ var _ = Describe("Elastic jobs", func() {
 		Expect(h.PodsIn("urgent-b", api.Running)).To(Equal(1))
 	})
 })
+
+var _ = Describe("Protected elastic jobs with sub-groups", func() {
+	// MinMember 3; sub-group b (min 1) runs 3 pods, sub-group a (min 2) runs 1 and waits for
+	// 1. Evicting one pod of b keeps the gang (3) and b (2 >= 1) whole; a was short before and
+	// loses nothing. The pod is the job's to lose even while protected.
+	It("gives a preemptor a surplus pod of a sub-group that stays above its minimum", func() {
+		h := New(withMinRuntime(`defaultPreemptMinRuntime: 1h`)).
+			Nodes(Node("n1").GPUs(4)).
+			Queues(Queue("team")).
+			Jobs(Job("elastic").Queue("team").Priority(10).MinMember(3).GPUs(1).
+				SubGroup("b", 1, 3).SubGroup("a", 2, 2).Running("n1", "n1", "n1", "n1").StartedAt(Epoch),
+				Job("urgent").Queue("team").Priority(90).GPUs(1))
+		round := h.RunCycle(ctx)
+		Expect(round.EvictedPods()).To(Equal(map[string]int{"elastic": 1}))
+		evicted := round.Evictions[0].Pod
+		Expect(evicted).To(Equal("ns/elastic-2"), "the last pod of sub-group b, not a's only running pod")
+		Expect(round.PipelinedPods()).To(Equal(map[string]int{"urgent": 1}))
+	})
+
+	It("refuses the second pod, which would take the gang below its minimum, and says which group", func() {
+		h := New(withMinRuntime(`defaultPreemptMinRuntime: 1h`)).
+			Nodes(Node("n1").GPUs(4)).
+			Queues(Queue("team")).
+			Jobs(Job("elastic").Queue("team").Priority(10).MinMember(3).GPUs(1).
+				SubGroup("b", 1, 3).SubGroup("a", 2, 2).Running("n1", "n1", "n1", "n1").StartedAt(Epoch),
+				Job("urgent").Queue("team").Priority(90).MinMember(2).Pods(2).GPUs(1))
+		round := h.RunCycle(ctx)
+		Expect(round.Evictions).To(BeEmpty())
+		Expect(round.Reasons("urgent")).To(ContainElement(ContainSubstring(
+			"job ns/elastic is protected until 2026-01-01T01:00:00Z: these evictions would leave 2 pods where its gang needs 3")))
+	})
+})
