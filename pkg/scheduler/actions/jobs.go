@@ -9,13 +9,14 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 )
 
-// SchedulableJobs returns the jobs with pending pods whose queue can take them, in ID order.
-// Jobs whose queue is missing, invalid or not a leaf get a pending reason instead.
+// SchedulableJobs returns the jobs with pods waiting for a node (pending, or pipelined onto
+// resources still being released) whose queue can take them, in ID order. Jobs whose queue
+// is missing, invalid or not a leaf get a pending reason instead.
 func SchedulableJobs(ssn *framework.Session) []*api.JobInfo {
 	var jobs []*api.JobInfo
 	queues := ssn.Snapshot().Queues
 	for _, job := range ssn.Snapshot().Jobs {
-		if len(job.PendingPods()) == 0 {
+		if !job.IsWaiting() {
 			continue
 		}
 		queue := queues.Get(job.Queue)

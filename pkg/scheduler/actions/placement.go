@@ -13,7 +13,7 @@ import (
 type Capacity int
 
 const (
-	// IdleNow uses only idle resources: the pod can be bound at once.
+	// IdleNow uses only idle resources that no promise counts on: the pod can be bound at once.
 	IdleNow Capacity = iota
 	// IdleOrReleasing also uses resources that terminating pods are releasing: the pod is
 	// promised them (pipelined) and bound in a later cycle.
@@ -22,7 +22,7 @@ const (
 
 func (c Capacity) free(node *api.NodeInfo) api.Resources {
 	if c == IdleNow {
-		return node.Idle()
+		return node.Bindable()
 	}
 	return node.FutureIdle()
 }
@@ -67,6 +67,18 @@ func (s *NodeSearch) BestNode(pod *api.PodInfo, capacity Capacity) *api.NodeInfo
 		}
 	}
 	return best
+}
+
+// PreferredNode returns the first of the preferred nodes (those promised to the pod's job)
+// where the pod fits in the given capacity and may run, or nil. Trying them first keeps a
+// promise where it was made, as kube-scheduler tries a pod's nominated node first.
+func (s *NodeSearch) PreferredNode(pod *api.PodInfo, capacity Capacity, preferred []string) *api.NodeInfo {
+	for _, name := range preferred {
+		if node := s.ssn.Snapshot().Node(name); node != nil && s.refusal(pod, node, capacity) == "" {
+			return node
+		}
+	}
+	return nil
 }
 
 func (s *NodeSearch) refusal(pod *api.PodInfo, node *api.NodeInfo, capacity Capacity) string {

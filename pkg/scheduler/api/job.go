@@ -122,6 +122,17 @@ func (j *JobInfo) CountPlacedIn(subGroup string) int32 {
 	return n
 }
 
+// IsWaiting reports whether some pod of the job waits for a node: pending, or pipelined onto
+// resources still being released.
+func (j *JobInfo) IsWaiting() bool {
+	for _, p := range j.Pods {
+		if p.Status == Pending || p.Status == Pipelined {
+			return true
+		}
+	}
+	return false
+}
+
 // PipelinedPods returns the pods promised resources still being released, in name order.
 func (j *JobInfo) PipelinedPods() []*PodInfo {
 	var pipelined []*PodInfo

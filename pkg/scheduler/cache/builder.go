@@ -170,6 +170,15 @@ func (b *Builder) addPod(pod *v1.Pod, jobs map[api.JobID]*api.JobInfo, nodes map
 			nodeName = bound
 		}
 	}
+	// A pending pod's nominated node is the promise of an earlier cycle: resources that
+	// evictions are freeing for it. It comes back as a pipelined pod on that node, so that
+	// nobody else — above all not the victim — is bound onto them meanwhile.
+	nominated := pod.Status.NominatedNodeName
+	if b.Overlay != nil {
+		if written, ok := b.Overlay.nominatedNode(pod.UID, nominated); ok {
+			nominated = written
+		}
+	}
 	deleting := pod.DeletionTimestamp != nil
 	if b.Overlay != nil && b.Overlay.evicted(pod.UID, deleting) {
 		deleting = true
@@ -215,6 +224,8 @@ func (b *Builder) addPod(pod *v1.Pod, jobs map[api.JobID]*api.JobInfo, nodes map
 		return nil // a pending pod going away holds nothing
 	case deleting:
 		info.Status = api.Releasing
+	case nodeName == "" && nodes[nominated] != nil:
+		info.Status, info.NodeName = api.Pipelined, nominated
 	case nodeName == "":
 		info.Status = api.Pending
 	case pod.Status.Phase == v1.PodRunning:

@@ -13,15 +13,18 @@ import (
 // show: past it, an informer that still disagrees is believed (the write was lost).
 const overlayTTL = 2 * time.Minute
 
-// Overlay remembers the scheduler's own recent writes — binds, evictions, start stamps — and
+// Overlay remembers the scheduler's own recent writes — binds, evictions, nominations, start
+// stamps — and
 // lays them over what the informers show until the informers catch up. Without it a lagging
 // informer would show a just-bound pod as pending, and the next cycle would place it twice.
 type Overlay struct {
-	mu       sync.Mutex
-	binds    map[types.UID]written[string]
-	evicts   map[types.UID]written[struct{}]
-	stamps   map[api.JobID]written[time.Time]
-	timeFunc func() time.Time
+	mu     sync.Mutex
+	binds  map[types.UID]written[string]
+	evicts map[types.UID]written[struct{}]
+	// nominations hold the node promised to a pending pod ("" for a withdrawn promise).
+	nominations map[types.UID]written[string]
+	stamps      map[api.JobID]written[time.Time]
+	timeFunc    func() time.Time
 }
 
 type written[T any] struct {
@@ -33,7 +36,8 @@ type written[T any] struct {
 func NewOverlay(now func() time.Time) *Overlay {
 	return &Overlay{
 		binds: map[types.UID]written[string]{}, evicts: map[types.UID]written[struct{}]{},
-		stamps: map[api.JobID]written[time.Time]{}, timeFunc: now,
+		nominations: map[types.UID]written[string]{},
+		stamps:      map[api.JobID]written[time.Time]{}, timeFunc: now,
 	}
 }
 
@@ -49,6 +53,13 @@ func (o *Overlay) Evicted(pod types.UID) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.evicts[pod] = written[struct{}]{struct{}{}, o.timeFunc()}
+}
+
+// Nominated records that a pod's nominated node was set (or, with "", cleared).
+func (o *Overlay) Nominated(pod types.UID, node string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.nominations[pod] = written[string]{node, o.timeFunc()}
 }
 
 // Stamped records a job's start stamp, written or about to be written.
@@ -68,6 +79,21 @@ func (o *Overlay) boundNode(pod types.UID, informerNode string) (string, bool) {
 	}
 	if informerNode != "" || o.timeFunc().Sub(w.at) > overlayTTL {
 		delete(o.binds, pod) // caught up, or lost
+		return "", false
+	}
+	return w.value, true
+}
+
+// nominatedNode returns the node last nominated to a pod if the informer may not show it yet.
+func (o *Overlay) nominatedNode(pod types.UID, informerNode string) (string, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	w, ok := o.nominations[pod]
+	if !ok {
+		return "", false
+	}
+	if informerNode == w.value || o.timeFunc().Sub(w.at) > overlayTTL {
+		delete(o.nominations, pod) // caught up, or lost
 		return "", false
 	}
 	return w.value, true
@@ -122,6 +148,11 @@ func (o *Overlay) forget(live map[types.UID]bool, liveJobs map[api.JobID]bool) {
 	for uid := range o.evicts {
 		if !live[uid] {
 			delete(o.evicts, uid)
+		}
+	}
+	for uid := range o.nominations {
+		if !live[uid] {
+			delete(o.nominations, uid)
 		}
 	}
 }

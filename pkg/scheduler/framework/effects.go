@@ -14,9 +14,13 @@ type Effects interface {
 	Bind(ctx context.Context, pod *api.PodInfo, nodeName string) error
 	// Evict starts the eviction of a pod, for the reason given.
 	Evict(ctx context.Context, pod *api.PodInfo, reason EvictionReason) error
-	// Pipeline tells that a pod was promised resources still being released on a node; the
-	// pod is not bound.
+	// Pipeline promises a pod resources still being released on a node; the pod is not bound.
+	// The promise must outlive the cycle (and a restart): it is kept as the pod's nominated
+	// node, which the next snapshot reads back as a pipelined pod.
 	Pipeline(ctx context.Context, pod *api.PodInfo, nodeName string) error
+	// CancelPipeline withdraws a promise that can no longer be kept: the pod is pending again
+	// and nominated nowhere.
+	CancelPipeline(ctx context.Context, pod *api.PodInfo) error
 	// RecordJobStart persists that a job went from no active pods to a running gang at
 	// startedAt, the session's now.
 	RecordJobStart(ctx context.Context, job *api.JobInfo, startedAt time.Time) error

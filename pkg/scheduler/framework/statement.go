@@ -14,6 +14,7 @@ const (
 	opAllocate operationKind = iota
 	opPipeline
 	opEvict
+	opWithdraw
 )
 
 // operation is one recorded decision and what it replaced, so it can be undone exactly.
@@ -41,14 +42,14 @@ func (ssn *Session) NewStatement() *Statement {
 	return &Statement{ssn: ssn}
 }
 
-// Allocate gives a pending pod idle resources on a node.
+// Allocate gives a pending pod idle resources on a node that no promise counts on.
 func (st *Statement) Allocate(pod *api.PodInfo, nodeName string) error {
 	node, err := st.pendingPodAndNode(pod, nodeName)
 	if err != nil {
 		return err
 	}
-	if !pod.Request.FitsIn(node.Idle()) {
-		return fmt.Errorf("allocate %s: needs %s, node %s has %s idle", pod.Key(), pod.Request, nodeName, node.Idle())
+	if free := node.Bindable(); !pod.Request.FitsIn(free) {
+		return fmt.Errorf("allocate %s: needs %s, node %s has %s free to bind", pod.Key(), pod.Request, nodeName, free)
 	}
 	return st.apply(operation{kind: opAllocate, pod: pod}, api.Allocated, nodeName)
 }
@@ -63,6 +64,16 @@ func (st *Statement) Pipeline(pod *api.PodInfo, nodeName string) error {
 		return fmt.Errorf("pipeline %s: needs %s, node %s will have %s", pod.Key(), pod.Request, nodeName, node.FutureIdle())
 	}
 	return st.apply(operation{kind: opPipeline, pod: pod}, api.Pipelined, nodeName)
+}
+
+// Withdraw takes back the promise made to a pipelined pod: it is pending again, free to be
+// placed anew in this session. Committed, a withdrawal is only sent out for a pod that is
+// still pending at the end; one placed again is told its new placement instead.
+func (st *Statement) Withdraw(pod *api.PodInfo) error {
+	if pod.Status != api.Pipelined {
+		return fmt.Errorf("withdraw %s: only pipelined pods hold a promise, it is %s", pod.Key(), pod.Status)
+	}
+	return st.apply(operation{kind: opWithdraw, pod: pod}, api.Pending, "")
 }
 
 // Evict starts releasing a bound or running pod.
@@ -122,8 +133,8 @@ func (st *Statement) IsEmpty() bool {
 }
 
 // Commit hands the decisions to the session's effects: evictions first (they free resources), then binds,
-// then future placements, then the start stamps of jobs that went from no active pods to a
-// placed gang. A pod whose bind fails goes back to pending in the session so that nothing
+// then future placements, then withdrawn promises of pods left pending, then the start
+// stamps of jobs that went from no active pods to a placed gang. A pod whose bind fails goes back to pending in the session so that nothing
 // later in the cycle counts on it. All failures are returned together.
 func (st *Statement) Commit(ctx context.Context) error {
 	effects := st.ssn.effects
@@ -132,9 +143,9 @@ func (st *Statement) Commit(ctx context.Context) error {
 	var errs []error
 	started := st.jobsStartedBy(ops)
 	failedBind := map[api.JobID]bool{}
-	for _, kind := range []operationKind{opEvict, opAllocate, opPipeline} {
+	for _, kind := range []operationKind{opEvict, opAllocate, opPipeline, opWithdraw} {
 		for _, op := range ops {
-			if op.kind != kind {
+			if op.kind != kind || (kind == opWithdraw && op.pod.Status != api.Pending) {
 				continue
 			}
 			var err error
@@ -147,6 +158,8 @@ func (st *Statement) Commit(ctx context.Context) error {
 				}
 			case opPipeline:
 				err = effects.Pipeline(ctx, op.pod, op.pod.NodeName)
+			case opWithdraw:
+				err = effects.CancelPipeline(ctx, op.pod)
 			}
 			if err != nil {
 				errs = append(errs, err)

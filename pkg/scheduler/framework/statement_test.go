@@ -64,7 +64,7 @@ var _ = Describe("Statement", func() {
 
 	It("refuses decisions that break the accounting", func() {
 		st := ssn.NewStatement()
-		Expect(st.Allocate(pod("pending", 0), "n1")).To(MatchError(ContainSubstring("node n1 has cpu=62000m memory=547608330240 gpu=0 idle")))
+		Expect(st.Allocate(pod("pending", 0), "n1")).To(MatchError(ContainSubstring("node n1 has cpu=62000m memory=547608330240 gpu=0 free to bind")))
 		Expect(st.Allocate(pod("running", 0), "n2")).To(MatchError(ContainSubstring("is Running, not pending")))
 		Expect(st.Evict(pod("pending", 0), framework.EvictionReason{})).To(MatchError(ContainSubstring("only bound or running pods")))
 		Expect(st.Allocate(pod("pending", 0), "nowhere")).To(MatchError(ContainSubstring(`unknown node "nowhere"`)))
@@ -107,5 +107,41 @@ var _ = Describe("Statement", func() {
 		effects.EXPECT().Pipeline(ctx, pod("pending", 0), "n2").Return(nil)
 		Expect(st.Commit(ctx)).To(Succeed())
 		Expect(snapshot.Job("ns/pending").LastStartTimestamp).To(BeNil())
+	})
+
+	It("binds nobody into idle resources a pipelined pod was promised", func() {
+		st := ssn.NewStatement()
+		Expect(st.Evict(pod("running", 0), framework.EvictionReason{})).To(Succeed())
+		Expect(st.Evict(pod("running", 1), framework.EvictionReason{})).To(Succeed())
+		Expect(st.Pipeline(pod("pending", 0), "n1")).To(Succeed())
+		Expect(st.Pipeline(pod("pending", 1), "n1")).To(Succeed())
+		// The victims are gone: their 4 GPUs are idle, and all 4 are promised.
+		for _, p := range []*api.PodInfo{pod("running", 0), pod("running", 1)} {
+			Expect(snapshot.SetPodStatus(p, api.Pending, "")).To(Succeed())
+		}
+		Expect(snapshot.Node("n1").Idle()[api.GPU]).To(BeEquivalentTo(4))
+		Expect(snapshot.Node("n1").Bindable()[api.GPU]).To(BeZero())
+		Expect(st.Allocate(pod("running", 0), "n1")).To(MatchError(ContainSubstring("gpu=0 free to bind")),
+			"the victim, recreated pending, must not take back what was promised to its preemptor")
+	})
+
+	It("withdraws a promise: the pod is pending again, and only a pod left pending is told", func() {
+		st := ssn.NewStatement()
+		Expect(st.Pipeline(pod("pending", 0), "n2")).To(Succeed())
+		Expect(st.Pipeline(pod("pending", 1), "n2")).To(Succeed())
+		effects.EXPECT().Pipeline(ctx, gomock.Any(), "n2").Return(nil).Times(2)
+		Expect(st.Commit(ctx)).To(Succeed())
+
+		st = ssn.NewStatement()
+		Expect(st.Withdraw(pod("pending", 0))).To(Succeed())
+		Expect(st.Withdraw(pod("pending", 1))).To(Succeed())
+		Expect(st.Allocate(pod("pending", 1), "n2")).To(Succeed())
+		Expect(snapshot.Node("n2").Pipelined).To(BeZero())
+		effects.EXPECT().Bind(ctx, pod("pending", 1), "n2").Return(nil)
+		effects.EXPECT().CancelPipeline(ctx, pod("pending", 0)).Return(nil)
+		effects.EXPECT().RecordJobStart(ctx, snapshot.Job("ns/pending"), Epoch.Add(90e9)).Return(nil)
+		Expect(st.Commit(ctx)).To(Succeed())
+		Expect(pod("pending", 0).Status).To(Equal(api.Pending))
+		Expect(st.Withdraw(pod("running", 0))).To(MatchError(ContainSubstring("only pipelined pods hold a promise")))
 	})
 })

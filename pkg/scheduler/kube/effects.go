@@ -83,10 +83,46 @@ func (e *Effects) Evict(ctx context.Context, pod *api.PodInfo, reason framework.
 	return nil
 }
 
-// Pipeline only tells: the pod waits for resources being released on a node.
-func (e *Effects) Pipeline(_ context.Context, pod *api.PodInfo, nodeName string) error {
+// Pipeline nominates the node to the pod, as kube-scheduler does for a preemptor: the pod's
+// status.nominatedNodeName keeps the promise across cycles and restarts, and shows users
+// (kubectl get pod -o wide) where the pod will run once the resources being released there
+// are free.
+func (e *Effects) Pipeline(ctx context.Context, pod *api.PodInfo, nodeName string) error {
+	if err := e.nominate(ctx, pod, nodeName); err != nil {
+		return fmt.Errorf("nominating %s to %s: %w", pod.Key(), nodeName, err)
+	}
 	e.event(pod.Job, v1.EventTypeNormal, "Pipelined",
 		fmt.Sprintf("Pod %s will run on %s once the resources being released there are free", pod.Name, nodeName))
+	return nil
+}
+
+// CancelPipeline clears the pod's nominated node: the promise can no longer be kept.
+func (e *Effects) CancelPipeline(ctx context.Context, pod *api.PodInfo) error {
+	if err := e.nominate(ctx, pod, ""); err != nil {
+		return fmt.Errorf("clearing the nominated node of %s: %w", pod.Key(), err)
+	}
+	return nil
+}
+
+// nominate writes status.nominatedNodeName (empty clears it), guarded by the pod's UID so
+// that a pod recreated under the same name inherits no promise. A pod already gone needs
+// none.
+func (e *Effects) nominate(ctx context.Context, pod *api.PodInfo, nodeName string) error {
+	value := "null"
+	if nodeName != "" {
+		value = fmt.Sprintf("%q", nodeName)
+	}
+	patch := fmt.Appendf(nil, `{"metadata":{"uid":%q},"status":{"nominatedNodeName":%s}}`, pod.UID, value)
+	uid := types.UID(pod.UID)
+	target := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: uid}}
+	err := e.Client.Status().Patch(ctx, target, client.RawPatch(types.StrategicMergePatchType, patch))
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) || apierrors.IsInvalid(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	e.Overlay.Nominated(uid, nodeName)
 	return nil
 }
 

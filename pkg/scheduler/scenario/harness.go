@@ -151,9 +151,18 @@ func (h *Harness) nextPeriod() {
 	h.finishReleasing()
 }
 
-// apply plays the cluster's side of a cycle's effects.
+// apply plays the cluster's side of a cycle's effects. A promise stays with the pod (its
+// nominated node) until it is bound or the promise is withdrawn, as on a cluster.
 func (h *Harness) apply(round *Round) {
 	now := h.Clock.Now()
+	for _, p := range round.Pipelined {
+		pod := h.pod(p.Pod)
+		pod.Status, pod.NodeName = api.Pipelined, p.Node
+	}
+	for _, key := range round.Withdrawn {
+		pod := h.pod(key)
+		pod.Status, pod.NodeName = api.Pending, ""
+	}
 	for _, b := range round.Binds {
 		pod := h.pod(b.Pod)
 		pod.Status, pod.NodeName, pod.StartTime = api.Running, b.Node, &now

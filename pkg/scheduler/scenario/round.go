@@ -31,9 +31,11 @@ type Start struct {
 
 // Round is what one cycle did, in the order it did it.
 type Round struct {
-	Time           time.Time
-	Binds          []Placement
-	Pipelined      []Placement
+	Time      time.Time
+	Binds     []Placement
+	Pipelined []Placement
+	// Withdrawn are the pods whose promise was taken back (namespace/name).
+	Withdrawn      []string
 	Evictions      []Eviction
 	Started        []Start
 	PendingReasons map[api.JobID][]string
@@ -42,7 +44,7 @@ type Round struct {
 
 // IsQuiet reports whether the cycle changed nothing in the cluster.
 func (r Round) IsQuiet() bool {
-	return len(r.Binds) == 0 && len(r.Evictions) == 0 && len(r.Pipelined) == 0
+	return len(r.Binds) == 0 && len(r.Evictions) == 0 && len(r.Pipelined) == 0 && len(r.Withdrawn) == 0
 }
 
 // BoundPods counts the pods bound per job name.
@@ -98,6 +100,11 @@ func (r *recorder) Evict(_ context.Context, pod *api.PodInfo, reason framework.E
 
 func (r *recorder) Pipeline(_ context.Context, pod *api.PodInfo, node string) error {
 	r.round.Pipelined = append(r.round.Pipelined, Placement{Pod: pod.Key(), Job: pod.Job, Node: node})
+	return nil
+}
+
+func (r *recorder) CancelPipeline(_ context.Context, pod *api.PodInfo) error {
+	r.round.Withdrawn = append(r.round.Withdrawn, pod.Key())
 	return nil
 }
 

@@ -3,6 +3,8 @@ package allocate
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/actions"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
@@ -41,10 +43,17 @@ func (a *Action) Execute(ctx context.Context, ssn *framework.Session) {
 	}
 }
 
-// allocateJob places the job's gang if it is not yet satisfied, or else one more pod, and
-// commits. It reports whether anything was placed.
+// allocateJob binds a pipelined gang whose resources are free, places the job's gang if it is
+// not yet satisfied, or else one more pod, and commits. It reports whether anything was
+// placed.
 func (a *Action) allocateJob(ctx context.Context, ssn *framework.Session, search *actions.NodeSearch, job *api.JobInfo, failed map[string]string) bool {
 	st := ssn.NewStatement()
+	if promised := job.PipelinedPods(); len(promised) > 0 {
+		if kept, bound := a.keepPromise(ctx, ssn, search, st, job, promised); kept {
+			return bound
+		}
+		st = ssn.NewStatement()
+	}
 	if job.IsGangSatisfied() {
 		if job.CountActive() < job.CountPlaced() {
 			return false // the gang is pipelined; growing it now would bind pods that cannot work yet
@@ -72,7 +81,7 @@ func (a *Action) allocateJob(ctx context.Context, ssn *framework.Session, search
 		return false
 	}
 	for _, capacity := range []actions.Capacity{actions.IdleNow, actions.IdleOrReleasing} {
-		if reason := placeAll(st, search, gang, capacity); reason == "" {
+		if reason := placeAll(st, search, gang, capacity, nil); reason == "" {
 			return a.commit(ctx, ssn, st, job)
 		} else if capacity == actions.IdleOrReleasing {
 			ssn.RecordPendingReason(job.ID, reason)
@@ -83,12 +92,71 @@ func (a *Action) allocateJob(ctx context.Context, ssn *framework.Session, search
 	return false
 }
 
-// placeAll places every pod or returns why one could not be placed. With IdleOrReleasing the
-// whole gang is pipelined: binding part of a gang while the rest waits would hold GPUs that
-// cannot do any work.
-func placeAll(st *framework.Statement, search *actions.NodeSearch, pods []*api.PodInfo, capacity actions.Capacity) string {
+// keepPromise handles a job promised resources in an earlier cycle (pipelined pods, kept as
+// their nominated node). Once the whole gang can be bound, preferably where it was
+// promised, it is; until then the promise stands and the job waits, whoever else is pending
+// — that is what makes an eviction for a job benefit that job. kept is false when the
+// promise can no longer be met (its node is cordoned, refuses the pod, or was promised more
+// than it will have): the promise is then withdrawn and the job is placed like any other.
+func (a *Action) keepPromise(ctx context.Context, ssn *framework.Session, search *actions.NodeSearch,
+	st *framework.Statement, job *api.JobInfo, promised []*api.PodInfo) (kept, bound bool) {
+	nodes := make([]string, 0, len(promised))
+	broken := false
+	for _, p := range promised {
+		node := ssn.Snapshot().Node(p.NodeName)
+		broken = broken || node.Unschedulable || ssn.Predicate(p, node) != nil || overPromised(node)
+		nodes = append(nodes, p.NodeName)
+	}
+	for _, p := range promised {
+		if err := st.Withdraw(p); err != nil {
+			ssn.Logger().Error(err, "Withdrawing a promise failed", "job", job.ID)
+			st.Discard()
+			return true, false
+		}
+	}
+	if broken {
+		ssn.Logger().Info("Promise can no longer be kept; placing the job anew", "job", job.ID, "nodes", nodes)
+		if err := st.Commit(ctx); err != nil {
+			ssn.Logger().Error(err, "Withdrawing a promise failed", "job", job.ID)
+		}
+		return false, false
+	}
+	gang, err := actions.GangPods(ssn, job)
+	if err == nil && placeAll(st, search, gang, actions.IdleNow, nodes) == "" {
+		return true, a.commit(ctx, ssn, st, job)
+	}
+	st.Discard()
+	ssn.RecordPendingReason(job.ID, fmt.Sprintf(
+		"waiting for resources being released on %s: they are promised to this job (its pods' nominated node)",
+		strings.Join(slices.Compact(slices.Sorted(slices.Values(nodes))), ", ")))
+	return true, false
+}
+
+// overPromised reports whether the node's promises exceed what it will have once its
+// releasing pods are gone, which happens when something outside the scheduler's view took
+// resources (another scheduler's pod, a smaller allocatable).
+func overPromised(node *api.NodeInfo) bool {
+	for _, v := range node.FutureIdle() {
+		if v < 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// placeAll places every pod or returns why one could not be placed; each pod first tries
+// the preferred nodes, each taken at most once. With IdleOrReleasing the whole gang is
+// pipelined: binding part of a gang while the rest waits would hold GPUs that cannot do any
+// work.
+func placeAll(st *framework.Statement, search *actions.NodeSearch, pods []*api.PodInfo, capacity actions.Capacity, preferred []string) string {
+	preferred = slices.Clone(preferred)
 	for i, pod := range pods {
-		node := search.BestNode(pod, capacity)
+		node := search.PreferredNode(pod, capacity, preferred)
+		if node != nil {
+			preferred = slices.Delete(preferred, slices.Index(preferred, node.Name), slices.Index(preferred, node.Name)+1)
+		} else {
+			node = search.BestNode(pod, capacity)
+		}
 		if node == nil {
 			return fmt.Sprintf("gang of %d pods does not fit: pod %d of %d fits on no node (%s)",
 				len(pods), i+1, len(pods), search.Explain())

@@ -26,7 +26,7 @@ func TestLargeJobReclaimEvictsWholeNodes(t *testing.T) {
 	if got := round.PipelinedPods()["large"]; got != 10 {
 		t.Fatalf("%d gang pods pipelined, want 10", got)
 	}
-	if h.PodsIn("large", api.Pending) != 10 {
-		t.Fatal("the gang waits for the victims to terminate")
+	if h.PodsIn("large", api.Pipelined) != 10 {
+		t.Fatal("the gang waits for the victims to terminate, holding the promise of their nodes")
 	}
 }

@@ -79,6 +79,44 @@ func (c *MockEffectsBindCall) DoAndReturn(f func(context.Context, *api.PodInfo, 
 	return c
 }
 
+// CancelPipeline mocks base method.
+func (m *MockEffects) CancelPipeline(ctx context.Context, pod *api.PodInfo) error {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "CancelPipeline", ctx, pod)
+	ret0, _ := ret[0].(error)
+	return ret0
+}
+
+// CancelPipeline indicates an expected call of CancelPipeline.
+func (mr *MockEffectsMockRecorder) CancelPipeline(ctx, pod any) *MockEffectsCancelPipelineCall {
+	mr.mock.ctrl.T.Helper()
+	call := mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "CancelPipeline", reflect.TypeOf((*MockEffects)(nil).CancelPipeline), ctx, pod)
+	return &MockEffectsCancelPipelineCall{Call: call}
+}
+
+// MockEffectsCancelPipelineCall wrap *gomock.Call
+type MockEffectsCancelPipelineCall struct {
+	*gomock.Call
+}
+
+// Return rewrite *gomock.Call.Return
+func (c *MockEffectsCancelPipelineCall) Return(arg0 error) *MockEffectsCancelPipelineCall {
+	c.Call = c.Call.Return(arg0)
+	return c
+}
+
+// Do rewrite *gomock.Call.Do
+func (c *MockEffectsCancelPipelineCall) Do(f func(context.Context, *api.PodInfo) error) *MockEffectsCancelPipelineCall {
+	c.Call = c.Call.Do(f)
+	return c
+}
+
+// DoAndReturn rewrite *gomock.Call.DoAndReturn
+func (c *MockEffectsCancelPipelineCall) DoAndReturn(f func(context.Context, *api.PodInfo) error) *MockEffectsCancelPipelineCall {
+	c.Call = c.Call.DoAndReturn(f)
+	return c
+}
+
 // Evict mocks base method.
 func (m *MockEffects) Evict(ctx context.Context, pod *api.PodInfo, reason framework.EvictionReason) error {
 	m.ctrl.T.Helper()

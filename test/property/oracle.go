@@ -1,0 +1,382 @@
+package property
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
+)
+
+// The properties the oracle checks. Names appear in every failure so a report says which
+// promise broke.
+const (
+	// S0: the timeline itself is coherent (a pod is bound once, evicted only while bound,
+	// every eviction names its action and preemptor).
+	PropConsistent = "S0 consistent timeline"
+	// S1: no eviction before the victim's run start plus the resolved min-runtime, except
+	// surplus pods of an elastic job that keeps its minimums.
+	PropSafety = "S1 min-runtime safety"
+	// S2: non-preemptible jobs are never victims.
+	PropPreemptible = "S2 only preemptible victims"
+	// S3: preempt stays in a leaf queue and goes down in priority; reclaim crosses queues.
+	PropActionRules = "S3 action rules"
+	// P1: a job is not evicted twice for the same preemptor before that preemptor starts.
+	PropNoThrash = "P1 no thrash"
+	// P2: a preemptor starts soon after its victims' grace periods end.
+	PropPromise = "P2 promise kept"
+	// P3: every job completes before the horizon.
+	PropLiveness = "P3 liveness"
+	// Determinism: the same seed gives byte-identical JSON.
+	PropDeterminism = "determinism"
+)
+
+// promiseSlack is how many scheduling periods a preemptor may take, after its victims'
+// longest grace period, to start: one to notice the freed resources on the period grid, one
+// to bind, one spare.
+const promiseSlack = 3
+
+// Failure is one broken property, with the job, pod and time it concerns.
+type Failure struct {
+	Property string
+	Job, Pod string
+	Time     float64
+	Detail   string
+}
+
+func (f Failure) String() string {
+	where := f.Job
+	if f.Pod != "" {
+		where += " pod " + f.Pod
+	}
+	return fmt.Sprintf("%s: %s at %s: %s", f.Property, where, clock(f.Time), f.Detail)
+}
+
+// Figures count what was checked, so a green run shows it checked something.
+type Figures struct {
+	Scenarios int
+	// Evictions is every eviction judged by S1.
+	Evictions int
+	// ProtectionExpired counts evictions whose resolved min-runtime was above zero: the
+	// protection was checked and had run out.
+	ProtectionExpired int
+	// ElasticAllowed counts pods of protected elastic jobs evicted within their minimums.
+	ElasticAllowed int
+}
+
+// Add sums figures.
+func (f *Figures) Add(o Figures) {
+	f.Scenarios += o.Scenarios
+	f.Evictions += o.Evictions
+	f.ProtectionExpired += o.ProtectionExpired
+	f.ElasticAllowed += o.ElasticAllowed
+}
+
+// MinRuntime resolves the protection of a victim in victimQueue against an eviction by
+// action ("preempt" or "reclaim") for a preemptor in preemptorQueue, from the design rules,
+// and names the queue (or default) it came from. Written here, apart from the scheduler's
+// plugin, so the two can disagree.
+func (s *Scenario) MinRuntime(action, preemptorQueue, victimQueue string) (time.Duration, string) {
+	victim := s.Ancestry(victimQueue)
+	get := func(q *Queue) *time.Duration { return q.ReclaimMinRuntime }
+	fallback, name := s.DefaultReclaim, "defaultReclaimMinRuntime"
+	start := len(victim) - 1
+	if action == "preempt" {
+		get, fallback, name = func(q *Queue) *time.Duration { return q.PreemptMinRuntime }, s.DefaultPreempt, "defaultPreemptMinRuntime"
+	} else if s.Method != "queue" {
+		// lca: one step below the lowest common ancestor, on the victim's side; top-level
+		// queues are children of an implicit root, so common 0 starts at the top.
+		preemptor := s.Ancestry(preemptorQueue)
+		common := 0
+		for common < len(preemptor) && common < len(victim) && preemptor[common] == victim[common] {
+			common++
+		}
+		start = min(common, len(victim)-1)
+	}
+	for i := start; i >= 0; i-- {
+		if d := get(victim[i]); d != nil {
+			return *d, "queue " + victim[i].Name
+		}
+	}
+	if fallback != nil {
+		return *fallback, name
+	}
+	return 0, "no value set"
+}
+
+// Judge checks a run of s against every property and counts what it checked.
+func Judge(s *Scenario, r *sim.Result) ([]Failure, Figures) {
+	j := newJudge(s)
+	last := lastOfBurst(r.Events)
+	for i, e := range r.Events {
+		switch e.Type {
+		case sim.EventBind:
+			j.bind(e)
+		case sim.EventEvict:
+			j.evict(e, last[i])
+		case sim.EventStart:
+			j.served(e.PodGroup, e.Time)
+		case sim.EventComplete:
+			j.complete(e)
+		}
+	}
+	j.finish(r)
+	return j.failures, j.figures
+}
+
+// judge is the oracle's replay of the timeline.
+type judge struct {
+	s    *Scenario
+	jobs map[string]*Job // by namespace/name, as events name them
+	pods map[string]Pod
+	// active pods of each job: bound and not evicted since.
+	active    map[string]map[string]bool
+	runStart  map[string]float64
+	completed map[string]bool
+	// evictedFor remembers, per (victim, preemptor), the last eviction time while the
+	// preemptor has not started since.
+	evictedFor map[[2]string]float64
+	// bursts holds the pods of each burst so far.
+	bursts   map[burstKey][]string
+	promises map[string]*promise
+	failures   []Failure
+	figures    Figures
+}
+
+// promise is what a preemptor was given: the last eviction made for it and the longest grace
+// period among its victims since it last started.
+type promise struct {
+	last    float64
+	grace   int
+	victims int
+}
+
+func newJudge(s *Scenario) *judge {
+	j := &judge{s: s, jobs: map[string]*Job{}, pods: map[string]Pod{}, active: map[string]map[string]bool{},
+		runStart: map[string]float64{}, completed: map[string]bool{}, evictedFor: map[[2]string]float64{},
+		bursts: map[burstKey][]string{}, promises: map[string]*promise{}, figures: Figures{Scenarios: 1}}
+	for _, job := range s.Jobs {
+		key := "default/" + job.Name
+		j.jobs[key], j.active[key] = job, map[string]bool{}
+		for _, p := range job.Pods {
+			j.pods[p.Name] = p
+		}
+	}
+	return j
+}
+
+func (j *judge) fail(property string, e sim.Event, format string, args ...any) {
+	j.failures = append(j.failures, Failure{Property: property, Job: e.PodGroup, Pod: e.Pod, Time: e.Time, Detail: fmt.Sprintf(format, args...)})
+}
+
+// burstKey groups the pods of one victim evicted at one time for one preemptor: the unit
+// the elastic exception is judged on.
+type burstKey struct {
+	victim, preemptor string
+	time              float64
+}
+
+// lastOfBurst marks the last Evict event of each burst.
+func lastOfBurst(events []sim.Event) map[int]bool {
+	lastIndex := map[burstKey]int{}
+	for i, e := range events {
+		if e.Type == sim.EventEvict {
+			lastIndex[burstKey{e.PodGroup, e.Preemptor, e.Time}] = i
+		}
+	}
+	last := map[int]bool{}
+	for _, i := range lastIndex {
+		last[i] = true
+	}
+	return last
+}
+
+func (j *judge) bind(e sim.Event) {
+	active, ok := j.active[e.PodGroup]
+	switch {
+	case !ok:
+		j.fail(PropConsistent, e, "bind of a job the scenario does not have")
+		return
+	case j.completed[e.PodGroup]:
+		j.fail(PropConsistent, e, "bind after the job completed")
+	case active[e.Pod]:
+		j.fail(PropConsistent, e, "pod bound while already bound and not evicted")
+	}
+	if len(active) == 0 {
+		j.runStart[e.PodGroup] = e.Time // a new run: its protection starts now
+	}
+	active[e.Pod] = true
+	j.served(e.PodGroup, e.Time)
+}
+
+func (j *judge) evict(e sim.Event, lastOfBurst bool) {
+	victim, ok := j.jobs[e.PodGroup]
+	if !ok {
+		j.fail(PropConsistent, e, "eviction of a job the scenario does not have")
+		return
+	}
+	active := j.active[e.PodGroup]
+	if !active[e.Pod] {
+		j.fail(PropConsistent, e, "pod evicted while not bound")
+		return
+	}
+	delete(active, e.Pod)
+	preemptor, ok := j.jobs[e.Preemptor]
+	if !ok || (e.Action != "preempt" && e.Action != "reclaim") {
+		j.fail(PropConsistent, e, "eviction with action %q for preemptor %q, not a reclaim or preempt for a job of the scenario", e.Action, e.Preemptor)
+		return
+	}
+	j.figures.Evictions++
+	key := burstKey{e.PodGroup, e.Preemptor, e.Time}
+	j.bursts[key] = append(j.bursts[key], e.Pod)
+	j.checkRules(e, victim, preemptor)
+	j.checkProtection(e, victim, preemptor, lastOfBurst)
+	j.checkThrash(e)
+	p := j.promises[e.Preemptor]
+	if p == nil {
+		p = &promise{}
+		j.promises[e.Preemptor] = p
+	}
+	p.last, p.grace, p.victims = e.Time, max(p.grace, j.pods[e.Pod].Grace), p.victims+1
+}
+
+func (j *judge) checkRules(e sim.Event, victim, preemptor *Job) {
+	if !victim.Preemptible() {
+		j.fail(PropPreemptible, e, "%s job (priority %d) evicted by %s for %s", victim.PriorityClass, victim.Priority, e.Action, e.Preemptor)
+	}
+	switch {
+	case e.Action == "preempt" && preemptor.Queue != victim.Queue:
+		j.fail(PropActionRules, e, "preempt across queues: victim in %s, preemptor %s in %s", victim.Queue, e.Preemptor, preemptor.Queue)
+	case e.Action == "preempt" && preemptor.Priority <= victim.Priority:
+		j.fail(PropActionRules, e, "preempt by %s of priority %d, not above the victim's %d", e.Preemptor, preemptor.Priority, victim.Priority)
+	case e.Action == "reclaim" && preemptor.Queue == victim.Queue:
+		j.fail(PropActionRules, e, "reclaim within queue %s for %s", victim.Queue, e.Preemptor)
+	}
+}
+
+// checkProtection is S1. A protected job may not be evicted at all, except that an elastic
+// one may lose pods as long as, at the end of the burst, it keeps its gang and every
+// sub-group that lost a pod keeps its own minimum.
+func (j *judge) checkProtection(e sim.Event, victim, preemptor *Job, lastOfBurst bool) {
+	minRuntime, source := j.s.MinRuntime(e.Action, preemptor.Queue, victim.Queue)
+	start := j.runStart[e.PodGroup]
+	until := start + minRuntime.Seconds()
+	if e.Time >= until {
+		if minRuntime > 0 {
+			j.figures.ProtectionExpired++
+		}
+		return
+	}
+	why := fmt.Sprintf("evicted by %s for %s; its run started at %s and min-runtime %s (%s, %s) protects it until %s",
+		e.Action, e.Preemptor, clock(start), minRuntime, e.Action, source, clock(until))
+	if !victim.Elastic() {
+		j.fail(PropSafety, e, "%s", why)
+		return
+	}
+	j.figures.ElasticAllowed++
+	if !lastOfBurst {
+		return
+	}
+	active := j.active[e.PodGroup]
+	if len(active) < victim.MinMember {
+		j.fail(PropSafety, e, "elastic job %s: left with %d active pods, below its minMember %d", why, len(active), victim.MinMember)
+		return
+	}
+	for _, g := range victim.SubGroups {
+		left := 0
+		for pod := range active {
+			if j.pods[pod].SubGroup == g.Name {
+				left++
+			}
+		}
+		if left < g.MinMember && j.burstTouched(e, g.Name) {
+			j.fail(PropSafety, e, "elastic job %s: sub-group %s left with %d active pods, below its minMember %d", why, g.Name, left, g.MinMember)
+		}
+	}
+}
+
+// burstTouched reports whether the burst ending at e evicted a pod of the sub-group.
+func (j *judge) burstTouched(e sim.Event, subGroup string) bool {
+	for _, p := range j.bursts[burstKey{e.PodGroup, e.Preemptor, e.Time}] {
+		if j.pods[p].SubGroup == subGroup {
+			return true
+		}
+	}
+	return false
+}
+
+// checkThrash is P1: evictions of one job for one preemptor at one time are one eviction;
+// another one later, before the preemptor started, means the first was for nothing.
+func (j *judge) checkThrash(e sim.Event) {
+	key := [2]string{e.PodGroup, e.Preemptor}
+	if before, ok := j.evictedFor[key]; ok && before != e.Time {
+		j.fail(PropNoThrash, e, "evicted again by %s for %s, which has not started since the eviction for it at %s",
+			e.Action, e.Preemptor, clock(before))
+	}
+	j.evictedFor[key] = e.Time
+}
+
+// served is a job starting or binding a pod: what it was evicted for arrived (P2), and
+// evictions for it start counting afresh (P1).
+func (j *judge) served(job string, t float64) {
+	if p := j.promises[job]; p != nil {
+		if deadline := j.deadline(p); t > deadline {
+			j.failures = append(j.failures, Failure{Property: PropPromise, Job: job, Time: t, Detail: fmt.Sprintf(
+				"started only at %s; %d evictions were made for it, the last at %s, longest grace %ds, so it was due by %s",
+				clock(t), p.victims, clock(p.last), p.grace, clock(deadline))})
+		}
+		delete(j.promises, job)
+	}
+	for key := range j.evictedFor {
+		if key[1] == job {
+			delete(j.evictedFor, key)
+		}
+	}
+}
+
+func (j *judge) deadline(p *promise) float64 {
+	return p.last + float64(p.grace) + promiseSlack*j.s.Period.Seconds()
+}
+
+func (j *judge) complete(e sim.Event) {
+	if j.completed[e.PodGroup] {
+		j.fail(PropConsistent, e, "completed twice")
+	}
+	j.completed[e.PodGroup] = true
+	clear(j.active[e.PodGroup]) // a finished job's pods leave without eviction events
+}
+
+// finish checks what must have happened by the end: promises due before it (P2) and every
+// job completed (P3).
+func (j *judge) finish(r *sim.Result) {
+	end := r.Totals.SimulatedSeconds
+	for _, job := range slices.Sorted(maps.Keys(j.promises)) {
+		p := j.promises[job]
+		if deadline := j.deadline(p); deadline < end {
+			j.failures = append(j.failures, Failure{Property: PropPromise, Job: job, Time: end, Detail: fmt.Sprintf(
+				"never started; %d evictions were made for it, the last at %s, longest grace %ds, so it was due by %s",
+				p.victims, clock(p.last), p.grace, clock(deadline))})
+		}
+	}
+	evictions := map[string]int{}
+	for _, e := range r.Events {
+		if e.Type == sim.EventEvict {
+			evictions[e.PodGroup]++
+		}
+	}
+	for _, job := range j.s.Jobs {
+		key := "default/" + job.Name
+		if !j.completed[key] {
+			j.failures = append(j.failures, Failure{Property: PropLiveness, Job: key, Time: end, Detail: fmt.Sprintf(
+				"did not settle: not completed when the run stopped (horizon %s, submitted at %s, %d pod evictions)",
+				j.s.Horizon, clock(job.SubmitAt.Seconds()), evictions[key])})
+		}
+	}
+}
+
+// clock renders seconds as h:mm:ss with the raw seconds, matching kai-sim's text timeline.
+func clock(seconds float64) string {
+	s := int64(seconds)
+	return fmt.Sprintf("%d:%02d:%02d (%gs)", s/3600, s/60%60, s%60, seconds)
+}
