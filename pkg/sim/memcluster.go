@@ -275,15 +275,16 @@ func applyPodGroupPatch(group *v2alpha2.PodGroup, data []byte) bool {
 }
 
 // applyPodConditionPatch applies a strategic merge patch that only carries pod conditions
-// (merged by type, as the API server does) and optionally the UID guard; it reports false,
-// changing nothing, for any other patch.
+// (merged by type, as the API server does), the nominated node (a string, or null to clear
+// it) and optionally the UID guard; it reports false, changing nothing, for any other patch.
 func applyPodConditionPatch(pod *v1.Pod, data []byte) (bool, error) {
 	var patch struct {
 		Metadata *struct {
 			UID types.UID `json:"uid"`
 		} `json:"metadata"`
 		Status *struct {
-			Conditions []v1.PodCondition `json:"conditions"`
+			Conditions        []v1.PodCondition `json:"conditions"`
+			NominatedNodeName *string           `json:"nominatedNodeName"`
 		} `json:"status"`
 	}
 	var top map[string]map[string]json.RawMessage
@@ -292,13 +293,19 @@ func applyPodConditionPatch(pod *v1.Pod, data []byte) (bool, error) {
 	}
 	for key, fields := range top {
 		for field := range fields {
-			if !(key == "metadata" && field == "uid") && !(key == "status" && field == "conditions") {
+			if !(key == "metadata" && field == "uid") && !(key == "status" && (field == "conditions" || field == "nominatedNodeName")) {
 				return false, nil
 			}
 		}
 	}
 	if patch.Metadata != nil && patch.Metadata.UID != "" && patch.Metadata.UID != pod.UID {
 		return true, apierrors.NewConflict(schema.GroupResource{Resource: "pods"}, pod.Name, fmt.Errorf("uid mismatch"))
+	}
+	if _, set := top["status"]["nominatedNodeName"]; set {
+		pod.Status.NominatedNodeName = ""
+		if patch.Status.NominatedNodeName != nil {
+			pod.Status.NominatedNodeName = *patch.Status.NominatedNodeName
+		}
 	}
 	for _, c := range patch.Status.Conditions {
 		replaced := false

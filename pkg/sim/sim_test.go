@@ -144,3 +144,48 @@ func TestParseErrorsNameDocumentAndField(t *testing.T) {
 		})
 	}
 }
+
+// startTime returns when a job first started, or -1.
+func startTime(r *sim.Result, job string) float64 {
+	for _, e := range r.Events {
+		if e.Type == sim.EventStart && e.PodGroup == job {
+			return e.Time
+		}
+	}
+	return -1
+}
+
+// The reclaimer gets what was evicted for it: one eviction, a start one grace period (0 s)
+// and at most two cycles later, and the simulation ends by itself instead of looping.
+func TestReclaimPromiseIsKept(t *testing.T) {
+	r := simulate(t, example(t, "reclaim-promise.yaml"), "")
+	if got := evictionTimes(r); len(got["default/big"]) != 1 {
+		t.Fatalf("evictions %v, want big evicted exactly once", got)
+	}
+	evicted := evictionTimes(r)["default/big"][0]
+	if start := startTime(r, "default/small"); start < 0 || start > evicted+2 {
+		t.Fatalf("small started at %v, want within 2 cycles of the eviction at %v", start, evicted)
+	}
+	if r.Totals.SimulatedSeconds > 60 {
+		t.Fatalf("the simulation ran %v s: it must stop once nothing more can change", r.Totals.SimulatedSeconds)
+	}
+}
+
+// Renaming the owner queue so that it sorts before or after the borrower changes nothing.
+func TestReclaimDoesNotDependOnQueueNames(t *testing.T) {
+	config := string(example(t, "reclaim-queue-names.conf.yaml"))
+	for _, owner := range []string{"zowner", "aowner"} {
+		scenario := strings.ReplaceAll(string(example(t, "reclaim-queue-names.yaml")), "zowner", owner)
+		r := simulate(t, []byte(scenario), config)
+		evictions := evictionTimes(r)
+		if len(evictions["default/sweep"]) != 1 || len(evictions) != 1 {
+			t.Fatalf("owner %q: evictions %v, want sweep evicted once", owner, evictions)
+		}
+		if start := startTime(r, "default/eval"); start != 65 {
+			t.Fatalf("owner %q: eval started at %v, want 65 (evicted at 60, 5 s grace)", owner, start)
+		}
+		if r.Totals.Completed != 3 {
+			t.Fatalf("owner %q: %d of 3 jobs completed", owner, r.Totals.Completed)
+		}
+	}
+}

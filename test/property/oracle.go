@@ -140,8 +140,8 @@ type judge struct {
 	// bursts holds the pods of each burst so far.
 	bursts   map[burstKey][]string
 	promises map[string]*promise
-	failures   []Failure
-	figures    Figures
+	failures []Failure
+	figures  Figures
 }
 
 // promise is what a preemptor was given: the last eviction made for it and the longest grace

@@ -2,7 +2,9 @@ package cache
 
 import (
 	"context"
+	"reflect"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -60,5 +62,44 @@ func TestSnapshotLeavesGatedPodsAndCountsOthersTerminatingAsReleasing(t *testing
 	}
 	if !job.MarkUnschedulable {
 		t.Error("markUnschedulable defaults to true")
+	}
+}
+
+// A pending pod's nominated node is a promise made in an earlier cycle: it must come back as
+// a pipelined pod holding its resources there, from the API or, while the informer lags, from
+// the scheduler's own write; a promise to a node that no longer exists is no promise.
+func TestSnapshotKeepsNominatedNodesAsPromises(t *testing.T) {
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	_ = install.AddToScheme(scheme)
+	node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"},
+		Status: v1.NodeStatus{Allocatable: v1.ResourceList{api.GPUResourceName: resource.MustParse("8")}}}
+	group := &v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job"}, Spec: v2alpha2.PodGroupSpec{MinMember: 4, Queue: "q"}}
+	fromAPI := pod("from-api", func(p *v1.Pod) { p.Status.NominatedNodeName = "n1" })
+	gone := pod("gone-node", func(p *v1.Pod) { p.Status.NominatedNodeName = "deleted-node" })
+	lagging := pod("lagging", nil)
+	withdrawn := pod("withdrawn", func(p *v1.Pod) { p.Status.NominatedNodeName = "n1" })
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(node, group, fromAPI, gone, lagging, withdrawn).Build()
+	overlay := NewOverlay(time.Now)
+	overlay.Nominated(lagging.UID, "n1")
+	overlay.Nominated(withdrawn.UID, "")
+
+	snapshot, problems, err := (&Builder{Reader: c, SchedulerName: "kai-scheduler", Overlay: overlay}).Snapshot(context.Background())
+	if err != nil || len(problems) != 0 {
+		t.Fatalf("snapshot: %v %v", err, problems)
+	}
+	got := map[string]string{}
+	for _, p := range snapshot.Job("ns/job").Pods {
+		got[p.Name] = p.Status.String() + "@" + p.NodeName
+	}
+	want := map[string]string{"from-api": "Pipelined@n1", "gone-node": "Pending@", "lagging": "Pipelined@n1", "withdrawn": "Pending@"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("pods %v, want %v", got, want)
+	}
+	if promised := snapshot.Node("n1").Pipelined[api.GPU]; promised != 2 {
+		t.Fatalf("n1 holds %d promised GPUs, want 2", promised)
+	}
+	if free := snapshot.Node("n1").Bindable()[api.GPU]; free != 6 {
+		t.Fatalf("n1 can bind %d GPUs for others, want 6", free)
 	}
 }

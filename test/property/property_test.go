@@ -1,0 +1,155 @@
+package property
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
+)
+
+// defaultSeeds keeps a plain `go test ./...` well under a minute on two cores.
+const defaultSeeds = 300
+
+// failuresShown per property: a loop breaks the same property thousands of times, and the
+// first few say everything.
+const failuresShown = 4
+
+// seeds reads PROPERTY_SEED (one seed) or PROPERTY_SEEDS (seeds 1..N).
+func seeds(t *testing.T) []uint64 {
+	if v := os.Getenv("PROPERTY_SEED"); v != "" {
+		seed, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			t.Fatalf("PROPERTY_SEED=%q: %v", v, err)
+		}
+		return []uint64{seed}
+	}
+	n := uint64(defaultSeeds)
+	if v := os.Getenv("PROPERTY_SEEDS"); v != "" {
+		var err error
+		if n, err = strconv.ParseUint(v, 10, 64); err != nil {
+			t.Fatalf("PROPERTY_SEEDS=%q: %v", v, err)
+		}
+	}
+	var list []uint64
+	for seed := uint64(1); seed <= n; seed++ {
+		list = append(list, seed)
+	}
+	return list
+}
+
+func TestProperties(t *testing.T) {
+	var mu sync.Mutex
+	var total Figures
+	var failed []string
+	// The parallel seed subtests all finish inside this group, so the figures below are
+	// complete when they are logged.
+	t.Run("seeds", func(t *testing.T) {
+		for _, seed := range seeds(t) {
+			t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+				t.Parallel()
+				failures, figures := checkSeed(t, seed)
+				mu.Lock()
+				defer mu.Unlock()
+				total.Add(figures)
+				if len(failures) > 0 {
+					failed = append(failed, fmt.Sprintf("%d (%s)", seed, propertiesOf(failures)))
+					report(t, seed, failures)
+				}
+			})
+		}
+	})
+	t.Logf("figures: %d scenarios run, %d evictions checked, %d evictions after a resolved min-runtime > 0 had expired, %d elastic pods evicted while protected within their minimums",
+		total.Scenarios, total.Evictions, total.ProtectionExpired, total.ElasticAllowed)
+	if len(failed) > 0 {
+		t.Logf("%d failing seeds: %s", len(failed), strings.Join(failed, ", "))
+	}
+}
+
+// checkSeed generates, runs twice and judges one seed. Everything here depends on the seed
+// alone, so its output is the same however the subtests are scheduled.
+func checkSeed(t *testing.T, seed uint64) ([]Failure, Figures) {
+	s := Generate(seed)
+	var failures []Failure
+	if again := Generate(seed); again.ScenarioYAML() != s.ScenarioYAML() || again.ConfigYAML() != s.ConfigYAML() {
+		failures = append(failures, Failure{Property: PropDeterminism, Detail: "the generator gave two scenarios for one seed"})
+	}
+	first, firstJSON := simulate(t, s)
+	judged, figures := Judge(s, first)
+	failures = append(failures, judged...)
+	if _, secondJSON := simulate(t, s); !bytes.Equal(firstJSON, secondJSON) {
+		failures = append(failures, Failure{Property: PropDeterminism, Detail: "two runs of the seed gave different JSON output"})
+	}
+	return failures, figures
+}
+
+func simulate(t *testing.T, s *Scenario) (*sim.Result, []byte) {
+	result, err := s.Simulate(context.Background())
+	if err != nil {
+		t.Fatalf("seed %d: %v", s.Seed, err)
+	}
+	var out bytes.Buffer
+	if err := sim.WriteJSON(&out, result); err != nil {
+		t.Fatal(err)
+	}
+	return result, out.Bytes()
+}
+
+// report keeps the failing scenario outside the test's temporary directory, so it can be
+// replayed with kai-sim after the test ends, and prints the first failures of each property.
+func report(t *testing.T, seed uint64, failures []Failure) {
+	s := Generate(seed)
+	dir, err := os.MkdirTemp("", fmt.Sprintf("kai-property-seed%d-", seed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	scenario, config := filepath.Join(dir, "scenario.yaml"), filepath.Join(dir, "config.yaml")
+	for path, text := range map[string]string{scenario: s.ScenarioYAML(), config: s.ConfigYAML()} {
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "seed %d: %d failures\n", seed, len(failures))
+	shown := map[string]int{}
+	for _, f := range failures {
+		if shown[f.Property]++; shown[f.Property] <= failuresShown {
+			fmt.Fprintf(&b, "  %s\n", f)
+		}
+	}
+	for _, p := range propertyList(failures) {
+		if n := shown[p]; n > failuresShown {
+			fmt.Fprintf(&b, "  ... %d more %s failures\n", n-failuresShown, p)
+		}
+	}
+	fmt.Fprintf(&b, "replay from the repository root:\n  go run ./cmd/kai-sim --scheduler-conf %s --schedule-period %s --until %s %s",
+		config, s.Period, s.Horizon, scenario)
+	t.Error(b.String())
+}
+
+// propertyList names the properties broken, in order of first failure.
+func propertyList(failures []Failure) []string {
+	var names []string
+	seen := map[string]bool{}
+	for _, f := range failures {
+		if !seen[f.Property] {
+			seen[f.Property] = true
+			names = append(names, f.Property)
+		}
+	}
+	return names
+}
+
+func propertiesOf(failures []Failure) string {
+	var ids []string
+	for _, p := range propertyList(failures) {
+		ids = append(ids, strings.Fields(p)[0])
+	}
+	return strings.Join(ids, " ")
+}
