@@ -64,19 +64,21 @@ func NewJobQueues(ssn *framework.Session, jobs []*api.JobInfo) *JobQueues {
 	return q
 }
 
-// Best returns the first queue in queue order that still has jobs, or nil.
+// Best returns the first queue in queue order that still has jobs, or nil. Each queue is
+// compared with the job it would serve next.
 func (q *JobQueues) Best() *api.QueueInfo {
-	var best *api.QueueInfo
+	var best framework.QueueTurn
 	for _, name := range q.names {
-		if q.jobs[name].Len() == 0 {
+		h := q.jobs[name]
+		if h.Len() == 0 {
 			continue
 		}
-		queue := q.ssn.Snapshot().Queues.Get(name)
-		if best == nil || q.ssn.QueueOrder(queue, best) < 0 {
-			best = queue
+		turn := framework.QueueTurn{Queue: q.ssn.Snapshot().Queues.Get(name), Job: h.items[0]}
+		if best.Queue == nil || q.ssn.QueueOrder(turn, best) < 0 {
+			best = turn
 		}
 	}
-	return best
+	return best.Queue
 }
 
 // Pop removes and returns the first job of a queue.

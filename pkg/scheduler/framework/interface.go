@@ -37,7 +37,7 @@ type Plugin interface {
 type (
 	// CompareFn orders two items: negative if l goes first, positive if r does, 0 if this
 	// plugin has no preference. Plugins are asked in configuration order; the first non-zero
-	// answer decides. Used for job, task and queue order.
+	// answer decides. Used for job and task order, and for queue order on QueueTurns.
 	CompareFn[T any] func(l, r T) int
 
 	// PredicateFn says whether a pod may run on a node; nil means yes. Every plugin's
@@ -67,6 +67,14 @@ type (
 	// concatenated; a candidate set must pass all of them.
 	ScenarioFiltersFn func(action ActionType, pendingJob *api.JobInfo) []ScenarioFilter
 )
+
+// QueueTurn is a leaf queue as it is compared for order: with the job it would serve next, so
+// that a queue whose next job stays within its quota is told apart from one that would go
+// over it. Job is nil when queues are ranked for what they already hold (victim order).
+type QueueTurn struct {
+	Queue *api.QueueInfo
+	Job   *api.JobInfo
+}
 
 // Scenario is a candidate set of victims the solver considers for one pending job.
 type Scenario interface {

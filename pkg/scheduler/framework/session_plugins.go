@@ -17,7 +17,7 @@ type hook[F any] struct {
 type hooks struct {
 	jobOrder        []hook[CompareFn[*api.JobInfo]]
 	taskOrder       []hook[CompareFn[*api.PodInfo]]
-	queueOrder      []hook[CompareFn[*api.QueueInfo]]
+	queueOrder      []hook[CompareFn[QueueTurn]]
 	predicates      []hook[PredicateFn]
 	nodeOrder       []hook[NodeOrderFn]
 	allocatable     []hook[AllocatableFn]
@@ -37,8 +37,8 @@ func (ssn *Session) AddTaskOrderFn(plugin string, fn CompareFn[*api.PodInfo]) {
 }
 
 // AddQueueOrderFn registers a queue comparison.
-func (ssn *Session) AddQueueOrderFn(plugin string, fn CompareFn[*api.QueueInfo]) {
-	ssn.hooks.queueOrder = append(ssn.hooks.queueOrder, hook[CompareFn[*api.QueueInfo]]{plugin, fn})
+func (ssn *Session) AddQueueOrderFn(plugin string, fn CompareFn[QueueTurn]) {
+	ssn.hooks.queueOrder = append(ssn.hooks.queueOrder, hook[CompareFn[QueueTurn]]{plugin, fn})
 }
 
 // AddPredicateFn registers a node filter.
@@ -113,13 +113,15 @@ func (ssn *Session) TaskOrder(l, r *api.PodInfo) int {
 	return cmp.Compare(l.Key(), r.Key())
 }
 
-// QueueOrder compares two queues: the plugins' first opinion, then by name. Both must be
-// non-nil.
-func (ssn *Session) QueueOrder(l, r *api.QueueInfo) int {
+// QueueOrder compares two queues, each with the job it would serve next (or none): the
+// plugins' first opinion, then by name. Both queues must be non-nil. Names only break
+// ties between queues no plugin tells apart; between a reclaimer and its victim they never
+// decide, because what was evicted for a job is promised to it (see Statement.Pipeline).
+func (ssn *Session) QueueOrder(l, r QueueTurn) int {
 	if c := firstOpinion(ssn.hooks.queueOrder, l, r); c != 0 {
 		return c
 	}
-	return cmp.Compare(l.Name, r.Name)
+	return cmp.Compare(l.Queue.Name, r.Queue.Name)
 }
 
 // Predicate returns the first objection of any plugin to placing pod on node, naming the plugin.

@@ -160,3 +160,30 @@ var _ = Describe("Determinism", func() {
 		Expect(first[len(first)-1].IsQuiet()).To(BeTrue())
 	})
 })
+
+var _ = Describe("Queue order", func() {
+	// Both queues have unlimited CPU quotas, which once made both look "below quota"; then
+	// the queue name decided, and a job that takes its queue over quota could be served
+	// before one its queue is owed.
+	DescribeTable("serves the queue whose next job stays within quota, whatever the names",
+		func(borrower, owner string) {
+			h := New(`
+actions: allocate
+tiers:
+- plugins:
+  - name: priority
+  - name: proportion
+  - name: predicates
+  - name: nodeplacement
+`).
+				Nodes(Node("n1").GPUs(3)).
+				Queues(Queue(borrower).GPUQuota(2), Queue(owner).GPUQuota(2)).
+				Jobs(Job("over-quota").Queue(borrower).GPUs(3), Job("within-quota").Queue(owner).GPUs(1))
+			round := h.RunCycle(ctx)
+			Expect(round.BoundPods()).To(Equal(map[string]int{"within-quota": 1}))
+			Expect(round.Reasons("over-quota")).NotTo(BeEmpty())
+		},
+		Entry("the owner's name sorts last", "a", "b"),
+		Entry("the owner's name sorts first", "b", "a"),
+	)
+})

@@ -38,7 +38,7 @@ func (rules) CompareVictimQueues(ssn *framework.Session, l, r *api.JobInfo) int 
 	case !rValid:
 		return 1
 	}
-	return ssn.QueueOrder(rq, lq)
+	return ssn.QueueOrder(framework.QueueTurn{Queue: rq}, framework.QueueTurn{Queue: lq})
 }
 
 // OwnQueueOnly: victims are in other queues.

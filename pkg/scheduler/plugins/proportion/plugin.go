@@ -31,7 +31,7 @@ func (plugin) Name() string { return Name }
 // OnSessionOpen computes this cycle's shares and registers the hooks. The state lives in the
 // closures, so it ends with the session.
 func (plugin) OnSessionOpen(ssn *framework.Session) {
-	st := newShareState(ssn.Snapshot())
+	st := newShareState(ssn.Snapshot(), ssn.TaskOrder)
 	ssn.AddQueueOrderFn(Name, st.compareQueues)
 	ssn.AddAllocatableFn(Name, st.allocatable)
 	ssn.AddPodStatusChangeFn(Name, st.podStatusChanged)

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 )
 
 // queueState is one queue's numbers for the cycle.
@@ -23,6 +24,9 @@ type shareState struct {
 	snapshot *api.Snapshot
 	queues   map[string]*queueState
 	chains   map[string][]*queueState // leaf name -> states from top level down to the leaf
+	// next memoises nextRequest per job; taskOrder picks a gang's pods as allocate does.
+	next      map[api.JobID]Vector
+	taskOrder func(l, r *api.PodInfo) int
 }
 
 // holdsShare reports whether a pod in this status counts against its queue's share. Releasing
@@ -38,8 +42,9 @@ func wantsShare(s api.PodStatus) bool {
 	return s != api.Succeeded && s != api.Failed && s != api.Releasing
 }
 
-func newShareState(snapshot *api.Snapshot) *shareState {
-	st := &shareState{snapshot: snapshot, queues: map[string]*queueState{}, chains: map[string][]*queueState{}}
+func newShareState(snapshot *api.Snapshot, taskOrder func(l, r *api.PodInfo) int) *shareState {
+	st := &shareState{snapshot: snapshot, queues: map[string]*queueState{}, chains: map[string][]*queueState{},
+		next: map[api.JobID]Vector{}, taskOrder: taskOrder}
 	tree := snapshot.Queues
 	for _, name := range tree.Names() {
 		if q := tree.Get(name); q.IsValid() {
@@ -107,6 +112,7 @@ func (st *shareState) charge(chain []*queueState, job *api.JobInfo, request api.
 
 // podStatusChanged keeps allocated current as the session allocates, evicts and rolls back.
 func (st *shareState) podStatusChanged(pod *api.PodInfo, from api.PodStatus) {
+	delete(st.next, pod.Job)
 	before, after := holdsShare(from), holdsShare(pod.Status)
 	if before == after {
 		return
@@ -142,10 +148,11 @@ func (st *shareState) allocatable(job *api.JobInfo, request api.Resources) error
 }
 
 // compareQueues orders two leaf queues for allocation by comparing the sibling branches under
-// their lowest common ancestor: a branch below its deserved quota first, then the higher
-// priority, then the lower share ratio.
-func (st *shareState) compareQueues(l, r *api.QueueInfo) int {
-	lc, rc := st.chain(l.Name), st.chain(r.Name)
+// their lowest common ancestor: a branch owed quota first — its next job stays within its
+// deserved quota, the rule that also lets a reclaimer evict — then the higher priority, then
+// the lower share ratio.
+func (st *shareState) compareQueues(l, r framework.QueueTurn) int {
+	lc, rc := st.chain(l.Queue.Name), st.chain(r.Queue.Name)
 	switch { // an invalid queue, which holds no share, is served last
 	case len(lc) == 0 && len(rc) == 0:
 		return 0
@@ -162,8 +169,8 @@ func (st *shareState) compareQueues(l, r *api.QueueInfo) int {
 		return 0
 	}
 	a, b := lc[d], rc[d]
-	if as, bs := a.belowQuota(), b.belowQuota(); as != bs {
-		if as {
+	if ao, bo := a.owed(st.nextRequest(l.Job)), b.owed(st.nextRequest(r.Job)); ao != bo {
+		if ao {
 			return -1
 		}
 		return 1
@@ -174,15 +181,50 @@ func (st *shareState) compareQueues(l, r *api.QueueInfo) int {
 	return cmp.Compare(a.shareRatio(), b.shareRatio())
 }
 
-// belowQuota reports whether the queue holds less than its deserved quota of something it
-// still requests.
-func (q *queueState) belowQuota() bool {
-	for _, r := range api.ResourceNames {
-		if exceeds(q.deserved(r), q.allocated[r]) {
-			return true
+// nextRequest is what a job would take in its next turn: the rest of its gang, or one more
+// pod once the gang is placed. It is computed once per job and forgotten when one of the
+// job's pods changes status.
+func (st *shareState) nextRequest(job *api.JobInfo) Vector {
+	if job == nil {
+		return Vector{}
+	}
+	if v, ok := st.next[job.ID]; ok {
+		return v
+	}
+	var v Vector
+	if !job.IsGangSatisfied() {
+		if gang, err := job.GangPods(st.taskOrder); err == nil {
+			v = fromResources(api.Request(gang))
+		}
+	} else {
+		for _, p := range job.Pods {
+			if p.Status == api.Pending {
+				v = fromResources(p.Request)
+				break
+			}
 		}
 	}
-	return false
+	st.next[job.ID] = v
+	return v
+}
+
+// owed reports whether the queue is owed quota for request: with it added, the queue stays
+// within its deserved quota of every resource the request asks for. Without a request (a
+// queue ranked for what it holds) it is owed when below its deserved quota somewhere while
+// over it nowhere: a queue over the quota of one resource is not owed because another
+// resource, such as CPU with an unlimited quota, is not yet fully used.
+func (q *queueState) owed(request Vector) bool {
+	if request != (Vector{}) {
+		return within(q.allocated.add(request), q.deservedVector(), request)
+	}
+	below := false
+	for _, r := range api.ResourceNames {
+		if quota := q.info.Resources[r].Quota; quota != api.Unlimited && exceeds(q.allocated[r], quota) {
+			return false
+		}
+		below = below || exceeds(q.deserved(r), q.allocated[r])
+	}
+	return below
 }
 
 // deserved is the queue's deserved quota of r, which it cannot use beyond its request.
