@@ -2,6 +2,7 @@ package framework
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 )
@@ -49,7 +50,9 @@ type (
 
 	// AllocatableFn says whether a job may be given request more resources (a whole gang or
 	// one more pod), whatever the nodes hold: queue limits, deserved quota for non-preemptible
-	// jobs. nil means yes; every plugin must agree and the first objection is the reason.
+	// jobs. nil means yes; every plugin must agree and the first objection is the reason. An
+	// objection that evictions can lift is a *LimitExceeded, which reclaim and preempt
+	// answer by choosing victims under the limited queue.
 	AllocatableFn func(job *api.JobInfo, request api.Resources) error
 
 	// PodStatusChangeFn is told of every change of a pod's status inside the session (each
@@ -67,6 +70,21 @@ type (
 	// concatenated; a candidate set must pass all of them.
 	ScenarioFiltersFn func(action ActionType, pendingJob *api.JobInfo) []ScenarioFilter
 )
+
+// LimitExceeded is the objection that a queue would pass its hard limit of a resource. It is
+// judged on what the queue holds now; evicting at least Excess of Resource from jobs in the
+// queue's subtree lifts it, so reclaim and preempt judge it once their victims are gone.
+type LimitExceeded struct {
+	Queue    string
+	Resource api.ResourceName
+	Limit    float64
+	// Excess is how much the queue would hold above Limit.
+	Excess float64
+}
+
+func (e *LimitExceeded) Error() string {
+	return fmt.Sprintf("queue %q would exceed its %s limit of %g", e.Queue, e.Resource, e.Limit)
+}
 
 // QueueTurn is a leaf queue as it is compared for order: with the job it would serve next, so
 // that a queue whose next job stays within its quota is told apart from one that would go

@@ -3,6 +3,7 @@ package victims_test
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -133,5 +134,43 @@ var _ = Describe("Reclaim across three levels of queues", func() {
 		Expect(running("vision-")).To(Equal(4), "vision gave back everything above its share")
 		Expect(evictionsOf(rounds)).To(HaveLen(10), "8 vision jobs for prod, 2 nlp-b jobs for nlp-a")
 		Expect(evictionsOf(rounds[1:])).To(BeEmpty(), "all in the first cycle, none after")
+	})
+})
+
+var _ = Describe("Reclaim under a parent's limit", func() {
+	// parent: GPU quota = limit = 3. Child a (quota 1) runs an elastic 3-pod job; child b
+	// (quota 2) asks for a 2-pod gang. With the victims counted, the parent would hold 5;
+	// once two of a's surplus pods are gone it holds exactly its limit.
+	DescribeTable("evicts under the parent, judging the limit once the victims are gone",
+		func(nodeGPUs int64) {
+			h := New("").
+				Nodes(Node("n1").GPUs(nodeGPUs)).
+				Queues(Queue("parent").GPUQuota(3).GPULimit(3),
+					Queue("a").Parent("parent").GPUQuota(1), Queue("b").Parent("parent").GPUQuota(2)).
+				Jobs(Job("elastic").Queue("a").MinMember(1).Pods(3).GPUs(1).Running("n1", "n1", "n1"),
+					Job("reclaimer").Queue("b").MinMember(2).Pods(2).GPUs(1))
+			rounds, stable := h.RunRounds(ctx, 10)
+			Expect(stable).To(BeTrue())
+			Expect(rounds[0].EvictedPods()).To(Equal(map[string]int{"elastic": 2}))
+			Expect(rounds[0].PipelinedPods()).To(Equal(map[string]int{"reclaimer": 2}))
+			Expect(h.PodsIn("reclaimer", api.Running)).To(Equal(2))
+			Expect(h.PodsIn("elastic", api.Running)).To(Equal(1))
+			Expect(evictionsOf(rounds[1:])).To(BeEmpty(), "the limit keeps the victims' pods from coming back")
+		},
+		Entry("on a node the parent fills", int64(3)),
+		Entry("with idle GPUs the limit forbids the parent to use", int64(8)),
+	)
+
+	It("says which limit stands when no victim under it may go", func() {
+		h := New("").
+			Nodes(Node("n1").GPUs(8)).
+			Queues(Queue("parent").GPUQuota(3).GPULimit(3),
+				Queue("a").Parent("parent").GPUQuota(1).ReclaimMinRuntime(time.Hour),
+				Queue("b").Parent("parent").GPUQuota(2)).
+			Jobs(Job("protected").Queue("a").MinMember(3).Pods(3).GPUs(1).Running("n1", "n1", "n1").StartedAt(Epoch),
+				Job("reclaimer").Queue("b").MinMember(2).Pods(2).GPUs(1))
+		round := h.RunCycle(ctx)
+		Expect(round.Evictions).To(BeEmpty())
+		Expect(round.Reasons("reclaimer")).To(ContainElement(ContainSubstring(`queue "parent" would exceed its gpu limit of 3`)))
 	})
 })

@@ -2,6 +2,7 @@ package victims
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/actions"
@@ -43,18 +44,21 @@ func Run(ctx context.Context, ssn *framework.Session, rules Rules) {
 	failed := map[string]string{}
 	for job := queues.Next(); job != nil; job = queues.Next() {
 		gang, err := actions.GangPods(ssn, job)
-		if err == nil {
-			err = ssn.Allocatable(job, api.Request(gang))
-		}
 		if err != nil {
 			continue // allocate already told the job why
+		}
+		// A queue limit is judged once the victims are gone: evictions under the limited
+		// queue lift it. Any other objection no eviction can lift.
+		var limit *framework.LimitExceeded
+		if err := ssn.Allocatable(job, api.Request(gang)); err != nil && !errors.As(err, &limit) {
+			continue
 		}
 		shape := actions.ShapeKey(job, gang)
 		if reason, ok := failed[shape]; ok {
 			ssn.RecordPendingReason(job.ID, reason)
 			continue
 		}
-		plan, reason := solver.Solve(job, gang)
+		plan, reason := solver.Solve(job, gang, limit)
 		if plan == nil {
 			failed[shape] = fmt.Sprintf("%s: %s", rules.Action(), reason)
 			ssn.RecordPendingReason(job.ID, failed[shape])

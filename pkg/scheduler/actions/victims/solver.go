@@ -1,6 +1,7 @@
 package victims
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
@@ -51,6 +52,8 @@ type Solver struct {
 	// byNode lists each node's units in rank order; byQueue the same per victim queue.
 	byNode  [][]nodeUnit
 	byQueue map[string][][]nodeUnit
+	// ranked holds every candidate unit in rank order.
+	ranked []*unit
 	// jobs counts the candidate victim jobs; eligibility buffers have this length.
 	jobs int
 }
@@ -63,7 +66,8 @@ func NewSolver(ssn *framework.Session, rules Rules) *Solver {
 	}
 	s.byNode = make([][]nodeUnit, len(s.nodes))
 	compareQueues := func(l, r *api.JobInfo) int { return rules.CompareVictimQueues(ssn, l, r) }
-	for _, u := range candidates(ssn, compareQueues) {
+	s.ranked = candidates(ssn, compareQueues)
+	for _, u := range s.ranked {
 		s.jobs = max(s.jobs, u.jobIndex+1)
 		perNode := map[int][]*api.PodInfo{}
 		var order []int
@@ -98,9 +102,11 @@ type search struct {
 	units     [][]nodeUnit // per node, the units this search may consider
 }
 
-// Solve plans evictions that let gang (the job's pending pods) fit. It returns nil and a
-// reason when no allowed set of victims makes room.
-func (s *Solver) Solve(preemptor *api.JobInfo, gang []*api.PodInfo) (*Plan, string) {
+// Solve plans evictions that let gang (the job's pending pods) fit. When limit is set, a
+// queue limit refuses the gang as things stand, and the plan must also take enough from
+// under that queue (see coverLimits). It returns nil and a reason when no allowed set of
+// victims makes room.
+func (s *Solver) Solve(preemptor *api.JobInfo, gang []*api.PodInfo, limit *framework.LimitExceeded) (*Plan, string) {
 	st := &search{
 		preemptor: preemptor,
 		sc:        newScenario(preemptor),
@@ -133,8 +139,77 @@ func (s *Solver) Solve(preemptor *api.JobInfo, gang []*api.PodInfo) (*Plan, stri
 		}
 		plan.Placements = append(plan.Placements, Placement{Pod: pod, Node: node})
 	}
+	if limit != nil {
+		if reason := s.coverLimits(st, api.Request(gang), limit); reason != "" {
+			return nil, reason
+		}
+	}
 	plan.Victims = st.sc.victims()
 	return plan, ""
+}
+
+// maxLimitRounds bounds coverLimits: each round lifts one limit of one queue of the
+// preemptor's chain, so a few rounds cover every level of a deep tree.
+const maxLimitRounds = 16
+
+// coverLimits makes the plan respect queue limits once its victims are gone. The plugins'
+// own Allocatable answers, asked on the session with the plan's victims evicted (and then
+// rolled back); while it names a limit, the next allowed units from under that queue join
+// the plan, best ranked first. It returns why the limits cannot be met, or "".
+func (s *Solver) coverLimits(st *search, request api.Resources, limit *framework.LimitExceeded) string {
+	for range maxLimitRounds {
+		stmt := s.ssn.NewStatement()
+		for _, p := range st.sc.victims() {
+			_ = stmt.Evict(p, framework.EvictionReason{}) // victims are running: cannot fail
+		}
+		err := s.ssn.Allocatable(st.preemptor, request)
+		stmt.Discard()
+		if err == nil {
+			return ""
+		}
+		if !errors.As(err, &limit) || !s.addUnder(st, limit) {
+			reason := err.Error()
+			if st.rejection != "" {
+				reason += "; " + st.rejection
+			}
+			return reason
+		}
+	}
+	return fmt.Sprintf("queue limits of %s still exceeded after %d rounds of victims", st.preemptor.Queue, maxLimitRounds)
+}
+
+// addUnder adds units of jobs in limit.Queue's subtree, in rank order, each vetted by the
+// filters, until together they free limit.Excess of the resource. It reports whether they do.
+func (s *Solver) addUnder(st *search, limit *framework.LimitExceeded) bool {
+	tree := s.ssn.Snapshot().Queues
+	under := map[string]bool{}
+	need := limit.Excess
+	for _, u := range s.ranked {
+		if need <= 0 {
+			break
+		}
+		inside, seen := under[u.job.Queue]
+		if !seen {
+			inside = slices.Contains(tree.Ancestry(u.job.Queue), limit.Queue)
+			under[u.job.Queue] = inside
+		}
+		if !inside || !s.mayEvict(st, u) {
+			continue
+		}
+		live := st.sc.livePods(u)
+		freed := float64(api.Request(live)[limit.Resource])
+		if freed <= 0 {
+			continue
+		}
+		undo := st.sc.add(u.job, live)
+		if ok, reason := st.sc.allowedBy(st.filters); !ok {
+			undo()
+			st.rejection = reason
+			continue
+		}
+		need -= freed
+	}
+	return need <= 0
 }
 
 // option is a node a pod could go to and what it would cost.

@@ -136,7 +136,8 @@ func (st *shareState) allocatable(job *api.JobInfo, request api.Resources) error
 			}
 			share := q.info.Resources[r]
 			if share.Limit != api.Unlimited && exceeds(q.allocated[r]+want[r], share.Limit) {
-				return fmt.Errorf("queue %q would exceed its %s limit of %g", q.info.Name, r, share.Limit)
+				return &framework.LimitExceeded{Queue: q.info.Name, Resource: r, Limit: share.Limit,
+					Excess: q.allocated[r] + want[r] - share.Limit}
 			}
 			if !job.Preemptible && share.Quota != api.Unlimited && exceeds(q.nonPreemptible[r]+want[r], share.Quota) {
 				return fmt.Errorf("non-preemptible jobs may only use deserved quota: queue %q would exceed its %s quota of %g",
