@@ -2,6 +2,9 @@ package scheduler
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"strings"
 
 	"k8s.io/utils/clock"
 
@@ -39,7 +42,21 @@ func RunCycle(ctx context.Context, snapshot *api.Snapshot, clk clock.PassiveCloc
 	for _, job := range snapshot.Jobs {
 		if reasons := ssn.PendingReasons(job.ID); len(reasons) > 0 && len(job.PendingPods()) > 0 {
 			result.PendingReasons[job.ID] = reasons
+		} else if pipelined := job.PipelinedPods(); len(pipelined) > 0 {
+			result.PendingReasons[job.ID] = []string{waitingForPromise(pipelined)}
 		}
 	}
 	return result
+}
+
+// waitingForPromise tells a job whose gang is promised resources still being released where
+// it will run, so that its owner sees it is not stuck.
+func waitingForPromise(pipelined []*api.PodInfo) string {
+	nodes := make([]string, 0, len(pipelined))
+	for _, p := range pipelined {
+		nodes = append(nodes, p.NodeName)
+	}
+	slices.Sort(nodes)
+	return fmt.Sprintf("waiting for resources being released on %s: they are promised to this job (its pods' nominated node)",
+		strings.Join(slices.Compact(nodes), ", "))
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/actions"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
@@ -125,10 +124,7 @@ func (a *Action) keepPromise(ctx context.Context, ssn *framework.Session, search
 	if err == nil && placeAll(st, search, gang, actions.IdleNow, nodes) == "" {
 		return true, a.commit(ctx, ssn, st, job)
 	}
-	st.Discard()
-	ssn.RecordPendingReason(job.ID, fmt.Sprintf(
-		"waiting for resources being released on %s: they are promised to this job (its pods' nominated node)",
-		strings.Join(slices.Compact(slices.Sorted(slices.Values(nodes))), ", ")))
+	st.Discard() // not free yet: the promise stands, and the cycle reports the job as waiting for it
 	return true, false
 }
 

@@ -174,3 +174,34 @@ var _ = Describe("Reclaim under a parent's limit", func() {
 		Expect(round.Reasons("reclaimer")).To(ContainElement(ContainSubstring(`queue "parent" would exceed its gpu limit of 3`)))
 	})
 })
+
+var _ = Describe("The promise made to a reclaimer", func() {
+	// No quotas: fair share (a 2 of 3 GPUs, b the 1 it asks for) justifies the reclaim, and
+	// once big is evicted neither queue is owed quota, so without the promise allocate would
+	// serve a first (by name) and bind big straight back.
+	build := func() *Harness {
+		return New("").
+			Nodes(Node("n1").GPUs(3)).
+			Queues(Queue("a").GPUQuota(0), Queue("b").GPUQuota(0)).
+			Jobs(Job("big").Queue("a").GPUs(3).Running("n1"), Job("small").Queue("b").GPUs(1))
+	}
+
+	It("holds across cycles while the victim terminates, and the reclaimer is told where it will run", func() {
+		h := build()
+		Expect(h.RunCycle(ctx).EvictedPods()).To(Equal(map[string]int{"big": 1}))
+		waiting := h.RunCycle(ctx) // no time passed: big is still terminating
+		Expect(waiting.IsQuiet()).To(BeTrue(), "no new evictions for a preemptor that waits for its victims")
+		Expect(waiting.Reasons("small")).To(ConsistOf(
+			"waiting for resources being released on n1: they are promised to this job (its pods' nominated node)"))
+		Expect(h.PodsIn("small", api.Pipelined)).To(Equal(1))
+	})
+
+	It("is kept against the victim, which comes back pending and would fit the freed GPUs", func() {
+		h := build()
+		rounds, stable := h.RunRounds(ctx, 10)
+		Expect(stable).To(BeTrue(), "no evict/re-bind loop")
+		Expect(evictionsOf(rounds)).To(Equal(map[string]int{"big": 1}))
+		Expect(rounds[1].BoundPods()).To(Equal(map[string]int{"small": 1}))
+		Expect(h.PodsIn("big", api.Pending)).To(Equal(1))
+	})
+})
