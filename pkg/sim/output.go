@@ -30,7 +30,23 @@ func WriteText(w io.Writer, r *Result) error {
 		return err
 	}
 	fmt.Fprintf(w, "\nSummary after %s\n", clockTime(r.Totals.SimulatedSeconds))
-	return writeQueueTable(w, r)
+	if err := writeQueueTable(w, r); err != nil {
+		return err
+	}
+	return writeWarnings(w, r)
+}
+
+func writeWarnings(w io.Writer, r *Result) error {
+	if len(r.Warnings) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "\nWarnings")
+	for _, warning := range r.Warnings {
+		if _, err := fmt.Fprintf(w, "  %s\n", warning); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func writeQueueTable(w io.Writer, r *Result) error {
@@ -76,6 +92,9 @@ func WriteComparison(w io.Writer, variants []Variant, owner string) error {
 	for _, v := range variants {
 		fmt.Fprintf(w, "\n%s, after %s:\n", v.Name, clockTime(v.Result.Totals.SimulatedSeconds))
 		if err := writeQueueTable(w, v.Result); err != nil {
+			return err
+		}
+		if err := writeWarnings(w, v.Result); err != nil {
 			return err
 		}
 	}

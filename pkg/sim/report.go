@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"sort"
 	"time"
 
@@ -59,7 +60,44 @@ func (e *engine) report() *Result {
 	if r.Events == nil {
 		r.Events = []Event{}
 	}
+	r.Warnings = repeatedEvictions(r.Events)
 	return r
+}
+
+// maxEvictionsPerPreemptor is how often a job may be evicted for one preemptor before the
+// simulation warns: the promise made to a preemptor should make once the rule (a gang
+// evicted pod by pod over a few cycles aside).
+const maxEvictionsPerPreemptor = 3
+
+// repeatedEvictions warns about every job evicted more than maxEvictionsPerPreemptor times
+// for the same preemptor: the thrash min-runtime and promises exist to prevent. Pods of one
+// job evicted at the same time count as one eviction.
+func repeatedEvictions(events []Event) []string {
+	type pair struct{ victim, preemptor string }
+	times := map[pair][]float64{}
+	var order []pair
+	for _, e := range events {
+		if e.Type != EventEvict || e.Preemptor == "" {
+			continue
+		}
+		p := pair{e.PodGroup, e.Preemptor}
+		seen := times[p]
+		if len(seen) == 0 {
+			order = append(order, p)
+		}
+		if len(seen) == 0 || seen[len(seen)-1] != e.Time {
+			times[p] = append(seen, e.Time)
+		}
+	}
+	warnings := []string{}
+	for _, p := range order {
+		if at := times[p]; len(at) > maxEvictionsPerPreemptor {
+			warnings = append(warnings, fmt.Sprintf("job %s was evicted %d times for job %s (first at %s, last at %s): "+
+				"the resources freed for the preemptor did not reach it", p.victim, len(at), p.preemptor,
+				clockTime(at[0]), clockTime(at[len(at)-1])))
+		}
+	}
+	return warnings
 }
 
 // minRuntimes collects every min-runtime the configuration and the queues set, the offsets

@@ -67,6 +67,9 @@ type Result struct {
 	Events []Event     `json:"events"`
 	Jobs   []JobReport `json:"jobs"`
 	Totals Totals      `json:"totals"`
+	// Warnings name what a scheduler should never do, such as evicting a job again and again
+	// for the same preemptor; empty when all went well.
+	Warnings []string `json:"warnings"`
 	Series []Sample    `json:"-"`
 	Queues []string    `json:"-"`
 }

@@ -169,6 +169,9 @@ func TestReclaimPromiseIsKept(t *testing.T) {
 	if r.Totals.SimulatedSeconds > 60 {
 		t.Fatalf("the simulation ran %v s: it must stop once nothing more can change", r.Totals.SimulatedSeconds)
 	}
+	if len(r.Warnings) != 0 {
+		t.Fatalf("warnings %q for a run that evicted once", r.Warnings)
+	}
 }
 
 // Renaming the owner queue so that it sorts before or after the borrower changes nothing.
