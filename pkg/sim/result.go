@@ -70,6 +70,6 @@ type Result struct {
 	// Warnings name what a scheduler should never do, such as evicting a job again and again
 	// for the same preemptor; empty when all went well.
 	Warnings []string `json:"warnings"`
-	Series []Sample    `json:"-"`
-	Queues []string    `json:"-"`
+	Series   []Sample `json:"-"`
+	Queues   []string `json:"-"`
 }
