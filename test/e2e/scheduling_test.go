@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 )
@@ -109,4 +110,60 @@ func eventReasons(namespace, podGroup string) []string {
 		}
 	}
 	return reasons
+}
+
+var _ = Describe("The promise made to a reclaimer", func() {
+	// Queues without GPU quota: fair share justifies the reclaim, and afterwards neither
+	// queue is owed quota, so only the promise keeps the victim's replacement (whose queue's
+	// name sorts first) from taking the freed GPUs back.
+	It("is kept on the pod as its nominated node, across a restart, against the victim's replacement", func() {
+		createNamespace("promise")
+		createQueue("promise-a", 0, nil)
+		createQueue("promise-b", 0, nil)
+		createNode("promise-node", 3)
+		stopFirst := startScheduler(schedulerOptions(""))
+
+		pg := &v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "promise", Name: "big"},
+			Spec: v2alpha2.PodGroupSpec{MinMember: 1, Queue: "promise-a", PriorityClassName: "train"}}
+		Expect(k8sClient.Create(suiteCtx, pg)).To(Succeed())
+		cleanUp(pg)
+		victim := newPod("promise", "big-0", 3, map[string]string{scheduling.PodGroupNameAnnotation: "big"}, nil)
+		victim.Finalizers = []string{"e2e.kai.scheduler/hold"} // keeps it terminating until the test lets go
+		Expect(k8sClient.Create(suiteCtx, victim)).To(Succeed())
+		cleanUp(victim)
+		Eventually(runningPods("promise", "big")).Should(Equal(1))
+
+		createJob("promise", "small", "promise-b", "train", 1, 1, 1)
+		Eventually(func() string { return getPod("promise", "small-0").Status.NominatedNodeName }).Should(Equal("promise-node"))
+		Expect(getPod("promise", "big-0").DeletionTimestamp).NotTo(BeNil(), "big was evicted for small")
+		stopFirst()
+
+		// The job controller's replacement arrives, then the victim is gone: the 3 GPUs are
+		// idle and would fit it, but 1 of them is promised to small.
+		createPod("promise", "big-1", 3, map[string]string{scheduling.PodGroupNameAnnotation: "big"}, nil)
+		Expect(releaseFinalizers("promise", "big-0")).To(Succeed())
+		DeferCleanup(startScheduler(schedulerOptions("")))
+		Eventually(runningPods("promise", "small")).Should(Equal(1))
+		Expect(getPod("promise", "small-0").Spec.NodeName).To(Equal("promise-node"))
+		Consistently(func() string {
+			pod := &v1.Pod{}
+			if err := k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: "promise", Name: "big-1"}, pod); err != nil {
+				return err.Error() // bound and evicted again: the bounce the promise prevents
+			}
+			return pod.Spec.NodeName
+		}, 2*time.Second).Should(BeEmpty(), "the victim's replacement never takes back what was evicted for small")
+	})
+})
+
+func getPod(namespace, name string) *v1.Pod {
+	pod := &v1.Pod{}
+	Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: namespace, Name: name}, pod)).To(Succeed())
+	return pod
+}
+
+// releaseFinalizers removes a pod's finalizers, letting a terminating pod go.
+func releaseFinalizers(namespace, name string) error {
+	pod := getPod(namespace, name)
+	pod.Finalizers = nil
+	return k8sClient.Update(suiteCtx, pod)
 }
