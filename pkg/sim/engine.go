@@ -14,7 +14,9 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/kube"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/status"
 )
@@ -242,14 +244,16 @@ func (e *engine) onDelete(pod *v1.Pod) {
 		return
 	}
 	js.evictions++
-	action, preemptor, reason := "", "", ""
+	var action framework.ActionType
+	var preemptor api.JobID
+	reason := ""
 	for _, c := range pod.Status.Conditions {
 		if c.Type == v1.DisruptionTarget {
 			reason = c.Message
-			fmt.Sscanf(c.Message, "evicted by %s for job %s", &action, &preemptor)
+			action, preemptor, _ = framework.ParseEvictionMessage(c.Message)
 		}
 	}
-	e.podEvent(EventEvict, js, pod, action, preemptor, pod.Spec.NodeName, reason)
+	e.podEvent(EventEvict, js, pod, string(action), string(preemptor), pod.Spec.NodeName, reason)
 }
 
 // nextTime is when the next cycle runs: one period on after a tick that changed something;

@@ -24,17 +24,57 @@ func (n *NodeInfo) Idle() Resources {
 	return n.Allocatable.Sub(n.Used).Sub(n.Releasing)
 }
 
-// Bindable is what a pod can be bound to now without breaking a promise: idle now, less the
-// part of the promises to pipelined pods that the releasing pods will not cover. Promises
-// outlive a cycle (they are kept as the pods' nominated node), so binding into idle
-// resources that a promise counts on would hand a preemptor's resources to someone else —
-// typically back to the victim that was evicted for it.
+// Bindable is what a pod can be bound to now without touching a promise: idle now, less
+// everything promised to pipelined pods. Promises outlive a cycle (they are kept as the pods'
+// nominated node) and take idle resources first, whichever pods' release freed them, so that
+// a preemptor binds as soon as its own victims are gone: binding into idle resources a
+// promise counts on would hand a preemptor's resources to someone else — typically back to
+// the victim that was evicted for it — or make it wait for other, slower victims.
 func (n *NodeInfo) Bindable() Resources {
-	idle, future := n.Idle(), n.FutureIdle()
-	for i := range idle {
-		idle[i] = min(idle[i], future[i])
+	idle := n.Idle()
+	if n.Pipelined.IsZero() {
+		return idle // the common case, and the only one on the hot path of a full cluster
 	}
-	return idle
+	return idle.Sub(n.promisedFromIdle())
+}
+
+// promisedFromIdle sums what the promises on the node need from idle resources: for each job
+// promised resources here, what it was promised beyond what its own victims (pods evicted for
+// it) are still releasing on this node. A promise whose victims are gone claims idle
+// resources; one whose victims still terminate leaves idle resources to the others, so each
+// preemptor binds as soon as its own victims are gone, not someone else's.
+func (n *NodeInfo) promisedFromIdle() Resources {
+	type claim struct {
+		job                 JobID
+		promised, releasing Resources
+	}
+	var claims []claim
+	find := func(job JobID) *claim {
+		for i := range claims {
+			if claims[i].job == job {
+				return &claims[i]
+			}
+		}
+		claims = append(claims, claim{job: job})
+		return &claims[len(claims)-1]
+	}
+	for _, p := range n.Pods {
+		switch {
+		case p.Status == Pipelined:
+			c := find(p.Job)
+			c.promised = c.promised.Add(p.Request)
+		case p.Status == Releasing && p.EvictedFor != "":
+			c := find(p.EvictedFor)
+			c.releasing = c.releasing.Add(p.Request)
+		}
+	}
+	var total Resources
+	for _, c := range claims {
+		for r := range total {
+			total[r] += max(0, c.promised[r]-c.releasing[r])
+		}
+	}
+	return total
 }
 
 // FutureIdle is what a pod can be promised: idle now plus what releasing pods will free,

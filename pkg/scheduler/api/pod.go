@@ -60,6 +60,9 @@ type PodInfo struct {
 	Status PodStatus
 	// NodeName is the node holding the pod (for Allocated, Pipelined, Bound, Running, Releasing).
 	NodeName string
+	// EvictedFor is, for a releasing pod, the job its eviction made room for; empty when it
+	// terminates for another reason. What it releases is that job's promise.
+	EvictedFor JobID
 	// NodeSelector must match the node's labels.
 	NodeSelector map[string]string
 	// StartTime is when the kubelet reported the pod started, if it did.

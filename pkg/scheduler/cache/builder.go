@@ -16,6 +16,7 @@ import (
 	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 )
 
 // Problem is something wrong in the cluster's objects that the scheduler works around and
@@ -180,8 +181,11 @@ func (b *Builder) addPod(pod *v1.Pod, jobs map[api.JobID]*api.JobInfo, nodes map
 		}
 	}
 	deleting := pod.DeletionTimestamp != nil
-	if b.Overlay != nil && b.Overlay.evicted(pod.UID, deleting) {
-		deleting = true
+	evictedFor := evictionPreemptor(pod)
+	if b.Overlay != nil {
+		if preemptor, ok := b.Overlay.evicted(pod.UID, deleting); ok {
+			deleting, evictedFor = true, preemptor
+		}
 	}
 	var job *api.JobInfo
 	var problem *Problem
@@ -223,7 +227,7 @@ func (b *Builder) addPod(pod *v1.Pod, jobs map[api.JobID]*api.JobInfo, nodes map
 	case deleting && nodeName == "":
 		return nil // a pending pod going away holds nothing
 	case deleting:
-		info.Status = api.Releasing
+		info.Status, info.EvictedFor = api.Releasing, evictedFor
 	case nodeName == "" && nodes[nominated] != nil:
 		info.Status, info.NodeName = api.Pipelined, nominated
 	case nodeName == "":
@@ -274,4 +278,17 @@ func (b *Builder) podRequest(pod *v1.Pod) api.Resources {
 	}
 	b.requests[pod.UID] = cachedRequest{generation: pod.Generation, request: r}
 	return r
+}
+
+// evictionPreemptor reads, from the DisruptionTarget condition the scheduler wrote when it
+// evicted the pod, which job the eviction made room for; empty for any other deletion.
+func evictionPreemptor(pod *v1.Pod) api.JobID {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == v1.DisruptionTarget && c.Status == v1.ConditionTrue {
+			if _, preemptor, ok := framework.ParseEvictionMessage(c.Message); ok {
+				return preemptor
+			}
+		}
+	}
+	return ""
 }

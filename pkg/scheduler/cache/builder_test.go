@@ -18,6 +18,7 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/install"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 )
 
 func pod(name string, mutate func(*v1.Pod)) *v1.Pod {
@@ -79,7 +80,19 @@ func TestSnapshotKeepsNominatedNodesAsPromises(t *testing.T) {
 	gone := pod("gone-node", func(p *v1.Pod) { p.Status.NominatedNodeName = "deleted-node" })
 	lagging := pod("lagging", nil)
 	withdrawn := pod("withdrawn", func(p *v1.Pod) { p.Status.NominatedNodeName = "n1" })
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(node, group, fromAPI, gone, lagging, withdrawn).Build()
+	// A victim still terminating after a restart: the condition the scheduler wrote says for
+	// whom, so what it releases stays that job's.
+	victim := pod("victim", func(p *v1.Pod) {
+		p.Annotations = nil
+		p.Spec.NodeName = "n1"
+		p.Finalizers = []string{"example.com/hold"}
+		p.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+		p.Status.Conditions = []v1.PodCondition{{Type: v1.DisruptionTarget, Status: v1.ConditionTrue,
+			Message: framework.NewEvictionReason(framework.Reclaim, "ns/job").Message}}
+	})
+	victimGroup := &v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "victim-job"}, Spec: v2alpha2.PodGroupSpec{MinMember: 1, Queue: "q"}}
+	victim.Annotations = map[string]string{scheduling.PodGroupNameAnnotation: "victim-job"}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(node, group, victimGroup, fromAPI, gone, lagging, withdrawn, victim).Build()
 	overlay := NewOverlay(time.Now)
 	overlay.Nominated(lagging.UID, "n1")
 	overlay.Nominated(withdrawn.UID, "")
@@ -99,6 +112,11 @@ func TestSnapshotKeepsNominatedNodesAsPromises(t *testing.T) {
 	if promised := snapshot.Node("n1").Pipelined[api.GPU]; promised != 2 {
 		t.Fatalf("n1 holds %d promised GPUs, want 2", promised)
 	}
+	releasing := snapshot.Job("ns/victim-job").Pods[0]
+	if releasing.Status != api.Releasing || releasing.EvictedFor != "ns/job" {
+		t.Fatalf("victim is %s evicted for %q, want releasing for ns/job", releasing.Status, releasing.EvictedFor)
+	}
+	// 8 GPUs: 1 releasing for ns/job, which covers 1 of its 2 promised; 7 idle less 1.
 	if free := snapshot.Node("n1").Bindable()[api.GPU]; free != 6 {
 		t.Fatalf("n1 can bind %d GPUs for others, want 6", free)
 	}

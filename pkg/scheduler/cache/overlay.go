@@ -20,7 +20,7 @@ const overlayTTL = 2 * time.Minute
 type Overlay struct {
 	mu     sync.Mutex
 	binds  map[types.UID]written[string]
-	evicts map[types.UID]written[struct{}]
+	evicts map[types.UID]written[api.JobID]
 	// nominations hold the node promised to a pending pod ("" for a withdrawn promise).
 	nominations map[types.UID]written[string]
 	stamps      map[api.JobID]written[time.Time]
@@ -35,7 +35,7 @@ type written[T any] struct {
 // NewOverlay returns an empty overlay reading wall time from now (for expiry only).
 func NewOverlay(now func() time.Time) *Overlay {
 	return &Overlay{
-		binds: map[types.UID]written[string]{}, evicts: map[types.UID]written[struct{}]{},
+		binds: map[types.UID]written[string]{}, evicts: map[types.UID]written[api.JobID]{},
 		nominations: map[types.UID]written[string]{},
 		stamps:      map[api.JobID]written[time.Time]{}, timeFunc: now,
 	}
@@ -48,11 +48,11 @@ func (o *Overlay) Bound(pod types.UID, node string) {
 	o.binds[pod] = written[string]{node, o.timeFunc()}
 }
 
-// Evicted records that a pod's deletion was requested.
-func (o *Overlay) Evicted(pod types.UID) {
+// Evicted records that a pod's deletion was requested to make room for preemptor.
+func (o *Overlay) Evicted(pod types.UID, preemptor api.JobID) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.evicts[pod] = written[struct{}]{struct{}{}, o.timeFunc()}
+	o.evicts[pod] = written[api.JobID]{preemptor, o.timeFunc()}
 }
 
 // Nominated records that a pod's nominated node was set (or, with "", cleared).
@@ -99,19 +99,20 @@ func (o *Overlay) nominatedNode(pod types.UID, informerNode string) (string, boo
 	return w.value, true
 }
 
-// evicted reports whether a pod's deletion was requested but the informer may not show it.
-func (o *Overlay) evicted(pod types.UID, informerDeleting bool) bool {
+// evicted reports whether a pod's deletion was requested but the informer may not show it,
+// and for which preemptor.
+func (o *Overlay) evicted(pod types.UID, informerDeleting bool) (api.JobID, bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	w, ok := o.evicts[pod]
 	if !ok {
-		return false
+		return "", false
 	}
 	if informerDeleting || o.timeFunc().Sub(w.at) > overlayTTL {
 		delete(o.evicts, pod)
-		return false
+		return "", false
 	}
-	return true
+	return w.value, true
 }
 
 // stamp returns the start stamp written for a job if the informer does not show it. Unlike

@@ -2,6 +2,7 @@ package framework
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
@@ -31,4 +32,31 @@ type EvictionReason struct {
 	Action    ActionType
 	Preemptor api.JobID
 	Message   string
+}
+
+// NewEvictionReason is the reason an eviction action gives its victims. Its Message is what
+// victims carry in their DisruptionTarget condition, which ParseEvictionMessage reads back:
+// a victim still terminating after a restart must still be known as its preemptor's.
+func NewEvictionReason(action ActionType, preemptor api.JobID) EvictionReason {
+	return EvictionReason{Action: action, Preemptor: preemptor,
+		Message: evictedBy + string(action) + forJob + string(preemptor)}
+}
+
+const (
+	evictedBy = "evicted by "
+	forJob    = " for job "
+)
+
+// ParseEvictionMessage reads the action and preemptor back from a message made by
+// NewEvictionReason; ok is false for any other message.
+func ParseEvictionMessage(message string) (action ActionType, preemptor api.JobID, ok bool) {
+	rest, found := strings.CutPrefix(message, evictedBy)
+	if !found {
+		return "", "", false
+	}
+	a, p, found := strings.Cut(rest, forJob)
+	if !found || a == "" || p == "" {
+		return "", "", false
+	}
+	return ActionType(a), api.JobID(p), true
 }

@@ -144,3 +144,15 @@ var _ = Describe("Session lifecycle", func() {
 		Expect(ssn.IsPreemptible(framework.Reclaim, preemptor, victim)).To(BeTrue(), "no hooks after close")
 	})
 })
+
+var _ = Describe("Eviction messages", func() {
+	It("read back the action and preemptor they were made with, and nothing else", func() {
+		reason := framework.NewEvictionReason(framework.Reclaim, "team-a/train-7")
+		action, preemptor, ok := framework.ParseEvictionMessage(reason.Message)
+		Expect(ok).To(BeTrue())
+		Expect(action).To(Equal(framework.Reclaim))
+		Expect(preemptor).To(BeEquivalentTo("team-a/train-7"))
+		_, _, ok = framework.ParseEvictionMessage("Taint manager: deleting due to NoExecute taint")
+		Expect(ok).To(BeFalse())
+	})
+})

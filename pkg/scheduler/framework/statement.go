@@ -23,7 +23,9 @@ type operation struct {
 	pod        *api.PodInfo
 	fromStatus api.PodStatus
 	fromNode   string
-	reason     EvictionReason
+	// fromEvictedFor is the pod's EvictedFor before an eviction set it.
+	fromEvictedFor api.JobID
+	reason         EvictionReason
 }
 
 // Statement records an action's decisions on the session. Each decision changes the
@@ -81,7 +83,13 @@ func (st *Statement) Evict(pod *api.PodInfo, reason EvictionReason) error {
 	if pod.Status != api.Running && pod.Status != api.Bound {
 		return fmt.Errorf("evict %s: only bound or running pods can be evicted, it is %s", pod.Key(), pod.Status)
 	}
-	return st.apply(operation{kind: opEvict, pod: pod, reason: reason}, api.Releasing, pod.NodeName)
+	op := operation{kind: opEvict, pod: pod, reason: reason, fromEvictedFor: pod.EvictedFor}
+	pod.EvictedFor = reason.Preemptor // what it releases is its preemptor's (see NodeInfo.Bindable)
+	if err := st.apply(op, api.Releasing, pod.NodeName); err != nil {
+		pod.EvictedFor = op.fromEvictedFor
+		return err
+	}
+	return nil
 }
 
 func (st *Statement) pendingPodAndNode(pod *api.PodInfo, nodeName string) (*api.NodeInfo, error) {
@@ -116,6 +124,9 @@ func (st *Statement) Rollback(cp Checkpoint) {
 		op := st.ops[i]
 		// Undoing restores a state the snapshot held before, so it cannot fail.
 		from := op.pod.Status
+		if op.kind == opEvict {
+			op.pod.EvictedFor = op.fromEvictedFor
+		}
 		_ = st.ssn.snapshot.SetPodStatus(op.pod, op.fromStatus, op.fromNode)
 		st.ssn.podStatusChanged(op.pod, from)
 	}

@@ -73,7 +73,7 @@ func (e *Effects) Evict(ctx context.Context, pod *api.PodInfo, reason framework.
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("evicting %s: %w", pod.Key(), err)
 	}
-	e.Overlay.Evicted(uid)
+	e.Overlay.Evicted(uid, reason.Preemptor)
 	metrics.Evictions.WithLabelValues(string(reason.Action)).Inc()
 	verb := map[framework.ActionType]string{framework.Reclaim: "Reclaimed", framework.Preempt: "Preempted"}[reason.Action]
 	if verb == "" {

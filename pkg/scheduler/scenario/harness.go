@@ -168,7 +168,8 @@ func (h *Harness) apply(round *Round) {
 		pod.Status, pod.NodeName, pod.StartTime = api.Running, b.Node, &now
 	}
 	for _, e := range round.Evictions {
-		h.pod(e.Pod).Status = api.Releasing
+		pod := h.pod(e.Pod)
+		pod.Status, pod.EvictedFor = api.Releasing, e.Reason.Preemptor
 	}
 	for _, started := range round.Started {
 		t := started.At
@@ -180,7 +181,7 @@ func (h *Harness) finishReleasing() {
 	for _, j := range h.jobs {
 		for _, p := range j.Pods {
 			if p.Status == api.Releasing {
-				p.Status, p.NodeName, p.StartTime = api.Pending, "", nil
+				p.Status, p.NodeName, p.StartTime, p.EvictedFor = api.Pending, "", nil, ""
 			}
 		}
 	}

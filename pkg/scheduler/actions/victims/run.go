@@ -72,11 +72,7 @@ func Run(ctx context.Context, ssn *framework.Session, rules Rules) {
 // apply evicts the plan's victims and pipelines the gang onto the resources they release.
 func apply(ctx context.Context, ssn *framework.Session, action framework.ActionType, job *api.JobInfo, plan *Plan) {
 	st := ssn.NewStatement()
-	reason := framework.EvictionReason{
-		Action:    action,
-		Preemptor: job.ID,
-		Message:   fmt.Sprintf("evicted by %s for job %s", action, job.ID),
-	}
+	reason := framework.NewEvictionReason(action, job.ID)
 	for _, victim := range plan.Victims {
 		if err := st.Evict(victim, reason); err != nil {
 			st.Discard()
