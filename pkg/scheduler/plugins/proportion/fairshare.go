@@ -25,6 +25,10 @@ type shareNode struct {
 	first, end int
 	request    Vector
 	share      Vector
+	// deserved is the part of share the queue gets for its quota, before any over-quota
+	// capacity: its quota, capped by request and limit, scaled down with its siblings' when
+	// their quotas exceed what the parent has.
+	deserved Vector
 }
 
 // FairShares divides capacity among the valid queues of tree, per resource independently,
@@ -38,8 +42,18 @@ type shareNode struct {
 // queue (inner queues included); invalid queues are absent. Capacity nobody requests stays
 // unassigned. Negative or non-finite requests and capacities count as zero.
 func FairShares(tree *api.QueueTree, request map[string]Vector, capacity Vector) map[string]Vector {
+	fair, _ := Shares(tree, request, capacity)
+	return fair
+}
+
+// Shares is FairShares that also returns every valid queue's effective deserved quota: the
+// part of its fair share that its quota earns, never more than the fair share. Deciding
+// "within quota" on this rather than on the configured quota keeps the quota rule and the
+// fair-share rule of reclaim from pointing opposite ways when sibling quotas add up to more
+// than their parent has (a parent limit of 4 above quotas of 3 and 21).
+func Shares(tree *api.QueueTree, request map[string]Vector, capacity Vector) (fair, deserved map[string]Vector) {
 	if tree == nil {
-		return map[string]Vector{}
+		return map[string]Vector{}, map[string]Vector{}
 	}
 	nodes := buildNodes(tree)
 	sumRequests(nodes, request)
@@ -49,11 +63,13 @@ func FairShares(tree *api.QueueTree, request map[string]Vector, capacity Vector)
 			divide(nodes, i, r)
 		}
 	}
-	shares := make(map[string]Vector, len(nodes)-1)
+	fair = make(map[string]Vector, len(nodes)-1)
+	deserved = make(map[string]Vector, len(nodes)-1)
 	for i := 1; i < len(nodes); i++ {
-		shares[nodes[i].info.Name] = nodes[i].share
+		fair[nodes[i].info.Name] = nodes[i].share
+		deserved[nodes[i].info.Name] = nodes[i].deserved
 	}
-	return shares
+	return fair, deserved
 }
 
 // buildNodes lays the valid queues out breadth-first below an implicit root, so that the
@@ -146,8 +162,12 @@ func divide(nodes []shareNode, p int, r api.ResourceName) {
 		scale := amount / deserved
 		for i := range children {
 			children[i].share[r] *= scale
+			children[i].deserved[r] = children[i].share[r]
 		}
 		return
+	}
+	for i := range children {
+		children[i].deserved[r] = children[i].share[r]
 	}
 	left, eps := amount-deserved, relativeEpsilon*amount
 	for start := 0; start < len(children) && left > eps; {

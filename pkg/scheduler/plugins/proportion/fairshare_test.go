@@ -279,7 +279,13 @@ func TestFairSharesInvariants(t *testing.T) {
 		queues, request := randomTree(rng, 1+rng.IntN(60))
 		capacity := gpuCapacity(float64(rng.IntN(100)))
 		tree := api.NewQueueTree(queues)
-		shares := FairShares(tree, request, capacity)
+		shares, deserved := Shares(tree, request, capacity)
+		for name, d := range deserved {
+			if q := tree.Get(name).Resources[api.GPU]; d[api.GPU] > shares[name][api.GPU]+1e-9 ||
+				(q.Quota >= 0 && d[api.GPU] > q.Quota+1e-9) {
+				t.Fatalf("round %d: %s deserves %v, above its fair share %v or quota %v", round, name, d[api.GPU], shares[name][api.GPU], q.Quota)
+			}
+		}
 		requested := map[string]float64{}
 		for _, name := range tree.Names() {
 			if q := tree.Get(name); q.IsValid() && q.IsLeaf() {
@@ -391,5 +397,30 @@ func BenchmarkFairShares(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		FairShares(tree, request, capacity)
+	}
+}
+
+// Under a parent limited to 4 GPUs, children with quotas 3 and 21 cannot both get their
+// quota: their deserved amounts are scaled to what the parent has, and never exceed their
+// fair share, so "within quota" can never contradict "within fair share".
+func TestDeservedIsScaledWithTheParentAndNeverAboveFairShare(t *testing.T) {
+	queues := []*api.QueueInfo{
+		gpuQueue("parent", "", unlimited, 1, 4),
+		gpuQueue("small", "parent", 3, 3, 6),
+		gpuQueue("large", "parent", 21, 0, 11),
+	}
+	fair, deserved := Shares(api.NewQueueTree(queues), gpuRequests(map[string]float64{"small": 4, "large": 4}), gpuCapacity(16))
+	// small deserves min(3, 4) = 3 and large min(21, 11, 4) = 4: 7 asked of the parent's 4.
+	want := map[string]float64{"small": 3 * 4.0 / 7, "large": 4 * 4.0 / 7}
+	for name, d := range want {
+		if got := deserved[name][api.GPU]; math.Abs(got-d) > 1e-9 {
+			t.Errorf("%s deserves %v GPUs, want %v", name, got, d)
+		}
+		if deserved[name][api.GPU] > fair[name][api.GPU]+1e-9 {
+			t.Errorf("%s deserves %v, above its fair share %v", name, deserved[name][api.GPU], fair[name][api.GPU])
+		}
+	}
+	if got := deserved["parent"][api.GPU]; got != 4 {
+		t.Errorf("parent deserves %v GPUs, want its limit 4", got)
 	}
 }

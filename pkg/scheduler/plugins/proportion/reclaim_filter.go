@@ -70,7 +70,7 @@ func (f *reclaimFilter) Allows(sc framework.Scenario) (bool, string) {
 			}
 			remaining := theirs.allocated.sub(taken[theirs])
 			fair := f.fitsShare(mine) && above(remaining, theirs.fair, evicting)
-			quota := f.fitsQuota(mine) && above(remaining, theirs.deservedVector(), evicting)
+			quota := f.fitsQuota(mine) && above(remaining, theirs.deserved, evicting)
 			if !fair && !quota {
 				return false, fmt.Sprintf("reclaiming from queue %q for queue %q would not be fair", theirs.info.Name, mine.info.Name)
 			}
@@ -87,7 +87,7 @@ func (f *reclaimFilter) fitsShare(q *queueState) bool {
 
 // fitsQuota reports whether the branch stays within its deserved quota with the gang added.
 func (f *reclaimFilter) fitsQuota(q *queueState) bool {
-	return within(q.allocated.add(f.gang), q.deservedVector(), f.gang)
+	return within(q.allocated.add(f.gang), q.deserved, f.gang)
 }
 
 // within reports whether have <= limit in every resource the request asks for.
@@ -108,13 +108,4 @@ func above(have, limit, victims Vector) bool {
 		}
 	}
 	return false
-}
-
-// deservedVector is deserved per resource.
-func (q *queueState) deservedVector() Vector {
-	var v Vector
-	for _, r := range api.ResourceNames {
-		v[r] = q.deserved(r)
-	}
-	return v
 }

@@ -12,8 +12,9 @@ import (
 // queueState is one queue's numbers for the cycle.
 type queueState struct {
 	info *api.QueueInfo
-	// fair is the fair share, request what its jobs want, both per resource.
-	fair, request Vector
+	// fair is the fair share, request what its jobs want, both per resource; deserved is the
+	// part of fair its quota earns (see Shares).
+	fair, request, deserved Vector
 	// allocated is what its jobs hold or were promised (pipelined); nonPreemptible the part
 	// held by non-preemptible jobs. Kept current as the session decides.
 	allocated, nonPreemptible Vector
@@ -72,9 +73,9 @@ func newShareState(snapshot *api.Snapshot, taskOrder func(l, r *api.PodInfo) int
 			}
 		}
 	}
-	fair := FairShares(tree, leafRequest, capacity)
+	fair, deserved := Shares(tree, leafRequest, capacity)
 	for name, q := range st.queues {
-		q.fair = fair[name]
+		q.fair, q.deserved = fair[name], deserved[name]
 	}
 	for leaf, request := range leafRequest {
 		for _, q := range st.chain(leaf) {
@@ -216,21 +217,16 @@ func (st *shareState) nextRequest(job *api.JobInfo) Vector {
 // resource, such as CPU with an unlimited quota, is not yet fully used.
 func (q *queueState) owed(request Vector) bool {
 	if request != (Vector{}) {
-		return within(q.allocated.add(request), q.deservedVector(), request)
+		return within(q.allocated.add(request), q.deserved, request)
 	}
 	below := false
 	for _, r := range api.ResourceNames {
-		if quota := q.info.Resources[r].Quota; quota != api.Unlimited && exceeds(q.allocated[r], quota) {
+		if q.info.Resources[r].Quota != api.Unlimited && exceeds(q.allocated[r], q.deserved[r]) {
 			return false
 		}
-		below = below || exceeds(q.deserved(r), q.allocated[r])
+		below = below || exceeds(q.deserved[r], q.allocated[r])
 	}
 	return below
-}
-
-// deserved is the queue's deserved quota of r, which it cannot use beyond its request.
-func (q *queueState) deserved(r api.ResourceName) float64 {
-	return math.Min(quotaOf(q.info.Resources[r].Quota), q.request[r])
 }
 
 // shareRatio is the dominant ratio of allocated to fair share; +Inf when the queue holds or
@@ -247,14 +243,6 @@ func (q *queueState) shareRatio() float64 {
 		}
 	}
 	return ratio
-}
-
-// quotaOf turns the Unlimited marker into +Inf.
-func quotaOf(quota float64) float64 {
-	if quota == api.Unlimited {
-		return math.Inf(1)
-	}
-	return quota
 }
 
 // exceeds reports a > b beyond floating-point noise.
