@@ -71,6 +71,16 @@ type (
 	ScenarioFiltersFn func(action ActionType, pendingJob *api.JobInfo) []ScenarioFilter
 )
 
+// PlanFilter is a ScenarioFilter that also judges the finished plan, once every victim is
+// chosen and the gang placed. A rule about what a plan adds up to — a queue's allocation once
+// the victims are gone and the gang runs — cannot be judged unit by unit: more victims can
+// only help it, so vetting partial plans would throw away the victims it needs.
+type PlanFilter interface {
+	ScenarioFilter
+	// AllowsPlan reports whether the complete plan is acceptable; when not, reason says why.
+	AllowsPlan(scenario Scenario) (ok bool, reason string)
+}
+
 // LimitExceeded is the objection that a queue would pass its hard limit of a resource. It is
 // judged on what the queue holds now; evicting at least Excess of Resource from jobs in the
 // queue's subtree lifts it, so reclaim and preempt judge it once their victims are gone.

@@ -110,3 +110,36 @@ func (p *noReclaimFor) OnSessionOpen(ssn *framework.Session) {
 	})
 }
 func (p *noReclaimFor) OnSessionClose(*framework.Session) {}
+
+var _ = Describe("Preempting beyond the queue's fair share", func() {
+	// team deserves 2 of 5 GPUs and, with over-quota weight 0, its fair share is 2. Its
+	// urgent 3-GPU job could evict low (1 GPU) and take 2 idle GPUs beside it: team would hold
+	// 3, above its share, and be reclaimed from at once.
+	build := func(teamWeight float64) *Harness {
+		return New(`
+actions: preempt
+tiers:
+- plugins:
+  - name: priority
+  - name: proportion
+  - name: minruntime
+`).
+			Nodes(Node("n1").GPUs(5)).
+			Queues(Queue("team").GPUQuota(2).GPUWeight(teamWeight), Queue("other").GPUQuota(0)).
+			Jobs(Job("low").Queue("team").Priority(10).GPUs(1).Running("n1"),
+				Job("borrowing").Queue("other").GPUs(2).Running("n1"),
+				Job("more").Queue("other").GPUs(2), // other wants more: the spare is shared
+				Job("urgent").Queue("team").Priority(90).GPUs(3))
+	}
+
+	It("is refused: the plan would grow the queue above its share", func() {
+		round := build(0).RunCycle(ctx)
+		Expect(round.Evictions).To(BeEmpty())
+		Expect(round.Reasons("urgent")).To(ContainElement(ContainSubstring(`preempt would take queue "team" above its fair share of gpu`)))
+	})
+
+	It("is allowed when the queue's share covers the growth", func() {
+		round := build(4).RunCycle(ctx) // weight 4 against 1: team's share is 2 + 4/5 of the spare
+		Expect(round.EvictedPods()).To(Equal(map[string]int{"low": 1}))
+	})
+})

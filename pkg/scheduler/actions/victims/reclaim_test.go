@@ -205,3 +205,21 @@ var _ = Describe("The promise made to a reclaimer", func() {
 		Expect(h.PodsIn("big", api.Pending)).To(Equal(1))
 	})
 })
+
+var _ = Describe("Fair share across jobs larger than the quotas between them", func() {
+	// foxtrot deserves 3 of 9 GPUs and holds one 4-GPU job; hotel deserves 4, its fair share
+	// is 6, and asks for a gang of two 3-GPU pods. foxtrot is 1 GPU above its share, but the
+	// only way to free room is its whole job, which leaves it at 0: owed 3 at once, it would
+	// reclaim hotel's 6 by the quota rule, and hotel would take them back — a ring.
+	It("does not reclaim by fair share what would take the victim's queue below its deserved quota", func() {
+		h := New("").
+			Nodes(Node("n0").GPUs(4), Node("n1").GPUs(5)).
+			Queues(Queue("foxtrot").GPUQuota(3).GPULimit(6).GPUWeight(0), Queue("hotel").GPUQuota(4).GPUWeight(2)).
+			Jobs(Job("big").Queue("foxtrot").GPUs(4).Running("n0"),
+				Job("waiting").Queue("foxtrot").GPUs(3),
+				Job("gang").Queue("hotel").MinMember(2).Pods(2).GPUs(3))
+		round := h.RunCycle(ctx)
+		Expect(round.Evictions).To(BeEmpty())
+		Expect(round.Reasons("gang")).To(ContainElement(ContainSubstring(`reclaiming from queue "foxtrot" for queue "hotel" would not be fair`)))
+	})
+})

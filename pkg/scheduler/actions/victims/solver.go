@@ -144,6 +144,13 @@ func (s *Solver) Solve(preemptor *api.JobInfo, gang []*api.PodInfo, limit *frame
 			return nil, reason
 		}
 	}
+	for _, f := range st.filters {
+		if pf, ok := f.(framework.PlanFilter); ok {
+			if ok, reason := pf.AllowsPlan(st.sc); !ok {
+				return nil, f.Name() + ": " + reason
+			}
+		}
+	}
 	plan.Victims = st.sc.victims()
 	return plan, ""
 }

@@ -6,7 +6,10 @@
 //     quota, at every level of the tree;
 //   - vets reclaim scenarios: a reclaimer's branch must stay within its share (or quota)
 //     while every victim's branch is above its own, between the two branches under their
-//     lowest common ancestor. So reclaim can never bounce resources back and forth.
+//     lowest common ancestor;
+//   - vets finished reclaim and preempt plans: no queue may grow above its fair share
+//     through an eviction plan (the gang, less the victims under it), or it would be
+//     reclaimed from at once. So evictions can never bounce resources back and forth.
 package proportion
 
 import (
@@ -36,10 +39,13 @@ func (plugin) OnSessionOpen(ssn *framework.Session) {
 	ssn.AddAllocatableFn(Name, st.allocatable)
 	ssn.AddPodStatusChangeFn(Name, st.podStatusChanged)
 	ssn.AddScenarioFiltersFn(Name, func(action framework.ActionType, job *api.JobInfo) []framework.ScenarioFilter {
-		if action != framework.Reclaim {
-			return nil
+		switch action {
+		case framework.Reclaim:
+			return []framework.ScenarioFilter{newReclaimFilter(st, job, ssn.TaskOrder)}
+		case framework.Preempt:
+			return []framework.ScenarioFilter{newGrowthFilter(st, job, ssn.TaskOrder, action)}
 		}
-		return []framework.ScenarioFilter{newReclaimFilter(st, job, ssn.TaskOrder)}
+		return nil
 	})
 }
 

@@ -14,19 +14,13 @@ import (
 // scenario already takes from it) is above its own; or if the reclaimer's branch stays within
 // deserved quota while the victim's is above its deserved quota.
 type reclaimFilter struct {
-	st        *shareState
-	reclaimer *api.JobInfo
-	gang      Vector
+	growthFilter
 }
 
-var _ framework.ScenarioFilter = &reclaimFilter{}
+var _ framework.PlanFilter = &reclaimFilter{}
 
 func newReclaimFilter(st *shareState, job *api.JobInfo, taskOrder func(l, r *api.PodInfo) int) *reclaimFilter {
-	f := &reclaimFilter{st: st, reclaimer: job}
-	if gang, err := job.GangPods(taskOrder); err == nil {
-		f.gang = fromResources(api.Request(gang))
-	}
-	return f
+	return &reclaimFilter{*newGrowthFilter(st, job, taskOrder, framework.Reclaim)}
 }
 
 func (f *reclaimFilter) Name() string { return Name }
@@ -34,14 +28,14 @@ func (f *reclaimFilter) Name() string { return Name }
 // Allows checks every victim job of the scenario. An empty scenario is allowed only if the
 // reclaimer is within share or quota at some level, without which no victim can qualify.
 func (f *reclaimFilter) Allows(sc framework.Scenario) (bool, string) {
-	reclaimerChain := f.st.chain(f.reclaimer.Queue)
+	reclaimerChain := f.st.chain(f.preemptor.Queue)
 	if len(sc.VictimJobs()) == 0 {
 		for _, q := range reclaimerChain {
 			if f.fitsShare(q) || f.fitsQuota(q) {
 				return true, ""
 			}
 		}
-		return false, fmt.Sprintf("queue %q is at or above its fair share", f.reclaimer.Queue)
+		return false, fmt.Sprintf("queue %q is at or above its fair share", f.preemptor.Queue)
 	}
 	taken := map[*queueState]Vector{} // what the scenario takes from each victim branch
 	for _, victim := range sc.VictimJobs() {
@@ -49,7 +43,7 @@ func (f *reclaimFilter) Allows(sc framework.Scenario) (bool, string) {
 		if len(victimChain) == 0 {
 			// The victim's queue is missing or invalid: it has no share to protect.
 			if len(reclaimerChain) == 0 || !(f.fitsShare(reclaimerChain[0]) || f.fitsQuota(reclaimerChain[0])) {
-				return false, fmt.Sprintf("queue %q is at or above its fair share", f.reclaimer.Queue)
+				return false, fmt.Sprintf("queue %q is at or above its fair share", f.preemptor.Queue)
 			}
 			continue
 		}
@@ -69,7 +63,8 @@ func (f *reclaimFilter) Allows(sc framework.Scenario) (bool, string) {
 				evicting = evicting.add(fromResources(p.Request))
 			}
 			remaining := theirs.allocated.sub(taken[theirs])
-			fair := f.fitsShare(mine) && above(remaining, theirs.fair, evicting)
+			fair := f.fitsShare(mine) && above(remaining, theirs.fair, evicting) &&
+				keepsQuota(theirs, remaining.sub(evicting), evicting)
 			quota := f.fitsQuota(mine) && above(remaining, theirs.deserved, evicting)
 			if !fair && !quota {
 				return false, fmt.Sprintf("reclaiming from queue %q for queue %q would not be fair", theirs.info.Name, mine.info.Name)
@@ -94,6 +89,21 @@ func (f *reclaimFilter) fitsQuota(q *queueState) bool {
 func within(have, limit, request Vector) bool {
 	for _, r := range api.ResourceNames {
 		if request[r] > 0 && exceeds(have[r], limit[r]) {
+			return false
+		}
+	}
+	return true
+}
+
+// keepsQuota reports whether the victim's branch, left with what remains once the victim
+// pods are gone, still holds its deserved quota of every resource they hold that it has a
+// quota for. Fair share alone must not take a branch below its deserved quota: the branch
+// would be owed it at once and reclaim it back by the quota rule — with jobs whose gangs
+// are larger than the quotas between them, round and round. (An owner getting back its
+// quota, the quota rule, may leave the victim below its own.)
+func keepsQuota(q *queueState, left, victims Vector) bool {
+	for _, r := range api.ResourceNames {
+		if victims[r] > 0 && q.info.Resources[r].Quota != api.Unlimited && exceeds(q.deserved[r], left[r]) {
 			return false
 		}
 	}
