@@ -18,6 +18,8 @@ type CycleResult struct {
 	PendingReasons map[api.JobID][]string
 	// QueueProblems are the queues that could not be scheduled.
 	QueueProblems []api.QueueProblem
+	// ProtectedRefusals counts, per action, victims refused because min-runtime protected them.
+	ProtectedRefusals map[framework.ActionType]int
 }
 
 // RunCycle runs one scheduling cycle, in its phases:
@@ -38,7 +40,8 @@ func RunCycle(ctx context.Context, snapshot *api.Snapshot, clk clock.PassiveCloc
 		action.Execute(ctx, ssn)
 	}
 
-	result := CycleResult{PendingReasons: map[api.JobID][]string{}, QueueProblems: snapshot.Queues.Problems()}
+	result := CycleResult{PendingReasons: map[api.JobID][]string{}, QueueProblems: snapshot.Queues.Problems(),
+		ProtectedRefusals: ssn.ProtectedRefusals()}
 	for _, job := range snapshot.Jobs {
 		if reasons := ssn.PendingReasons(job.ID); len(reasons) > 0 && len(job.PendingPods()) > 0 {
 			result.PendingReasons[job.ID] = reasons

@@ -44,14 +44,15 @@ func (l *Loop) Start(ctx context.Context) error {
 	}
 }
 
-// RunOnce runs one cycle.
-func (l *Loop) RunOnce(ctx context.Context) {
+// RunOnce runs one cycle and returns what it has to report (empty when no snapshot could be
+// taken).
+func (l *Loop) RunOnce(ctx context.Context) CycleResult {
 	log := klog.FromContext(ctx)
 	began := l.Clock.Now()
 	snapshot, problems, err := l.Builder.Snapshot(ctx)
 	if err != nil {
 		log.Error(err, "Taking a snapshot failed; skipping this cycle")
-		return
+		return CycleResult{}
 	}
 	l.report(ctx, problems)
 	result := RunCycle(ctx, snapshot, l.Clock, l.Policy, l.Effects)
@@ -68,7 +69,11 @@ func (l *Loop) RunOnce(ctx context.Context) {
 	l.endReports()
 	metrics.PendingJobs.Set(float64(len(result.PendingReasons)))
 	metrics.InvalidQueues.Set(float64(len(result.QueueProblems)))
+	for action, n := range result.ProtectedRefusals {
+		metrics.MinRuntimeRefusals.WithLabelValues(string(action)).Add(float64(n))
+	}
 	metrics.CycleDuration.Observe(l.Clock.Since(began).Seconds())
+	return result
 }
 
 func (l *Loop) report(ctx context.Context, problems []cache.Problem) {

@@ -76,7 +76,9 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Result, error) {
 		e.changed = false
 		e.submit(now)
 		e.terminate(now)
-		e.loop.RunOnce(ctx)
+		for _, n := range e.loop.RunOnce(ctx).ProtectedRefusals {
+			e.result.Totals.ProtectedRefusals += n
+		}
 		e.status.Flush(ctx)
 		e.runPods(now)
 		e.progress(now)

@@ -29,7 +29,8 @@ func WriteText(w io.Writer, r *Result) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\nSummary after %s\n", clockTime(r.Totals.SimulatedSeconds))
+	fmt.Fprintf(w, "\nSummary after %s (%d victims refused while min-runtime protected them)\n",
+		clockTime(r.Totals.SimulatedSeconds), r.Totals.ProtectedRefusals)
 	if err := writeQueueTable(w, r); err != nil {
 		return err
 	}

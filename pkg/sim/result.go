@@ -48,12 +48,15 @@ type QueueReport struct {
 
 // Totals sums all jobs.
 type Totals struct {
-	Jobs             int           `json:"jobs"`
-	Completed        int           `json:"completed"`
-	Evictions        int           `json:"evictions"`
-	WastedGPUSeconds float64       `json:"wastedGPUSeconds"`
-	SimulatedSeconds float64       `json:"simulatedSeconds"`
-	Queues           []QueueReport `json:"queues"`
+	Jobs             int     `json:"jobs"`
+	Completed        int     `json:"completed"`
+	Evictions        int     `json:"evictions"`
+	WastedGPUSeconds float64 `json:"wastedGPUSeconds"`
+	// ProtectedRefusals counts, over all cycles, victims refused to a preemptor because
+	// min-runtime still protected them.
+	ProtectedRefusals int           `json:"protectedRefusals"`
+	SimulatedSeconds  float64       `json:"simulatedSeconds"`
+	Queues            []QueueReport `json:"queues"`
 }
 
 // Sample is the GPUs each queue's running pods held at a time, for the plot.

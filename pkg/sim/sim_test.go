@@ -49,9 +49,16 @@ func evictionTimes(r *sim.Result) map[string][]float64 {
 }
 
 func TestSeedPreemptTree(t *testing.T) {
-	got := evictionTimes(simulate(t, example(t, "preempt-tree.yaml"), ""))
+	r := simulate(t, example(t, "preempt-tree.yaml"), "")
+	got := evictionTimes(r)
 	if len(got) != 2 || got["demo/low-1"][0] != 300 || got["demo/low-2"][0] != 600 {
 		t.Fatalf("evictions %v: want low-1 at 300s (p-leaf1's own value) and low-2 at 600s (inherited from p-b)", got)
+	}
+	if r.Totals.ProtectedRefusals == 0 {
+		t.Fatal("the preemptors waited on protected victims, but no refusal was counted")
+	}
+	if r := simulate(t, example(t, "reclaim-promise.yaml"), ""); r.Totals.ProtectedRefusals != 0 {
+		t.Fatalf("%d refusals counted where no min-runtime is set", r.Totals.ProtectedRefusals)
 	}
 }
 

@@ -15,10 +15,13 @@ type Effects interface {
 	Bind(ctx context.Context, pod *api.PodInfo, nodeName string) error
 	// Evict starts the eviction of a pod, for the reason given.
 	Evict(ctx context.Context, pod *api.PodInfo, reason EvictionReason) error
-	// Pipeline promises a pod resources still being released on a node; the pod is not bound.
-	// The promise must outlive the cycle (and a restart): it is kept as the pod's nominated
-	// node, which the next snapshot reads back as a pipelined pod.
+	// Pipeline tells that a pod was placed, for this cycle, onto resources still being
+	// released on a node; the pod is not bound, and the next cycle places it anew.
 	Pipeline(ctx context.Context, pod *api.PodInfo, nodeName string) error
+	// Nominate promises a pod the resources its job's victims release on a node. The promise
+	// must outlive the cycle (and a restart): it is kept as the pod's nominated node, which
+	// the next snapshot reads back as a pipelined pod.
+	Nominate(ctx context.Context, pod *api.PodInfo, nodeName string) error
 	// CancelPipeline withdraws a promise that can no longer be kept: the pod is pending again
 	// and nominated nowhere.
 	CancelPipeline(ctx context.Context, pod *api.PodInfo) error

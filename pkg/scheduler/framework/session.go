@@ -25,6 +25,8 @@ type Session struct {
 	// gainedByEviction holds the jobs that were given resources freed by evicting others in
 	// this cycle; they are not victims in the same cycle.
 	gainedByEviction map[api.JobID]bool
+	// protectedRefusals counts, per action, victims refused because a protection held.
+	protectedRefusals map[ActionType]int
 }
 
 // SessionOptions are what a session is opened with.
@@ -49,7 +51,8 @@ func OpenSession(ctx context.Context, opts SessionOptions) *Session {
 		effects:        opts.Effects,
 		pendingReasons: map[api.JobID][]pendingReason{},
 
-		gainedByEviction: map[api.JobID]bool{},
+		gainedByEviction:  map[api.JobID]bool{},
+		protectedRefusals: map[ActionType]int{},
 	}
 	for _, p := range ssn.plugins {
 		p.OnSessionOpen(ssn)
@@ -121,4 +124,16 @@ func (ssn *Session) MarkGainedByEviction(job api.JobID) {
 // makes it no victim until the next cycle: evicting it would undo the decision that made it.
 func (ssn *Session) GainedByEviction(job api.JobID) bool {
 	return ssn.gainedByEviction[job]
+}
+
+// RecordProtectedRefusal notes that a plugin refused a victim to a preemptor in action
+// because a protection (min-runtime) still held, so that operators can see how often
+// protection holds a reclaim or preemption back.
+func (ssn *Session) RecordProtectedRefusal(action ActionType) {
+	ssn.protectedRefusals[action]++
+}
+
+// ProtectedRefusals returns the refusals recorded so far, per action.
+func (ssn *Session) ProtectedRefusals() map[ActionType]int {
+	return ssn.protectedRefusals
 }

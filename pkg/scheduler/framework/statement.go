@@ -13,6 +13,7 @@ type operationKind int
 const (
 	opAllocate operationKind = iota
 	opPipeline
+	opNominate
 	opEvict
 	opWithdraw
 )
@@ -56,8 +57,19 @@ func (st *Statement) Allocate(pod *api.PodInfo, nodeName string) error {
 	return st.apply(operation{kind: opAllocate, pod: pod}, api.Allocated, nodeName)
 }
 
-// Pipeline promises a pending pod resources that pods on the node are releasing.
+// Pipeline places a pending pod, for this cycle, onto resources that pods on the node are
+// releasing: the rest of the cycle counts on them for it, the next cycle places it anew.
 func (st *Statement) Pipeline(pod *api.PodInfo, nodeName string) error {
+	return st.pipeline(pod, nodeName, opPipeline)
+}
+
+// Nominate is Pipeline for a preemptor: the resources its victims release on the node are
+// promised to it until it binds, across cycles (see Effects.Nominate).
+func (st *Statement) Nominate(pod *api.PodInfo, nodeName string) error {
+	return st.pipeline(pod, nodeName, opNominate)
+}
+
+func (st *Statement) pipeline(pod *api.PodInfo, nodeName string, kind operationKind) error {
 	node, err := st.pendingPodAndNode(pod, nodeName)
 	if err != nil {
 		return err
@@ -65,7 +77,7 @@ func (st *Statement) Pipeline(pod *api.PodInfo, nodeName string) error {
 	if !pod.Request.FitsIn(node.FutureIdle()) {
 		return fmt.Errorf("pipeline %s: needs %s, node %s will have %s", pod.Key(), pod.Request, nodeName, node.FutureIdle())
 	}
-	return st.apply(operation{kind: opPipeline, pod: pod}, api.Pipelined, nodeName)
+	return st.apply(operation{kind: kind, pod: pod}, api.Pipelined, nodeName)
 }
 
 // Withdraw takes back the promise made to a pipelined pod: it is pending again, free to be
@@ -144,7 +156,7 @@ func (st *Statement) IsEmpty() bool {
 }
 
 // Commit hands the decisions to the session's effects: evictions first (they free resources), then binds,
-// then future placements, then withdrawn promises of pods left pending, then the start
+// then future placements and promises, then withdrawn promises of pods left pending, then the start
 // stamps of jobs that went from no active pods to a placed gang. A pod whose bind fails goes back to pending in the session so that nothing
 // later in the cycle counts on it. All failures are returned together.
 func (st *Statement) Commit(ctx context.Context) error {
@@ -154,7 +166,7 @@ func (st *Statement) Commit(ctx context.Context) error {
 	var errs []error
 	started := st.jobsStartedBy(ops)
 	failedBind := map[api.JobID]bool{}
-	for _, kind := range []operationKind{opEvict, opAllocate, opPipeline, opWithdraw} {
+	for _, kind := range []operationKind{opEvict, opAllocate, opPipeline, opNominate, opWithdraw} {
 		for _, op := range ops {
 			if op.kind != kind || (kind == opWithdraw && op.pod.Status != api.Pending) {
 				continue
@@ -169,6 +181,8 @@ func (st *Statement) Commit(ctx context.Context) error {
 				}
 			case opPipeline:
 				err = effects.Pipeline(ctx, op.pod, op.pod.NodeName)
+			case opNominate:
+				err = effects.Nominate(ctx, op.pod, op.pod.NodeName)
 			case opWithdraw:
 				err = effects.CancelPipeline(ctx, op.pod)
 			}

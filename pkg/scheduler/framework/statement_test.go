@@ -101,10 +101,12 @@ var _ = Describe("Statement", func() {
 		Expect(snapshot.Job("ns/pending").LastStartTimestamp).To(BeNil(), "half a gang has not started")
 	})
 
-	It("tells about pipelined pods without binding or stamping them", func() {
+	It("tells about pipelined pods without binding or stamping them, and nominates only promised ones", func() {
 		st := ssn.NewStatement()
 		Expect(st.Pipeline(pod("pending", 0), "n2")).To(Succeed())
+		Expect(st.Nominate(pod("pending", 1), "n2")).To(Succeed())
 		effects.EXPECT().Pipeline(ctx, pod("pending", 0), "n2").Return(nil)
+		effects.EXPECT().Nominate(ctx, pod("pending", 1), "n2").Return(nil)
 		Expect(st.Commit(ctx)).To(Succeed())
 		Expect(snapshot.Job("ns/pending").LastStartTimestamp).To(BeNil())
 	})

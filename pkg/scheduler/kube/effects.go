@@ -83,16 +83,22 @@ func (e *Effects) Evict(ctx context.Context, pod *api.PodInfo, reason framework.
 	return nil
 }
 
-// Pipeline nominates the node to the pod, as kube-scheduler does for a preemptor: the pod's
+// Pipeline only tells: the pod waits for resources being released on a node.
+func (e *Effects) Pipeline(_ context.Context, pod *api.PodInfo, nodeName string) error {
+	e.event(pod.Job, v1.EventTypeNormal, "Pipelined",
+		fmt.Sprintf("Pod %s will run on %s once the resources being released there are free", pod.Name, nodeName))
+	return nil
+}
+
+// Nominate nominates the node to the pod, as kube-scheduler does for a preemptor: the pod's
 // status.nominatedNodeName keeps the promise across cycles and restarts, and shows users
-// (kubectl get pod -o wide) where the pod will run once the resources being released there
-// are free.
-func (e *Effects) Pipeline(ctx context.Context, pod *api.PodInfo, nodeName string) error {
+// (kubectl get pod -o wide) where the pod will run once its victims are gone.
+func (e *Effects) Nominate(ctx context.Context, pod *api.PodInfo, nodeName string) error {
 	if err := e.nominate(ctx, pod, nodeName); err != nil {
 		return fmt.Errorf("nominating %s to %s: %w", pod.Key(), nodeName, err)
 	}
-	e.event(pod.Job, v1.EventTypeNormal, "Pipelined",
-		fmt.Sprintf("Pod %s will run on %s once the resources being released there are free", pod.Name, nodeName))
+	e.event(pod.Job, v1.EventTypeNormal, "Nominated",
+		fmt.Sprintf("Pod %s will run on %s once the pods evicted for it there are gone", pod.Name, nodeName))
 	return nil
 }
 

@@ -25,6 +25,12 @@ var (
 	Evictions = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "kai_scheduler_evictions_total", Help: "Pods evicted, by action (reclaim, preempt).",
 	}, []string{"action"})
+	// MinRuntimeRefusals counts victims refused for a preemptor because min-runtime still
+	// protected them, by action.
+	MinRuntimeRefusals = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "kai_scheduler_min_runtime_refusals_total",
+		Help: "Victims refused to a preemptor because min-runtime still protected them, by action (reclaim, preempt).",
+	}, []string{"action"})
 	// PendingJobs is the number of jobs left pending by the last cycle.
 	PendingJobs = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "kai_scheduler_pending_jobs", Help: "Jobs left pending by the last cycle.",
@@ -36,5 +42,5 @@ var (
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(CycleDuration, Binds, BindErrors, Evictions, PendingJobs, InvalidQueues)
+	ctrlmetrics.Registry.MustRegister(CycleDuration, Binds, BindErrors, Evictions, MinRuntimeRefusals, PendingJobs, InvalidQueues)
 }

@@ -19,5 +19,6 @@ func (Discard) Evict(context.Context, *api.PodInfo, framework.EvictionReason) er
 	return nil
 }
 func (Discard) Pipeline(context.Context, *api.PodInfo, string) error          { return nil }
+func (Discard) Nominate(context.Context, *api.PodInfo, string) error          { return nil }
 func (Discard) CancelPipeline(context.Context, *api.PodInfo) error            { return nil }
 func (Discard) RecordJobStart(context.Context, *api.JobInfo, time.Time) error { return nil }

@@ -151,11 +151,12 @@ func (h *Harness) nextPeriod() {
 	h.finishReleasing()
 }
 
-// apply plays the cluster's side of a cycle's effects. A promise stays with the pod (its
-// nominated node) until it is bound or the promise is withdrawn, as on a cluster.
+// apply plays the cluster's side of a cycle's effects. A promise (a nominated node) stays
+// with the pod until it is bound or withdrawn, as on a cluster; a pod only pipelined for the
+// cycle is pending again.
 func (h *Harness) apply(round *Round) {
 	now := h.Clock.Now()
-	for _, p := range round.Pipelined {
+	for _, p := range round.Nominated {
 		pod := h.pod(p.Pod)
 		pod.Status, pod.NodeName = api.Pipelined, p.Node
 	}

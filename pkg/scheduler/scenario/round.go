@@ -31,9 +31,12 @@ type Start struct {
 
 // Round is what one cycle did, in the order it did it.
 type Round struct {
-	Time      time.Time
-	Binds     []Placement
+	Time  time.Time
+	Binds []Placement
+	// Pipelined are the pods placed onto resources being released, whether for this cycle
+	// only or promised (Nominated lists those again: they are kept across cycles).
 	Pipelined []Placement
+	Nominated []Placement
 	// Withdrawn are the pods whose promise was taken back (namespace/name).
 	Withdrawn      []string
 	Evictions      []Eviction
@@ -100,6 +103,13 @@ func (r *recorder) Evict(_ context.Context, pod *api.PodInfo, reason framework.E
 
 func (r *recorder) Pipeline(_ context.Context, pod *api.PodInfo, node string) error {
 	r.round.Pipelined = append(r.round.Pipelined, Placement{Pod: pod.Key(), Job: pod.Job, Node: node})
+	return nil
+}
+
+func (r *recorder) Nominate(_ context.Context, pod *api.PodInfo, node string) error {
+	placement := Placement{Pod: pod.Key(), Job: pod.Job, Node: node}
+	r.round.Pipelined = append(r.round.Pipelined, placement)
+	r.round.Nominated = append(r.round.Nominated, placement)
 	return nil
 }
 

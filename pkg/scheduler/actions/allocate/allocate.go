@@ -21,12 +21,21 @@ func New() *Action { return &Action{} }
 // Name is framework.Allocate.
 func (*Action) Name() framework.ActionType { return framework.Allocate }
 
-// Execute serves queues in queue order; within a queue, jobs in job order. After each job
+// Execute keeps the promises of earlier cycles, then serves queues in queue order; within a
+// queue, jobs in job order. After each job
 // gets resources its queue is ranked again, so an order that depends on what queues hold
 // (fair share) sees every allocation.
 func (a *Action) Execute(ctx context.Context, ssn *framework.Session) {
-	queues := actions.NewJobQueues(ssn, actions.SchedulableJobs(ssn))
+	jobs := actions.SchedulableJobs(ssn)
 	search := actions.NewNodeSearch(ssn)
+	// Promises made in earlier cycles come first: what their victims freed is theirs before
+	// any other job may bind into idle resources.
+	for _, job := range jobs {
+		if promised := job.PipelinedPods(); len(promised) > 0 {
+			a.keepPromise(ctx, ssn, search, job, promised)
+		}
+	}
+	queues := actions.NewJobQueues(ssn, slices.DeleteFunc(jobs, func(j *api.JobInfo) bool { return !j.IsWaiting() }))
 	// failed remembers the gang shapes that did not fit, with why: allocate only takes
 	// resources, so a shape that failed almost always keeps failing until the action ends.
 	// (Greedy placement of another job can, rarely, steer a later pod of the same shape to a
@@ -42,17 +51,10 @@ func (a *Action) Execute(ctx context.Context, ssn *framework.Session) {
 	}
 }
 
-// allocateJob binds a pipelined gang whose resources are free, places the job's gang if it is
-// not yet satisfied, or else one more pod, and commits. It reports whether anything was
-// placed.
+// allocateJob places the job's gang if it is not yet satisfied, or else one more pod, and
+// commits. It reports whether anything was placed.
 func (a *Action) allocateJob(ctx context.Context, ssn *framework.Session, search *actions.NodeSearch, job *api.JobInfo, failed map[string]string) bool {
 	st := ssn.NewStatement()
-	if promised := job.PipelinedPods(); len(promised) > 0 {
-		if kept, bound := a.keepPromise(ctx, ssn, search, st, job, promised); kept {
-			return bound
-		}
-		st = ssn.NewStatement()
-	}
 	if job.IsGangSatisfied() {
 		if job.CountActive() < job.CountPlaced() {
 			return false // the gang is pipelined; growing it now would bind pods that cannot work yet
@@ -94,11 +96,12 @@ func (a *Action) allocateJob(ctx context.Context, ssn *framework.Session, search
 // keepPromise handles a job promised resources in an earlier cycle (pipelined pods, kept as
 // their nominated node). Once the whole gang can be bound, preferably where it was
 // promised, it is; until then the promise stands and the job waits, whoever else is pending
-// — that is what makes an eviction for a job benefit that job. kept is false when the
-// promise can no longer be met (its node is cordoned, refuses the pod, or was promised more
-// than it will have): the promise is then withdrawn and the job is placed like any other.
+// — that is what makes an eviction for a job benefit that job. A promise that can no longer
+// be met (its node is cordoned, refuses the pod, or was promised more than it will have) is
+// withdrawn, and the job is placed like any other.
 func (a *Action) keepPromise(ctx context.Context, ssn *framework.Session, search *actions.NodeSearch,
-	st *framework.Statement, job *api.JobInfo, promised []*api.PodInfo) (kept, bound bool) {
+	job *api.JobInfo, promised []*api.PodInfo) {
+	st := ssn.NewStatement()
 	nodes := make([]string, 0, len(promised))
 	broken := false
 	for _, p := range promised {
@@ -110,7 +113,7 @@ func (a *Action) keepPromise(ctx context.Context, ssn *framework.Session, search
 		if err := st.Withdraw(p); err != nil {
 			ssn.Logger().Error(err, "Withdrawing a promise failed", "job", job.ID)
 			st.Discard()
-			return true, false
+			return
 		}
 	}
 	if broken {
@@ -118,14 +121,14 @@ func (a *Action) keepPromise(ctx context.Context, ssn *framework.Session, search
 		if err := st.Commit(ctx); err != nil {
 			ssn.Logger().Error(err, "Withdrawing a promise failed", "job", job.ID)
 		}
-		return false, false
+		return
 	}
 	gang, err := actions.GangPods(ssn, job)
 	if err == nil && placeAll(st, search, gang, actions.IdleNow, nodes) == "" {
-		return true, a.commit(ctx, ssn, st, job)
+		a.commit(ctx, ssn, st, job)
+		return
 	}
 	st.Discard() // not free yet: the promise stands, and the cycle reports the job as waiting for it
-	return true, false
 }
 
 // overPromised reports whether the node's promises exceed what it will have once its

@@ -84,8 +84,14 @@ func apply(ctx context.Context, ssn *framework.Session, action framework.ActionT
 		commit(ctx, ssn, st, action, job) // nothing to wait for: the gang fits on idle resources
 		return
 	}
+	// What the victims release is promised to the job (nominated), so that it still holds in
+	// later cycles; a plan without victims only uses what others release, for this cycle.
+	pipeline := st.Nominate
+	if len(plan.Victims) == 0 {
+		pipeline = st.Pipeline
+	}
 	for _, p := range plan.Placements {
-		if err := st.Pipeline(p.Pod, p.Node); err != nil {
+		if err := pipeline(p.Pod, p.Node); err != nil {
 			st.Discard()
 			ssn.Logger().Error(err, "Plan no longer applies", "action", action, "job", job.ID)
 			return

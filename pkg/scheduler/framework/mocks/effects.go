@@ -155,6 +155,44 @@ func (c *MockEffectsEvictCall) DoAndReturn(f func(context.Context, *api.PodInfo,
 	return c
 }
 
+// Nominate mocks base method.
+func (m *MockEffects) Nominate(ctx context.Context, pod *api.PodInfo, nodeName string) error {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "Nominate", ctx, pod, nodeName)
+	ret0, _ := ret[0].(error)
+	return ret0
+}
+
+// Nominate indicates an expected call of Nominate.
+func (mr *MockEffectsMockRecorder) Nominate(ctx, pod, nodeName any) *MockEffectsNominateCall {
+	mr.mock.ctrl.T.Helper()
+	call := mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "Nominate", reflect.TypeOf((*MockEffects)(nil).Nominate), ctx, pod, nodeName)
+	return &MockEffectsNominateCall{Call: call}
+}
+
+// MockEffectsNominateCall wrap *gomock.Call
+type MockEffectsNominateCall struct {
+	*gomock.Call
+}
+
+// Return rewrite *gomock.Call.Return
+func (c *MockEffectsNominateCall) Return(arg0 error) *MockEffectsNominateCall {
+	c.Call = c.Call.Return(arg0)
+	return c
+}
+
+// Do rewrite *gomock.Call.Do
+func (c *MockEffectsNominateCall) Do(f func(context.Context, *api.PodInfo, string) error) *MockEffectsNominateCall {
+	c.Call = c.Call.Do(f)
+	return c
+}
+
+// DoAndReturn rewrite *gomock.Call.DoAndReturn
+func (c *MockEffectsNominateCall) DoAndReturn(f func(context.Context, *api.PodInfo, string) error) *MockEffectsNominateCall {
+	c.Call = c.Call.DoAndReturn(f)
+	return c
+}
+
 // Pipeline mocks base method.
 func (m *MockEffects) Pipeline(ctx context.Context, pod *api.PodInfo, nodeName string) error {
 	m.ctrl.T.Helper()

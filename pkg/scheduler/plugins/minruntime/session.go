@@ -84,6 +84,7 @@ func (s *session) isPreemptible(action framework.ActionType, preemptor, victim *
 	until, protected := s.protectedUntil(action, preemptor, victim)
 	if protected {
 		s.noteWait(action, preemptor, until)
+		s.ssn.RecordProtectedRefusal(action)
 	}
 	return !protected
 }
