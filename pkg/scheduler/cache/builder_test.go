@@ -34,12 +34,20 @@ func pod(name string, mutate func(*v1.Pod)) *v1.Pod {
 	return p
 }
 
-func TestSnapshotLeavesGatedPodsAndCountsOthersTerminatingAsReleasing(t *testing.T) {
+func testScheme() *runtime.Scheme {
 	scheme := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(scheme)
 	_ = install.AddToScheme(scheme)
-	node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"},
-		Status: v1.NodeStatus{Allocatable: v1.ResourceList{api.GPUResourceName: resource.MustParse("8")}}}
+	return scheme
+}
+
+func gpuNode(name string, gpus int64) *v1.Node {
+	return &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Status: v1.NodeStatus{Allocatable: v1.ResourceList{api.GPUResourceName: *resource.NewQuantity(gpus, resource.DecimalSI)}}}
+}
+
+func TestSnapshotLeavesGatedPodsAndCountsOthersTerminatingAsReleasing(t *testing.T) {
+	scheme, node := testScheme(), gpuNode("n1", 8)
 	group := &v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job"}, Spec: v2alpha2.PodGroupSpec{MinMember: 2, Queue: "q"}}
 	ready := pod("ready", nil)
 	gated := pod("gated", func(p *v1.Pod) { p.Spec.SchedulingGates = []v1.PodSchedulingGate{{Name: "example.com/quota"}} })
@@ -70,11 +78,7 @@ func TestSnapshotLeavesGatedPodsAndCountsOthersTerminatingAsReleasing(t *testing
 // a pipelined pod holding its resources there, from the API or, while the informer lags, from
 // the scheduler's own write; a promise to a node that no longer exists is no promise.
 func TestSnapshotKeepsNominatedNodesAsPromises(t *testing.T) {
-	scheme := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(scheme)
-	_ = install.AddToScheme(scheme)
-	node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"},
-		Status: v1.NodeStatus{Allocatable: v1.ResourceList{api.GPUResourceName: resource.MustParse("8")}}}
+	scheme, node := testScheme(), gpuNode("n1", 8)
 	group := &v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job"}, Spec: v2alpha2.PodGroupSpec{MinMember: 4, Queue: "q"}}
 	fromAPI := pod("from-api", func(p *v1.Pod) { p.Status.NominatedNodeName = "n1" })
 	gone := pod("gone-node", func(p *v1.Pod) { p.Status.NominatedNodeName = "deleted-node" })
