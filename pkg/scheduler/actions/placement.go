@@ -16,7 +16,8 @@ const (
 	// IdleNow uses only idle resources that no promise counts on: the pod can be bound at once.
 	IdleNow Capacity = iota
 	// IdleOrReleasing also uses resources that terminating pods are releasing: the pod is
-	// promised them (pipelined) and bound in a later cycle.
+	// pipelined onto them for the cycle, so that nothing later in it takes them, and placed
+	// anew (bound once they are free) in a later cycle.
 	IdleOrReleasing
 )
 

@@ -133,7 +133,8 @@ func (j *JobInfo) IsWaiting() bool {
 	return false
 }
 
-// PipelinedPods returns the pods promised resources still being released, in name order.
+// PipelinedPods returns the pods promised a node they are not bound to yet (its resources
+// still being released, or freed but not yet bound), in name order.
 func (j *JobInfo) PipelinedPods() []*PodInfo {
 	var pipelined []*PodInfo
 	for _, p := range j.Pods {

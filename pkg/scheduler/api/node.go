@@ -12,7 +12,8 @@ type NodeInfo struct {
 	Used Resources
 	// Releasing is held by pods that are terminating; it becomes idle when they are gone.
 	Releasing Resources
-	// Pipelined is the part of Releasing already promised to pipelined pods.
+	// Pipelined is promised to pipelined pods: resources still being released, or already
+	// idle where a preemptor's victims are gone but it is not bound yet.
 	Pipelined Resources
 	// Pods are the scheduler's pods on this node in name order (pods of other schedulers are
 	// only counted in Used).

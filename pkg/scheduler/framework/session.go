@@ -128,7 +128,8 @@ func (ssn *Session) GainedByEviction(job api.JobID) bool {
 
 // RecordProtectedRefusal notes that a plugin refused a victim to a preemptor in action
 // because a protection (min-runtime) still held, so that operators can see how often
-// protection holds a reclaim or preemption back.
+// protection holds a reclaim or preemption back. Plugins record each victim once per
+// preemptor and cycle, however often the victim search asks.
 func (ssn *Session) RecordProtectedRefusal(action ActionType) {
 	ssn.protectedRefusals[action]++
 }

@@ -116,7 +116,7 @@ func (ssn *Session) TaskOrder(l, r *api.PodInfo) int {
 // QueueOrder compares two queues, each with the job it would serve next (or none): the
 // plugins' first opinion, then by name. Both queues must be non-nil. Names only break
 // ties between queues no plugin tells apart; between a reclaimer and its victim they never
-// decide, because what was evicted for a job is promised to it (see Statement.Pipeline).
+// decide, because what was evicted for a job is promised to it (see Statement.Nominate).
 func (ssn *Session) QueueOrder(l, r QueueTurn) int {
 	if c := firstOpinion(ssn.hooks.queueOrder, l, r); c != 0 {
 		return c

@@ -155,10 +155,12 @@ func (st *Statement) IsEmpty() bool {
 	return len(st.ops) == 0
 }
 
-// Commit hands the decisions to the session's effects: evictions first (they free resources), then binds,
-// then future placements and promises, then withdrawn promises of pods left pending, then the start
-// stamps of jobs that went from no active pods to a placed gang. A pod whose bind fails goes back to pending in the session so that nothing
-// later in the cycle counts on it. All failures are returned together.
+// Commit hands the decisions to the session's effects: promises first, then evictions (they
+// free resources), then binds, then placements pipelined for the cycle, then withdrawn
+// promises of pods left pending, then the start stamps of jobs that went from no active pods
+// to a placed gang. A pod whose bind fails keeps its resources for the rest of the cycle
+// (the bind may have landed after all) and its job is not stamped. All failures are
+// returned together.
 func (st *Statement) Commit(ctx context.Context) error {
 	effects := st.ssn.effects
 	ops := st.ops
@@ -166,7 +168,10 @@ func (st *Statement) Commit(ctx context.Context) error {
 	var errs []error
 	started := st.jobsStartedBy(ops)
 	failedBind := map[api.JobID]bool{}
-	for _, kind := range []operationKind{opEvict, opAllocate, opPipeline, opNominate, opWithdraw} {
+	// A promise written without its evictions (they failed, or the scheduler stopped) is found
+	// over-promised next cycle and withdrawn; evictions without their promise would hand what
+	// they free to anyone, the victim first.
+	for _, kind := range []operationKind{opNominate, opEvict, opAllocate, opPipeline, opWithdraw} {
 		for _, op := range ops {
 			if op.kind != kind || (kind == opWithdraw && op.pod.Status != api.Pending) {
 				continue

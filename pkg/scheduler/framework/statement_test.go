@@ -101,6 +101,29 @@ var _ = Describe("Statement", func() {
 		Expect(snapshot.Job("ns/pending").LastStartTimestamp).To(BeNil(), "half a gang has not started")
 	})
 
+	It("writes a promise before the evictions it is made of", func() {
+		st := ssn.NewStatement()
+		reason := framework.NewEvictionReason(framework.Preempt, "ns/pending")
+		Expect(st.Evict(pod("running", 0), reason)).To(Succeed())
+		Expect(st.Evict(pod("running", 1), reason)).To(Succeed())
+		Expect(st.Nominate(pod("pending", 0), "n1")).To(Succeed())
+		Expect(pod("running", 0).EvictedFor).To(BeEquivalentTo("ns/pending"))
+		gomock.InOrder(
+			effects.EXPECT().Nominate(ctx, pod("pending", 0), "n1").Return(nil),
+			effects.EXPECT().Evict(ctx, pod("running", 0), reason).Return(nil),
+			effects.EXPECT().Evict(ctx, pod("running", 1), reason).Return(nil),
+		)
+		Expect(st.Commit(ctx)).To(Succeed())
+	})
+
+	It("forgets, on rollback, whom an eviction was for", func() {
+		st := ssn.NewStatement()
+		Expect(st.Evict(pod("running", 0), framework.NewEvictionReason(framework.Preempt, "ns/pending"))).To(Succeed())
+		st.Discard()
+		Expect(pod("running", 0).EvictedFor).To(BeEmpty())
+		Expect(pod("running", 0).Status).To(Equal(api.Running))
+	})
+
 	It("tells about pipelined pods without binding or stamping them, and nominates only promised ones", func() {
 		st := ssn.NewStatement()
 		Expect(st.Pipeline(pod("pending", 0), "n2")).To(Succeed())

@@ -29,10 +29,15 @@ func (a *Action) Execute(ctx context.Context, ssn *framework.Session) {
 	jobs := actions.SchedulableJobs(ssn)
 	search := actions.NewNodeSearch(ssn)
 	// Promises made in earlier cycles come first: what their victims freed is theirs before
-	// any other job may bind into idle resources.
+	// any other job may bind into idle resources. A job that cannot be scheduled any more
+	// (its queue was deleted, became invalid or got children) keeps no promise.
+	schedulable := make(map[api.JobID]bool, len(jobs))
 	for _, job := range jobs {
+		schedulable[job.ID] = true
+	}
+	for _, job := range ssn.Snapshot().Jobs {
 		if promised := job.PipelinedPods(); len(promised) > 0 {
-			a.keepPromise(ctx, ssn, search, job, promised)
+			a.keepPromise(ctx, ssn, search, job, promised, schedulable[job.ID])
 		}
 	}
 	queues := actions.NewJobQueues(ssn, slices.DeleteFunc(jobs, func(j *api.JobInfo) bool { return !j.IsWaiting() }))
@@ -98,12 +103,14 @@ func (a *Action) allocateJob(ctx context.Context, ssn *framework.Session, search
 // promised, it is; until then the promise stands and the job waits, whoever else is pending
 // — that is what makes an eviction for a job benefit that job. A promise that can no longer
 // be met (its node is cordoned, refuses the pod, or was promised more than it will have) is
-// withdrawn, and the job is placed like any other.
+// withdrawn, and the job is placed like any other; so is the promise of a job that cannot be
+// scheduled any more, or that a plugin no longer lets have its gang (a queue limit lowered
+// since, say).
 func (a *Action) keepPromise(ctx context.Context, ssn *framework.Session, search *actions.NodeSearch,
-	job *api.JobInfo, promised []*api.PodInfo) {
+	job *api.JobInfo, promised []*api.PodInfo, schedulable bool) {
 	st := ssn.NewStatement()
 	nodes := make([]string, 0, len(promised))
-	broken := false
+	broken := !schedulable
 	for _, p := range promised {
 		node := ssn.Snapshot().Node(p.NodeName)
 		broken = broken || node.Unschedulable || ssn.Predicate(p, node) != nil || overPromised(node)
@@ -124,6 +131,15 @@ func (a *Action) keepPromise(ctx context.Context, ssn *framework.Session, search
 		return
 	}
 	gang, err := actions.GangPods(ssn, job)
+	if err == nil {
+		if err = ssn.Allocatable(job, api.Request(gang)); err != nil {
+			ssn.Logger().Info("Promise no longer allowed; withdrawing it", "job", job.ID, "reason", err.Error())
+			if err := st.Commit(ctx); err != nil {
+				ssn.Logger().Error(err, "Withdrawing a promise failed", "job", job.ID)
+			}
+			return
+		}
+	}
 	if err == nil && placeAll(st, search, gang, actions.IdleNow, nodes) == "" {
 		a.commit(ctx, ssn, st, job)
 		return

@@ -196,6 +196,29 @@ var _ = Describe("The promise made to a reclaimer", func() {
 		Expect(h.PodsIn("small", api.Pipelined)).To(Equal(1))
 	})
 
+	It("is withdrawn when the job's queue is deleted, and the GPUs go to others", func() {
+		h := New("").
+			Nodes(Node("n1").GPUs(3)).
+			Queues(Queue("a").GPUQuota(0)).
+			Jobs(Job("small").Queue("b").GPUs(1), Job("other").Queue("a").GPUs(3))
+		h.JobNamed("small").Pods[0].Status, h.JobNamed("small").Pods[0].NodeName = api.Pipelined, "n1"
+		round := h.RunCycle(ctx)
+		Expect(round.Withdrawn).To(ConsistOf("ns/small-0"), "queue b is gone: no promise")
+		Expect(round.BoundPods()).To(Equal(map[string]int{"other": 1}))
+	})
+
+	It("is withdrawn when a queue limit no longer allows the job", func() {
+		h := New("").
+			Nodes(Node("n1").GPUs(3)).
+			Queues(Queue("a").GPUQuota(0), Queue("b").GPUQuota(0).GPULimit(0)).
+			Jobs(Job("small").Queue("b").GPUs(1))
+		h.JobNamed("small").Pods[0].Status, h.JobNamed("small").Pods[0].NodeName = api.Pipelined, "n1"
+		round := h.RunCycle(ctx)
+		Expect(round.Withdrawn).To(ConsistOf("ns/small-0"))
+		Expect(round.Binds).To(BeEmpty())
+		Expect(round.Reasons("small")).To(ContainElement(ContainSubstring(`queue "b" would exceed its gpu limit of 0`)))
+	})
+
 	It("is kept against the victim, which comes back pending and would fit the freed GPUs", func() {
 		h := build()
 		rounds, stable := h.RunRounds(ctx, 10)
@@ -221,5 +244,16 @@ var _ = Describe("Fair share across jobs larger than the quotas between them", f
 		round := h.RunCycle(ctx)
 		Expect(round.Evictions).To(BeEmpty())
 		Expect(round.Reasons("gang")).To(ContainElement(ContainSubstring(`reclaiming from queue "foxtrot" for queue "hotel" would not be fair`)))
+	})
+
+	It("still reclaims by fair share from a queue that could never win its quota back", func() {
+		// b's only job is a gang of 8 against a quota of 2: once evicted, nothing of b fits
+		// within its quota, so no reclaim back can follow, and a gets its fair share of 4.
+		h := New("").
+			Nodes(Node("n1").GPUs(8)).
+			Queues(Queue("a").GPUQuota(2), Queue("b").GPUQuota(2)).
+			Jobs(Job("wide").Queue("b").MinMember(8).Pods(8).GPUs(1).Running("n1", "n1", "n1", "n1", "n1", "n1", "n1", "n1"),
+				Job("four").Queue("a").MinMember(4).Pods(4).GPUs(1))
+		Expect(h.RunCycle(ctx).EvictedPods()).To(Equal(map[string]int{"wide": 8}))
 	})
 })

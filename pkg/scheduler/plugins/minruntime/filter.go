@@ -34,7 +34,7 @@ func (f *elasticFilter) Allows(sc framework.Scenario) (bool, string) {
 		for _, p := range sc.VictimPods(victim.ID) {
 			if group, left, minimum := guard.Shortfall(p); group != "" {
 				f.s.noteWait(f.action, sc.Preemptor(), until)
-				f.s.ssn.RecordProtectedRefusal(f.action)
+				f.s.refuse(f.action, sc.Preemptor(), victim)
 				return false, fmt.Sprintf("job %s is protected until %s: these evictions would leave %d pods where its %s needs %d",
 					victim.ID, until.UTC().Format(time.RFC3339), left, group, minimum)
 			}

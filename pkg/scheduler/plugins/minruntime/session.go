@@ -21,6 +21,23 @@ type session struct {
 	// refused, for its pending reason.
 	waitUntil map[api.JobID]time.Time
 	reported  map[api.JobID]bool
+	// refused holds the (action, preemptor, victim) refusals already counted this cycle: the
+	// victim search asks again for every candidate set, the metric counts victims.
+	refused map[refusal]bool
+}
+
+type refusal struct {
+	action            framework.ActionType
+	preemptor, victim api.JobID
+}
+
+// refuse counts a protected victim refused to a preemptor, once per cycle.
+func (s *session) refuse(action framework.ActionType, preemptor, victim *api.JobInfo) {
+	key := refusal{action, preemptor.ID, victim.ID}
+	if !s.refused[key] {
+		s.refused[key] = true
+		s.ssn.RecordProtectedRefusal(action)
+	}
 }
 
 func newSession(ssn *framework.Session, defaults Defaults, method ResolveMethod) *session {
@@ -30,6 +47,7 @@ func newSession(ssn *framework.Session, defaults Defaults, method ResolveMethod)
 		reclaim:   map[[2]string]time.Duration{},
 		waitUntil: map[api.JobID]time.Time{},
 		reported:  map[api.JobID]bool{},
+		refused:   map[refusal]bool{},
 	}
 }
 
@@ -84,7 +102,7 @@ func (s *session) isPreemptible(action framework.ActionType, preemptor, victim *
 	until, protected := s.protectedUntil(action, preemptor, victim)
 	if protected {
 		s.noteWait(action, preemptor, until)
-		s.ssn.RecordProtectedRefusal(action)
+		s.refuse(action, preemptor, victim)
 	}
 	return !protected
 }

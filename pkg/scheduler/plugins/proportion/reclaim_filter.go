@@ -97,13 +97,21 @@ func within(have, limit, request Vector) bool {
 
 // keepsQuota reports whether the victim's branch, left with what remains once the victim
 // pods are gone, still holds its deserved quota of every resource they hold that it has a
-// quota for. Fair share alone must not take a branch below its deserved quota: the branch
-// would be owed it at once and reclaim it back by the quota rule — with jobs whose gangs
-// are larger than the quotas between them, round and round. (An owner getting back its
-// quota, the quota rule, may leave the victim below its own.)
+// quota for — where it could win that quota back. Fair share alone must not take a branch
+// below its deserved quota if the branch would then be owed it and reclaim it back by the
+// quota rule: with jobs whose gangs are larger than the quotas between them, round and
+// round. It could when it still wants more than it holds (other jobs wait in it), or when
+// the evicted pods themselves fit back within its quota. A branch whose only job is a gang
+// larger than its quota cannot, and keeping it would starve the reclaimer. (An owner
+// getting back its quota, the quota rule, may leave the victim below its own.)
 func keepsQuota(q *queueState, left, victims Vector) bool {
 	for _, r := range api.ResourceNames {
-		if victims[r] > 0 && q.info.Resources[r].Quota != api.Unlimited && exceeds(q.deserved[r], left[r]) {
+		if victims[r] == 0 || q.info.Resources[r].Quota == api.Unlimited || !exceeds(q.deserved[r], left[r]) {
+			continue
+		}
+		waiting := exceeds(q.request[r], q.allocated[r])
+		fitsBack := !exceeds(left[r]+victims[r], q.deserved[r])
+		if waiting || fitsBack {
 			return false
 		}
 	}
