@@ -94,7 +94,7 @@ func Generate(seed uint64) *Scenario {
 	s.DefaultPreempt, s.DefaultReclaim = optionalMinRuntime(r), optionalMinRuntime(r)
 	s.Method = []string{"", "lca", "queue"}[r.IntN(3)]
 	s.Period = []time.Duration{time.Second, 2 * time.Second, 5 * time.Second}[r.IntN(3)]
-	for i := range 2 + r.IntN(6) {
+	for i := range 3 + r.IntN(8) {
 		s.Jobs = append(s.Jobs, s.generateJob(r, i))
 	}
 	s.Horizon = s.horizon()
@@ -272,7 +272,7 @@ func (s *Scenario) horizon() time.Duration {
 		work += j.Duration + j.Startup
 	}
 	h := (last + 4*work + s.maxMinRuntime()).Round(time.Minute) + time.Minute
-	return min(h, 4*time.Hour)
+	return min(h, 3*time.Hour)
 }
 
 func (s *Scenario) maxMinRuntime() time.Duration {

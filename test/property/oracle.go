@@ -24,7 +24,9 @@ const (
 	PropActionRules = "S3 action rules"
 	// P1: a job is not evicted twice for the same preemptor before that preemptor starts.
 	PropNoThrash = "P1 no thrash"
-	// P2: a preemptor starts soon after its victims' grace periods end.
+	// P2: a preemptor starts soon after the pods it waits for are gone: its victims, and pods
+	// already terminating where it binds when it was promised (resources being released cost
+	// the victim search nothing, so it is placed onto them instead of evicting more).
 	PropPromise = "P2 promise kept"
 	// P3: every job completes before the horizon.
 	PropLiveness = "P3 liveness"
@@ -33,9 +35,9 @@ const (
 )
 
 // promiseSlack is how many scheduling periods a preemptor may take, after its victims'
-// longest grace period, to start: one to notice the freed resources on the period grid, one
-// to bind, one spare.
-const promiseSlack = 3
+// longest grace period, to start: the documented guarantee's two cycles (the first cycle
+// after the victims are gone, on the period grid, binds it).
+const promiseSlack = 2
 
 // Failure is one broken property, with the job, pod and time it concerns.
 type Failure struct {
@@ -63,6 +65,9 @@ type Figures struct {
 	ProtectionExpired int
 	// ElasticAllowed counts pods of protected elastic jobs evicted within their minimums.
 	ElasticAllowed int
+	// ProtectedRefused counts victims the scheduler refused to a preemptor because min-runtime
+	// still protected them (kai-sim's protectedRefusals).
+	ProtectedRefused int
 }
 
 // Add sums figures.
@@ -71,6 +76,7 @@ func (f *Figures) Add(o Figures) {
 	f.Evictions += o.Evictions
 	f.ProtectionExpired += o.ProtectionExpired
 	f.ElasticAllowed += o.ElasticAllowed
+	f.ProtectedRefused += o.ProtectedRefused
 }
 
 // MinRuntime resolves the protection of a victim in victimQueue against an eviction by
@@ -109,6 +115,7 @@ func (s *Scenario) MinRuntime(action, preemptorQueue, victimQueue string) (time.
 func Judge(s *Scenario, r *sim.Result) ([]Failure, Figures) {
 	j := newJudge(s)
 	last := lastOfBurst(r.Events)
+	j.bindNodes = bindNodes(r.Events)
 	for i, e := range r.Events {
 		switch e.Type {
 		case sim.EventBind:
@@ -122,6 +129,7 @@ func Judge(s *Scenario, r *sim.Result) ([]Failure, Figures) {
 		}
 	}
 	j.finish(r)
+	j.figures.ProtectedRefused = r.Totals.ProtectedRefusals
 	return j.failures, j.figures
 }
 
@@ -140,8 +148,14 @@ type judge struct {
 	// bursts holds the pods of each burst so far.
 	bursts   map[burstKey][]string
 	promises map[string]*promise
-	failures []Failure
-	figures  Figures
+	// terminating lists, per node, every eviction there: when it began and when the pod's
+	// grace period ends.
+	terminating map[string][]termination
+	// bindNodes holds the nodes a job's pods are bound to at one time (all its Bind events
+	// at that time), for the pods it waited for there.
+	bindNodes map[bindKey][]string
+	failures  []Failure
+	figures   Figures
 }
 
 // promise is what a preemptor was given: the last eviction made for it and the longest grace
@@ -152,10 +166,29 @@ type promise struct {
 	victims int
 }
 
+type termination struct{ began, ends float64 }
+
+type bindKey struct {
+	job  string
+	time float64
+}
+
+func bindNodes(events []sim.Event) map[bindKey][]string {
+	nodes := map[bindKey][]string{}
+	for _, e := range events {
+		if e.Type == sim.EventBind {
+			k := bindKey{e.PodGroup, e.Time}
+			nodes[k] = append(nodes[k], e.Node)
+		}
+	}
+	return nodes
+}
+
 func newJudge(s *Scenario) *judge {
 	j := &judge{s: s, jobs: map[string]*Job{}, pods: map[string]Pod{}, active: map[string]map[string]bool{},
 		runStart: map[string]float64{}, completed: map[string]bool{}, evictedFor: map[[2]string]float64{},
-		bursts: map[burstKey][]string{}, promises: map[string]*promise{}, figures: Figures{Scenarios: 1}}
+		bursts: map[burstKey][]string{}, promises: map[string]*promise{}, terminating: map[string][]termination{},
+		figures: Figures{Scenarios: 1}}
 	for _, job := range s.Jobs {
 		key := "default/" + job.Name
 		j.jobs[key], j.active[key] = job, map[string]bool{}
@@ -238,7 +271,9 @@ func (j *judge) evict(e sim.Event, lastOfBurst bool) {
 		p = &promise{}
 		j.promises[e.Preemptor] = p
 	}
-	p.last, p.grace, p.victims = e.Time, max(p.grace, j.pods[e.Pod].Grace), p.victims+1
+	grace := j.pods[e.Pod].Grace
+	p.last, p.grace, p.victims = e.Time, max(p.grace, grace), p.victims+1
+	j.terminating[e.Node] = append(j.terminating[e.Node], termination{began: e.Time, ends: e.Time + float64(grace)})
 }
 
 func (j *judge) checkRules(e sim.Event, victim, preemptor *Job) {
@@ -321,7 +356,7 @@ func (j *judge) checkThrash(e sim.Event) {
 // evictions for it start counting afresh (P1).
 func (j *judge) served(job string, t float64) {
 	if p := j.promises[job]; p != nil {
-		if deadline := j.deadline(p); t > deadline {
+		if deadline := j.deadline(p, j.bindNodes[bindKey{job, t}]); t > deadline {
 			j.failures = append(j.failures, Failure{Property: PropPromise, Job: job, Time: t, Detail: fmt.Sprintf(
 				"started only at %s; %d evictions were made for it, the last at %s, longest grace %ds, so it was due by %s",
 				clock(t), p.victims, clock(p.last), p.grace, clock(deadline))})
@@ -335,8 +370,19 @@ func (j *judge) served(job string, t float64) {
 	}
 }
 
-func (j *judge) deadline(p *promise) float64 {
-	return p.last + float64(p.grace) + promiseSlack*j.s.Period.Seconds()
+// deadline is when a preemptor must have started: its victims' longest grace after the last
+// eviction for it, or the end of any pod that was already terminating, when that eviction
+// came, on a node it binds to — whichever is later — plus promiseSlack periods.
+func (j *judge) deadline(p *promise, nodes []string) float64 {
+	waited := p.last + float64(p.grace)
+	for _, node := range nodes {
+		for _, term := range j.terminating[node] {
+			if term.began <= p.last && term.ends > waited {
+				waited = term.ends
+			}
+		}
+	}
+	return waited + promiseSlack*j.s.Period.Seconds()
 }
 
 func (j *judge) complete(e sim.Event) {
@@ -353,7 +399,7 @@ func (j *judge) finish(r *sim.Result) {
 	end := r.Totals.SimulatedSeconds
 	for _, job := range slices.Sorted(maps.Keys(j.promises)) {
 		p := j.promises[job]
-		if deadline := j.deadline(p); deadline < end {
+		if deadline := j.deadline(p, nil); deadline < end {
 			j.failures = append(j.failures, Failure{Property: PropPromise, Job: job, Time: end, Detail: fmt.Sprintf(
 				"never started; %d evictions were made for it, the last at %s, longest grace %ds, so it was due by %s",
 				p.victims, clock(p.last), p.grace, clock(deadline))})

@@ -1,0 +1,195 @@
+package property
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
+)
+
+func dur(d time.Duration) *time.Duration { return &d }
+
+// designTree is the min-runtime design's trees in one (seeds 000 and 003), plus a top-level
+// leaf that sets nothing:
+//
+//	A (reclaim 30s) ─ B (preempt 600s, reclaim 600s) ─┬─ C ─┬─ leaf1 (preempt 300s, reclaim 0s)
+//	                                    │     └─ leaf2 (reclaim 180s)
+//	                                    └─ D (reclaim 60s) ─ leaf3
+//	solo
+//
+// Jobs: v (train, leaf1), p (train, leaf3), q (build-preemptible, leaf1), n (build, leaf2),
+// el (train, leaf1, three pods with minMember 1).
+func designTree() *Scenario {
+	s := &Scenario{NodeGPUs: []int{8}, Period: time.Second, Horizon: time.Hour, DefaultPreempt: dur(45 * time.Second)}
+	s.Queues = []*Queue{
+		{Name: "A", ReclaimMinRuntime: dur(30 * time.Second)},
+		{Name: "B", Parent: "A", PreemptMinRuntime: dur(600 * time.Second), ReclaimMinRuntime: dur(600 * time.Second)},
+		{Name: "C", Parent: "B"},
+		{Name: "leaf1", Parent: "C", Leaf: true, PreemptMinRuntime: dur(300 * time.Second), ReclaimMinRuntime: dur(0)},
+		{Name: "leaf2", Parent: "C", Leaf: true, ReclaimMinRuntime: dur(180 * time.Second)},
+		{Name: "D", Parent: "B", ReclaimMinRuntime: dur(60 * time.Second)},
+		{Name: "leaf3", Parent: "D", Leaf: true},
+		{Name: "solo", Leaf: true},
+	}
+	job := func(name, queue, class string, pods, minMember int) *Job {
+		j := &Job{Name: name, Queue: queue, PriorityClass: class, Priority: classPriority[class], MinMember: minMember, GPUs: 1}
+		for i := range pods {
+			j.Pods = append(j.Pods, Pod{Name: name + "-" + string(rune('0'+i)), Grace: 5})
+		}
+		return j
+	}
+	s.Jobs = []*Job{
+		job("v", "leaf1", "train", 1, 1), job("p", "leaf3", "train", 1, 1), job("q", "leaf1", "build-preemptible", 1, 1),
+		job("n", "leaf2", "build", 1, 1), job("el", "leaf1", "train", 3, 1),
+	}
+	return s
+}
+
+func TestMinRuntimeResolutionFollowsTheDesign(t *testing.T) {
+	for _, c := range []struct {
+		name                   string
+		method, action         string
+		preemptor, victim      string
+		want                   time.Duration
+		wantSourceContainsText string
+	}{
+		{"lca: leaf1 reclaims leaf3, D's own value", "lca", "reclaim", "leaf1", "leaf3", 60 * time.Second, "queue D"},
+		{"lca: leaf1 reclaims leaf2, leaf2's own value", "lca", "reclaim", "leaf1", "leaf2", 180 * time.Second, "queue leaf2"},
+		{"lca: leaf3 reclaims leaf1, C inherits B", "lca", "reclaim", "leaf3", "leaf1", 600 * time.Second, "queue B"},
+		{"absent method is lca", "", "reclaim", "leaf3", "leaf1", 600 * time.Second, "queue B"},
+		{"queue: leaf3 reclaims leaf1, leaf1's explicit 0s", "queue", "reclaim", "leaf3", "leaf1", 0, "queue leaf1"},
+		{"queue: leaf1 reclaims leaf3, inherited from D", "queue", "reclaim", "leaf1", "leaf3", 60 * time.Second, "queue D"},
+		{"lca across top-level queues starts at the victim's top", "lca", "reclaim", "solo", "leaf3", 30 * time.Second, "queue A"},
+		{"lca: nothing set on solo's path, no default", "lca", "reclaim", "leaf1", "solo", 0, "no value set"},
+		{"preempt: leaf1's own value", "lca", "preempt", "leaf1", "leaf1", 300 * time.Second, "queue leaf1"},
+		{"preempt: leaf2 inherits B", "lca", "preempt", "leaf2", "leaf2", 600 * time.Second, "queue B"},
+		{"preempt: nothing set falls to the default", "lca", "preempt", "solo", "solo", 45 * time.Second, "defaultPreemptMinRuntime"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := designTree()
+			s.Method = c.method
+			got, source := s.MinRuntime(c.action, c.preemptor, c.victim)
+			if got != c.want || !strings.Contains(source, c.wantSourceContainsText) {
+				t.Errorf("want %s from %s, got %s from %s", c.want, c.wantSourceContainsText, got, source)
+			}
+		})
+	}
+}
+
+// ev builds an event; pod, action and preemptor are optional by type.
+func ev(time float64, typ, job string, podActionPreemptor ...string) sim.Event {
+	e := sim.Event{Time: time, Type: typ, PodGroup: "default/" + job}
+	if len(podActionPreemptor) > 0 {
+		e.Pod = podActionPreemptor[0]
+	}
+	if len(podActionPreemptor) > 2 {
+		e.Action, e.Preemptor = podActionPreemptor[1], "default/"+podActionPreemptor[2]
+	}
+	return e
+}
+
+func bind(t float64, job string, pods ...string) []sim.Event {
+	var events []sim.Event
+	for _, p := range pods {
+		events = append(events, ev(t, sim.EventBind, job, p))
+	}
+	return append(events, ev(t, sim.EventStart, job))
+}
+
+// timeline joins event lists; every job of designTree not named in done is left unfinished.
+func timeline(end float64, parts ...[]sim.Event) *sim.Result {
+	r := &sim.Result{Totals: sim.Totals{SimulatedSeconds: end}}
+	for _, p := range parts {
+		r.Events = append(r.Events, p...)
+	}
+	return r
+}
+
+func complete(t float64, jobs ...string) []sim.Event {
+	var events []sim.Event
+	for _, j := range jobs {
+		events = append(events, ev(t, sim.EventComplete, j))
+	}
+	return events
+}
+
+// others finishes the jobs a case does not use, so that only the case's own failures show.
+func others(jobs ...string) []sim.Event {
+	var events []sim.Event
+	for _, j := range jobs {
+		events = append(events, bind(2000, j, j+"-0")...)
+		events = append(events, ev(2100, sim.EventComplete, j))
+	}
+	return events
+}
+
+// TestOracleCanFail feeds hand-made timelines to the oracle: a correct one must pass, and
+// each broken one must be reported under the right property, so no property is a check that
+// cannot fail.
+func TestOracleCanFail(t *testing.T) {
+	evict := func(t float64, job, pod, action, preemptor string) []sim.Event {
+		return []sim.Event{ev(t, sim.EventEvict, job, pod, action, preemptor)}
+	}
+	for _, c := range []struct {
+		name string
+		run  *sim.Result
+		want []string // properties expected, in any order; none for a correct run
+	}{
+		{"reclaim when protection ends is correct", timeline(3000,
+			bind(0, "v", "v-0"), evict(600, "v", "v-0", "reclaim", "p"), bind(606, "p", "p-0"), complete(700, "p"),
+			bind(701, "v", "v-0"), complete(900, "v"), others("q", "n"), bind(0, "el", "el-0"), complete(10, "el"),
+		), nil},
+		{"early eviction", timeline(3000,
+			bind(0, "v", "v-0"), evict(60, "v", "v-0", "reclaim", "p"), bind(66, "p", "p-0"), complete(700, "p"),
+			bind(701, "v", "v-0"), complete(900, "v"), others("q", "n"), bind(0, "el", "el-0"), complete(10, "el"),
+		), []string{PropSafety}},
+		{"thrash: evicted twice for a preemptor that never started in between", timeline(3000,
+			bind(0, "v", "v-0"), evict(600, "v", "v-0", "reclaim", "p"), bind(606, "v", "v-0"),
+			evict(1206, "v", "v-0", "reclaim", "p"), bind(1212, "p", "p-0"), complete(1300, "p"),
+			bind(1301, "v", "v-0"), complete(1900, "v"), others("q", "n"), bind(0, "el", "el-0"), complete(10, "el"),
+		), []string{PropNoThrash}},
+		{"promise broken: the preemptor starts long after its victim's grace period", timeline(3000,
+			bind(0, "v", "v-0"), evict(600, "v", "v-0", "reclaim", "p"), bind(700, "p", "p-0"), complete(800, "p"),
+			bind(801, "v", "v-0"), complete(900, "v"), others("q", "n"), bind(0, "el", "el-0"), complete(10, "el"),
+		), []string{PropPromise}},
+		{"unsettled: jobs left running at the horizon", timeline(3600,
+			bind(0, "v", "v-0"), others("q", "n", "p"), bind(0, "el", "el-0"), complete(10, "el"),
+		), []string{PropLiveness}},
+		{"elastic job loses a surplus pod while protected, then its gang", timeline(3000,
+			bind(0, "el", "el-0", "el-1", "el-2"), evict(10, "el", "el-2", "preempt", "q"),
+			evict(20, "el", "el-0", "preempt", "q"), evict(20, "el", "el-1", "preempt", "q"),
+			bind(26, "q", "q-0"), complete(100, "q"), bind(101, "el", "el-0"), complete(200, "el"), others("v", "n", "p"),
+		), []string{PropSafety, PropNoThrash}},
+		{"non-preemptible victim", timeline(3000,
+			bind(0, "n", "n-0"), evict(1000, "n", "n-0", "reclaim", "p"), bind(1006, "p", "p-0"), complete(1100, "p"),
+			bind(1101, "n", "n-0"), complete(1200, "n"), others("v", "q"), bind(0, "el", "el-0"), complete(10, "el"),
+		), []string{PropPreemptible}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			failures, _ := Judge(designTree(), c.run)
+			got := propertyList(failures)
+			slices.Sort(got)
+			want := slices.Clone(c.want)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				var lines []string
+				for _, f := range failures {
+					lines = append(lines, f.String())
+				}
+				t.Errorf("want properties %q, got %q:\n%s", want, got, strings.Join(lines, "\n"))
+			}
+		})
+	}
+}
+
+func TestOracleCountsElasticEvictionsWithinMinimums(t *testing.T) {
+	run := timeline(3000, bind(0, "el", "el-0", "el-1", "el-2"),
+		[]sim.Event{ev(10, sim.EventEvict, "el", "el-2", "preempt", "q"), ev(10, sim.EventEvict, "el", "el-1", "preempt", "q")},
+		bind(16, "q", "q-0"), complete(100, "q"), complete(200, "el"), others("v", "n", "p"))
+	failures, figures := Judge(designTree(), run)
+	if len(failures) != 0 || figures.ElasticAllowed != 2 || figures.Evictions != 2 {
+		t.Errorf("want no failures, 2 evictions, 2 elastic allowed; got %v, %+v", failures, figures)
+	}
+}
