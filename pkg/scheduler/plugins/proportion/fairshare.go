@@ -42,7 +42,11 @@ type shareNode struct {
 // queue (inner queues included); invalid queues are absent. Capacity nobody requests stays
 // unassigned. Negative or non-finite requests and capacities count as zero.
 func FairShares(tree *api.QueueTree, request map[string]Vector, capacity Vector) map[string]Vector {
-	fair, _ := Shares(tree, request, capacity)
+	nodes := divideTree(tree, request, capacity)
+	fair := make(map[string]Vector, len(nodes))
+	for i := 1; i < len(nodes); i++ {
+		fair[nodes[i].info.Name] = nodes[i].share
+	}
 	return fair
 }
 
@@ -52,8 +56,21 @@ func FairShares(tree *api.QueueTree, request map[string]Vector, capacity Vector)
 // fair-share rule of reclaim from pointing opposite ways when sibling quotas add up to more
 // than their parent has (a parent limit of 4 above quotas of 3 and 21).
 func Shares(tree *api.QueueTree, request map[string]Vector, capacity Vector) (fair, deserved map[string]Vector) {
+	nodes := divideTree(tree, request, capacity)
+	fair = make(map[string]Vector, len(nodes))
+	deserved = make(map[string]Vector, len(nodes))
+	for i := 1; i < len(nodes); i++ {
+		fair[nodes[i].info.Name] = nodes[i].share
+		deserved[nodes[i].info.Name] = nodes[i].deserved
+	}
+	return fair, deserved
+}
+
+// divideTree lays out the valid queues (index 0 is the implicit root) and divides capacity
+// among them; nil for a nil tree.
+func divideTree(tree *api.QueueTree, request map[string]Vector, capacity Vector) []shareNode {
 	if tree == nil {
-		return map[string]Vector{}, map[string]Vector{}
+		return nil
 	}
 	nodes := buildNodes(tree)
 	sumRequests(nodes, request)
@@ -63,13 +80,7 @@ func Shares(tree *api.QueueTree, request map[string]Vector, capacity Vector) (fa
 			divide(nodes, i, r)
 		}
 	}
-	fair = make(map[string]Vector, len(nodes)-1)
-	deserved = make(map[string]Vector, len(nodes)-1)
-	for i := 1; i < len(nodes); i++ {
-		fair[nodes[i].info.Name] = nodes[i].share
-		deserved[nodes[i].info.Name] = nodes[i].deserved
-	}
-	return fair, deserved
+	return nodes
 }
 
 // buildNodes lays the valid queues out breadth-first below an implicit root, so that the

@@ -18,6 +18,13 @@ type queueState struct {
 	// allocated is what its jobs hold or were promised (pipelined); nonPreemptible the part
 	// held by non-preemptible jobs. Kept current as the session decides.
 	allocated, nonPreemptible Vector
+	// owedCache remembers the last owedFor answer: choosing the next queue compares the
+	// current best with every other queue, asking the same question again and again.
+	owedCache struct {
+		generation uint64
+		job        *api.JobInfo
+		owed       bool
+	}
 }
 
 // shareState holds every valid queue's numbers and the chain of queues above each leaf.
@@ -26,8 +33,10 @@ type shareState struct {
 	queues   map[string]*queueState
 	chains   map[string][]*queueState // leaf name -> states from top level down to the leaf
 	// next memoises nextRequest per job; taskOrder picks a gang's pods as allocate does.
-	next      map[api.JobID]Vector
+	next      map[*api.JobInfo]Vector // by pointer: looked up on every queue comparison
 	taskOrder func(l, r *api.PodInfo) int
+	// generation counts pod status changes (from 1), which invalidate cached answers.
+	generation uint64
 }
 
 // holdsShare reports whether a pod in this status counts against its queue's share. Releasing
@@ -45,7 +54,7 @@ func wantsShare(s api.PodStatus) bool {
 
 func newShareState(snapshot *api.Snapshot, taskOrder func(l, r *api.PodInfo) int) *shareState {
 	st := &shareState{snapshot: snapshot, queues: map[string]*queueState{}, chains: map[string][]*queueState{},
-		next: map[api.JobID]Vector{}, taskOrder: taskOrder}
+		next: map[*api.JobInfo]Vector{}, taskOrder: taskOrder, generation: 1}
 	tree := snapshot.Queues
 	for _, name := range tree.Names() {
 		if q := tree.Get(name); q.IsValid() {
@@ -113,12 +122,13 @@ func (st *shareState) charge(chain []*queueState, job *api.JobInfo, request api.
 
 // podStatusChanged keeps allocated current as the session allocates, evicts and rolls back.
 func (st *shareState) podStatusChanged(pod *api.PodInfo, from api.PodStatus) {
-	delete(st.next, pod.Job)
+	job := st.snapshot.Job(pod.Job)
+	delete(st.next, job)
+	st.generation++
 	before, after := holdsShare(from), holdsShare(pod.Status)
 	if before == after {
 		return
 	}
-	job := st.snapshot.Job(pod.Job)
 	sign := 1.0
 	if before {
 		sign = -1
@@ -171,7 +181,7 @@ func (st *shareState) compareQueues(l, r framework.QueueTurn) int {
 		return 0
 	}
 	a, b := lc[d], rc[d]
-	if ao, bo := a.owed(st.nextRequest(l.Job)), b.owed(st.nextRequest(r.Job)); ao != bo {
+	if ao, bo := st.owedFor(a, l.Job), st.owedFor(b, r.Job); ao != bo {
 		if ao {
 			return -1
 		}
@@ -183,6 +193,15 @@ func (st *shareState) compareQueues(l, r framework.QueueTurn) int {
 	return cmp.Compare(a.shareRatio(), b.shareRatio())
 }
 
+// owedFor is q.owed for job's next request, remembered until a pod changes status.
+func (st *shareState) owedFor(q *queueState, job *api.JobInfo) bool {
+	c := &q.owedCache
+	if c.generation != st.generation || c.job != job {
+		c.generation, c.job, c.owed = st.generation, job, q.owed(st.nextRequest(job))
+	}
+	return c.owed
+}
+
 // nextRequest is what a job would take in its next turn: the rest of its gang, or one more
 // pod once the gang is placed. It is computed once per job and forgotten when one of the
 // job's pods changes status.
@@ -190,7 +209,7 @@ func (st *shareState) nextRequest(job *api.JobInfo) Vector {
 	if job == nil {
 		return Vector{}
 	}
-	if v, ok := st.next[job.ID]; ok {
+	if v, ok := st.next[job]; ok {
 		return v
 	}
 	var v Vector
@@ -206,7 +225,7 @@ func (st *shareState) nextRequest(job *api.JobInfo) Vector {
 			}
 		}
 	}
-	st.next[job.ID] = v
+	st.next[job] = v
 	return v
 }
 
