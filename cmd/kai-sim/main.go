@@ -39,6 +39,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
+	if *period <= 0 {
+		fmt.Fprintf(stderr, "--schedule-period: must be positive, got %s\n", *period)
+		return 2
+	}
+	if *until < 0 {
+		fmt.Fprintf(stderr, "--until: must not be negative, got %s\n", *until)
+		return 2
+	}
 	if *output != "text" && *output != "json" {
 		fmt.Fprintf(stderr, "--output: must be text or json, got %q\n", *output)
 		return 2

@@ -57,3 +57,19 @@ func TestBadScenarioNamesTheDocument(t *testing.T) {
 		t.Fatalf("error does not name the document and field: %s", errs.String())
 	}
 }
+
+func TestFlagsThatCannotBeRightAreRefused(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--schedule-period", "0s", "x.yaml"}, "--schedule-period: must be positive, got 0s"},
+		{[]string{"--schedule-period", "-1s", "x.yaml"}, "--schedule-period: must be positive, got -1s"},
+		{[]string{"--until", "-1h", "x.yaml"}, "--until: must not be negative, got -1h0m0s"},
+	} {
+		var out, errs bytes.Buffer
+		if code := run(tc.args, &out, &errs); code != 2 || !strings.Contains(errs.String(), tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, errs.String(), tc.want)
+		}
+	}
+}

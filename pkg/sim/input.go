@@ -62,6 +62,11 @@ func Parse(data []byte) (*Scenario, error) {
 	sc := &Scenario{}
 	groups := map[string]*Job{}
 	var pods []*v1.Pod
+	// apimachinery's YAML reader loses a last line whose length is a multiple of its read
+	// buffer (4096 bytes) when no newline ends it: a terminated input reads whole.
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		data = append(data[:len(data):len(data)], '\n')
+	}
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	for index := 1; ; index++ {
 		doc, err := reader.Read()
@@ -133,6 +138,9 @@ func (sc *Scenario) add(index int, meta metav1.TypeMeta, name string, doc []byte
 		if len(node.Status.Allocatable) == 0 {
 			node.Status.Allocatable = node.Status.Capacity
 		}
+		if err := nonNegative("status.allocatable", node.Status.Allocatable); err != nil {
+			return fail(err)
+		}
 		sc.Nodes = append(sc.Nodes, node)
 	case "scheduling.run.ai/v2/Queue":
 		queue := &v2.Queue{}
@@ -163,6 +171,9 @@ func (sc *Scenario) add(index int, meta metav1.TypeMeta, name string, doc []byte
 			return fail(err)
 		}
 		defaultNamespace(&pod.ObjectMeta)
+		if err := podQuantitiesNonNegative(pod); err != nil {
+			return fail(err)
+		}
 		if pod.Spec.SchedulerName == "" {
 			pod.Spec.SchedulerName = "kai-scheduler"
 		}
@@ -215,4 +226,43 @@ func jobOf(group *v2alpha2.PodGroup) (*Job, error) {
 		group.Spec.MinMember = 1
 	}
 	return job, nil
+}
+
+// podQuantitiesNonNegative refuses what the API server refuses: a negative request, limit or
+// overhead. Taken as given, a request of -4 GPUs would make room on a node instead of
+// taking it.
+func podQuantitiesNonNegative(pod *v1.Pod) error {
+	check := func(kind string, containers []v1.Container) error {
+		for i, c := range containers {
+			if err := nonNegative(fmt.Sprintf("spec.%s[%d].resources.requests", kind, i), c.Resources.Requests); err != nil {
+				return err
+			}
+			if err := nonNegative(fmt.Sprintf("spec.%s[%d].resources.limits", kind, i), c.Resources.Limits); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := check("initContainers", pod.Spec.InitContainers); err != nil {
+		return err
+	}
+	if err := check("containers", pod.Spec.Containers); err != nil {
+		return err
+	}
+	return nonNegative("spec.overhead", pod.Spec.Overhead)
+}
+
+// nonNegative names the first negative quantity of a resource list, in name order.
+func nonNegative(field string, list v1.ResourceList) error {
+	names := make([]string, 0, len(list))
+	for name := range list {
+		names = append(names, string(name))
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if q := list[v1.ResourceName(name)]; q.Sign() < 0 {
+			return fmt.Errorf("%s[%s]: must be non-negative, got %s", field, name, q.String())
+		}
+	}
+	return nil
 }

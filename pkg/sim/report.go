@@ -57,8 +57,15 @@ func (e *engine) report() *Result {
 		r.Totals.Evictions += q.Evictions
 		r.Totals.WastedGPUSeconds += q.WastedGPUSeconds
 	}
+	// The JSON contract has arrays, empty or not: tools should not meet null.
 	if r.Events == nil {
 		r.Events = []Event{}
+	}
+	if r.Jobs == nil {
+		r.Jobs = []JobReport{}
+	}
+	if r.Totals.Queues == nil {
+		r.Totals.Queues = []QueueReport{}
 	}
 	r.Warnings = repeatedEvictions(r.Events)
 	return r
