@@ -113,6 +113,7 @@ func newEngine(sc *Scenario, opts Options, policy *scheduler.Policy) *engine {
 		Effects: &kube.Effects{Client: cluster, Overlay: overlay, Status: updater},
 		Status:  updater, Clock: clk, Period: opts.Period,
 	}
+	e.loop.Recorder = eventRecorder{e}
 	for _, job := range sc.Jobs {
 		js := &jobState{spec: job, queue: job.Group.Spec.Queue}
 		e.jobs = append(e.jobs, js)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -62,6 +63,9 @@ func Parse(data []byte) (*Scenario, error) {
 	sc := &Scenario{}
 	groups := map[string]*Job{}
 	var pods []*v1.Pod
+	// seen maps kind and name to the document that defined it: an API server holds one
+	// object per name, so a second one is a mistake, not a replacement.
+	seen := map[string]int{}
 	// apimachinery's YAML reader loses a last line whose length is a multiple of its read
 	// buffer (4096 bytes) when no newline ends it: a terminated input reads whole.
 	if len(data) > 0 && data[len(data)-1] != '\n' {
@@ -88,6 +92,17 @@ func Parse(data []byte) (*Scenario, error) {
 		if err := yaml.Unmarshal(doc, &meta); err != nil {
 			return nil, fmt.Errorf("document %d: %w", index, err)
 		}
+		name := documentName(fields)
+		if meta.Kind == "Pod" || meta.Kind == "PodGroup" {
+			if !strings.Contains(name, "/") {
+				name = "default/" + name
+			}
+		}
+		key := meta.Kind + " " + name
+		if first, dup := seen[key]; dup {
+			return nil, fmt.Errorf("document %d (%s %s): the same %s as document %d; names must be unique", index, meta.Kind, name, meta.Kind, first)
+		}
+		seen[key] = index
 		if err := sc.add(index, meta, documentName(fields), doc, groups, &pods); err != nil {
 			return nil, err
 		}

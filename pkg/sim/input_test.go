@@ -91,3 +91,101 @@ func TestEmptyScenarioGivesEmptyArrays(t *testing.T) {
 		t.Errorf("output has null:\n%s", out.String())
 	}
 }
+
+func queueDoc(name, parent string) string {
+	return fmt.Sprintf(`apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {name: %s}
+spec: {parentQueue: "%s", resources: {gpu: {quota: 2, limit: -1, overQuotaWeight: 1}, cpu: {quota: -1, limit: -1, overQuotaWeight: 1}, memory: {quota: -1, limit: -1, overQuotaWeight: 1}}}
+---
+`, name, parent)
+}
+
+func jobDoc(name, queue string, minMember, pods int) string {
+	doc := fmt.Sprintf(`apiVersion: scheduling.run.ai/v2alpha2
+kind: PodGroup
+metadata: {name: %s, annotations: {sim.kai.scheduler/duration: 1m}}
+spec: {minMember: %d, queue: %s}
+---
+`, name, minMember, queue)
+	for i := range pods {
+		doc += fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata: {name: %s-%d, annotations: {pod-group-name: %s}}
+spec: {containers: [{name: main, image: w, resources: {requests: {nvidia.com/gpu: "1"}}}]}
+---
+`, name, i, name)
+	}
+	return doc
+}
+
+// Broken input is reported as the scheduler reports it on a cluster — Warning events about
+// invalid queues, reasons on the PodGroups of jobs that cannot run — never silently.
+func TestBrokenScenariosAreReported(t *testing.T) {
+	scenario := `apiVersion: v1
+kind: Node
+metadata: {name: n0}
+status: {allocatable: {cpu: "8", memory: 64Gi, nvidia.com/gpu: "4"}}
+---
+` + queueDoc("ok", "") + queueDoc("orphan", "gone") + queueDoc("a", "b") + queueDoc("b", "a") +
+		jobDoc("fine", "ok", 1, 1) + jobDoc("in-orphan", "orphan", 1, 1) + jobDoc("nowhere", "missing", 1, 1) +
+		jobDoc("short", "ok", 3, 2)
+	sc, err := sim.Parse([]byte(scenario))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := sim.Run(context.Background(), sc, sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	problems := map[string]string{}
+	for _, p := range r.Problems {
+		problems[p.Kind+" "+p.Name] = p.Reason + ": " + p.Message
+	}
+	for object, want := range map[string]string{
+		"Queue orphan": `InvalidQueue: parent queue "gone" does not exist`,
+		"Queue a":      "InvalidQueue: parent cycle: a -> b -> a",
+		"Queue b":      "InvalidQueue: parent cycle: a -> b -> a",
+	} {
+		if problems[object] != want {
+			t.Errorf("%s reported as %q, want %q (all: %v)", object, problems[object], want, problems)
+		}
+	}
+	waiting := map[string]string{}
+	for _, j := range r.Jobs {
+		waiting[j.PodGroup] = strings.Join(j.Waiting, "; ")
+	}
+	for job, want := range map[string]string{
+		"default/in-orphan": `queue "orphan" is invalid: parent queue "gone" does not exist`,
+		"default/nowhere":   `queue "missing" does not exist`,
+		"default/short":     "gang needs 3 pods but the job has only 2",
+	} {
+		if !strings.Contains(waiting[job], want) {
+			t.Errorf("%s waits with %q, want it to say %q", job, waiting[job], want)
+		}
+	}
+	if waiting["default/fine"] != "" || r.Totals.Completed != 1 {
+		t.Errorf("the healthy job must run and complete: waiting %q, %d completed", waiting["default/fine"], r.Totals.Completed)
+	}
+	var text bytes.Buffer
+	if err := sim.WriteText(&text, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Problems reported by the scheduler", `Queue orphan: InvalidQueue: parent queue "gone" does not exist`,
+		"Jobs still waiting, and why", `default/nowhere: queue "missing" does not exist`} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("text output lacks %q:\n%s", want, text.String())
+		}
+	}
+}
+
+func TestDuplicateObjectsAreAnError(t *testing.T) {
+	_, err := sim.Parse([]byte(queueDoc("q", "") + queueDoc("q", "")))
+	if err == nil || err.Error() != "document 2 (Queue q): the same Queue as document 1; names must be unique" {
+		t.Fatalf("error %v", err)
+	}
+	_, err = sim.Parse([]byte(jobDoc("j", "q", 1, 1) + jobDoc("j", "q", 1, 0)))
+	if err == nil || !strings.Contains(err.Error(), "document 3 (PodGroup default/j): the same PodGroup as document 1") {
+		t.Fatalf("error %v", err)
+	}
+}

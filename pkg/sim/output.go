@@ -34,10 +34,32 @@ func WriteText(w io.Writer, r *Result) error {
 	if err := writeQueueTable(w, r); err != nil {
 		return err
 	}
-	return writeWarnings(w, r)
+	return writeReports(w, r)
 }
 
-func writeWarnings(w io.Writer, r *Result) error {
+// writeReports writes, when there are any, the problems the scheduler reported, the jobs
+// still waiting with their reasons, and the warnings.
+func writeReports(w io.Writer, r *Result) error {
+	if len(r.Problems) > 0 {
+		fmt.Fprintln(w, "\nProblems reported by the scheduler")
+		for _, p := range r.Problems {
+			fmt.Fprintf(w, "  %s  %s %s: %s: %s\n", clockTime(p.Time), p.Kind, p.Name, p.Reason, p.Message)
+		}
+	}
+	var waiting []JobReport
+	for _, j := range r.Jobs {
+		if len(j.Waiting) > 0 {
+			waiting = append(waiting, j)
+		}
+	}
+	if len(waiting) > 0 {
+		fmt.Fprintln(w, "\nJobs still waiting, and why")
+		for _, j := range waiting {
+			for _, reason := range j.Waiting {
+				fmt.Fprintf(w, "  %s: %s\n", j.PodGroup, reason)
+			}
+		}
+	}
 	if len(r.Warnings) == 0 {
 		return nil
 	}
@@ -95,7 +117,7 @@ func WriteComparison(w io.Writer, variants []Variant, owner string) error {
 		if err := writeQueueTable(w, v.Result); err != nil {
 			return err
 		}
-		if err := writeWarnings(w, v.Result); err != nil {
+		if err := writeReports(w, v.Result); err != nil {
 			return err
 		}
 	}

@@ -3,6 +3,8 @@ package sim
 import (
 	"fmt"
 	"sort"
+
+	"k8s.io/apimachinery/pkg/types"
 	"time"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
@@ -31,6 +33,8 @@ func (e *engine) report() *Result {
 		if js.completed != nil {
 			c := e.seconds(*js.completed)
 			jr.Completed = &c
+		} else if js.submitted {
+			jr.Waiting = waitingReasons(e.cluster.groups[types.NamespacedName{Namespace: js.spec.Group.Namespace, Name: js.spec.Group.Name}])
 		}
 		r.Jobs = append(r.Jobs, jr)
 		q := byQueue[js.queue]
@@ -66,6 +70,9 @@ func (e *engine) report() *Result {
 	}
 	if r.Totals.Queues == nil {
 		r.Totals.Queues = []QueueReport{}
+	}
+	if r.Problems == nil {
+		r.Problems = []Problem{}
 	}
 	r.Warnings = repeatedEvictions(r.Events)
 	return r

@@ -33,6 +33,9 @@ type JobReport struct {
 	Completed        *float64 `json:"completed"`
 	Evictions        int      `json:"evictions"`
 	WastedGPUSeconds float64  `json:"wastedGPUSeconds"`
+	// Waiting are the reasons the scheduler last gave on the PodGroup of a job that had not
+	// completed when the simulation ended.
+	Waiting []string `json:"waiting,omitempty"`
 }
 
 // QueueReport sums a queue's jobs.
@@ -70,6 +73,8 @@ type Result struct {
 	Events []Event     `json:"events"`
 	Jobs   []JobReport `json:"jobs"`
 	Totals Totals      `json:"totals"`
+	// Problems are what the scheduler reported wrong in the scenario (always an array).
+	Problems []Problem `json:"problems"`
 	// Warnings name what a scheduler should never do, such as evicting a job again and again
 	// for the same preemptor; empty when all went well.
 	Warnings []string `json:"warnings"`

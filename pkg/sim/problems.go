@@ -1,0 +1,84 @@
+package sim
+
+import (
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/record"
+
+	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
+)
+
+// Problem is something wrong in the scenario that the scheduler reported as it does on a
+// cluster, with a Warning event about the object: a queue whose parent is missing or loops, a
+// pod whose PodGroup does not exist, an unreadable start stamp. Each is reported once, when
+// first seen (again if it goes away and comes back).
+type Problem struct {
+	Time    float64 `json:"time"`
+	Kind    string  `json:"kind"`
+	Name    string  `json:"name"`
+	Reason  string  `json:"reason"`
+	Message string  `json:"message"`
+}
+
+// eventRecorder is the simulated cluster's event sink: the scheduler's Warning events become
+// the result's problems.
+type eventRecorder struct{ e *engine }
+
+var _ record.EventRecorder = eventRecorder{}
+
+func (r eventRecorder) Event(object runtime.Object, eventType, reason, message string) {
+	if eventType != v1.EventTypeWarning {
+		return
+	}
+	name := ""
+	if accessor, err := meta.Accessor(object); err == nil {
+		name = accessor.GetName()
+		if ns := accessor.GetNamespace(); ns != "" {
+			name = ns + "/" + name
+		}
+	}
+	r.e.result.Problems = append(r.e.result.Problems, Problem{
+		Time: r.e.seconds(r.e.clock.Now()), Kind: kindOf(object), Name: name, Reason: reason, Message: message,
+	})
+}
+
+func (r eventRecorder) Eventf(object runtime.Object, eventType, reason, messageFmt string, args ...any) {
+	r.Event(object, eventType, reason, fmt.Sprintf(messageFmt, args...))
+}
+
+func (r eventRecorder) AnnotatedEventf(object runtime.Object, _ map[string]string, eventType, reason, messageFmt string, args ...any) {
+	r.Eventf(object, eventType, reason, messageFmt, args...)
+}
+
+// kindOf names the kind of the objects the scheduler reports about; objects listed from the
+// simulated cluster carry no type metadata.
+func kindOf(object runtime.Object) string {
+	switch object.(type) {
+	case *v1.Pod:
+		return "Pod"
+	case *v2alpha2.PodGroup:
+		return "PodGroup"
+	case *v2.Queue:
+		return "Queue"
+	}
+	return object.GetObjectKind().GroupVersionKind().Kind
+}
+
+// waitingReasons are the reasons the scheduler last wrote on a job's PodGroup for why it
+// waits, as `kubectl describe pg` would show them.
+func waitingReasons(group *v2alpha2.PodGroup) []string {
+	var reasons []string
+	if group == nil {
+		return nil
+	}
+	for _, c := range group.Status.SchedulingConditions {
+		for _, r := range c.Reasons {
+			reasons = append(reasons, r.Message)
+		}
+	}
+	return reasons
+}
