@@ -88,13 +88,18 @@ func (j *JobInfo) CountPlaced() int32 {
 
 // PendingPods returns the pods waiting for a node, in name order.
 func (j *JobInfo) PendingPods() []*PodInfo {
-	var pending []*PodInfo
+	return j.podsIn(Pending)
+}
+
+// podsIn returns the pods in one status, in name order.
+func (j *JobInfo) podsIn(status PodStatus) []*PodInfo {
+	var pods []*PodInfo
 	for _, p := range j.Pods {
-		if p.Status == Pending {
-			pending = append(pending, p)
+		if p.Status == status {
+			pods = append(pods, p)
 		}
 	}
-	return pending
+	return pods
 }
 
 // IsGangSatisfied reports whether enough pods are placed: MinMember overall and each
@@ -136,13 +141,7 @@ func (j *JobInfo) IsWaiting() bool {
 // PipelinedPods returns the pods promised a node they are not bound to yet (its resources
 // still being released, or freed but not yet bound), in name order.
 func (j *JobInfo) PipelinedPods() []*PodInfo {
-	var pipelined []*PodInfo
-	for _, p := range j.Pods {
-		if p.Status == Pipelined {
-			pipelined = append(pipelined, p)
-		}
-	}
-	return pipelined
+	return j.podsIn(Pipelined)
 }
 
 // Surplus is how many active pods the job has above its gang size: pods it can lose one at a
