@@ -131,11 +131,13 @@ var _ = Describe("The promise made to a reclaimer", func() {
 		victim.Finalizers = []string{"e2e.kai.scheduler/hold"} // keeps it terminating until the test lets go
 		Expect(k8sClient.Create(suiteCtx, victim)).To(Succeed())
 		cleanUp(victim)
+		DeferCleanup(func() { _ = releaseFinalizers("promise", "big-0") }) // runs first: lets the cleanup delete it
 		Eventually(runningPods("promise", "big")).Should(Equal(1))
 
 		createJob("promise", "small", "promise-b", "train", 1, 1, 1)
 		Eventually(func() string { return getPod("promise", "small-0").Status.NominatedNodeName }).Should(Equal("promise-node"))
-		Expect(getPod("promise", "big-0").DeletionTimestamp).NotTo(BeNil(), "big was evicted for small")
+		// The promise is written before the eviction it is made of.
+		Eventually(func() *metav1.Time { return getPod("promise", "big-0").DeletionTimestamp }).ShouldNot(BeNil(), "big was evicted for small")
 		stopFirst()
 
 		// The job controller's replacement arrives, then the victim is gone: the 3 GPUs are
@@ -163,7 +165,10 @@ func getPod(namespace, name string) *v1.Pod {
 
 // releaseFinalizers removes a pod's finalizers, letting a terminating pod go.
 func releaseFinalizers(namespace, name string) error {
-	pod := getPod(namespace, name)
+	pod := &v1.Pod{}
+	if err := k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: namespace, Name: name}, pod); err != nil {
+		return client.IgnoreNotFound(err)
+	}
 	pod.Finalizers = nil
 	return k8sClient.Update(suiteCtx, pod)
 }
