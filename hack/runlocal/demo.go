@@ -185,6 +185,7 @@ func (t *timeline) observe(ctx context.Context) {
 		return
 	}
 	var lines []string
+	listed := map[string]bool{}
 	for _, p := range pods.Items {
 		state := "pending"
 		switch {
@@ -196,9 +197,17 @@ func (t *timeline) observe(ctx context.Context) {
 			state = "bound to " + p.Spec.NodeName
 		}
 		key := "pod " + p.Namespace + "/" + p.Name
+		listed[key] = true
 		if t.seen[key] != state {
 			t.seen[key] = state
 			lines = append(lines, fmt.Sprintf("%s %s", key, state))
+		}
+	}
+	// A pod evicted and removed between two looks is never seen terminating: say it is gone.
+	for key, state := range t.seen {
+		if strings.HasPrefix(key, "pod ") && !listed[key] && state != "gone" {
+			t.seen[key] = "gone"
+			lines = append(lines, key+" gone")
 		}
 	}
 	for _, g := range groups.Items {

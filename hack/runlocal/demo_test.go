@@ -1,10 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
-	"io"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -19,23 +20,31 @@ func TestDemoShowsMinRuntimeAtWork(t *testing.T) {
 	defer cancel()
 	events := make(chan string, 1000)
 	done := make(chan error, 1)
+	var out syncBuffer // the demo's own printout, shown if the test fails
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the demo printed:\n%s", out.String())
+		}
+	})
 	go func() {
-		done <- runDemo(ctx, demoOptions{MinRuntime: 6 * time.Second, BurstAfter: time.Second, Dir: t.TempDir(), Out: io.Discard, Events: events})
+		done <- runDemo(ctx, demoOptions{MinRuntime: 6 * time.Second, BurstAfter: time.Second, Dir: t.TempDir(), Out: &out, Events: events})
 	}()
-	waitFor(t, events, "production submits serve")
+	waitFor := func(text string) string { return waitForLine(t, events, done, text) }
+	waitFor("production submits serve")
 	burstAt := time.Now()
 	toldWhy := false
 	var evictedAt time.Time
 	for evictedAt.IsZero() {
-		line := waitFor(t, events, "")
+		line := waitFor("")
 		if strings.Contains(line, "protected by min-runtime") {
 			toldWhy = true
 		}
-		if strings.Contains(line, "pod research/pretrain-0 evicted") {
+		// The eviction shows as the pod terminating, or gone if it went between two looks.
+		if strings.Contains(line, "pod research/pretrain-0 evicted") || strings.Contains(line, "pod research/pretrain-0 gone") {
 			evictedAt = time.Now()
 		}
 	}
-	waitFor(t, events, "pod production/serve-0 running")
+	waitFor("pod production/serve-0 running")
 	if waited := evictedAt.Sub(burstAt); waited < 3*time.Second {
 		t.Fatalf("research was evicted %v after production asked; its 6s of protection were not respected", waited)
 	}
@@ -48,8 +57,9 @@ func TestDemoShowsMinRuntimeAtWork(t *testing.T) {
 	}
 }
 
-// waitFor returns the first line containing text, or fails after a minute.
-func waitFor(t *testing.T, events <-chan string, text string) string {
+// waitForLine returns the first line containing text. It fails after a minute, or at once
+// if the demo stopped, with the demo's own error.
+func waitForLine(t *testing.T, events <-chan string, done <-chan error, text string) string {
 	t.Helper()
 	deadline := time.After(time.Minute)
 	for {
@@ -58,8 +68,28 @@ func waitFor(t *testing.T, events <-chan string, text string) string {
 			if strings.Contains(line, text) {
 				return line
 			}
+		case err := <-done:
+			t.Fatalf("the demo stopped before printing %q: %v", text, err)
 		case <-deadline:
 			t.Fatalf("no %q within a minute", text)
 		}
 	}
+}
+
+// syncBuffer is a bytes.Buffer safe to write from the demo and read from the test.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
