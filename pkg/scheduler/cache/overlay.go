@@ -14,8 +14,7 @@ import (
 const overlayTTL = 2 * time.Minute
 
 // Overlay remembers the scheduler's own recent writes — binds, evictions, nominations, start
-// stamps — and
-// lays them over what the informers show until the informers catch up. Without it a lagging
+// stamps — and lays them over what the informers show until the informers catch up. Without it a lagging
 // informer would show a just-bound pod as pending, and the next cycle would place it twice.
 type Overlay struct {
 	mu     sync.Mutex
@@ -71,46 +70,34 @@ func (o *Overlay) Stamped(job api.JobID, at time.Time) {
 
 // boundNode returns the node a pod was bound to if the informer may not show it yet.
 func (o *Overlay) boundNode(pod types.UID, informerNode string) (string, bool) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	w, ok := o.binds[pod]
-	if !ok {
-		return "", false
-	}
-	if informerNode != "" || o.timeFunc().Sub(w.at) > overlayTTL {
-		delete(o.binds, pod) // caught up, or lost
-		return "", false
-	}
-	return w.value, true
+	return unseen(o, o.binds, pod, func(string) bool { return informerNode != "" })
 }
 
 // nominatedNode returns the node last nominated to a pod if the informer may not show it yet.
 func (o *Overlay) nominatedNode(pod types.UID, informerNode string) (string, bool) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	w, ok := o.nominations[pod]
-	if !ok {
-		return "", false
-	}
-	if informerNode == w.value || o.timeFunc().Sub(w.at) > overlayTTL {
-		delete(o.nominations, pod) // caught up, or lost
-		return "", false
-	}
-	return w.value, true
+	return unseen(o, o.nominations, pod, func(node string) bool { return informerNode == node })
 }
 
 // evicted reports whether a pod's deletion was requested but the informer may not show it,
 // and for which preemptor.
 func (o *Overlay) evicted(pod types.UID, informerDeleting bool) (api.JobID, bool) {
+	return unseen(o, o.evicts, pod, func(api.JobID) bool { return informerDeleting })
+}
+
+// unseen returns a remembered write while the informer has not caught up with it (shows) and
+// it is younger than overlayTTL; a write the informer shows, or one older than that (lost),
+// is forgotten.
+func unseen[K comparable, T any](o *Overlay, writes map[K]written[T], key K, shows func(T) bool) (T, bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	w, ok := o.evicts[pod]
+	var zero T
+	w, ok := writes[key]
 	if !ok {
-		return "", false
+		return zero, false
 	}
-	if informerDeleting || o.timeFunc().Sub(w.at) > overlayTTL {
-		delete(o.evicts, pod)
-		return "", false
+	if shows(w.value) || o.timeFunc().Sub(w.at) > overlayTTL {
+		delete(writes, key)
+		return zero, false
 	}
 	return w.value, true
 }
