@@ -22,9 +22,8 @@ func New() *Action { return &Action{} }
 func (*Action) Name() framework.ActionType { return framework.Allocate }
 
 // Execute keeps the promises of earlier cycles, then serves queues in queue order; within a
-// queue, jobs in job order. After each job
-// gets resources its queue is ranked again, so an order that depends on what queues hold
-// (fair share) sees every allocation.
+// queue, jobs in job order. After each job gets resources its queue is ranked again, so an
+// order that depends on what queues hold (fair share) sees every allocation.
 func (a *Action) Execute(ctx context.Context, ssn *framework.Session) {
 	jobs := actions.SchedulableJobs(ssn)
 	search := actions.NewNodeSearch(ssn)
@@ -110,12 +109,19 @@ func (a *Action) keepPromise(ctx context.Context, ssn *framework.Session, search
 	job *api.JobInfo, promised []*api.PodInfo, schedulable bool) {
 	st := ssn.NewStatement()
 	nodes := make([]string, 0, len(promised))
-	broken := !schedulable
+	broken := ""
+	if !schedulable {
+		broken = "its queue cannot hold jobs"
+	}
 	for _, p := range promised {
 		node := ssn.Snapshot().Node(p.NodeName)
-		broken = broken || node.Unschedulable || ssn.Predicate(p, node) != nil || overPromised(node)
+		if broken == "" && (node.Unschedulable || ssn.Predicate(p, node) != nil || overPromised(node)) {
+			broken = "node " + node.Name + " can no longer take it"
+		}
 		nodes = append(nodes, p.NodeName)
 	}
+	// The promise is taken back in the statement: what the job may have, and where it fits,
+	// is judged without it. Discarding the statement restores it.
 	for _, p := range promised {
 		if err := st.Withdraw(p); err != nil {
 			ssn.Logger().Error(err, "Withdrawing a promise failed", "job", job.ID)
@@ -123,28 +129,23 @@ func (a *Action) keepPromise(ctx context.Context, ssn *framework.Session, search
 			return
 		}
 	}
-	if broken {
-		ssn.Logger().Info("Promise can no longer be kept; placing the job anew", "job", job.ID, "nodes", nodes)
+	gang, err := actions.GangPods(ssn, job)
+	if broken == "" && err == nil {
+		if err := ssn.Allocatable(job, api.Request(gang)); err != nil {
+			broken = err.Error()
+		}
+	}
+	switch {
+	case broken != "":
+		ssn.Logger().Info("Promise can no longer be kept; placing the job anew", "job", job.ID, "nodes", nodes, "reason", broken)
 		if err := st.Commit(ctx); err != nil {
 			ssn.Logger().Error(err, "Withdrawing a promise failed", "job", job.ID)
 		}
-		return
-	}
-	gang, err := actions.GangPods(ssn, job)
-	if err == nil {
-		if err = ssn.Allocatable(job, api.Request(gang)); err != nil {
-			ssn.Logger().Info("Promise no longer allowed; withdrawing it", "job", job.ID, "reason", err.Error())
-			if err := st.Commit(ctx); err != nil {
-				ssn.Logger().Error(err, "Withdrawing a promise failed", "job", job.ID)
-			}
-			return
-		}
-	}
-	if err == nil && placeAll(st, search, gang, actions.IdleNow, nodes) == "" {
+	case err == nil && placeAll(st, search, gang, actions.IdleNow, nodes) == "":
 		a.commit(ctx, ssn, st, job)
-		return
+	default:
+		st.Discard() // not free yet: the promise stands, and the cycle reports the job as waiting for it
 	}
-	st.Discard() // not free yet: the promise stands, and the cycle reports the job as waiting for it
 }
 
 // overPromised reports whether the node's promises exceed what it will have once its
@@ -168,7 +169,8 @@ func placeAll(st *framework.Statement, search *actions.NodeSearch, pods []*api.P
 	for i, pod := range pods {
 		node := search.PreferredNode(pod, capacity, preferred)
 		if node != nil {
-			preferred = slices.Delete(preferred, slices.Index(preferred, node.Name), slices.Index(preferred, node.Name)+1)
+			k := slices.Index(preferred, node.Name)
+			preferred = slices.Delete(preferred, k, k+1)
 		} else {
 			node = search.BestNode(pod, capacity)
 		}
