@@ -111,6 +111,7 @@ func (h *Harness) RunCycle(ctx context.Context) Round {
 	result := scheduler.RunCycle(ctx, h.Snapshot(), h.Clock, h.policy, recorder)
 	round.PendingReasons = result.PendingReasons
 	round.QueueProblems = result.QueueProblems
+	round.ProtectedRefusals = result.ProtectedRefusals
 	h.apply(&round)
 	return round
 }

@@ -43,6 +43,8 @@ type Round struct {
 	Started        []Start
 	PendingReasons map[api.JobID][]string
 	QueueProblems  []api.QueueProblem
+	// ProtectedRefusals counts, per action, victims refused because min-runtime protected them.
+	ProtectedRefusals map[framework.ActionType]int
 }
 
 // IsQuiet reports whether the cycle changed nothing in the cluster.

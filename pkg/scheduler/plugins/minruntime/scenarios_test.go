@@ -7,6 +7,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 	. "github.com/kai-minruntime/kai-scheduler/pkg/scheduler/scenario"
 )
 
@@ -142,5 +143,23 @@ var _ = Describe("Protected elastic jobs with sub-groups", func() {
 		Expect(round.Evictions).To(BeEmpty())
 		Expect(round.Reasons("urgent")).To(ContainElement(ContainSubstring(
 			"job ns/elastic is protected until 2026-01-01T01:00:00Z: these evictions would leave 2 pods where its gang needs 3")))
+	})
+})
+
+var _ = Describe("Counting refusals", func() {
+	// The victim search asks about the protected elastic job once for every unit and node it
+	// tries; the count is of victims refused, so one job refused to one preemptor is one.
+	It("counts a protected victim once per preemptor and cycle, however often the search asks", func() {
+		// elastic runs its minimum of 3, one pod per node (a 4th waits): on each of the three
+		// nodes the preemptor's pod would need the whole job, and is refused three times.
+		h := New(withMinRuntime(`defaultPreemptMinRuntime: 1h`)).
+			Nodes(Node("n1").GPUs(1), Node("n2").GPUs(1), Node("n3").GPUs(1)).
+			Queues(Queue("team")).
+			Jobs(Job("elastic").Queue("team").Priority(10).MinMember(3).Pods(4).GPUs(1).
+				Running("n1", "n2", "n3").StartedAt(Epoch),
+				Job("urgent").Queue("team").Priority(90).GPUs(1))
+		round := h.RunCycle(ctx)
+		Expect(round.Evictions).To(BeEmpty())
+		Expect(round.ProtectedRefusals).To(Equal(map[framework.ActionType]int{framework.Preempt: 1}))
 	})
 })
