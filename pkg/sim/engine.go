@@ -126,10 +126,9 @@ func newEngine(sc *Scenario, opts Options, policy *scheduler.Policy) *engine {
 
 func (e *engine) seconds(t time.Time) float64 { return t.Sub(Start).Seconds() }
 
-func (e *engine) event(t time.Time, typ string, job *jobState, action, node, reason string) {
-	e.result.Events = append(e.result.Events, Event{
-		Time: e.seconds(t), Type: typ, PodGroup: job.name(), Queue: job.queue, Action: action, Node: node, Reason: reason,
-	})
+// event records what happened to a whole job (Start, Complete).
+func (e *engine) event(t time.Time, typ string, job *jobState) {
+	e.result.Events = append(e.result.Events, Event{Time: e.seconds(t), Type: typ, PodGroup: job.name(), Queue: job.queue})
 }
 
 // podEvent records a Bind or Evict of one pod.
@@ -288,7 +287,7 @@ func (e *engine) nextTime(now time.Time) (time.Time, bool) {
 			if done, ok := js.completionTime(); ok {
 				consider(done)
 			}
-			stamp, _ := cache.ParseStartTime(e.cluster.groups[types.NamespacedName{Namespace: js.spec.Group.Namespace, Name: js.spec.Group.Name}].Annotations)
+			stamp, _ := cache.ParseStartTime(e.cluster.groups[js.groupKey()].Annotations)
 			for _, d := range e.minRuntimes {
 				consider(js.runStart.Add(d))
 				if stamp != nil {

@@ -33,6 +33,11 @@ type jobState struct {
 	wastedGPUSeconds      float64
 }
 
+// groupKey is the job's PodGroup in the simulated cluster.
+func (js *jobState) groupKey() types.NamespacedName {
+	return types.NamespacedName{Namespace: js.spec.Group.Namespace, Name: js.spec.Group.Name}
+}
+
 func (js *jobState) name() string {
 	return js.spec.Group.Namespace + "/" + js.spec.Group.Name
 }
@@ -67,7 +72,7 @@ func (e *engine) progress(now time.Time) {
 			if js.firstStart == nil {
 				js.firstStart = &now
 			}
-			e.event(now, EventStart, js, "", "", "")
+			e.event(now, EventStart, js)
 		case js.running && running < js.spec.Group.Spec.MinMember:
 			e.endRun(js, now)
 		case js.running:
@@ -101,9 +106,9 @@ func (e *engine) complete(js *jobState, now time.Time) {
 		delete(e.cluster.pods, types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name})
 	}
 	js.pods = nil
-	delete(e.cluster.groups, types.NamespacedName{Namespace: js.spec.Group.Namespace, Name: js.spec.Group.Name})
+	delete(e.cluster.groups, js.groupKey())
 	e.changed = true
-	e.event(now, EventComplete, js, "", "", "")
+	e.event(now, EventComplete, js)
 }
 
 func podGPUs(pod *v1.Pod) int64 {

@@ -3,8 +3,6 @@ package sim
 import (
 	"fmt"
 	"sort"
-
-	"k8s.io/apimachinery/pkg/types"
 	"time"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
@@ -34,7 +32,7 @@ func (e *engine) report() *Result {
 			c := e.seconds(*js.completed)
 			jr.Completed = &c
 		} else if js.submitted {
-			jr.Waiting = waitingReasons(e.cluster.groups[types.NamespacedName{Namespace: js.spec.Group.Namespace, Name: js.spec.Group.Name}])
+			jr.Waiting = waitingReasons(e.cluster.groups[js.groupKey()])
 		}
 		r.Jobs = append(r.Jobs, jr)
 		q := byQueue[js.queue]
@@ -79,8 +77,8 @@ func (e *engine) report() *Result {
 }
 
 // maxEvictionsPerPreemptor is how often a job may be evicted for one preemptor before the
-// simulation warns: the promise made to a preemptor should make once the rule (a gang
-// evicted pod by pod over a few cycles aside).
+// simulation warns: with the promise made to a preemptor, one eviction for it is the rule (a
+// gang evicted over a few cycles aside).
 const maxEvictionsPerPreemptor = 3
 
 // repeatedEvictions warns about every job evicted more than maxEvictionsPerPreemptor times
