@@ -12,6 +12,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
@@ -139,6 +140,10 @@ func Parse(data []byte) (*Scenario, error) {
 	return sc, nil
 }
 
+// DefaultMaxPods is the kubelet's default --max-pods, given to scenario nodes that do not
+// say how many pods they take.
+const DefaultMaxPods = 110
+
 // add decodes one document strictly (a misspelt field is an error) into its kind.
 func (sc *Scenario) add(index int, meta metav1.TypeMeta, name string, doc []byte, groups map[string]*Job, pods *[]*v1.Pod) error {
 	fail := func(err error) error {
@@ -152,6 +157,15 @@ func (sc *Scenario) add(index int, meta metav1.TypeMeta, name string, doc []byte
 		}
 		if len(node.Status.Allocatable) == 0 {
 			node.Status.Allocatable = node.Status.Capacity
+		}
+		if _, ok := node.Status.Allocatable[v1.ResourcePods]; !ok {
+			// Every kubelet reports how many pods its node takes; a scenario that leaves it
+			// out means the kubelet's default, as docs/simulator.md says.
+			node.Status.Allocatable = node.Status.Allocatable.DeepCopy()
+			if node.Status.Allocatable == nil {
+				node.Status.Allocatable = v1.ResourceList{}
+			}
+			node.Status.Allocatable[v1.ResourcePods] = *resource.NewQuantity(DefaultMaxPods, resource.DecimalSI)
 		}
 		if err := nonNegative("status.allocatable", node.Status.Allocatable); err != nil {
 			return fail(err)

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 
+	v1 "k8s.io/api/core/v1"
+
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 )
@@ -28,21 +30,30 @@ func (c Capacity) free(node *api.NodeInfo) api.Resources {
 	return node.FutureIdle()
 }
 
-// insufficient holds the refusal reason per resource, built once: this runs for every node
-// of every search.
-var insufficient = func() (reasons [api.NumResources]string) {
-	for _, r := range api.ResourceNames {
-		reasons[r] = "insufficient " + r.String()
+// insufficient holds kube-scheduler's reason per fixed resource, built once: this runs for
+// every node of every search.
+var insufficient = func() map[v1.ResourceName]string {
+	reasons := map[v1.ResourceName]string{}
+	for _, r := range api.FixedResources {
+		reasons[r.KubeName()] = api.InsufficientReason(r.KubeName())
 	}
 	return reasons
 }()
+
+func insufficientReason(name v1.ResourceName) string {
+	if reason, ok := insufficient[name]; ok {
+		return reason
+	}
+	return api.InsufficientReason(name) // extended resources: only on a refusal
+}
 
 // NodeSearch finds the best node for a pod and remembers why nodes were refused, so that a
 // pending job can be told why it waits.
 type NodeSearch struct {
 	ssn *framework.Session
-	// refusals counts nodes per reason in the latest search.
+	// refusals counts nodes per reason in the latest search, nodes how many it looked at.
 	refusals map[string]int
+	nodes    int
 }
 
 // NewNodeSearch starts a search on the session's nodes.
@@ -55,11 +66,11 @@ func NewNodeSearch(ssn *framework.Session) *NodeSearch {
 // It returns nil if none fits.
 func (s *NodeSearch) BestNode(pod *api.PodInfo, capacity Capacity) *api.NodeInfo {
 	clear(s.refusals)
+	s.nodes = len(s.ssn.Snapshot().Nodes)
 	var best *api.NodeInfo
 	var bestScore float64
 	for _, node := range s.ssn.Snapshot().Nodes {
-		if reason := s.refusal(pod, node, capacity); reason != "" {
-			s.refusals[reason]++
+		if s.refuse(pod, node, capacity, true) {
 			continue
 		}
 		score := s.ssn.NodeScore(pod, node)
@@ -75,52 +86,47 @@ func (s *NodeSearch) BestNode(pod *api.PodInfo, capacity Capacity) *api.NodeInfo
 // promise where it was made, as kube-scheduler tries a pod's nominated node first.
 func (s *NodeSearch) PreferredNode(pod *api.PodInfo, capacity Capacity, preferred []string) *api.NodeInfo {
 	for _, name := range preferred {
-		if node := s.ssn.Snapshot().Node(name); node != nil && s.refusal(pod, node, capacity) == "" {
+		if node := s.ssn.Snapshot().Node(name); node != nil && !s.refuse(pod, node, capacity, false) {
 			return node
 		}
 	}
 	return nil
 }
 
-func (s *NodeSearch) refusal(pod *api.PodInfo, node *api.NodeInfo, capacity Capacity) string {
-	if node.Unschedulable {
-		return "node is unschedulable"
-	}
-	free := capacity.free(node)
-	for _, r := range api.ResourceNames {
-		if pod.Request[r] > free[r] {
-			return insufficient[r]
-		}
-	}
+// refuse reports whether the node cannot take the pod now: the Kubernetes filters and the
+// plugins' predicates first (they do not change within a cycle), then resources. When count
+// is set, each reason is counted, in kube-scheduler's words; as there, a node short of
+// several resources counts once for each.
+func (s *NodeSearch) refuse(pod *api.PodInfo, node *api.NodeInfo, capacity Capacity, count bool) bool {
 	if err := s.ssn.Predicate(pod, node); err != nil {
-		return err.Error()
+		if count {
+			s.refusals[err.Error()]++
+		}
+		return true
 	}
-	return ""
+	refused := false
+	for name := range pod.Request.Shortages(capacity.free(node)) {
+		refused = true
+		if !count {
+			break
+		}
+		s.refusals[insufficientReason(name)]++
+	}
+	return refused
 }
 
-// Explain summarises why nodes were refused in the latest search, e.g. "3 nodes: insufficient gpu; 1 node: node
-// is unschedulable", most frequent reason first.
+// Explain says why no node took the pod in the latest search, the way kube-scheduler's
+// FitError does: "0/12 nodes are available: 4 node(s) had untolerated taint {dedicated:
+// inference}, 8 Insufficient nvidia.com/gpu." Counts and reasons are sorted as text, as
+// kube-scheduler sorts them, so the message is the same every cycle.
 func (s *NodeSearch) Explain() string {
-	if len(s.refusals) == 0 {
-		return "no nodes"
+	if s.nodes == 0 {
+		return "0/0 nodes are available: no nodes."
 	}
 	reasons := make([]string, 0, len(s.refusals))
-	for r := range s.refusals {
-		reasons = append(reasons, r)
+	for r, n := range s.refusals {
+		reasons = append(reasons, fmt.Sprintf("%d %s", n, r))
 	}
-	sort.Slice(reasons, func(i, j int) bool {
-		if s.refusals[reasons[i]] != s.refusals[reasons[j]] {
-			return s.refusals[reasons[i]] > s.refusals[reasons[j]]
-		}
-		return reasons[i] < reasons[j]
-	})
-	parts := make([]string, len(reasons))
-	for i, r := range reasons {
-		noun := "nodes"
-		if s.refusals[r] == 1 {
-			noun = "node"
-		}
-		parts[i] = fmt.Sprintf("%d %s: %s", s.refusals[r], noun, r)
-	}
-	return strings.Join(parts, "; ")
+	sort.Strings(reasons)
+	return fmt.Sprintf("0/%d nodes are available: %s.", s.nodes, strings.Join(reasons, ", "))
 }

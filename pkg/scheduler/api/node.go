@@ -1,11 +1,23 @@
 package api
 
+import (
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
 // NodeInfo is one node and the resources its pods hold.
 type NodeInfo struct {
 	Name   string
 	Labels map[string]string
-	// Unschedulable nodes (cordoned) take no new pods.
+	// Unschedulable nodes (cordoned) take no new pods, unless a pod tolerates it.
 	Unschedulable bool
+	// Taints repel pods that do not tolerate them.
+	Taints []v1.Taint
+	// OtherPorts are the host ports bound by pods of other schedulers (ours carry theirs in
+	// their Placement).
+	OtherPorts []HostPort
 	// Allocatable is what pods may use in all.
 	Allocatable Resources
 	// Used is held by active pods, including pods of other schedulers.
@@ -18,6 +30,39 @@ type NodeInfo struct {
 	// Pods are the scheduler's pods on this node in name order (pods of other schedulers are
 	// only counted in Used).
 	Pods []*PodInfo
+
+	// object is the node as the Kubernetes helpers read it (name, labels, taints), and
+	// taintErrs the refusal for each taint; built once, when the snapshot indexes the node.
+	object    *v1.Node
+	taintErrs []error
+}
+
+// index prepares what the placement checks read for every pod, so that they allocate nothing.
+func (n *NodeInfo) index() {
+	n.object = &v1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: n.Labels},
+		Spec:       v1.NodeSpec{Unschedulable: n.Unschedulable, Taints: n.Taints},
+	}
+	n.taintErrs = make([]error, len(n.Taints))
+	for i, t := range n.Taints {
+		// kube-scheduler's words, so that reasons count alike across nodes.
+		n.taintErrs[i] = fmt.Errorf("node(s) had untolerated taint {%s: %s}", t.Key, t.Value)
+	}
+}
+
+// Object is the node as the Kubernetes helpers read it.
+func (n *NodeInfo) Object() *v1.Node {
+	if n.object == nil {
+		n.index()
+	}
+	return n.object
+}
+
+func (n *NodeInfo) taintError(i int) error {
+	if n.taintErrs == nil {
+		n.index()
+	}
+	return n.taintErrs[i]
 }
 
 // Idle is what a pod can be given now.
@@ -71,9 +116,7 @@ func (n *NodeInfo) promisedFromIdle() Resources {
 	}
 	var total Resources
 	for _, c := range claims {
-		for r := range total {
-			total[r] += max(0, c.promised[r]-c.releasing[r])
-		}
+		total = total.Add(c.promised.Sub(c.releasing).AtLeastZero())
 	}
 	return total
 }
@@ -104,7 +147,9 @@ func (n *NodeInfo) account(p *PodInfo, sign int64) {
 	default:
 		return
 	}
-	for i := range amount {
-		amount[i] += sign * p.Request[i]
+	if sign > 0 {
+		*amount = amount.Add(p.Request)
+	} else {
+		*amount = amount.Sub(p.Request)
 	}
 }

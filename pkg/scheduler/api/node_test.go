@@ -17,14 +17,14 @@ func TestBindableLeavesEachPromiseWhatItsOwnVictimsFreed(t *testing.T) {
 		node.addPod(p)
 		insertPod(&node.Pods, p)
 	}
-	if got := node.Bindable()[GPU]; got != 4 {
+	if got := node.Bindable().Get(GPU); got != 4 {
 		t.Fatalf("bindable %d GPUs, want 4: 6 idle less a's 2 (b's victim covers b)", got)
 	}
-	if got, future := node.Bindable()[GPU], node.FutureIdle()[GPU]; got > future {
+	if got, future := node.Bindable().Get(GPU), node.FutureIdle().Get(GPU); got > future {
 		t.Fatalf("bindable %d exceeds the %d the node will have", got, future)
 	}
 	pods[2].EvictedFor = "" // the same pod terminating for another reason covers nobody
-	if got := node.Bindable()[GPU]; got != 2 {
+	if got := node.Bindable().Get(GPU); got != 2 {
 		t.Fatalf("bindable %d GPUs, want 2: both promises claim idle resources", got)
 	}
 }

@@ -63,8 +63,8 @@ type PodInfo struct {
 	// EvictedFor is, for a releasing pod, the job its eviction made room for; empty when it
 	// terminates for another reason. What it releases is that job's promise.
 	EvictedFor JobID
-	// NodeSelector must match the node's labels.
-	NodeSelector map[string]string
+	// Placement is what the pod asks of nodes beyond resources; nil when nothing.
+	Placement *Placement
 	// StartTime is when the kubelet reported the pod started, if it did.
 	StartTime *time.Time
 	// CreationTime is when the pod object was created (zero if unknown).

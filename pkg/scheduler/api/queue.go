@@ -26,8 +26,8 @@ type QueueInfo struct {
 	Parent string
 	// Priority orders queues for over-quota capacity; higher first.
 	Priority int
-	// Resources holds the sharing policy per resource, indexed like Resources.
-	Resources [NumResources]QueueResourceShare
+	// Resources holds the sharing policy per quota resource (CPU, memory, GPU), by ResourceName.
+	Resources [NumQuotaResources]QueueResourceShare
 	// PreemptMinRuntime and ReclaimMinRuntime are the queue's own min-runtime settings;
 	// nil means unset (inherit).
 	PreemptMinRuntime *time.Duration

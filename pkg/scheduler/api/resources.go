@@ -2,101 +2,304 @@ package api
 
 import (
 	"fmt"
+	"iter"
+	"slices"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 )
 
-// ResourceName indexes a Resources vector.
+// ResourceName names one of the resources every pod and node have, which Resources keeps in
+// a fixed array; every other resource is kept by its Kubernetes name.
 type ResourceName int
 
-// The resources the scheduler accounts for.
+// The resources kept in the fixed part of Resources. The first three are also the resources
+// queues share (QuotaResources).
 const (
 	CPU    ResourceName = iota // millicores
 	Memory                     // bytes
 	GPU                        // whole devices
-	// NumResources is the length of a Resources vector.
-	NumResources
+	Pods                       // pod slots: every pod takes one, a node has its "pods" allocatable
+	numDense
 )
 
-// ResourceNames lists every resource in vector order.
-var ResourceNames = [NumResources]ResourceName{CPU, Memory, GPU}
+// FixedResources lists the resources kept in the fixed part of Resources, in index order.
+var FixedResources = [numDense]ResourceName{CPU, Memory, GPU, Pods}
+
+// NumQuotaResources is how many resources queues share: CPU, memory and GPUs, the resources
+// a KAI queue's quota, limit and over-quota weight are given for.
+const NumQuotaResources = 3
+
+// QuotaResources lists the resources queues share, in index order.
+var QuotaResources = [NumQuotaResources]ResourceName{CPU, Memory, GPU}
 
 // GPUResourceName is the extended resource that counts NVIDIA GPUs.
 const GPUResourceName v1.ResourceName = "nvidia.com/gpu"
 
+// kubeNames are the Kubernetes names of the fixed resources.
+var kubeNames = [numDense]v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory, GPUResourceName, v1.ResourcePods}
+
+// KubeName is the resource's name in Kubernetes objects and messages.
+func (r ResourceName) KubeName() v1.ResourceName { return kubeNames[r] }
+
 func (r ResourceName) String() string {
-	switch r {
-	case CPU:
-		return "cpu"
-	case Memory:
-		return "memory"
-	case GPU:
-		return "gpu"
+	if r >= 0 && r < numDense {
+		return string(kubeNames[r])
 	}
 	return fmt.Sprintf("resource(%d)", int(r))
 }
 
-// Resources is a fixed-size vector of amounts: CPU in millicores, memory in bytes, GPUs in
-// devices. A value type of three integers, so arithmetic on thousands of nodes allocates
-// nothing and is exact.
-type Resources [NumResources]int64
-
-// NewResources builds a vector from CPU millicores, memory bytes and GPUs.
-func NewResources(milliCPU, memoryBytes, gpus int64) Resources {
-	return Resources{CPU: milliCPU, Memory: memoryBytes, GPU: gpus}
+// Scalar is an amount of a resource outside the fixed ones (an extended resource such as a
+// MIG profile, RDMA devices or FPGAs; hugepages; ephemeral storage), by name.
+type Scalar struct {
+	Name  v1.ResourceName
+	Value int64
 }
 
-// ResourcesFromList converts a Kubernetes resource list; other resources are ignored.
+// Resources is an amount of every resource by name: CPU in millicores, memory in bytes, GPUs
+// and pods in units, in a fixed array; any other resource in Scalars. The model is open —
+// whatever a node offers or a pod requests is accounted — yet the common case stays a value
+// of four integers: scalars are immutable once built and shared between values, so
+// arithmetic copies them only when both sides carry some. Clusters without extended
+// resources allocate nothing in the placement loops.
+type Resources struct {
+	dense [numDense]int64
+	// scalars is sorted by name, without zero amounts, and never modified after it is built.
+	scalars []Scalar
+}
+
+// NewResources builds an amount from CPU millicores, memory bytes and GPUs.
+func NewResources(milliCPU, memoryBytes, gpus int64) Resources {
+	return Resources{dense: [numDense]int64{CPU: milliCPU, Memory: memoryBytes, GPU: gpus}}
+}
+
+// ResourcesFromList converts a Kubernetes resource list, keeping every resource it names:
+// CPU in millicores, everything else in units of the quantity (bytes, devices).
 func ResourcesFromList(list v1.ResourceList) Resources {
 	var r Resources
-	if q, ok := list[v1.ResourceCPU]; ok {
-		r[CPU] = q.MilliValue()
+	for name, q := range list {
+		switch i := denseIndex(name); {
+		case i == CPU:
+			r.dense[CPU] = q.MilliValue()
+		case i >= 0:
+			r.dense[i] = q.Value()
+		case !q.IsZero():
+			r.scalars = append(r.scalars, Scalar{Name: name, Value: q.Value()})
+		}
 	}
-	if q, ok := list[v1.ResourceMemory]; ok {
-		r[Memory] = q.Value()
-	}
-	if q, ok := list[GPUResourceName]; ok {
-		r[GPU] = q.Value()
-	}
+	slices.SortFunc(r.scalars, func(a, b Scalar) int { return strings.Compare(string(a.Name), string(b.Name)) })
 	return r
 }
+
+// PodRequest converts what a pod requests (summed by the Kubernetes resource helpers) and
+// adds the pod slot every pod takes on its node.
+func PodRequest(list v1.ResourceList) Resources {
+	return ResourcesFromList(list).With(Pods, 1)
+}
+
+func denseIndex(name v1.ResourceName) ResourceName {
+	for i, n := range kubeNames {
+		if n == name {
+			return ResourceName(i)
+		}
+	}
+	return -1
+}
+
+// Get returns the amount of a fixed resource.
+func (r Resources) Get(name ResourceName) int64 { return r.dense[name] }
+
+// With returns r with one fixed resource set to an amount.
+func (r Resources) With(name ResourceName, amount int64) Resources {
+	r.dense[name] = amount
+	return r
+}
+
+// Amount returns the amount of any resource by its Kubernetes name.
+func (r Resources) Amount(name v1.ResourceName) int64 {
+	if i := denseIndex(name); i >= 0 {
+		return r.dense[i]
+	}
+	return r.scalar(name)
+}
+
+func (r Resources) scalar(name v1.ResourceName) int64 {
+	for _, s := range r.scalars {
+		if s.Name == name {
+			return s.Value
+		}
+	}
+	return 0
+}
+
+// WithScalar returns r with a resource outside the fixed ones set to an amount.
+func (r Resources) WithScalar(name v1.ResourceName, amount int64) Resources {
+	return r.merge(Resources{scalars: []Scalar{{Name: name, Value: amount - r.Amount(name)}}}, 1)
+}
+
+// Scalars returns the resources outside the fixed ones, by name; the caller must not modify it.
+func (r Resources) Scalars() []Scalar { return r.scalars }
 
 // Add returns r + o.
 func (r Resources) Add(o Resources) Resources {
-	for i := range r {
-		r[i] += o[i]
+	for i := range r.dense {
+		r.dense[i] += o.dense[i]
 	}
-	return r
+	if len(o.scalars) == 0 {
+		return r
+	}
+	if len(r.scalars) == 0 {
+		r.scalars = o.scalars // shared: neither is ever modified
+		return r
+	}
+	return r.merge(o, 1)
 }
 
 // Sub returns r - o.
 func (r Resources) Sub(o Resources) Resources {
-	for i := range r {
-		r[i] -= o[i]
+	for i := range r.dense {
+		r.dense[i] -= o.dense[i]
+	}
+	if len(o.scalars) == 0 {
+		return r
+	}
+	return r.merge(o, -1)
+}
+
+// merge returns r + sign*o for the scalars (the dense part of r is kept as it is), in a new
+// slice, dropping zero amounts.
+func (r Resources) merge(o Resources, sign int64) Resources {
+	out := make([]Scalar, 0, len(r.scalars)+len(o.scalars))
+	i, j := 0, 0
+	for i < len(r.scalars) || j < len(o.scalars) {
+		var s Scalar
+		switch {
+		case j == len(o.scalars) || (i < len(r.scalars) && r.scalars[i].Name < o.scalars[j].Name):
+			s = r.scalars[i]
+			i++
+		case i == len(r.scalars) || o.scalars[j].Name < r.scalars[i].Name:
+			s = Scalar{Name: o.scalars[j].Name, Value: sign * o.scalars[j].Value}
+			j++
+		default:
+			s = Scalar{Name: r.scalars[i].Name, Value: r.scalars[i].Value + sign*o.scalars[j].Value}
+			i++
+			j++
+		}
+		if s.Value != 0 {
+			out = append(out, s)
+		}
+	}
+	r.scalars = nil // one representation of "none", so equal amounts compare equal
+	if len(out) > 0 {
+		r.scalars = out
 	}
 	return r
 }
 
-// FitsIn reports whether every amount of r is at most the same amount of capacity.
-func (r Resources) FitsIn(capacity Resources) bool {
-	for i := range r {
-		if r[i] > capacity[i] {
-			return false
+// AtLeastZero returns r with every negative amount raised to zero.
+func (r Resources) AtLeastZero() Resources {
+	for i := range r.dense {
+		r.dense[i] = max(r.dense[i], 0)
+	}
+	if !slices.ContainsFunc(r.scalars, func(s Scalar) bool { return s.Value < 0 }) {
+		return r
+	}
+	var kept []Scalar
+	for _, s := range r.scalars {
+		if s.Value > 0 {
+			kept = append(kept, s)
 		}
 	}
-	return true
+	r.scalars = kept
+	return r
+}
+
+// HasNegative reports whether any amount is below zero: more taken than there is.
+func (r Resources) HasNegative() bool {
+	for _, v := range r.dense {
+		if v < 0 {
+			return true
+		}
+	}
+	return slices.ContainsFunc(r.scalars, func(s Scalar) bool { return s.Value < 0 })
+}
+
+// FitsIn reports whether every resource r asks for is available in capacity. As in
+// kube-scheduler, a resource r does not ask for always fits, even where capacity is
+// overcommitted.
+func (r Resources) FitsIn(capacity Resources) bool {
+	_, short := r.Shortage(capacity)
+	return !short
+}
+
+// Shortage returns the first resource (fixed ones in index order, then by name) that r asks
+// for and capacity lacks, and whether there is one.
+func (r Resources) Shortage(capacity Resources) (v1.ResourceName, bool) {
+	for name := range r.Shortages(capacity) {
+		return name, true
+	}
+	return "", false
+}
+
+// Shortages yields every resource r asks for and capacity lacks: fixed ones in index order,
+// then the others by name.
+func (r Resources) Shortages(capacity Resources) iter.Seq[v1.ResourceName] {
+	return func(yield func(v1.ResourceName) bool) {
+		for i, amount := range r.dense {
+			if amount > 0 && amount > capacity.dense[i] && !yield(kubeNames[i]) {
+				return
+			}
+		}
+		j := 0
+		for _, s := range r.scalars {
+			for j < len(capacity.scalars) && capacity.scalars[j].Name < s.Name {
+				j++
+			}
+			have := int64(0)
+			if j < len(capacity.scalars) && capacity.scalars[j].Name == s.Name {
+				have = capacity.scalars[j].Value
+			}
+			if s.Value > 0 && s.Value > have && !yield(s.Name) {
+				return
+			}
+		}
+	}
+}
+
+// Relieves reports whether r holds some of a resource that request asks more of than free
+// has: whether freeing r would help a pod that does not fit.
+func (r Resources) Relieves(request, free Resources) bool {
+	for i, want := range request.dense {
+		if want > 0 && want > free.dense[i] && r.dense[i] > 0 {
+			return true
+		}
+	}
+	for _, s := range request.scalars {
+		if s.Value > free.scalar(s.Name) && r.scalar(s.Name) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // IsZero reports whether r holds nothing.
 func (r Resources) IsZero() bool {
-	return r == Resources{}
+	return r.dense == [numDense]int64{} && len(r.scalars) == 0
 }
 
-// Get returns one amount.
-func (r Resources) Get(name ResourceName) int64 {
-	return r[name]
+// Equal reports whether r and o hold the same amount of every resource.
+func (r Resources) Equal(o Resources) bool {
+	return r.dense == o.dense && slices.Equal(r.scalars, o.scalars)
 }
 
 func (r Resources) String() string {
-	return fmt.Sprintf("cpu=%dm memory=%d gpu=%d", r[CPU], r[Memory], r[GPU])
+	var b strings.Builder
+	fmt.Fprintf(&b, "cpu=%dm memory=%d gpu=%d", r.dense[CPU], r.dense[Memory], r.dense[GPU])
+	if r.dense[Pods] != 0 {
+		fmt.Fprintf(&b, " pods=%d", r.dense[Pods])
+	}
+	for _, s := range r.scalars {
+		fmt.Fprintf(&b, " %s=%d", s.Name, s.Value)
+	}
+	return b.String()
 }

@@ -35,9 +35,10 @@ type Builder struct {
 	SchedulerName string
 	Overlay       *Overlay
 
-	// requests caches each pod's summed request by UID and generation (an in-place resize
-	// bumps the generation): summing containers is the most expensive part of a snapshot.
-	requests map[types.UID]cachedRequest
+	// specs caches what each pod asks of a node by UID and generation (an in-place resize or
+	// an added toleration bumps the generation): summing containers and parsing affinities
+	// are the most expensive part of a snapshot.
+	specs map[types.UID]cachedSpec
 	// stamps caches each job's parsed start stamp by the annotation's text.
 	stamps map[api.JobID]cachedStamp
 }
@@ -67,7 +68,7 @@ func (b *Builder) Snapshot(ctx context.Context) (*api.Snapshot, []Problem, error
 	for i := range o.nodes.Items {
 		n := &o.nodes.Items[i]
 		info := &api.NodeInfo{
-			Name: n.Name, Labels: n.Labels, Unschedulable: n.Spec.Unschedulable,
+			Name: n.Name, Labels: n.Labels, Unschedulable: n.Spec.Unschedulable, Taints: n.Spec.Taints,
 			Allocatable: api.ResourcesFromList(n.Status.Allocatable),
 		}
 		nodes = append(nodes, info)
@@ -97,9 +98,9 @@ func (b *Builder) Snapshot(ctx context.Context) (*api.Snapshot, []Problem, error
 	if b.Overlay != nil {
 		b.Overlay.forget(livePods, liveJobs)
 	}
-	for uid := range b.requests {
+	for uid := range b.specs {
 		if !livePods[uid] {
-			delete(b.requests, uid)
+			delete(b.specs, uid)
 		}
 	}
 	for job := range b.stamps {
@@ -164,7 +165,8 @@ func (b *Builder) addPod(pod *v1.Pod, jobs map[api.JobID]*api.JobInfo, nodes map
 	if pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed {
 		return nil
 	}
-	request := b.podRequest(pod)
+	spec := b.podSpec(pod)
+	request := spec.request
 	nodeName := pod.Spec.NodeName
 	if b.Overlay != nil {
 		if bound, ok := b.Overlay.boundNode(pod.UID, nodeName); ok {
@@ -207,13 +209,20 @@ func (b *Builder) addPod(pod *v1.Pod, jobs map[api.JobID]*api.JobInfo, nodes map
 			} else {
 				node.Used = node.Used.Add(request)
 			}
+			if spec.placement != nil {
+				node.OtherPorts = append(node.OtherPorts, spec.placement.HostPorts...)
+			}
 		}
 		return problem
+	}
+	if spec.err != nil {
+		// The API server refuses such a spec; if one gets through, the pod waits, saying why.
+		problem = &Problem{Object: pod, Reason: "InvalidPlacement", Message: spec.err.Error()}
 	}
 	info := &api.PodInfo{
 		Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID), Job: job.ID,
 		SubGroup: pod.Labels[scheduling.SubGroupLabel], Request: request,
-		NodeName: nodeName, NodeSelector: pod.Spec.NodeSelector, CreationTime: pod.CreationTimestamp.Time,
+		NodeName: nodeName, Placement: spec.placement, CreationTime: pod.CreationTimestamp.Time,
 	}
 	if pod.Status.StartTime != nil {
 		t := pod.Status.StartTime.Time
@@ -221,7 +230,7 @@ func (b *Builder) addPod(pod *v1.Pod, jobs map[api.JobID]*api.JobInfo, nodes map
 	}
 	switch {
 	case nodeName == "" && len(pod.Spec.SchedulingGates) > 0:
-		return nil // gated: the API server refuses to bind it, so it is not ready to schedule
+		return problem // gated: the API server refuses to bind it, so it is not ready to schedule
 	case nodes[nodeName] == nil && nodeName != "":
 		return &Problem{Object: pod, Reason: "UnknownNode", Message: fmt.Sprintf("pod is on unknown node %q", nodeName)}
 	case deleting && nodeName == "":
@@ -238,7 +247,7 @@ func (b *Builder) addPod(pod *v1.Pod, jobs map[api.JobID]*api.JobInfo, nodes map
 		info.Status = api.Bound
 	}
 	job.AddPod(info)
-	return nil
+	return problem
 }
 
 // startTime parses a PodGroup's start stamp, remembering the last parse per job: the
@@ -262,22 +271,28 @@ type cachedStamp struct {
 	err    error
 }
 
-type cachedRequest struct {
+type cachedSpec struct {
 	generation int64
-	request    api.Resources
+	// request is what the pod asks of a node (containers, init containers, overhead, its
+	// pod slot); placement where it may go; err why its placement cannot be read.
+	request   api.Resources
+	placement *api.Placement
+	err       error
 }
 
-// podRequest is what a pod asks of a node (containers, init containers, overhead), cached.
-func (b *Builder) podRequest(pod *v1.Pod) api.Resources {
-	if c, ok := b.requests[pod.UID]; ok && pod.UID != "" && c.generation == pod.Generation {
-		return c.request
+// podSpec reads what a pod asks of a node, cached.
+func (b *Builder) podSpec(pod *v1.Pod) cachedSpec {
+	if c, ok := b.specs[pod.UID]; ok && pod.UID != "" && c.generation == pod.Generation {
+		return c
 	}
-	r := api.ResourcesFromList(resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}))
-	if b.requests == nil {
-		b.requests = map[types.UID]cachedRequest{}
+	c := cachedSpec{generation: pod.Generation,
+		request: api.PodRequest(resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}))}
+	c.placement, c.err = api.NewPlacement(&pod.Spec)
+	if b.specs == nil {
+		b.specs = map[types.UID]cachedSpec{}
 	}
-	b.requests[pod.UID] = cachedRequest{generation: pod.Generation, request: r}
-	return r
+	b.specs[pod.UID] = c
+	return c
 }
 
 // evictionPreemptor reads, from the DisruptionTarget condition the scheduler wrote when it

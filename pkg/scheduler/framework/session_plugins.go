@@ -124,8 +124,13 @@ func (ssn *Session) QueueOrder(l, r QueueTurn) int {
 	return cmp.Compare(l.Queue.Name, r.Queue.Name)
 }
 
-// Predicate returns the first objection of any plugin to placing pod on node, naming the plugin.
+// Predicate returns the first objection to placing pod on node: kube-scheduler's filters
+// (api.Refusal), which no configuration can turn off, then the plugins', naming the plugin.
+// Resources are not checked here: what counts as free depends on the action.
 func (ssn *Session) Predicate(pod *api.PodInfo, node *api.NodeInfo) error {
+	if err := api.Refusal(pod, node); err != nil {
+		return err
+	}
 	for _, h := range ssn.hooks.predicates {
 		if err := h.fn(pod, node); err != nil {
 			return fmt.Errorf("%s: %w", h.plugin, err)

@@ -52,7 +52,8 @@ func (st *Statement) Allocate(pod *api.PodInfo, nodeName string) error {
 		return err
 	}
 	if free := node.Bindable(); !pod.Request.FitsIn(free) {
-		return fmt.Errorf("allocate %s: needs %s, node %s has %s free to bind", pod.Key(), pod.Request, nodeName, free)
+		name, _ := pod.Request.Shortage(free)
+		return fmt.Errorf("allocate %s: %s on node %s (needs %s, %s free to bind)", pod.Key(), api.InsufficientReason(name), nodeName, pod.Request, free)
 	}
 	return st.apply(operation{kind: opAllocate, pod: pod}, api.Allocated, nodeName)
 }
@@ -74,8 +75,9 @@ func (st *Statement) pipeline(pod *api.PodInfo, nodeName string, kind operationK
 	if err != nil {
 		return err
 	}
-	if !pod.Request.FitsIn(node.FutureIdle()) {
-		return fmt.Errorf("pipeline %s: needs %s, node %s will have %s", pod.Key(), pod.Request, nodeName, node.FutureIdle())
+	if free := node.FutureIdle(); !pod.Request.FitsIn(free) {
+		name, _ := pod.Request.Shortage(free)
+		return fmt.Errorf("pipeline %s: %s on node %s (needs %s, %s once released)", pod.Key(), api.InsufficientReason(name), nodeName, pod.Request, free)
 	}
 	return st.apply(operation{kind: kind, pod: pod}, api.Pipelined, nodeName)
 }
@@ -111,6 +113,10 @@ func (st *Statement) pendingPodAndNode(pod *api.PodInfo, nodeName string) (*api.
 	node := st.ssn.snapshot.Node(nodeName)
 	if node == nil {
 		return nil, fmt.Errorf("pod %s: unknown node %q", pod.Key(), nodeName)
+	}
+	// Whatever an action decided, a pod never goes where kube-scheduler would refuse it.
+	if err := api.Refusal(pod, node); err != nil {
+		return nil, fmt.Errorf("pod %s on node %s: %w", pod.Key(), nodeName, err)
 	}
 	return node, nil
 }

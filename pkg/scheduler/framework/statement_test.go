@@ -53,7 +53,7 @@ var _ = Describe("Statement", func() {
 
 		Expect(st.Evict(pod("running", 0), framework.EvictionReason{Action: framework.Preempt})).To(Succeed())
 		Expect(st.Pipeline(pod("pending", 1), "n1")).To(Succeed())
-		Expect(snapshot.Node("n1").Releasing).To(Equal(api.NewResources(1000, 1<<30, 2)))
+		Expect(snapshot.Node("n1").Releasing).To(Equal(api.NewResources(1000, 1<<30, 2).With(api.Pods, 1)))
 
 		st.Rollback(cp)
 		Expect(snapshot).To(Equal(afterFirst))
@@ -64,7 +64,7 @@ var _ = Describe("Statement", func() {
 
 	It("refuses decisions that break the accounting", func() {
 		st := ssn.NewStatement()
-		Expect(st.Allocate(pod("pending", 0), "n1")).To(MatchError(ContainSubstring("node n1 has cpu=62000m memory=547608330240 gpu=0 free to bind")))
+		Expect(st.Allocate(pod("pending", 0), "n1")).To(MatchError(ContainSubstring("Insufficient nvidia.com/gpu on node n1")))
 		Expect(st.Allocate(pod("running", 0), "n2")).To(MatchError(ContainSubstring("is Running, not pending")))
 		Expect(st.Evict(pod("pending", 0), framework.EvictionReason{})).To(MatchError(ContainSubstring("only bound or running pods")))
 		Expect(st.Allocate(pod("pending", 0), "nowhere")).To(MatchError(ContainSubstring(`unknown node "nowhere"`)))
@@ -97,7 +97,7 @@ var _ = Describe("Statement", func() {
 		effects.EXPECT().Bind(ctx, pod("pending", 0), "n2").Return(nil)
 		effects.EXPECT().Bind(ctx, pod("pending", 1), "n2").Return(errors.New("conflict"))
 		Expect(st.Commit(ctx)).To(MatchError("conflict"))
-		Expect(snapshot.Node("n2").Idle()[api.GPU]).To(BeZero(), "no other job may take the failed pod's GPUs this cycle")
+		Expect(snapshot.Node("n2").Idle().Get(api.GPU)).To(BeZero(), "no other job may take the failed pod's GPUs this cycle")
 		Expect(snapshot.Job("ns/pending").LastStartTimestamp).To(BeNil(), "half a gang has not started")
 	})
 
@@ -144,9 +144,9 @@ var _ = Describe("Statement", func() {
 		for _, p := range []*api.PodInfo{pod("running", 0), pod("running", 1)} {
 			Expect(snapshot.SetPodStatus(p, api.Pending, "")).To(Succeed())
 		}
-		Expect(snapshot.Node("n1").Idle()[api.GPU]).To(BeEquivalentTo(4))
-		Expect(snapshot.Node("n1").Bindable()[api.GPU]).To(BeZero())
-		Expect(st.Allocate(pod("running", 0), "n1")).To(MatchError(ContainSubstring("gpu=0 free to bind")),
+		Expect(snapshot.Node("n1").Idle().Get(api.GPU)).To(BeEquivalentTo(4))
+		Expect(snapshot.Node("n1").Bindable().Get(api.GPU)).To(BeZero())
+		Expect(st.Allocate(pod("running", 0), "n1")).To(MatchError(ContainSubstring("Insufficient nvidia.com/gpu on node n1")),
 			"the victim, recreated pending, must not take back what was promised to its preemptor")
 	})
 

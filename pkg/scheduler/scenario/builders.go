@@ -4,8 +4,13 @@ import (
 	"fmt"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
+
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 )
+
+// podsPerNode is the kubelet's default maximum of pods on a node.
+const podsPerNode = 110
 
 // Namespace of every job a scenario creates.
 const Namespace = "ns"
@@ -13,20 +18,41 @@ const Namespace = "ns"
 // Epoch is the virtual time at which every scenario starts.
 var Epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// NodeBuilder describes a node. Defaults: 64 CPUs, 512 GiB, no GPUs.
+// NodeBuilder describes a node. Defaults: 64 CPUs, 512 GiB, no GPUs, 110 pods.
 type NodeBuilder struct{ node api.NodeInfo }
 
 // Node starts a node description.
 func Node(name string) *NodeBuilder {
-	return &NodeBuilder{node: api.NodeInfo{Name: name, Allocatable: api.NewResources(64000, 512<<30, 0)}}
+	return &NodeBuilder{node: api.NodeInfo{Name: name, Allocatable: api.NewResources(64000, 512<<30, 0).With(api.Pods, podsPerNode)}}
 }
 
 // GPUs sets the node's GPU count.
-func (b *NodeBuilder) GPUs(n int64) *NodeBuilder { b.node.Allocatable[api.GPU] = n; return b }
+func (b *NodeBuilder) GPUs(n int64) *NodeBuilder {
+	b.node.Allocatable = b.node.Allocatable.With(api.GPU, n)
+	return b
+}
 
 // CPUs sets the node's CPU in cores.
 func (b *NodeBuilder) CPUs(cores int64) *NodeBuilder {
-	b.node.Allocatable[api.CPU] = cores * 1000
+	b.node.Allocatable = b.node.Allocatable.With(api.CPU, cores*1000)
+	return b
+}
+
+// MaxPods sets how many pods the node takes.
+func (b *NodeBuilder) MaxPods(n int64) *NodeBuilder {
+	b.node.Allocatable = b.node.Allocatable.With(api.Pods, n)
+	return b
+}
+
+// Extended sets the node's amount of an extended resource.
+func (b *NodeBuilder) Extended(name v1.ResourceName, n int64) *NodeBuilder {
+	b.node.Allocatable = b.node.Allocatable.WithScalar(name, n)
+	return b
+}
+
+// Taint adds a taint.
+func (b *NodeBuilder) Taint(key, value string, effect v1.TaintEffect) *NodeBuilder {
+	b.node.Taints = append(b.node.Taints, v1.Taint{Key: key, Value: value, Effect: effect})
 	return b
 }
 
@@ -48,7 +74,7 @@ type QueueBuilder struct{ queue api.QueueInfo }
 // Queue starts a queue description.
 func Queue(name string) *QueueBuilder {
 	b := &QueueBuilder{queue: api.QueueInfo{Name: name, Priority: api.DefaultQueuePriority}}
-	for _, r := range api.ResourceNames {
+	for _, r := range api.QuotaResources {
 		b.queue.Resources[r] = api.QueueResourceShare{Quota: api.Unlimited, OverQuotaWeight: 1, Limit: api.Unlimited}
 	}
 	return b
@@ -96,9 +122,9 @@ type JobBuilder struct {
 	job      api.JobInfo
 	pods     int
 	request  api.Resources
-	running  []string // nodes of the first pods, which run there
-	subPods  []string // sub-group of each pod, by index
-	selector map[string]string
+	running  []string   // nodes of the first pods, which run there
+	subPods  []string   // sub-group of each pod, by index
+	spec     v1.PodSpec // the placement fields of every pod
 	podStart *time.Time // start time of the running pods, as the kubelet reports it
 }
 
@@ -111,7 +137,7 @@ func Job(name string) *JobBuilder {
 			CreationTime: Epoch,
 		},
 		pods:    1,
-		request: api.NewResources(1000, 1<<30, 0),
+		request: api.NewResources(1000, 1<<30, 0).With(api.Pods, 1),
 	}
 }
 
@@ -132,10 +158,39 @@ func (b *JobBuilder) MinMember(n int32) *JobBuilder { b.job.MinMember = n; retur
 func (b *JobBuilder) Pods(n int) *JobBuilder { b.pods = n; return b }
 
 // GPUs sets each pod's GPU request.
-func (b *JobBuilder) GPUs(n int64) *JobBuilder { b.request[api.GPU] = n; return b }
+func (b *JobBuilder) GPUs(n int64) *JobBuilder { b.request = b.request.With(api.GPU, n); return b }
 
 // CPUs sets each pod's CPU request in cores.
-func (b *JobBuilder) CPUs(cores int64) *JobBuilder { b.request[api.CPU] = cores * 1000; return b }
+func (b *JobBuilder) CPUs(cores int64) *JobBuilder {
+	b.request = b.request.With(api.CPU, cores*1000)
+	return b
+}
+
+// Extended sets each pod's request of an extended resource.
+func (b *JobBuilder) Extended(name v1.ResourceName, n int64) *JobBuilder {
+	b.request = b.request.WithScalar(name, n)
+	return b
+}
+
+// Tolerate adds a toleration (operator Equal; Exists when value is empty) to every pod.
+func (b *JobBuilder) Tolerate(key, value string, effect v1.TaintEffect) *JobBuilder {
+	t := v1.Toleration{Key: key, Operator: v1.TolerationOpEqual, Value: value, Effect: effect}
+	if value == "" {
+		t.Operator = v1.TolerationOpExists
+	}
+	b.spec.Tolerations = append(b.spec.Tolerations, t)
+	return b
+}
+
+// RequireLabelIn requires, by node affinity, a node whose label key has one of values.
+func (b *JobBuilder) RequireLabelIn(key string, values ...string) *JobBuilder {
+	b.spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{
+		RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{
+			MatchExpressions: []v1.NodeSelectorRequirement{{Key: key, Operator: v1.NodeSelectorOpIn, Values: values}},
+		}}},
+	}}
+	return b
+}
 
 // Running places the first pods, one per listed node, as running there.
 func (b *JobBuilder) Running(nodes ...string) *JobBuilder { b.running = nodes; return b }
@@ -160,7 +215,7 @@ func (b *JobBuilder) SubGroup(name string, minMember int32, count int) *JobBuild
 
 // NodeSelector sets every pod's node selector.
 func (b *JobBuilder) NodeSelector(key, value string) *JobBuilder {
-	b.selector = map[string]string{key: value}
+	b.spec.NodeSelector = map[string]string{key: value}
 	return b
 }
 
@@ -168,10 +223,14 @@ func (b *JobBuilder) NodeSelector(key, value string) *JobBuilder {
 func (b *JobBuilder) build() *api.JobInfo {
 	job := b.job
 	job.Pods = nil
+	placement, err := api.NewPlacement(&b.spec)
+	if err != nil {
+		panic(fmt.Sprintf("scenario job %s: %v", job.Name, err))
+	}
 	for i := range max(b.pods, len(b.subPods)) {
 		pod := &api.PodInfo{
 			Namespace: Namespace, Name: fmt.Sprintf("%s-%d", job.Name, i), Job: job.ID,
-			Request: b.request, Status: api.Pending, NodeSelector: b.selector,
+			Request: b.request, Status: api.Pending, Placement: placement,
 		}
 		if i < len(b.subPods) {
 			pod.SubGroup = b.subPods[i]

@@ -131,8 +131,8 @@ func (u *Updater) writeQueue(ctx context.Context, name string, r QueueReport, si
 // resourceList renders scheduler amounts as Kubernetes quantities.
 func resourceList(r api.Resources) v1.ResourceList {
 	return v1.ResourceList{
-		v1.ResourceCPU:      *resource.NewMilliQuantity(r[api.CPU], resource.DecimalSI),
-		v1.ResourceMemory:   *resource.NewQuantity(r[api.Memory], resource.BinarySI),
-		api.GPUResourceName: *resource.NewQuantity(r[api.GPU], resource.DecimalSI),
+		v1.ResourceCPU:      *resource.NewMilliQuantity(r.Get(api.CPU), resource.DecimalSI),
+		v1.ResourceMemory:   *resource.NewQuantity(r.Get(api.Memory), resource.BinarySI),
+		api.GPUResourceName: *resource.NewQuantity(r.Get(api.GPU), resource.DecimalSI),
 	}
 }

@@ -82,20 +82,20 @@ func TestConditionRewritesAreThrottledButClearedAtOnce(t *testing.T) {
 		}
 		return ""
 	}
-	updater.SetPending(map[api.JobID][]string{"ns/job": {"3 nodes: insufficient gpu"}}, nil)
+	updater.SetPending(map[api.JobID][]string{"ns/job": {"0/3 nodes are available: 3 Insufficient nvidia.com/gpu."}}, nil)
 	updater.Flush(context.Background())
-	if message() != "3 nodes: insufficient gpu" {
+	if message() != "0/3 nodes are available: 3 Insufficient nvidia.com/gpu." {
 		t.Fatalf("first reason written at once, got %q", message())
 	}
 	clk.Step(time.Second)
-	updater.SetPending(map[api.JobID][]string{"ns/job": {"2 nodes: insufficient gpu"}}, nil)
+	updater.SetPending(map[api.JobID][]string{"ns/job": {"0/3 nodes are available: 2 Insufficient nvidia.com/gpu, 1 node(s) were unschedulable."}}, nil)
 	updater.Flush(context.Background())
-	if message() != "3 nodes: insufficient gpu" {
+	if message() != "0/3 nodes are available: 3 Insufficient nvidia.com/gpu." {
 		t.Fatal("a changed reason within 10s must wait, or busy clusters flood the API server")
 	}
 	clk.Step(10 * time.Second)
 	updater.Flush(context.Background())
-	if message() != "2 nodes: insufficient gpu" {
+	if message() != "0/3 nodes are available: 2 Insufficient nvidia.com/gpu, 1 node(s) were unschedulable." {
 		t.Fatalf("after the refresh interval the latest reason is written, got %q", message())
 	}
 	clk.Step(time.Second)

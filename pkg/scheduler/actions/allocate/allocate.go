@@ -152,12 +152,7 @@ func (a *Action) keepPromise(ctx context.Context, ssn *framework.Session, search
 // releasing pods are gone, which happens when something outside the scheduler's view took
 // resources (another scheduler's pod, a smaller allocatable).
 func overPromised(node *api.NodeInfo) bool {
-	for _, v := range node.FutureIdle() {
-		if v < 0 {
-			return true
-		}
-	}
-	return false
+	return node.FutureIdle().HasNegative()
 }
 
 // placeAll places every pod or returns why one could not be placed; each pod first tries

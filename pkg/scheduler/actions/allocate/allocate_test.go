@@ -46,7 +46,7 @@ var _ = Describe("Gang allocation", func() {
 		Expect(round.Started).To(BeEmpty())
 		Expect(round.Reasons("train")).To(ConsistOf(And(
 			ContainSubstring("gang of 3 pods does not fit"),
-			ContainSubstring("2 nodes: insufficient gpu"))))
+			ContainSubstring("(0/2 nodes are available: 2 Insufficient nvidia.com/gpu.)"))))
 		Expect(h.PodsIn("train", api.Pending)).To(Equal(3))
 	})
 

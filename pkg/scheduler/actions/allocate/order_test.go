@@ -111,10 +111,8 @@ tiers:
 		Expect(round.Binds).To(HaveLen(1))
 		Expect(round.Binds[0].Node).To(Equal("a100-2"))
 		Expect(round.BoundPods()).To(HaveKey("also-picky"), "equal jobs go in name order")
-		Expect(round.Reasons("picky")).To(ConsistOf(And(
-			ContainSubstring("1 node: insufficient gpu"),
-			ContainSubstring("1 node: node is unschedulable"),
-			ContainSubstring("1 node: predicates: node selector gpu=a100 does not match"))))
+		Expect(round.Reasons("picky")).To(ConsistOf(ContainSubstring(
+			"0/3 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) didn't match Pod's node affinity/selector, 1 node(s) were unschedulable.")))
 	})
 })
 

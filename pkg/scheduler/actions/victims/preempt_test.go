@@ -4,6 +4,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	v1 "k8s.io/api/core/v1"
+
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 	. "github.com/kai-minruntime/kai-scheduler/pkg/scheduler/scenario"
@@ -135,11 +137,56 @@ tiers:
 	It("is refused: the plan would grow the queue above its share", func() {
 		round := build(0).RunCycle(ctx)
 		Expect(round.Evictions).To(BeEmpty())
-		Expect(round.Reasons("urgent")).To(ContainElement(ContainSubstring(`preempt would take queue "team" above its fair share of gpu`)))
+		Expect(round.Reasons("urgent")).To(ContainElement(ContainSubstring(`preempt would take queue "team" above its fair share of nvidia.com/gpu`)))
 	})
 
 	It("is allowed when the queue's share covers the growth", func() {
 		round := build(4).RunCycle(ctx) // weight 4 against 1: team's share is 2 + 4/5 of the spare
 		Expect(round.EvictedPods()).To(Equal(map[string]int{"low": 1}))
+	})
+})
+
+const fpga v1.ResourceName = "example.com/fpga"
+
+// Victims only where they help: a node the preemptor cannot run on is never emptied for it.
+var _ = Describe("Victims where the preemptor could not run", func() {
+	It("are never evicted: a tainted node keeps its pods, the node the preemptor may use gives them up", func() {
+		h := New("").
+			Nodes(Node("a-reserved").GPUs(4).Taint("dedicated", "inference", v1.TaintEffectNoSchedule),
+				Node("b-open").GPUs(4)).
+			Queues(Queue("team")).
+			Jobs(Job("low-reserved").Queue("team").Priority(10).GPUs(4).Tolerate("dedicated", "", "").Running("a-reserved"),
+				Job("mid-open").Queue("team").Priority(40).GPUs(4).Running("b-open"),
+				Job("urgent").Queue("team").Priority(90).GPUs(4))
+		rounds, stable := h.RunRounds(ctx, 10)
+		Expect(stable).To(BeTrue())
+		Expect(evictionsOf(rounds)).To(Equal(map[string]int{"mid-open": 1}),
+			"the lowest-priority job runs where urgent may not go: evicting it would free nothing urgent can use")
+		Expect(h.PodsIn("urgent", api.Running)).To(Equal(1))
+	})
+
+	It("are never evicted for a resource their node does not have", func() {
+		h := New("").
+			Nodes(Node("n1").GPUs(4), Node("n2").GPUs(4).Extended(fpga, 1)).
+			Queues(Queue("team")).
+			Jobs(Job("a").Queue("team").Priority(10).GPUs(4).Running("n1").CreatedAt(Epoch),
+				Job("b").Queue("team").Priority(10).GPUs(4).Running("n2").CreatedAt(Epoch.Add(1)),
+				Job("urgent").Queue("team").Priority(90).GPUs(4).Extended(fpga, 1))
+		rounds, stable := h.RunRounds(ctx, 10)
+		Expect(stable).To(BeTrue())
+		Expect(evictionsOf(rounds)).To(Equal(map[string]int{"b": 1}), "only n2 has the FPGA the preemptor needs")
+		Expect(h.PodsIn("urgent", api.Running)).To(Equal(1))
+	})
+
+	It("are not evicted at all when no node could take the preemptor", func() {
+		h := New("").
+			Nodes(Node("n1").GPUs(4)).
+			Queues(Queue("team")).
+			Jobs(Job("low").Queue("team").Priority(10).GPUs(4).Running("n1"),
+				Job("urgent").Queue("team").Priority(90).GPUs(4).Extended(fpga, 1))
+		rounds, _ := h.RunRounds(ctx, 3)
+		Expect(evictionsOf(rounds)).To(BeEmpty())
+		Expect(rounds[0].Reasons("urgent")).To(ContainElement(ContainSubstring(
+			"0/1 nodes are available: 1 Insufficient example.com/fpga, 1 Insufficient nvidia.com/gpu.")))
 	})
 })

@@ -86,7 +86,7 @@ var _ = Describe("Queue limits and quota", func() {
 			Jobs(Job("first").Queue("capped").MinMember(3).Pods(3).GPUs(1), Job("second").Queue("capped").MinMember(2).Pods(2).GPUs(1))
 		round := h.RunCycle(ctx)
 		Expect(round.BoundPods()).To(Equal(map[string]int{"first": 3}))
-		Expect(round.Reasons("second")).To(ContainElement(ContainSubstring(`queue "capped" would exceed its gpu limit of 4`)))
+		Expect(round.Reasons("second")).To(ContainElement(ContainSubstring(`queue "capped" would exceed its nvidia.com/gpu limit of 4`)))
 	})
 
 	It("runs non-preemptible jobs only within deserved quota", func() {
@@ -171,7 +171,7 @@ var _ = Describe("Reclaim under a parent's limit", func() {
 				Job("reclaimer").Queue("b").MinMember(2).Pods(2).GPUs(1))
 		round := h.RunCycle(ctx)
 		Expect(round.Evictions).To(BeEmpty())
-		Expect(round.Reasons("reclaimer")).To(ContainElement(ContainSubstring(`queue "parent" would exceed its gpu limit of 3`)))
+		Expect(round.Reasons("reclaimer")).To(ContainElement(ContainSubstring(`queue "parent" would exceed its nvidia.com/gpu limit of 3`)))
 	})
 })
 
@@ -216,7 +216,7 @@ var _ = Describe("The promise made to a reclaimer", func() {
 		round := h.RunCycle(ctx)
 		Expect(round.Withdrawn).To(ConsistOf("ns/small-0"))
 		Expect(round.Binds).To(BeEmpty())
-		Expect(round.Reasons("small")).To(ContainElement(ContainSubstring(`queue "b" would exceed its gpu limit of 0`)))
+		Expect(round.Reasons("small")).To(ContainElement(ContainSubstring(`queue "b" would exceed its nvidia.com/gpu limit of 0`)))
 	})
 
 	It("is kept against the victim, which comes back pending and would fit the freed GPUs", func() {

@@ -204,7 +204,7 @@ func (s *Solver) addUnder(st *search, limit *framework.LimitExceeded) bool {
 			continue
 		}
 		live := st.sc.livePods(u)
-		freed := float64(api.Request(live)[limit.Resource])
+		freed := float64(api.Request(live).Get(limit.Resource))
 		if freed <= 0 {
 			continue
 		}
@@ -233,7 +233,8 @@ type option struct {
 func (s *Solver) place(st *search, pod *api.PodInfo) (string, bool) {
 	var options []option
 	for i, node := range s.nodes {
-		if node.Unschedulable || s.ssn.Predicate(pod, node) != nil {
+		// Victims only where they help: never on a node the pod could not run on anyway.
+		if s.ssn.Predicate(pod, node) != nil {
 			continue
 		}
 		if o := s.cost(st, pod, i); o.feasible {
@@ -283,14 +284,11 @@ func (s *Solver) cost(st *search, pod *api.PodInfo, i int) option {
 	return o
 }
 
-// helps reports whether freed gives the pod some resource it lacks on a node with free.
+// helps reports whether freed gives the pod some resource it lacks on a node with free:
+// evicting a unit that frees only what the pod has enough of would be an eviction for
+// nothing.
 func helps(freed, request, free api.Resources) bool {
-	for _, r := range api.ResourceNames {
-		if request[r] > free[r] && freed[r] > 0 {
-			return true
-		}
-	}
-	return false
+	return freed.Relieves(request, free)
 }
 
 // freedOnNode is what evicting a unit would free on the node of nu, if the unit may be

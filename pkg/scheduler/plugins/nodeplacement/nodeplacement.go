@@ -64,18 +64,18 @@ func (p *plugin) OnSessionClose(*framework.Session) {}
 // for GPUs when the pod asks for GPUs, and for CPU.
 func (p *plugin) score(pod *api.PodInfo, node *api.NodeInfo) float64 {
 	var score float64
-	if pod.Request[api.GPU] > 0 {
+	if pod.Request.Get(api.GPU) > 0 {
 		score += gpuWeight * placementScore(pod, node, api.GPU, p.spreadGPU)
 	}
 	return score + placementScore(pod, node, api.CPU, p.spreadCPU)
 }
 
 func placementScore(pod *api.PodInfo, node *api.NodeInfo, r api.ResourceName, spread bool) float64 {
-	allocatable := node.Allocatable[r]
+	allocatable := node.Allocatable.Get(r)
 	if allocatable <= 0 {
 		return 0
 	}
-	usedAfter := allocatable - node.Idle()[r] + pod.Request[r]
+	usedAfter := allocatable - node.Idle().Get(r) + pod.Request.Get(r)
 	utilisation := float64(usedAfter) / float64(allocatable)
 	if spread {
 		return 1 - utilisation

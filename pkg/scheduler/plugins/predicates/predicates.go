@@ -1,19 +1,26 @@
-// Package predicates filters nodes by what a pod asks of them beyond resources: its node
-// selector. (Resource fit and cordoned nodes are checked by the actions themselves, so that
-// no configuration can turn them off.)
+// Package predicates brings kube-scheduler's node preferences into the node ordering:
+// preferred node affinity and PreferNoSchedule taints. kube-scheduler's filters (taints,
+// node affinity and selector, cordoned nodes, host ports) and resource fit are not here:
+// the framework applies them to every placement (api.Refusal), so that no configuration can
+// turn them off. The plugin keeps the name KAI configurations already list.
 package predicates
 
 import (
-	"fmt"
-	"maps"
-	"slices"
-
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 )
 
 // Name is the plugin's name in the scheduler configuration.
 const Name = "predicates"
+
+// The weights put preferences above packing, as kube-scheduler's default weights put its
+// NodeAffinity (2) and TaintToleration (3) scores above resource packing (1): nodeplacement
+// scores at most 11, a fully matched preference adds affinityWeight and each untolerated
+// PreferNoSchedule taint takes taintWeight away.
+const (
+	affinityWeight = 20
+	taintWeight    = 30
+)
 
 type plugin struct{}
 
@@ -27,28 +34,19 @@ func New(args framework.Arguments) (framework.Plugin, error) {
 func (plugin) Name() string { return Name }
 
 func (plugin) OnSessionOpen(ssn *framework.Session) {
-	ssn.AddPredicateFn(Name, MatchNodeSelector)
+	ssn.AddNodeOrderFn(Name, Score)
 }
 
 func (plugin) OnSessionClose(*framework.Session) {}
 
-// MatchNodeSelector refuses nodes whose labels lack a pair of the pod's node selector. It runs
-// for every pod on every node, so the match allocates nothing; only a refusal sorts the keys,
-// to name the same missing label every time.
-func MatchNodeSelector(pod *api.PodInfo, node *api.NodeInfo) error {
-	for k, v := range pod.NodeSelector {
-		if node.Labels[k] != v {
-			return firstMismatch(pod, node)
-		}
+// Score rates how well the node suits what the pod prefers: the share of its preferred
+// node-affinity weight the node matches, less each PreferNoSchedule taint it does not
+// tolerate. It runs for every pod on every node; for a pod that prefers nothing on a node
+// without taints it is two nil tests.
+func Score(pod *api.PodInfo, node *api.NodeInfo) float64 {
+	if pod.Placement == nil && len(node.Taints) == 0 {
+		return 0
 	}
-	return nil
-}
-
-func firstMismatch(pod *api.PodInfo, node *api.NodeInfo) error {
-	for _, k := range slices.Sorted(maps.Keys(pod.NodeSelector)) {
-		if node.Labels[k] != pod.NodeSelector[k] {
-			return fmt.Errorf("node selector %s=%s does not match", k, pod.NodeSelector[k])
-		}
-	}
-	return nil
+	affinity, untolerated := api.Preference(pod, node)
+	return affinityWeight*affinity - taintWeight*float64(untolerated)
 }

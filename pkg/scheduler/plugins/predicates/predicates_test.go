@@ -3,30 +3,33 @@ package predicates
 import (
 	"testing"
 
+	v1 "k8s.io/api/core/v1"
+
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 )
 
-func TestMatchNodeSelector(t *testing.T) {
-	pod := &api.PodInfo{NodeSelector: map[string]string{"zone": "a", "gpu": "h100", "pool": "train"}}
-	matching := &api.NodeInfo{Labels: map[string]string{"zone": "a", "gpu": "h100", "pool": "train", "extra": "x"}}
-	if err := MatchNodeSelector(pod, matching); err != nil {
-		t.Fatalf("a node with every label refused: %v", err)
+func TestScorePrefersMatchingAffinityAndAvoidsPreferNoSchedule(t *testing.T) {
+	spec := v1.PodSpec{Affinity: &v1.Affinity{NodeAffinity: &v1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []v1.PreferredSchedulingTerm{
+		{Weight: 10, Preference: v1.NodeSelectorTerm{MatchExpressions: []v1.NodeSelectorRequirement{{Key: "zone", Operator: v1.NodeSelectorOpIn, Values: []string{"a"}}}}},
+	}}}}
+	placement, err := api.NewPlacement(&spec)
+	if err != nil {
+		t.Fatal(err)
 	}
-	// Two labels are wrong: the reason names the first by key, every time, whatever the
-	// map's iteration order.
-	wrong := &api.NodeInfo{Labels: map[string]string{"zone": "b", "gpu": "a100", "pool": "train"}}
-	for range 50 {
-		if err := MatchNodeSelector(pod, wrong); err == nil || err.Error() != "node selector gpu=h100 does not match" {
-			t.Fatalf("got %v, want the gpu label named", err)
-		}
+	pod := &api.PodInfo{Placement: placement}
+	zoneA := &api.NodeInfo{Name: "a", Labels: map[string]string{"zone": "a"}}
+	zoneB := &api.NodeInfo{Name: "b", Labels: map[string]string{"zone": "b"}}
+	spotA := &api.NodeInfo{Name: "spot-a", Labels: map[string]string{"zone": "a"},
+		Taints: []v1.Taint{{Key: "spot", Effect: v1.TaintEffectPreferNoSchedule}}}
+	a, b, spot := Score(pod, zoneA), Score(pod, zoneB), Score(pod, spotA)
+	if !(a > b) || !(spot < b) {
+		t.Fatalf("scores a=%v b=%v spot-a=%v: want the preferred zone first and the spot node last", a, b, spot)
 	}
-}
-
-// The check runs for every pod on every node: matching must not allocate.
-func TestMatchNodeSelectorAllocatesNothing(t *testing.T) {
-	pod := &api.PodInfo{NodeSelector: map[string]string{"zone": "a", "gpu": "h100"}}
-	node := &api.NodeInfo{Labels: map[string]string{"zone": "a", "gpu": "h100"}}
-	if allocs := testing.AllocsPerRun(100, func() { _ = MatchNodeSelector(pod, node) }); allocs != 0 {
-		t.Fatalf("%v allocations per matching check, want 0", allocs)
+	// Preferences outweigh packing: nodeplacement scores at most 11.
+	if a-b <= 11 {
+		t.Fatalf("a matched preference adds %v, no more than packing can", a-b)
+	}
+	if got := Score(&api.PodInfo{}, zoneA); got != 0 {
+		t.Fatalf("a pod without preferences on a node without taints scores %v", got)
 	}
 }

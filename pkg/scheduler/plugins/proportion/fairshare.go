@@ -11,7 +11,7 @@ import (
 // Vector holds one float64 per resource, indexed like api.Resources (CPU millicores, memory
 // bytes, GPUs). Fair shares are fractional (two queues splitting 3 GPUs get 1.5 each), so they
 // cannot be kept in the integer api.Resources without losing what reclaim decisions compare.
-type Vector [api.NumResources]float64
+type Vector [api.NumQuotaResources]float64
 
 // relativeEpsilon is "nothing left" or "already full", relative to the amount divided, so
 // that float rounding never starts another water-filling round.
@@ -74,7 +74,7 @@ func divideTree(tree *api.QueueTree, request map[string]Vector, capacity Vector)
 	}
 	nodes := buildNodes(tree)
 	sumRequests(nodes, request)
-	for r := range api.NumResources {
+	for _, r := range api.QuotaResources {
 		nodes[0].share[r] = clean(capacity[r])
 		for i := range nodes { // breadth-first: every parent is divided before its children
 			divide(nodes, i, r)

@@ -17,7 +17,7 @@ const unlimited = api.Unlimited
 // memory (quota and limit -1, weight 1), so that tests on GPUs are not disturbed by them.
 func gpuQueue(name, parent string, quota, weight, limit float64) *api.QueueInfo {
 	q := &api.QueueInfo{Name: name, Parent: parent, Priority: api.DefaultQueuePriority}
-	for _, r := range api.ResourceNames {
+	for _, r := range api.QuotaResources {
 		q.Resources[r] = api.QueueResourceShare{Quota: unlimited, OverQuotaWeight: 1, Limit: unlimited}
 	}
 	q.Resources[api.GPU] = api.QueueResourceShare{Quota: quota, OverQuotaWeight: weight, Limit: limit}
@@ -251,7 +251,7 @@ func TestFairSharesDividesResourcesIndependently(t *testing.T) {
 		"b": {api.CPU: 4000, api.Memory: 1 << 30, api.GPU: 10},
 	}
 	for name, w := range want {
-		for _, r := range api.ResourceNames {
+		for _, r := range api.QuotaResources {
 			if g := got[name][r]; !near(g, w[r]) {
 				t.Errorf("%s %v: share %v, want %v", name, r, g, w[r])
 			}

@@ -41,7 +41,7 @@ func (f *growthFilter) AllowsPlan(sc framework.Scenario) (bool, string) {
 	chain := f.st.chain(f.preemptor.Queue)
 	for k, q := range chain {
 		released := f.releasedUnder(sc, chain[:k+1])
-		for _, r := range api.ResourceNames {
+		for _, r := range api.QuotaResources {
 			grows := f.gang[r] - released[r]
 			if f.gang[r] > 0 && grows > 0 && exceeds(q.allocated[r]+grows, q.fair[r]) {
 				return false, fmt.Sprintf("%s would take queue %q above its fair share of %s (%g with the gang, fair share %g)",

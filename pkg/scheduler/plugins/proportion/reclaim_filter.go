@@ -87,7 +87,7 @@ func (f *reclaimFilter) fitsQuota(q *queueState) bool {
 
 // within reports whether have <= limit in every resource the request asks for.
 func within(have, limit, request Vector) bool {
-	for _, r := range api.ResourceNames {
+	for _, r := range api.QuotaResources {
 		if request[r] > 0 && exceeds(have[r], limit[r]) {
 			return false
 		}
@@ -105,7 +105,7 @@ func within(have, limit, request Vector) bool {
 // larger than its quota cannot, and keeping it would starve the reclaimer. (An owner
 // getting back its quota, the quota rule, may leave the victim below its own.)
 func keepsQuota(q *queueState, left, victims Vector) bool {
-	for _, r := range api.ResourceNames {
+	for _, r := range api.QuotaResources {
 		if victims[r] == 0 || q.info.Resources[r].Quota == api.Unlimited || !exceeds(q.deserved[r], left[r]) {
 			continue
 		}
@@ -120,7 +120,7 @@ func keepsQuota(q *queueState, left, victims Vector) bool {
 
 // above reports whether have > limit in some resource the victim pods hold.
 func above(have, limit, victims Vector) bool {
-	for _, r := range api.ResourceNames {
+	for _, r := range api.QuotaResources {
 		if victims[r] > 0 && exceeds(have[r], limit[r]) {
 			return true
 		}

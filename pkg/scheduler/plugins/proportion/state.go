@@ -141,7 +141,7 @@ func (st *shareState) podStatusChanged(pod *api.PodInfo, from api.PodStatus) {
 func (st *shareState) allocatable(job *api.JobInfo, request api.Resources) error {
 	want := fromResources(request)
 	for _, q := range st.chain(job.Queue) {
-		for _, r := range api.ResourceNames {
+		for _, r := range api.QuotaResources {
 			if want[r] == 0 {
 				continue
 			}
@@ -239,7 +239,7 @@ func (q *queueState) owed(request Vector) bool {
 		return within(q.allocated.add(request), q.deserved, request)
 	}
 	below := false
-	for _, r := range api.ResourceNames {
+	for _, r := range api.QuotaResources {
 		if q.info.Resources[r].Quota != api.Unlimited && exceeds(q.allocated[r], q.deserved[r]) {
 			return false
 		}
@@ -253,7 +253,7 @@ func (q *queueState) owed(request Vector) bool {
 // would only borrow.
 func (q *queueState) shareRatio() float64 {
 	ratio := 0.0
-	for _, r := range api.ResourceNames {
+	for _, r := range api.QuotaResources {
 		switch {
 		case q.fair[r] > 0:
 			ratio = math.Max(ratio, q.allocated[r]/q.fair[r])

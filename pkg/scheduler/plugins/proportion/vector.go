@@ -5,8 +5,8 @@ import "github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 // fromResources converts an exact resource vector for share arithmetic.
 func fromResources(r api.Resources) Vector {
 	var v Vector
-	for _, name := range api.ResourceNames {
-		v[name] = float64(r[name])
+	for _, name := range api.QuotaResources {
+		v[name] = float64(r.Get(name))
 	}
 	return v
 }
