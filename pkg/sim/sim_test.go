@@ -199,3 +199,39 @@ func TestReclaimDoesNotDependOnQueueNames(t *testing.T) {
 		}
 	}
 }
+
+// The placement example: a tolerating pod uses the tainted node, one that does not waits
+// and is told why in kube-scheduler's words, and the one FPGA is never given to two jobs at
+// once: the second starts only when the first completes.
+func TestPlacementRulesInTheSimulator(t *testing.T) {
+	r := simulate(t, example(t, "placement.yaml"), "")
+	starts := map[string]sim.Event{}
+	for _, e := range r.Events {
+		if e.Type == sim.EventBind {
+			starts[e.PodGroup] = e
+		}
+	}
+	if got := starts["default/serve"].Node; got != "reserved" {
+		t.Errorf("serve bound on %q, want the tainted node it tolerates", got)
+	}
+	if got := starts["default/fpga-a"].Node; got != "fpga" {
+		t.Errorf("fpga-a bound on %q, want the only node with an FPGA", got)
+	}
+	first, second := startTime(r, "default/fpga-a"), startTime(r, "default/fpga-b")
+	if first < 0 || second < first+600 {
+		t.Errorf("fpga-b started at %v, want after fpga-a (started %v) completed its 10 minutes", second, first)
+	}
+	for _, j := range r.Jobs {
+		switch j.PodGroup {
+		case "default/train":
+			want := "0/2 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, 1 node(s) had untolerated taint {dedicated: inference}."
+			if j.FirstStart != nil || !strings.Contains(strings.Join(j.Waiting, "; "), want) {
+				t.Errorf("train: started %v, waiting %q; want it never started and told %q", j.FirstStart, j.Waiting, want)
+			}
+		default:
+			if j.Completed == nil {
+				t.Errorf("%s did not complete", j.PodGroup)
+			}
+		}
+	}
+}

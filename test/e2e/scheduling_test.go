@@ -24,14 +24,7 @@ var _ = Describe("Gang scheduling", func() {
 		createJob("gang", "trainer", "gang-queue", "train", 3, 3, 2)
 		Consistently(boundPods("gang", "trainer"), 2*time.Second).Should(BeZero(), "6 GPUs do not fit on 4: nothing partial")
 		Expect(startStamp("gang", "trainer")()).To(BeNil())
-		Eventually(func() string {
-			pg := &v2alpha2.PodGroup{}
-			Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: "gang", Name: "trainer"}, pg)).To(Succeed())
-			if len(pg.Status.SchedulingConditions) == 0 {
-				return ""
-			}
-			return pg.Status.SchedulingConditions[0].Message
-		}).Should(ContainSubstring("gang of 3 pods does not fit"), "the PodGroup tells why it waits")
+		Eventually(pendingMessage("gang", "trainer")).Should(ContainSubstring("gang of 3 pods does not fit"), "the PodGroup tells why it waits")
 		Eventually(func() []string { return eventReasons("gang", "trainer") }).Should(ContainElement("Unschedulable"))
 		Eventually(func() string {
 			pod := &v1.Pod{}

@@ -32,12 +32,13 @@ type NodeInfo struct {
 	Pods []*PodInfo
 
 	// object is the node as the Kubernetes helpers read it (name, labels, taints), and
-	// taintErrs the refusal for each taint; built once, when the snapshot indexes the node.
+	// taintErrs the refusal for each taint; built once, when a placement check first needs them.
 	object    *v1.Node
 	taintErrs []error
 }
 
-// index prepares what the placement checks read for every pod, so that they allocate nothing.
+// index prepares what the placement checks read for every pod, so that they allocate nothing
+// after the first.
 func (n *NodeInfo) index() {
 	n.object = &v1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: n.Labels},
@@ -59,7 +60,7 @@ func (n *NodeInfo) Object() *v1.Node {
 }
 
 func (n *NodeInfo) taintError(i int) error {
-	if n.taintErrs == nil {
+	if len(n.taintErrs) != len(n.Taints) {
 		n.index()
 	}
 	return n.taintErrs[i]
@@ -124,7 +125,7 @@ func (n *NodeInfo) promisedFromIdle() Resources {
 // FutureIdle is what a pod can be promised: idle now plus what releasing pods will free,
 // less what was already promised.
 func (n *NodeInfo) FutureIdle() Resources {
-	return n.Idle().Add(n.Releasing).Sub(n.Pipelined)
+	return n.Allocatable.Sub(n.Used).Sub(n.Pipelined) // idle + releasing - pipelined
 }
 
 // addPod accounts for a pod placed on this node in its current status.

@@ -48,18 +48,21 @@ func (s PodStatus) HoldsNodeResources() bool {
 
 // PodInfo is one pod (a task of a job).
 type PodInfo struct {
+	// Status, Request and NodeName come first: the victim search reads them for every pod
+	// of every candidate, and on one cache line that scan runs markedly faster.
+
+	// Status is where the pod stands.
+	Status PodStatus
+	// Request is what the pod needs on a node.
+	Request Resources
+	// NodeName is the node holding the pod (for Allocated, Pipelined, Bound, Running, Releasing).
+	NodeName string
 	// Namespace and Name identify the pod; UID is kept for the API calls that need it.
 	Namespace, Name, UID string
 	// Job is the ID of the pod's job.
 	Job JobID
 	// SubGroup is the sub-group of the job this pod belongs to, if any.
 	SubGroup string
-	// Request is what the pod needs on a node.
-	Request Resources
-	// Status is where the pod stands.
-	Status PodStatus
-	// NodeName is the node holding the pod (for Allocated, Pipelined, Bound, Running, Releasing).
-	NodeName string
 	// EvictedFor is, for a releasing pod, the job its eviction made room for; empty when it
 	// terminates for another reason. What it releases is that job's promise.
 	EvictedFor JobID

@@ -57,15 +57,25 @@ type Scalar struct {
 }
 
 // Resources is an amount of every resource by name: CPU in millicores, memory in bytes, GPUs
-// and pods in units, in a fixed array; any other resource in Scalars. The model is open —
-// whatever a node offers or a pod requests is accounted — yet the common case stays a value
-// of four integers: scalars are immutable once built and shared between values, so
-// arithmetic copies them only when both sides carry some. Clusters without extended
-// resources allocate nothing in the placement loops.
+// and pods in units, in a fixed array; any other resource in a list by name. The model is
+// open — whatever a node offers or a pod requests is accounted — yet the common case stays a
+// value of four integers and a nil pointer: the list is immutable once built and shared
+// between values, so arithmetic copies it only when both sides carry one. Clusters without
+// extended resources allocate nothing in the placement loops.
 type Resources struct {
 	dense [numDense]int64
-	// scalars is sorted by name, without zero amounts, and never modified after it is built.
-	scalars []Scalar
+	// others is sorted by name, without zero amounts; nil when empty. Never modified once built.
+	others *scalarList
+}
+
+type scalarList struct{ items []Scalar }
+
+// scalars returns the resources outside the fixed ones, by name.
+func (r Resources) scalars() []Scalar {
+	if r.others == nil {
+		return nil
+	}
+	return r.others.items
 }
 
 // NewResources builds an amount from CPU millicores, memory bytes and GPUs.
@@ -77,6 +87,7 @@ func NewResources(milliCPU, memoryBytes, gpus int64) Resources {
 // CPU in millicores, everything else in units of the quantity (bytes, devices).
 func ResourcesFromList(list v1.ResourceList) Resources {
 	var r Resources
+	var others []Scalar
 	for name, q := range list {
 		switch i := denseIndex(name); {
 		case i == CPU:
@@ -84,10 +95,13 @@ func ResourcesFromList(list v1.ResourceList) Resources {
 		case i >= 0:
 			r.dense[i] = q.Value()
 		case !q.IsZero():
-			r.scalars = append(r.scalars, Scalar{Name: name, Value: q.Value()})
+			others = append(others, Scalar{Name: name, Value: q.Value()})
 		}
 	}
-	slices.SortFunc(r.scalars, func(a, b Scalar) int { return strings.Compare(string(a.Name), string(b.Name)) })
+	if len(others) > 0 {
+		slices.SortFunc(others, func(a, b Scalar) int { return strings.Compare(string(a.Name), string(b.Name)) })
+		r.others = &scalarList{items: others}
+	}
 	return r
 }
 
@@ -124,7 +138,7 @@ func (r Resources) Amount(name v1.ResourceName) int64 {
 }
 
 func (r Resources) scalar(name v1.ResourceName) int64 {
-	for _, s := range r.scalars {
+	for _, s := range r.scalars() {
 		if s.Name == name {
 			return s.Value
 		}
@@ -134,22 +148,30 @@ func (r Resources) scalar(name v1.ResourceName) int64 {
 
 // WithScalar returns r with a resource outside the fixed ones set to an amount.
 func (r Resources) WithScalar(name v1.ResourceName, amount int64) Resources {
-	return r.merge(Resources{scalars: []Scalar{{Name: name, Value: amount - r.Amount(name)}}}, 1)
+	return r.merge(Resources{others: &scalarList{items: []Scalar{{Name: name, Value: amount - r.Amount(name)}}}}, 1)
 }
 
 // Scalars returns the resources outside the fixed ones, by name; the caller must not modify it.
-func (r Resources) Scalars() []Scalar { return r.scalars }
+func (r Resources) Scalars() []Scalar { return r.scalars() }
 
 // Add returns r + o.
 func (r Resources) Add(o Resources) Resources {
-	for i := range r.dense {
-		r.dense[i] += o.dense[i]
+	// Unrolled, here and below: these run in the innermost loops of every search, and the
+	// compiler does not unroll loops.
+	r.dense[0] += o.dense[0]
+	r.dense[1] += o.dense[1]
+	r.dense[2] += o.dense[2]
+	r.dense[3] += o.dense[3]
+	if o.others != nil {
+		return r.addOthers(o)
 	}
-	if len(o.scalars) == 0 {
-		return r
-	}
-	if len(r.scalars) == 0 {
-		r.scalars = o.scalars // shared: neither is ever modified
+	return r
+}
+
+// addOthers is Add for the resources outside the fixed ones, kept apart so that Add inlines.
+func (r Resources) addOthers(o Resources) Resources {
+	if r.others == nil {
+		r.others = o.others // shared: neither is ever modified
 		return r
 	}
 	return r.merge(o, 1)
@@ -157,31 +179,33 @@ func (r Resources) Add(o Resources) Resources {
 
 // Sub returns r - o.
 func (r Resources) Sub(o Resources) Resources {
-	for i := range r.dense {
-		r.dense[i] -= o.dense[i]
+	r.dense[0] -= o.dense[0]
+	r.dense[1] -= o.dense[1]
+	r.dense[2] -= o.dense[2]
+	r.dense[3] -= o.dense[3]
+	if o.others != nil {
+		return r.merge(o, -1)
 	}
-	if len(o.scalars) == 0 {
-		return r
-	}
-	return r.merge(o, -1)
+	return r
 }
 
 // merge returns r + sign*o for the scalars (the dense part of r is kept as it is), in a new
 // slice, dropping zero amounts.
 func (r Resources) merge(o Resources, sign int64) Resources {
-	out := make([]Scalar, 0, len(r.scalars)+len(o.scalars))
+	a, b := r.scalars(), o.scalars()
+	out := make([]Scalar, 0, len(a)+len(b))
 	i, j := 0, 0
-	for i < len(r.scalars) || j < len(o.scalars) {
+	for i < len(a) || j < len(b) {
 		var s Scalar
 		switch {
-		case j == len(o.scalars) || (i < len(r.scalars) && r.scalars[i].Name < o.scalars[j].Name):
-			s = r.scalars[i]
+		case j == len(b) || (i < len(a) && a[i].Name < b[j].Name):
+			s = a[i]
 			i++
-		case i == len(r.scalars) || o.scalars[j].Name < r.scalars[i].Name:
-			s = Scalar{Name: o.scalars[j].Name, Value: sign * o.scalars[j].Value}
+		case i == len(a) || b[j].Name < a[i].Name:
+			s = Scalar{Name: b[j].Name, Value: sign * b[j].Value}
 			j++
 		default:
-			s = Scalar{Name: r.scalars[i].Name, Value: r.scalars[i].Value + sign*o.scalars[j].Value}
+			s = Scalar{Name: a[i].Name, Value: a[i].Value + sign*b[j].Value}
 			i++
 			j++
 		}
@@ -189,9 +213,9 @@ func (r Resources) merge(o Resources, sign int64) Resources {
 			out = append(out, s)
 		}
 	}
-	r.scalars = nil // one representation of "none", so equal amounts compare equal
+	r.others = nil // one representation of "none", so equal amounts compare equal
 	if len(out) > 0 {
-		r.scalars = out
+		r.others = &scalarList{items: out}
 	}
 	return r
 }
@@ -201,16 +225,19 @@ func (r Resources) AtLeastZero() Resources {
 	for i := range r.dense {
 		r.dense[i] = max(r.dense[i], 0)
 	}
-	if !slices.ContainsFunc(r.scalars, func(s Scalar) bool { return s.Value < 0 }) {
+	if !slices.ContainsFunc(r.scalars(), func(s Scalar) bool { return s.Value < 0 }) {
 		return r
 	}
 	var kept []Scalar
-	for _, s := range r.scalars {
+	for _, s := range r.scalars() {
 		if s.Value > 0 {
 			kept = append(kept, s)
 		}
 	}
-	r.scalars = kept
+	r.others = nil
+	if len(kept) > 0 {
+		r.others = &scalarList{items: kept}
+	}
 	return r
 }
 
@@ -221,13 +248,26 @@ func (r Resources) HasNegative() bool {
 			return true
 		}
 	}
-	return slices.ContainsFunc(r.scalars, func(s Scalar) bool { return s.Value < 0 })
+	return slices.ContainsFunc(r.scalars(), func(s Scalar) bool { return s.Value < 0 })
 }
 
 // FitsIn reports whether every resource r asks for is available in capacity. As in
 // kube-scheduler, a resource r does not ask for always fits, even where capacity is
 // overcommitted.
 func (r Resources) FitsIn(capacity Resources) bool {
+	// The fixed resources are compared directly: this is the innermost check of every
+	// placement loop. An amount above max(capacity, 0) is one asked for (above zero) and
+	// above capacity.
+	c := &capacity.dense
+	if r.dense[0] > max(c[0], 0) || r.dense[1] > max(c[1], 0) || r.dense[2] > max(c[2], 0) || r.dense[3] > max(c[3], 0) {
+		return false
+	}
+	return r.others == nil || r.othersFit(capacity)
+}
+
+// othersFit is FitsIn for the resources outside the fixed ones, kept apart so that FitsIn
+// inlines.
+func (r Resources) othersFit(capacity Resources) bool {
 	_, short := r.Shortage(capacity)
 	return !short
 }
@@ -250,16 +290,16 @@ func (r Resources) Shortages(capacity Resources) iter.Seq[v1.ResourceName] {
 				return
 			}
 		}
-		j := 0
-		for _, s := range r.scalars {
-			for j < len(capacity.scalars) && capacity.scalars[j].Name < s.Name {
+		j, have := 0, capacity.scalars()
+		for _, s := range r.scalars() {
+			for j < len(have) && have[j].Name < s.Name {
 				j++
 			}
-			have := int64(0)
-			if j < len(capacity.scalars) && capacity.scalars[j].Name == s.Name {
-				have = capacity.scalars[j].Value
+			amount := int64(0)
+			if j < len(have) && have[j].Name == s.Name {
+				amount = have[j].Value
 			}
-			if s.Value > 0 && s.Value > have && !yield(s.Name) {
+			if s.Value > 0 && s.Value > amount && !yield(s.Name) {
 				return
 			}
 		}
@@ -270,11 +310,14 @@ func (r Resources) Shortages(capacity Resources) iter.Seq[v1.ResourceName] {
 // has: whether freeing r would help a pod that does not fit.
 func (r Resources) Relieves(request, free Resources) bool {
 	for i, want := range request.dense {
-		if want > 0 && want > free.dense[i] && r.dense[i] > 0 {
+		if want > max(free.dense[i], 0) && r.dense[i] > 0 {
 			return true
 		}
 	}
-	for _, s := range request.scalars {
+	if request.others == nil {
+		return false
+	}
+	for _, s := range request.scalars() {
 		if s.Value > free.scalar(s.Name) && r.scalar(s.Name) > 0 {
 			return true
 		}
@@ -284,12 +327,12 @@ func (r Resources) Relieves(request, free Resources) bool {
 
 // IsZero reports whether r holds nothing.
 func (r Resources) IsZero() bool {
-	return r.dense == [numDense]int64{} && len(r.scalars) == 0
+	return r.dense == [numDense]int64{} && r.others == nil
 }
 
 // Equal reports whether r and o hold the same amount of every resource.
 func (r Resources) Equal(o Resources) bool {
-	return r.dense == o.dense && slices.Equal(r.scalars, o.scalars)
+	return r.dense == o.dense && slices.Equal(r.scalars(), o.scalars())
 }
 
 func (r Resources) String() string {
@@ -298,7 +341,7 @@ func (r Resources) String() string {
 	if r.dense[Pods] != 0 {
 		fmt.Fprintf(&b, " pods=%d", r.dense[Pods])
 	}
-	for _, s := range r.scalars {
+	for _, s := range r.scalars() {
 		fmt.Fprintf(&b, " %s=%d", s.Name, s.Value)
 	}
 	return b.String()

@@ -37,7 +37,6 @@ func NewSnapshot(nodes []*NodeInfo, jobs []*JobInfo, queues []*QueueInfo) (*Snap
 			return nil, fmt.Errorf("duplicate node %q", n.Name)
 		}
 		s.nodeByName[n.Name] = n
-		n.index()
 	}
 	for _, j := range s.Jobs {
 		if _, dup := s.jobByID[j.ID]; dup {

@@ -56,6 +56,8 @@ type Solver struct {
 	ranked []*unit
 	// jobs counts the candidate victim jobs; eligibility buffers have this length.
 	jobs int
+	// free is the buffer every search reuses for what each node would have free.
+	free []api.Resources
 }
 
 // NewSolver collects and ranks the candidate victims of the session.
@@ -91,6 +93,15 @@ func NewSolver(ssn *framework.Session, rules Rules) *Solver {
 	return s
 }
 
+// freeBuffer returns the per-node buffer of free resources, allocated once per solver:
+// a search runs for every pending job, and a slice per search was most of a cycle's memory.
+func (s *Solver) freeBuffer() []api.Resources {
+	if s.free == nil {
+		s.free = make([]api.Resources, len(s.nodes))
+	}
+	return s.free
+}
+
 // search is the state of one Solve.
 type search struct {
 	preemptor *api.JobInfo
@@ -100,6 +111,13 @@ type search struct {
 	filters   []framework.ScenarioFilter
 	rejection string       // the latest objection of a filter, for the pending reason
 	units     [][]nodeUnit // per node, the units this search may consider
+
+	// options and cached hold the nodes' options for pods of one shape (see optionsFor).
+	options        []option
+	cached         []cachedOption
+	shapeSet       bool
+	shapeRequest   api.Resources
+	shapePlacement *api.Placement
 }
 
 // Solve plans evictions that let gang (the job's pending pods) fit. When limit is set, a
@@ -110,7 +128,7 @@ func (s *Solver) Solve(preemptor *api.JobInfo, gang []*api.PodInfo, limit *frame
 	st := &search{
 		preemptor: preemptor,
 		sc:        newScenario(preemptor),
-		free:      make([]api.Resources, len(s.nodes)),
+		free:      s.freeBuffer(),
 		eligible:  make([]eligibility, s.jobs),
 		filters:   s.ssn.GetAccumulatedScenarioFilters(s.rules.Action(), preemptor),
 		units:     s.byNode,
@@ -229,39 +247,84 @@ type option struct {
 }
 
 // place chooses the cheapest node for pod, commits its evictions to the plan and returns
-// the node's name.
+// the node's name. The nodes are tried best first: fewest and least precious victims, then
+// the plugins' score, then node order.
 func (s *Solver) place(st *search, pod *api.PodInfo) (string, bool) {
-	var options []option
-	for i, node := range s.nodes {
-		// Victims only where they help: never on a node the pod could not run on anyway.
-		if s.ssn.Predicate(pod, node) != nil {
-			continue
-		}
-		if o := s.cost(st, pod, i); o.feasible {
-			o.score = s.ssn.NodeScore(pod, node)
-			options = append(options, o)
-		}
-	}
-	slices.SortFunc(options, func(a, b option) int {
-		switch {
-		case a.worst != b.worst:
-			return a.worst - b.worst
-		case a.count != b.count:
-			return a.count - b.count
-		case a.score != b.score:
-			if a.score > b.score {
-				return -1
+	options := st.optionsFor(s, pod)
+	for len(options) > 0 {
+		k := 0
+		for j := range options {
+			if better(options[j], options[k]) {
+				k = j
 			}
-			return 1
 		}
-		return a.node - b.node
-	})
-	for _, o := range options {
-		if s.take(st, pod, o.node) {
-			return s.nodes[o.node].Name, true
+		if s.take(st, pod, options[k].node) {
+			return s.nodes[options[k].node].Name, true
 		}
+		options[k] = options[len(options)-1]
+		options = options[:len(options)-1]
 	}
 	return "", false
+}
+
+func better(a, b option) bool {
+	switch {
+	case a.worst != b.worst:
+		return a.worst < b.worst
+	case a.count != b.count:
+		return a.count < b.count
+	case a.score != b.score:
+		return a.score > b.score
+	}
+	return a.node < b.node
+}
+
+// optionsFor lists the nodes where pod could run once victims are gone, with their cost.
+// What a node offers a pod depends only on the pod's request and placement and on the
+// node's state in the plan, so the pods of a gang, which are alike, reuse each node's
+// option until the plan touches that node: a gang of N pods costs one pass over the nodes
+// plus the nodes its placements change, not N passes.
+func (st *search) optionsFor(s *Solver, pod *api.PodInfo) []option {
+	if st.cached == nil {
+		st.cached = make([]cachedOption, len(s.nodes))
+	}
+	if !st.shapeSet || !pod.Request.Equal(st.shapeRequest) || (pod.Placement != st.shapePlacement && pod.Placement.Key() != st.shapePlacement.Key()) {
+		clear(st.cached)
+		st.shapeSet, st.shapeRequest, st.shapePlacement = true, pod.Request, pod.Placement
+	}
+	options := st.options[:0]
+	for i, node := range s.nodes {
+		c := &st.cached[i]
+		if !c.valid {
+			c.valid, c.option = true, option{}
+			// Victims only where they help: never on a node the pod could not run on anyway.
+			if s.ssn.Predicate(pod, node) == nil {
+				if o := s.cost(st, pod, i); o.feasible {
+					o.score = s.ssn.NodeScore(pod, node)
+					c.option = o
+				}
+			}
+		}
+		if c.option.feasible {
+			options = append(options, c.option)
+		}
+	}
+	st.options = options
+	return options
+}
+
+// cachedOption is a node's option for the current shape of pod; valid until the plan
+// changes what the node has free.
+type cachedOption struct {
+	option
+	valid bool
+}
+
+// changed marks a node whose free resources the plan changed: its option is computed anew.
+func (st *search) changed(node int) {
+	if st.cached != nil {
+		st.cached[node].valid = false
+	}
 }
 
 // cost walks the node's units in rank order, as if every one were allowed, until the pod
@@ -359,9 +422,11 @@ func (s *Solver) take(st *search, pod *api.PodInfo, i int) bool {
 		for _, p := range t.live {
 			n := s.nodeIndex[p.NodeName]
 			st.free[n] = st.free[n].Add(p.Request)
+			st.changed(n)
 		}
 	}
 	st.free[i] = st.free[i].Sub(pod.Request)
+	st.changed(i)
 	return true
 }
 
