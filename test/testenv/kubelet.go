@@ -3,6 +3,7 @@ package testenv
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -70,6 +71,17 @@ func CreateNode(ctx context.Context, c kubernetes.Interface, name string, gpus i
 	}
 	created.Status.Capacity, created.Status.Allocatable = capacity, capacity
 	created.Status.Conditions = []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}}
-	_, err = c.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{})
-	return err
+	updated, err := c.CoreV1().Nodes().UpdateStatus(ctx, created, metav1.UpdateOptions{})
+	if err != nil {
+		return fmt.Errorf("reporting node %s ready: %w", name, err)
+	}
+	// The API server's TaintNodesByCondition admission taints every new node not-ready; on a
+	// cluster the node lifecycle controller lifts the taint once the kubelet reports Ready.
+	// There is no such controller here, so the node does it for itself, or no pod without
+	// the toleration could go there — the scheduler honours taints as kube-scheduler does.
+	updated.Spec.Taints = slices.DeleteFunc(updated.Spec.Taints, func(t v1.Taint) bool { return t.Key == v1.TaintNodeNotReady })
+	if _, err := c.CoreV1().Nodes().Update(ctx, updated, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("lifting the not-ready taint of node %s: %w", name, err)
+	}
+	return nil
 }

@@ -71,6 +71,13 @@ func (b *Builder) Snapshot(ctx context.Context) (*api.Snapshot, []Problem, error
 			Name: n.Name, Labels: n.Labels, Unschedulable: n.Spec.Unschedulable, Taints: n.Spec.Taints,
 			Allocatable: api.ResourcesFromList(n.Status.Allocatable),
 		}
+		if info.Allocatable.HasNegative() {
+			// No kubelet reports this; if one did, the node offers nothing of the resource
+			// rather than a debt the accounting would turn into room elsewhere.
+			problems = append(problems, Problem{Object: n, Reason: "InvalidAllocatable",
+				Message: fmt.Sprintf("node %s reports a negative allocatable amount (%s); counted as none", n.Name, info.Allocatable)})
+			info.Allocatable = info.Allocatable.AtLeastZero()
+		}
 		nodes = append(nodes, info)
 		nodeByName[n.Name] = info
 	}
@@ -217,7 +224,14 @@ func (b *Builder) addPod(pod *v1.Pod, jobs map[api.JobID]*api.JobInfo, nodes map
 	}
 	if spec.err != nil {
 		// The API server refuses such a spec; if one gets through, the pod waits, saying why.
-		problem = &Problem{Object: pod, Reason: "InvalidPlacement", Message: spec.err.Error()}
+		reason := "InvalidPlacement"
+		if spec.negative {
+			reason = "InvalidRequest"
+		}
+		problem = &Problem{Object: pod, Reason: reason, Message: spec.err.Error()}
+		if spec.negative && nodeName == "" {
+			return problem
+		}
 	}
 	info := &api.PodInfo{
 		Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID), Job: job.ID,
@@ -278,6 +292,8 @@ type cachedSpec struct {
 	request   api.Resources
 	placement *api.Placement
 	err       error
+	// negative is set for a request with a negative amount: such a pod is never placed.
+	negative bool
 }
 
 // podSpec reads what a pod asks of a node, cached.
@@ -288,6 +304,12 @@ func (b *Builder) podSpec(pod *v1.Pod) cachedSpec {
 	c := cachedSpec{generation: pod.Generation,
 		request: api.PodRequest(resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}))}
 	c.placement, c.err = api.NewPlacement(&pod.Spec)
+	if c.request.HasNegative() {
+		// The API server refuses negative requests; one that got through would make room out
+		// of nothing. It holds nothing and is given nothing.
+		c.err = fmt.Errorf("requests a negative amount (%s); it is not scheduled", c.request)
+		c.request, c.negative = c.request.AtLeastZero(), true
+	}
 	if b.specs == nil {
 		b.specs = map[types.UID]cachedSpec{}
 	}

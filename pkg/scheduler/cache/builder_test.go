@@ -125,3 +125,45 @@ func TestSnapshotKeepsNominatedNodesAsPromises(t *testing.T) {
 		t.Fatalf("n1 can bind %d GPUs for others, want 6", free)
 	}
 }
+
+// Objects the API server would refuse never corrupt the accounting: a pod requesting a
+// negative amount is reported and not scheduled, a node reporting a negative allocatable is
+// reported and offers none of it, and a pod of another scheduler holding host ports keeps
+// them taken.
+func TestSnapshotReportsImpossibleQuantitiesAndKeepsForeignPorts(t *testing.T) {
+	node := gpuNode("n1", 8)
+	node.Status.Allocatable["example.com/fpga"] = resource.MustParse("-1")
+	group := &v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job"}, Spec: v2alpha2.PodGroupSpec{MinMember: 1, Queue: "q"}}
+	negative := pod("negative", func(p *v1.Pod) {
+		p.Spec.Containers[0].Resources.Requests[api.GPUResourceName] = resource.MustParse("-4")
+	})
+	foreign := pod("foreign", func(p *v1.Pod) {
+		p.Spec.SchedulerName, p.Spec.NodeName, p.Annotations = "default-scheduler", "n1", nil
+		p.Spec.Containers[0].Ports = []v1.ContainerPort{{ContainerPort: 80, HostPort: 8080}}
+	})
+	c := fake.NewClientBuilder().WithScheme(testScheme()).WithObjects(node, group, negative, foreign).Build()
+	snapshot, problems, err := (&Builder{Reader: c, SchedulerName: "kai-scheduler"}).Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	reasons := map[string]string{}
+	for _, p := range problems {
+		reasons[p.Object.GetName()] = p.Reason
+	}
+	if reasons["negative"] != "InvalidRequest" || reasons["n1"] != "InvalidAllocatable" {
+		t.Fatalf("problems %v, want the pod's InvalidRequest and the node's InvalidAllocatable", reasons)
+	}
+	if pods := snapshot.Job("ns/job").Pods; len(pods) != 0 {
+		t.Fatalf("the pod with a negative request is schedulable: %v", pods)
+	}
+	n1 := snapshot.Node("n1")
+	if got := n1.Allocatable.Amount("example.com/fpga"); got != 0 {
+		t.Fatalf("negative allocatable counted as %d, want 0", got)
+	}
+	if got := n1.Used.Get(api.Pods); got != 1 {
+		t.Fatalf("the foreign pod takes %d pod slots, want 1", got)
+	}
+	if len(n1.OtherPorts) != 1 || n1.OtherPorts[0].Port != 8080 {
+		t.Fatalf("foreign host ports %v, want 8080", n1.OtherPorts)
+	}
+}
