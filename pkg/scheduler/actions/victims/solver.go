@@ -56,8 +56,10 @@ type Solver struct {
 	ranked []*unit
 	// jobs counts the candidate victim jobs; eligibility buffers have this length.
 	jobs int
-	// free is the buffer every search reuses for what each node would have free.
-	free []api.Resources
+	// free, options and cached are buffers every search reuses (see freeBuffer, optionsFor).
+	free    []api.Resources
+	options []option
+	cached  []cachedOption
 }
 
 // NewSolver collects and ranks the candidate victims of the session.
@@ -94,7 +96,8 @@ func NewSolver(ssn *framework.Session, rules Rules) *Solver {
 }
 
 // freeBuffer returns the per-node buffer of free resources, allocated once per solver:
-// a search runs for every pending job, and a slice per search was most of a cycle's memory.
+// a search runs for every pending job, and per-node slices per search were most of a
+// cycle's memory.
 func (s *Solver) freeBuffer() []api.Resources {
 	if s.free == nil {
 		s.free = make([]api.Resources, len(s.nodes))
@@ -133,6 +136,12 @@ func (s *Solver) Solve(preemptor *api.JobInfo, gang []*api.PodInfo, limit *frame
 		filters:   s.ssn.GetAccumulatedScenarioFilters(s.rules.Action(), preemptor),
 		units:     s.byNode,
 	}
+	if s.cached == nil {
+		s.cached = make([]cachedOption, len(s.nodes))
+	}
+	clear(s.cached)
+	st.options, st.cached = s.options[:0], s.cached
+	defer func() { s.options = st.options }()
 	if s.rules.OwnQueueOnly() {
 		if st.units = s.byQueue[preemptor.Queue]; st.units == nil {
 			// No victims, but resources being released may still take the gang.
@@ -285,9 +294,6 @@ func better(a, b option) bool {
 // option until the plan touches that node: a gang of N pods costs one pass over the nodes
 // plus the nodes its placements change, not N passes.
 func (st *search) optionsFor(s *Solver, pod *api.PodInfo) []option {
-	if st.cached == nil {
-		st.cached = make([]cachedOption, len(s.nodes))
-	}
 	if !st.shapeSet || !pod.Request.Equal(st.shapeRequest) || (pod.Placement != st.shapePlacement && pod.Placement.Key() != st.shapePlacement.Key()) {
 		clear(st.cached)
 		st.shapeSet, st.shapeRequest, st.shapePlacement = true, pod.Request, pod.Placement
@@ -322,9 +328,7 @@ type cachedOption struct {
 
 // changed marks a node whose free resources the plan changed: its option is computed anew.
 func (st *search) changed(node int) {
-	if st.cached != nil {
-		st.cached[node].valid = false
-	}
+	st.cached[node].valid = false
 }
 
 // cost walks the node's units in rank order, as if every one were allowed, until the pod
