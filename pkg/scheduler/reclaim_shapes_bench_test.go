@@ -37,7 +37,7 @@ func (s reclaimShape) build(n int) *Harness {
 			Running(fmt.Sprintf("node-%04d", i%n)).StartedAt(started).PodsStartedAt(started))
 	}
 	if s.large {
-		return h.Jobs(Job("large").Queue("owner").MinMember(int32(n/2)).Pods(n/2).GPUs(8))
+		return h.Jobs(Job("large").Queue("owner").MinMember(int32(n / 2)).Pods(n / 2).GPUs(8))
 	}
 	for i := range 8 * n {
 		h.Jobs(Job(fmt.Sprintf("owned-%05d", i)).Queue("owner").GPUs(1))
