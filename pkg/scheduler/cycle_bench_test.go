@@ -10,27 +10,27 @@ import (
 	. "github.com/kai-minruntime/kai-scheduler/pkg/scheduler/scenario"
 )
 
-// busyCluster is a full cluster under pressure: 1000 nodes of 8 GPUs, 8000 running single-GPU
-// training jobs spread over 100 leaf queues (10 departments of 10 teams, 80 GPUs of quota
-// each), and 2000 pending jobs of mixed gang sizes, half of them of higher priority so that
-// preemption has work to do.
-func busyCluster() *Harness {
+// busyCluster is a full cluster under pressure: n nodes of 8 GPUs (1000 in the benchmark),
+// 8n running single-GPU training jobs spread over 100 leaf queues (10 departments of 10
+// teams, an even share of the GPUs as quota each), and 2n pending jobs of mixed gang sizes,
+// half of them of higher priority so that preemption has work to do.
+func busyCluster(n int) *Harness {
 	h := New("")
 	for d := range 10 {
-		h.Queues(Queue(fmt.Sprintf("dept-%d", d)).GPUQuota(800))
+		h.Queues(Queue(fmt.Sprintf("dept-%d", d)).GPUQuota(float64(8 * n / 10)))
 		for t := range 10 {
-			h.Queues(Queue(fmt.Sprintf("team-%d-%d", d, t)).Parent(fmt.Sprintf("dept-%d", d)).GPUQuota(80))
+			h.Queues(Queue(fmt.Sprintf("team-%d-%d", d, t)).Parent(fmt.Sprintf("dept-%d", d)).GPUQuota(float64(8 * n / 100)))
 		}
 	}
 	leaf := func(i int) string { return fmt.Sprintf("team-%d-%d", i%10, (i/10)%10) }
-	for n := range 1000 {
-		h.Nodes(Node(fmt.Sprintf("node-%04d", n)).GPUs(8))
+	for k := range n {
+		h.Nodes(Node(fmt.Sprintf("node-%04d", k)).GPUs(8))
 	}
-	for i := range 8000 {
+	for i := range 8 * n {
 		h.Jobs(Job(fmt.Sprintf("run-%05d", i)).Queue(leaf(i)).Priority(50).GPUs(1).
-			Running(fmt.Sprintf("node-%04d", i%1000)).StartedAt(Epoch))
+			Running(fmt.Sprintf("node-%04d", i%n)).StartedAt(Epoch))
 	}
-	for i := range 2000 {
+	for i := range 2 * n {
 		pods := 1 + i%4
 		priority := int32(50)
 		if i%2 == 0 {
@@ -49,7 +49,7 @@ func BenchmarkFullCycle(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	h := busyCluster()
+	h := busyCluster(1000)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {

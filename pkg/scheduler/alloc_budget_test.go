@@ -1,0 +1,98 @@
+package scheduler_test
+
+import (
+	"context"
+	"encoding/json"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	. "github.com/kai-minruntime/kai-scheduler/pkg/scheduler/scenario"
+)
+
+// budgetFile holds the committed allocations per cycle of the core benchmarks at small
+// sizes. Allocation counts are deterministic, unlike time, so a change that makes a hot
+// path allocate fails here, in make test, instead of going unnoticed until someone runs
+// the benchmarks (as the sort once put into the node-selector check did: 16x the
+// allocations of a full cycle). After a deliberate change, rewrite it with
+//
+//	UPDATE_ALLOC_BUDGET=1 go test ./pkg/scheduler/ -run TestAllocationBudget
+const budgetFile = "testdata/alloc-budget.json"
+
+// budgetSlack is how far above its budget a case may go before the test fails.
+const budgetSlack = 1.20
+
+// budgetCases are the benchmarks' clusters at sizes a unit test runs in well under a second.
+var budgetCases = map[string]func() *Harness{
+	"FullCycle/nodes=40":          func() *Harness { return busyCluster(40) },
+	"ReclaimShapes/many/nodes=10": func() *Harness { return reclaimShape{}.build(10) },
+	"ReclaimShapes/many/nodes=50": func() *Harness { return reclaimShape{}.build(50) },
+	"ReclaimShapes/many-minruntime/nodes=10": func() *Harness {
+		return reclaimShape{minRuntime: true}.build(10)
+	},
+	"ReclaimShapes/large/nodes=50": func() *Harness { return reclaimShape{large: true}.build(50) },
+}
+
+func TestAllocationBudget(t *testing.T) {
+	policy, _, err := scheduler.LoadPolicy(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	measured := map[string]int64{}
+	for _, name := range slices.Sorted(maps.Keys(budgetCases)) {
+		measured[name] = cycleAllocs(budgetCases[name](), policy)
+	}
+	if os.Getenv("UPDATE_ALLOC_BUDGET") != "" {
+		data, err := json.MarshalIndent(measured, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(budgetFile, append(data, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("wrote %s: %v", budgetFile, measured)
+		return
+	}
+	data, err := os.ReadFile(filepath.FromSlash(budgetFile))
+	if err != nil {
+		t.Fatalf("reading the budget: %v", err)
+	}
+	budget := map[string]int64{}
+	if err := json.Unmarshal(data, &budget); err != nil {
+		t.Fatalf("%s: %v", budgetFile, err)
+	}
+	for name, got := range measured {
+		want, ok := budget[name]
+		switch {
+		case !ok:
+			t.Errorf("%s has no budget in %s (measured %d allocations per cycle)", name, budgetFile, got)
+		case float64(got) > float64(want)*budgetSlack:
+			t.Errorf("%s: %d allocations per cycle, %.0f%% over the budget of %d (more than %.0f%% is a regression; "+
+				"if it is deliberate: UPDATE_ALLOC_BUDGET=1 go test ./pkg/scheduler/ -run TestAllocationBudget)",
+				name, got, 100*(float64(got)/float64(want)-1), want, 100*(budgetSlack-1))
+		case float64(got) < float64(want)/budgetSlack:
+			t.Logf("%s: %d allocations per cycle, well under the budget of %d: consider lowering it", name, got, want)
+		}
+	}
+}
+
+// cycleAllocs counts the allocations of one full cycle on the harness's cluster, the
+// snapshot excluded: AllocsPerRun over building the snapshot and running the cycle, less
+// AllocsPerRun over building the snapshot alone.
+func cycleAllocs(h *Harness, policy *scheduler.Policy) int64 {
+	const runs = 3
+	var snapshot *api.Snapshot
+	setup := testing.AllocsPerRun(runs, func() { snapshot = h.Snapshot() })
+	total := testing.AllocsPerRun(runs, func() {
+		snapshot = h.Snapshot()
+		scheduler.RunCycle(context.Background(), snapshot, h.Clock, policy, Discard{})
+	})
+	if countReleasing(snapshot) == 0 {
+		panic("the cycle evicted nothing: the budget case does not exercise eviction")
+	}
+	return int64(total - setup)
+}
