@@ -31,6 +31,10 @@ type NodeInfo struct {
 	// only counted in Used).
 	Pods []*PodInfo
 
+	// version changes whenever what the node holds changes, or the job of a pod on it
+	// changes: searches keep what they computed for a node until its version moves.
+	version uint64
+
 	// object is the node as the Kubernetes helpers read it (name, labels, taints), and
 	// taintErrs the refusal for each taint; built once, when a placement check first needs them.
 	object    *v1.Node
@@ -50,6 +54,12 @@ func (n *NodeInfo) index() {
 		n.taintErrs[i] = fmt.Errorf("node(s) had untolerated taint {%s: %s}", t.Key, t.Value)
 	}
 }
+
+// Version changes whenever a pod joins or leaves the node or changes status on it, and when
+// a pod of a job with pods on the node changes status anywhere (a job's state, such as
+// having gained by eviction or being above its minimum, decides whether its pods here may
+// be victims). Equal versions mean an unchanged node within a session.
+func (n *NodeInfo) Version() uint64 { return n.version }
 
 // Object is the node as the Kubernetes helpers read it.
 func (n *NodeInfo) Object() *v1.Node {
@@ -137,6 +147,7 @@ func (n *NodeInfo) removePod(p *PodInfo) { n.account(p, -1) }
 // account adds (sign 1) or removes (sign -1) a pod's request from the amount its status
 // holds on the node: used, releasing or promised.
 func (n *NodeInfo) account(p *PodInfo, sign int64) {
+	n.version++
 	var amount *Resources
 	switch {
 	case p.Status.IsActive():

@@ -93,6 +93,16 @@ func (s *Snapshot) SetPodStatus(p *PodInfo, status PodStatus, nodeName string) e
 	if target != nil {
 		target.addPod(p)
 	}
+	if job := s.jobByID[p.Job]; job != nil {
+		for _, q := range job.Pods {
+			if q == p || !q.Status.IsActive() {
+				continue // only active pods can be victims, whose eligibility the job's state decides
+			}
+			if n := s.nodeByName[q.NodeName]; n != nil {
+				n.version++ // see NodeInfo.Version
+			}
+		}
+	}
 	return nil
 }
 

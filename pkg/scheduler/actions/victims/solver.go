@@ -56,10 +56,18 @@ type Solver struct {
 	ranked []*unit
 	// jobs counts the candidate victim jobs; eligibility buffers have this length.
 	jobs int
-	// free, options and cached are buffers every search reuses (see freeBuffer, optionsFor).
-	free    []api.Resources
-	options []option
-	cached  []cachedOption
+	// free is what each node has free, kept across searches while the node's version holds
+	// (freeOK, freeVersion); during a search, what it would have free under the plan.
+	free        []api.Resources
+	freeOK      []bool
+	freeVersion []uint64
+	// eligible caches mayEvict per candidate job for the search whose epoch eligibleEpoch
+	// holds: a slice per search would cost jobs x searches.
+	eligible      []eligibility
+	eligibleEpoch []uint32
+	epoch         uint32
+	// options are the nodes' options for the current class of pod (see nodeOptions).
+	options nodeOptions
 }
 
 // NewSolver collects and ranks the candidate victims of the session.
@@ -95,32 +103,49 @@ func NewSolver(ssn *framework.Session, rules Rules) *Solver {
 	return s
 }
 
-// freeBuffer returns the per-node buffer of free resources, allocated once per solver:
-// a search runs for every pending job, and per-node slices per search were most of a
-// cycle's memory.
-func (s *Solver) freeBuffer() []api.Resources {
-	if s.free == nil {
-		s.free = make([]api.Resources, len(s.nodes))
+// freeAt is what node i has free: under the plan during a search, as the snapshot says
+// otherwise (recomputed only when the node's version moved).
+func (s *Solver) freeAt(i int) api.Resources {
+	if v := s.nodes[i].Version(); !s.freeOK[i] || s.freeVersion[i] != v {
+		s.free[i], s.freeOK[i], s.freeVersion[i] = s.nodes[i].FutureIdle(), true, v
 	}
-	return s.free
+	return s.free[i]
+}
+
+// startSearch readies the per-search caches: a new epoch forgets every eligibility.
+func (s *Solver) startSearch() {
+	if s.free == nil {
+		s.free, s.freeOK, s.freeVersion = make([]api.Resources, len(s.nodes)), make([]bool, len(s.nodes)), make([]uint64, len(s.nodes))
+		s.eligible, s.eligibleEpoch = make([]eligibility, s.jobs), make([]uint32, s.jobs)
+	}
+	s.epoch++
+}
+
+// planned records what node i would have free under the plan; the node's option is stale.
+func (s *Solver) planned(st *search, i int, free api.Resources) {
+	s.free[i] = free
+	s.options.invalidate(i)
+	st.touched = append(st.touched, i)
+}
+
+// forgetPlan drops what the search's plan did to the nodes it touched: the next search
+// reads them from the snapshot again, which shows the plan once it is committed.
+func (s *Solver) forgetPlan(st *search) {
+	for _, i := range st.touched {
+		s.freeOK[i] = false
+		s.options.invalidate(i)
+	}
 }
 
 // search is the state of one Solve.
 type search struct {
 	preemptor *api.JobInfo
 	sc        *scenario
-	free      []api.Resources // what each node would have free under the plan so far
-	eligible  []eligibility   // per candidate job index
 	filters   []framework.ScenarioFilter
 	rejection string       // the latest objection of a filter, for the pending reason
 	units     [][]nodeUnit // per node, the units this search may consider
-
-	// options and cached hold the nodes' options for pods of one shape (see optionsFor).
-	options        []option
-	cached         []cachedOption
-	shapeSet       bool
-	shapeRequest   api.Resources
-	shapePlacement *api.Placement
+	// touched are the nodes whose free resources the plan changed.
+	touched []int
 }
 
 // Solve plans evictions that let gang (the job's pending pods) fit. When limit is set, a
@@ -131,17 +156,11 @@ func (s *Solver) Solve(preemptor *api.JobInfo, gang []*api.PodInfo, limit *frame
 	st := &search{
 		preemptor: preemptor,
 		sc:        newScenario(preemptor),
-		free:      s.freeBuffer(),
-		eligible:  make([]eligibility, s.jobs),
 		filters:   s.ssn.GetAccumulatedScenarioFilters(s.rules.Action(), preemptor),
 		units:     s.byNode,
 	}
-	if s.cached == nil {
-		s.cached = make([]cachedOption, len(s.nodes))
-	}
-	clear(s.cached)
-	st.options, st.cached = s.options[:0], s.cached
-	defer func() { s.options = st.options }()
+	s.startSearch()
+	defer s.forgetPlan(st)
 	if s.rules.OwnQueueOnly() {
 		if st.units = s.byQueue[preemptor.Queue]; st.units == nil {
 			// No victims, but resources being released may still take the gang.
@@ -150,9 +169,6 @@ func (s *Solver) Solve(preemptor *api.JobInfo, gang []*api.PodInfo, limit *frame
 	}
 	if ok, reason := st.sc.allowedBy(st.filters); !ok {
 		return nil, reason
-	}
-	for i, n := range s.nodes {
-		st.free[i] = n.FutureIdle()
 	}
 	plan := &Plan{}
 	for k, pod := range gang {
@@ -259,19 +275,22 @@ type option struct {
 // the node's name. The nodes are tried best first: fewest and least precious victims, then
 // the plugins' score, then node order.
 func (s *Solver) place(st *search, pod *api.PodInfo) (string, bool) {
-	options := st.optionsFor(s, pod)
-	for len(options) > 0 {
-		k := 0
-		for j := range options {
-			if better(options[j], options[k]) {
-				k = j
+	s.refreshOptions(st, pod)
+	opts := &s.options
+	var tried []int
+	defer func() {
+		for _, i := range tried {
+			if opts.entries[i].valid {
+				opts.update(i) // back in the heap for the next pod or search
 			}
 		}
-		if s.take(st, pod, options[k].node) {
-			return s.nodes[options[k].node].Name, true
+	}()
+	for i := opts.best(); i >= 0; i = opts.best() {
+		opts.remove(i)
+		tried = append(tried, i)
+		if s.take(st, pod, i) {
+			return s.nodes[i].Name, true
 		}
-		options[k] = options[len(options)-1]
-		options = options[:len(options)-1]
 	}
 	return "", false
 }
@@ -288,57 +307,47 @@ func better(a, b option) bool {
 	return a.node < b.node
 }
 
-// optionsFor lists the nodes where pod could run once victims are gone, with their cost.
-// What a node offers a pod depends only on the pod's request and placement and on the
-// node's state in the plan, so the pods of a gang, which are alike, reuse each node's
-// option until the plan touches that node: a gang of N pods costs one pass over the nodes
-// plus the nodes its placements change, not N passes.
-func (st *search) optionsFor(s *Solver, pod *api.PodInfo) []option {
-	if !st.shapeSet || !pod.Request.Equal(st.shapeRequest) || (pod.Placement != st.shapePlacement && pod.Placement.Key() != st.shapePlacement.Key()) {
-		clear(st.cached)
-		st.shapeSet, st.shapeRequest, st.shapePlacement = true, pod.Request, pod.Placement
+// refreshOptions brings every node's option up to date for pod: a node whose version moved,
+// or that the plan touched, is evaluated anew; on the others the preemptor is asked about
+// the refused victims the option was computed past, as if it had walked them itself.
+func (s *Solver) refreshOptions(st *search, pod *api.PodInfo) {
+	opts := &s.options
+	if class := classOf(st.preemptor, pod); !opts.set || !opts.class.equal(class) {
+		opts.reset(class, len(s.nodes))
 	}
-	options := st.options[:0]
 	for i, node := range s.nodes {
-		c := &st.cached[i]
-		if !c.valid {
-			c.valid, c.option = true, option{}
-			// Victims only where they help: never on a node the pod could not run on anyway.
-			if s.ssn.Predicate(pod, node) == nil {
-				if o := s.cost(st, pod, i); o.feasible {
-					o.score = s.ssn.NodeScore(pod, node)
-					c.option = o
-				}
+		e := &opts.entries[i]
+		if e.valid && e.version == node.Version() {
+			for _, u := range e.refused {
+				s.mayEvict(st, u)
+			}
+			continue
+		}
+		e.valid, e.version, e.option, e.refused = true, node.Version(), option{node: i}, e.refused[:0]
+		// Victims only where they help: never on a node the pod could not run on anyway.
+		if s.ssn.Predicate(pod, node) == nil {
+			e.option = s.cost(st, pod, i, &e.refused)
+			if e.feasible {
+				e.score = s.ssn.NodeScore(pod, node)
 			}
 		}
-		if c.option.feasible {
-			options = append(options, c.option)
-		}
+		opts.update(i)
 	}
-	st.options = options
-	return options
-}
-
-// cachedOption is a node's option for the current shape of pod; valid until the plan
-// changes what the node has free.
-type cachedOption struct {
-	option
-	valid bool
-}
-
-// changed marks a node whose free resources the plan changed: its option is computed anew.
-func (st *search) changed(node int) {
-	st.cached[node].valid = false
 }
 
 // cost walks the node's units in rank order, as if every one were allowed, until the pod
-// fits. A unit is counted only if it frees something the pod still lacks.
-func (s *Solver) cost(st *search, pod *api.PodInfo, i int) option {
-	free := st.free[i]
+// fits. A unit is counted only if it frees something the pod still lacks. Units whose
+// eviction is refused are added to refused.
+func (s *Solver) cost(st *search, pod *api.PodInfo, i int, refused *[]*unit) option {
+	free := s.freeAt(i)
 	o := option{node: i, worst: -1, feasible: pod.Request.FitsIn(free)}
 	for _, nu := range st.units[i] {
 		if o.feasible {
 			break
+		}
+		if !s.mayEvict(st, nu.unit) {
+			*refused = append(*refused, nu.unit)
+			continue
 		}
 		freed, ok := s.freedOnNode(st, nu)
 		if !ok || !helps(freed, pod.Request, free) {
@@ -384,7 +393,7 @@ type taken struct {
 // nothing the pod lacks, until the pod fits; then drops the units it turned out not to need
 // and commits the rest to the plan. On failure the plan is left as it was.
 func (s *Solver) take(st *search, pod *api.PodInfo, i int) bool {
-	free := st.free[i]
+	free := s.freeAt(i)
 	var undos []func()
 	var chosen []taken
 	for _, nu := range st.units[i] {
@@ -414,7 +423,7 @@ func (s *Solver) take(st *search, pod *api.PodInfo, i int) bool {
 		undoAll()
 		return false
 	}
-	if kept := prune(chosen, st.free[i], pod.Request); len(kept) < len(chosen) {
+	if kept := prune(chosen, s.freeAt(i), pod.Request); len(kept) < len(chosen) {
 		undoAll()
 		if undos = s.addAll(st, kept); undos == nil {
 			undos = s.addAll(st, chosen) // a filter objected to the smaller set: keep what passed
@@ -425,12 +434,10 @@ func (s *Solver) take(st *search, pod *api.PodInfo, i int) bool {
 	for _, t := range chosen {
 		for _, p := range t.live {
 			n := s.nodeIndex[p.NodeName]
-			st.free[n] = st.free[n].Add(p.Request)
-			st.changed(n)
+			s.planned(st, n, s.freeAt(n).Add(p.Request))
 		}
 	}
-	st.free[i] = st.free[i].Sub(pod.Request)
-	st.changed(i)
+	s.planned(st, i, s.freeAt(i).Sub(pod.Request))
 	return true
 }
 
@@ -487,17 +494,18 @@ const (
 
 // mayEvict asks the action's rules and the plugins once per victim job and preemptor.
 func (s *Solver) mayEvict(st *search, u *unit) bool {
-	if e := st.eligible[u.jobIndex]; e != unknown {
-		return e == eligible
+	if s.eligibleEpoch[u.jobIndex] == s.epoch {
+		return s.eligible[u.jobIndex] == eligible
 	}
+	s.eligibleEpoch[u.jobIndex] = s.epoch
 	victim := u.job
 	// Cheapest test first: the action's rules reject most jobs (preempt: other queues).
 	ok := victim.ID != st.preemptor.ID && s.rules.MayEvict(st.preemptor, victim) &&
 		!s.ssn.GainedByEviction(victim.ID) &&
 		s.ssn.IsPreemptible(s.rules.Action(), st.preemptor, victim)
-	st.eligible[u.jobIndex] = ineligible
+	s.eligible[u.jobIndex] = ineligible
 	if ok {
-		st.eligible[u.jobIndex] = eligible
+		s.eligible[u.jobIndex] = eligible
 	}
 	return ok
 }
