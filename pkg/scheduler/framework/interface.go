@@ -116,6 +116,18 @@ type Scenario interface {
 	// surplus pod at a time, or a whole gang at once. A policy that asks "was the victim
 	// still above its share before this eviction" needs the boundaries.
 	VictimUnits(victimJob api.JobID) [][]*api.PodInfo
+	// Units are all the units in the order they joined. Each carries a sequence number no
+	// other unit of the scenario's life gets, so a filter that judged a prefix of them can
+	// tell from the last number it saw whether that prefix still stands, and judge only
+	// what joined since: the search adds victims one unit at a time and asks after each.
+	Units() []ScenarioUnit
+}
+
+// ScenarioUnit is one unit of a scenario: pods of one victim job that joined together.
+type ScenarioUnit struct {
+	Job  *api.JobInfo
+	Pods []*api.PodInfo
+	Seq  uint64
 }
 
 // ScenarioFilter rejects candidate victim sets that a policy forbids, before any placement

@@ -1,6 +1,8 @@
 package victims
 
 import (
+	"slices"
+
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 )
@@ -13,6 +15,9 @@ type scenario struct {
 	pods      map[api.JobID][]*api.PodInfo
 	units     map[api.JobID][][]*api.PodInfo
 	evicted   map[*api.PodInfo]bool
+	// log holds every unit in joining order; seq numbers them over the scenario's life.
+	log []framework.ScenarioUnit
+	seq uint64
 }
 
 var _ framework.Scenario = &scenario{}
@@ -26,6 +31,7 @@ func (s *scenario) Preemptor() *api.JobInfo                    { return s.preemp
 func (s *scenario) VictimJobs() []*api.JobInfo                 { return s.jobs }
 func (s *scenario) VictimPods(job api.JobID) []*api.PodInfo    { return s.pods[job] }
 func (s *scenario) VictimUnits(job api.JobID) [][]*api.PodInfo { return s.units[job] }
+func (s *scenario) Units() []framework.ScenarioUnit            { return s.log }
 func (s *scenario) isEvicted(p *api.PodInfo) bool              { return s.evicted[p] }
 func (s *scenario) livePods(u *unit) []*api.PodInfo            { return s.filterLive(u.pods) }
 func (s *scenario) hasJob(id api.JobID) bool                   { _, ok := s.pods[id]; return ok }
@@ -51,9 +57,17 @@ func (s *scenario) add(job *api.JobInfo, pods []*api.PodInfo) (undo func()) {
 	for _, p := range pods {
 		s.evicted[p] = true
 	}
+	s.seq++
+	seq := s.seq
+	s.log = append(s.log, framework.ScenarioUnit{Job: job, Pods: pods, Seq: seq})
 	return func() {
 		for _, p := range pods {
 			delete(s.evicted, p)
+		}
+		if last := len(s.log) - 1; last >= 0 && s.log[last].Seq == seq {
+			s.log = s.log[:last] // the common case: undone in reverse order
+		} else {
+			s.log = slices.DeleteFunc(s.log, func(u framework.ScenarioUnit) bool { return u.Seq == seq })
 		}
 		s.pods[job.ID] = s.pods[job.ID][:before]
 		s.units[job.ID] = s.units[job.ID][:len(s.units[job.ID])-1]

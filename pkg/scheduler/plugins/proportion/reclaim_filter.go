@@ -13,63 +13,161 @@ import (
 // with the gang added, stays within its fair share while the victim's branch (less what the
 // scenario already takes from it) is above its own; or if the reclaimer's branch stays within
 // deserved quota while the victim's is above its deserved quota.
+//
+// The search asks after each unit it adds, so the filter remembers its verdicts on the
+// units it judged and judges only those that joined since (see Allows): a plan of V units
+// costs V unit checks, not V squared.
 type reclaimFilter struct {
 	growthFilter
+	// judged are the scenario's units judged so far, in joining order; taken sums, per
+	// victim branch, what they take from it; perJob counts them by job. generation is the
+	// share state's generation they were judged at.
+	judged     []judgedUnit
+	taken      map[*queueState]Vector
+	perJob     map[api.JobID]int
+	generation uint64
+}
+
+// judgedUnit is the verdict on one unit: what it took from which branch, or why it was refused.
+type judgedUnit struct {
+	seq      uint64
+	job      api.JobID
+	branch   *queueState
+	evicting Vector
+	refusal  string
 }
 
 var _ framework.PlanFilter = &reclaimFilter{}
 
 func newReclaimFilter(st *shareState, job *api.JobInfo, taskOrder func(l, r *api.PodInfo) int) *reclaimFilter {
-	return &reclaimFilter{*newGrowthFilter(st, job, taskOrder, framework.Reclaim)}
+	return &reclaimFilter{growthFilter: *newGrowthFilter(st, job, taskOrder, framework.Reclaim),
+		taken: map[*queueState]Vector{}, perJob: map[api.JobID]int{}}
 }
 
 func (f *reclaimFilter) Name() string { return Name }
 
-// Allows checks every victim job of the scenario. An empty scenario is allowed only if the
-// reclaimer is within share or quota at some level, without which no victim can qualify.
+// Allows checks every victim job of the scenario, job by job in joining order and each
+// job's units in joining order. An empty scenario is allowed only if the reclaimer is within
+// share or quota at some level, without which no victim can qualify.
+//
+// Units are judged in joining order, each against what the units before it took, which is
+// the same as job by job while every unit joins after the latest job's units (the search
+// adds one job's units together, and new jobs after old ones). The verdicts on a prefix of
+// units that still stands are kept; a scenario that does not fit this pattern is judged
+// from scratch.
 func (f *reclaimFilter) Allows(sc framework.Scenario) (bool, string) {
-	reclaimerChain := f.st.chain(f.preemptor.Queue)
-	if len(sc.VictimJobs()) == 0 {
-		for _, q := range reclaimerChain {
+	units := sc.Units()
+	if len(units) == 0 {
+		for _, q := range f.st.chain(f.preemptor.Queue) {
 			if f.fitsShare(q) || f.fitsQuota(q) {
 				return true, ""
 			}
 		}
 		return false, fmt.Sprintf("queue %q is at or above its fair share", f.preemptor.Queue)
 	}
-	taken := map[*queueState]Vector{} // what the scenario takes from each victim branch
+	if f.generation != f.st.generation {
+		f.forget(0) // shares moved: nothing judged before holds
+		f.generation = f.st.generation
+	}
+	k := min(len(f.judged), len(units))
+	for k > 0 && units[k-1].Seq != f.judged[k-1].seq {
+		k--
+	}
+	f.forget(k)
+	for _, j := range f.judged {
+		if j.refusal != "" {
+			return false, j.refusal
+		}
+	}
+	for _, u := range units[k:] {
+		if latest := f.latestJob(); f.perJob[u.Job.ID] > 0 && u.Job.ID != latest {
+			f.forget(0)
+			return f.judgeAll(sc)
+		}
+		j := f.judge(u)
+		f.judged = append(f.judged, j)
+		f.perJob[j.job]++
+		if j.refusal != "" {
+			return false, j.refusal
+		}
+		if j.branch != nil {
+			f.taken[j.branch] = f.taken[j.branch].add(j.evicting)
+		}
+	}
+	return true, ""
+}
+
+// latestJob is the job of the latest judged unit, or "".
+func (f *reclaimFilter) latestJob() api.JobID {
+	if len(f.judged) == 0 {
+		return ""
+	}
+	return f.judged[len(f.judged)-1].job
+}
+
+// forget drops the verdicts from the k-th judged unit on, and what they took.
+func (f *reclaimFilter) forget(k int) {
+	for i := len(f.judged) - 1; i >= k; i-- {
+		j := f.judged[i]
+		if j.refusal == "" && j.branch != nil {
+			f.taken[j.branch] = f.taken[j.branch].sub(j.evicting)
+		}
+		f.perJob[j.job]--
+	}
+	f.judged = f.judged[:k]
+}
+
+// judge decides one unit against what the units judged before it took.
+func (f *reclaimFilter) judge(u framework.ScenarioUnit) judgedUnit {
+	j := judgedUnit{seq: u.Seq, job: u.Job.ID}
+	reclaimerChain, victimChain := f.st.chain(f.preemptor.Queue), f.st.chain(u.Job.Queue)
+	if len(victimChain) == 0 {
+		// The victim's queue is missing or invalid: it has no share to protect.
+		if len(reclaimerChain) == 0 || !(f.fitsShare(reclaimerChain[0]) || f.fitsQuota(reclaimerChain[0])) {
+			j.refusal = fmt.Sprintf("queue %q is at or above its fair share", f.preemptor.Queue)
+		}
+		return j
+	}
+	d := 0
+	for d < len(reclaimerChain) && d < len(victimChain) && reclaimerChain[d] == victimChain[d] {
+		d++
+	}
+	if d == len(reclaimerChain) || d == len(victimChain) {
+		j.refusal = fmt.Sprintf("job %s shares queue %q with the reclaimer", u.Job.ID, u.Job.Queue)
+		return j
+	}
+	mine, theirs := reclaimerChain[d], victimChain[d]
+	// Each unit (a surplus pod, or a whole gang) must find the victim's branch above its
+	// share before it goes; otherwise one elastic job could be drained below its quota.
+	for _, p := range u.Pods {
+		j.evicting = j.evicting.add(fromResources(p.Request))
+	}
+	remaining := theirs.allocated.sub(f.taken[theirs])
+	fair := f.fitsShare(mine) && above(remaining, theirs.fair, j.evicting) &&
+		keepsQuota(theirs, remaining.sub(j.evicting), j.evicting)
+	quota := f.fitsQuota(mine) && above(remaining, theirs.deserved, j.evicting)
+	if !fair && !quota {
+		j.refusal = fmt.Sprintf("reclaiming from queue %q for queue %q would not be fair", theirs.info.Name, mine.info.Name)
+	}
+	j.branch = theirs
+	return j
+}
+
+// judgeAll judges the scenario job by job from scratch, remembering nothing.
+func (f *reclaimFilter) judgeAll(sc framework.Scenario) (bool, string) {
+	taken := map[*queueState]Vector{}
 	for _, victim := range sc.VictimJobs() {
-		victimChain := f.st.chain(victim.Queue)
-		if len(victimChain) == 0 {
-			// The victim's queue is missing or invalid: it has no share to protect.
-			if len(reclaimerChain) == 0 || !(f.fitsShare(reclaimerChain[0]) || f.fitsQuota(reclaimerChain[0])) {
-				return false, fmt.Sprintf("queue %q is at or above its fair share", f.preemptor.Queue)
+		for _, pods := range sc.VictimUnits(victim.ID) {
+			saved := f.taken
+			f.taken = taken
+			j := f.judge(framework.ScenarioUnit{Job: victim, Pods: pods})
+			f.taken = saved
+			if j.refusal != "" {
+				return false, j.refusal
 			}
-			continue
-		}
-		d := 0
-		for d < len(reclaimerChain) && d < len(victimChain) && reclaimerChain[d] == victimChain[d] {
-			d++
-		}
-		if d == len(reclaimerChain) || d == len(victimChain) {
-			return false, fmt.Sprintf("job %s shares queue %q with the reclaimer", victim.ID, victim.Queue)
-		}
-		mine, theirs := reclaimerChain[d], victimChain[d]
-		// Each unit (a surplus pod, or a whole gang) must find the victim's branch above its
-		// share before it goes; otherwise one elastic job could be drained below its quota.
-		for _, unit := range sc.VictimUnits(victim.ID) {
-			var evicting Vector
-			for _, p := range unit {
-				evicting = evicting.add(fromResources(p.Request))
+			if j.branch != nil {
+				taken[j.branch] = taken[j.branch].add(j.evicting)
 			}
-			remaining := theirs.allocated.sub(taken[theirs])
-			fair := f.fitsShare(mine) && above(remaining, theirs.fair, evicting) &&
-				keepsQuota(theirs, remaining.sub(evicting), evicting)
-			quota := f.fitsQuota(mine) && above(remaining, theirs.deserved, evicting)
-			if !fair && !quota {
-				return false, fmt.Sprintf("reclaiming from queue %q for queue %q would not be fair", theirs.info.Name, mine.info.Name)
-			}
-			taken[theirs] = taken[theirs].add(evicting)
 		}
 	}
 	return true, ""
