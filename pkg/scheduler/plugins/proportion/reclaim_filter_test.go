@@ -1,0 +1,125 @@
+package proportion
+
+import (
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+)
+
+// stackScenario is a scenario built the way the victim search builds one: units pushed one
+// at a time and undone, mostly last first.
+type stackScenario struct {
+	preemptor *api.JobInfo
+	log       []framework.ScenarioUnit
+	seq       uint64
+}
+
+func (s *stackScenario) Preemptor() *api.JobInfo          { return s.preemptor }
+func (s *stackScenario) Units() []framework.ScenarioUnit { return s.log }
+func (s *stackScenario) VictimJobs() []*api.JobInfo {
+	var jobs []*api.JobInfo
+	for _, u := range s.log {
+		if !slices.Contains(jobs, u.Job) {
+			jobs = append(jobs, u.Job)
+		}
+	}
+	return jobs
+}
+func (s *stackScenario) VictimUnits(job api.JobID) [][]*api.PodInfo {
+	var units [][]*api.PodInfo
+	for _, u := range s.log {
+		if u.Job.ID == job {
+			units = append(units, u.Pods)
+		}
+	}
+	return units
+}
+func (s *stackScenario) VictimPods(job api.JobID) []*api.PodInfo {
+	var pods []*api.PodInfo
+	for _, u := range s.VictimUnits(job) {
+		pods = append(pods, u...)
+	}
+	return pods
+}
+
+// The filter's remembered verdicts must always equal a verdict from scratch (the rule as
+// written, job by job), whatever sequence of additions and undos the search makes —
+// including units joining an earlier job, which the filter cannot judge incrementally.
+func TestReclaimFilterRemembersOnlyWhatStillStands(t *testing.T) {
+	gpu := api.NewResources(0, 0, 1)
+	var nodes []*api.NodeInfo
+	for _, name := range []string{"n1", "n2", "n3"} {
+		nodes = append(nodes, &api.NodeInfo{Name: name, Allocatable: api.NewResources(0, 0, 8)})
+	}
+	queues := []*api.QueueInfo{gpuQueue("d1", "", 12, 1, -1), gpuQueue("d2", "", 12, 1, -1),
+		gpuQueue("a", "d1", 8, 1, -1), gpuQueue("b", "d2", 2, 1, -1), gpuQueue("c", "d2", 2, 1, -1)}
+	job := func(name, queue string, pods int, running bool) *api.JobInfo {
+		j := &api.JobInfo{ID: api.NewJobID("ns", name), Namespace: "ns", Name: name, Queue: queue, MinMember: 1, Preemptible: true}
+		for k := range pods {
+			p := &api.PodInfo{Namespace: "ns", Name: name + "-" + string(rune('0'+k)), Job: j.ID, Request: gpu, Status: api.Pending}
+			if running {
+				p.Status, p.NodeName = api.Running, nodes[k%len(nodes)].Name
+			}
+			j.AddPod(p)
+		}
+		return j
+	}
+	var jobs []*api.JobInfo
+	for i, q := range []string{"b", "b", "c", "b", "c", "c", "b", "b"} {
+		jobs = append(jobs, job(strings.Repeat("v", i+1), q, 3, true))
+	}
+	jobs = append(jobs, job("reclaimer", "a", 8, false))
+	jobs[len(jobs)-1].MinMember = 8
+	snapshot, err := api.NewSnapshot(nodes, jobs, queues)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := func(l, r *api.PodInfo) int { return strings.Compare(l.Name, r.Name) }
+	st := newShareState(snapshot, byName)
+	preemptor := snapshot.Job("ns/reclaimer")
+	var victims []*api.JobInfo
+	for _, j := range snapshot.Jobs {
+		if j != preemptor {
+			victims = append(victims, j)
+		}
+	}
+	verdicts := map[bool]int{}
+	for seed := range uint64(200) {
+		r := rand.New(rand.NewPCG(seed, 7))
+		sc := &stackScenario{preemptor: preemptor}
+		f := newReclaimFilter(st, preemptor, byName)
+		for step := range 40 {
+			switch op := r.IntN(10); {
+			case op < 6 || len(sc.log) == 0: // add one pod of a job, usually the latest or a new one
+				job := victims[r.IntN(len(victims))]
+				if len(sc.log) > 0 && r.IntN(2) == 0 {
+					job = sc.log[len(sc.log)-1].Job
+				}
+				sc.seq++
+				sc.log = append(sc.log, framework.ScenarioUnit{Job: job, Pods: job.Pods[r.IntN(len(job.Pods)):][:1], Seq: sc.seq})
+			case op < 9: // undo the latest
+				sc.log = sc.log[:len(sc.log)-1]
+			default: // undo one in the middle
+				k := r.IntN(len(sc.log))
+				sc.log = slices.Delete(sc.log, k, k+1)
+			}
+			gotOK, gotReason := f.Allows(sc)
+			wantOK, wantReason := newReclaimFilter(st, preemptor, byName).Allows(&stackScenario{preemptor: preemptor, log: slices.Clone(sc.log)})
+			if len(sc.log) > 0 {
+				wantOK, wantReason = newReclaimFilter(st, preemptor, byName).judgeAll(sc)
+			}
+			verdicts[wantOK]++
+			if gotOK != wantOK || gotReason != wantReason {
+				t.Fatalf("seed %d step %d (%d units): remembered verdict %v %q, from scratch %v %q",
+					seed, step, len(sc.log), gotOK, gotReason, wantOK, wantReason)
+			}
+		}
+	}
+	if verdicts[true] < 100 || verdicts[false] < 100 {
+		t.Fatalf("verdicts %v: the sequences must exercise both allowed and refused scenarios", verdicts)
+	}
+}
