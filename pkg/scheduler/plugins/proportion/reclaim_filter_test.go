@@ -18,7 +18,7 @@ type stackScenario struct {
 	seq       uint64
 }
 
-func (s *stackScenario) Preemptor() *api.JobInfo          { return s.preemptor }
+func (s *stackScenario) Preemptor() *api.JobInfo         { return s.preemptor }
 func (s *stackScenario) Units() []framework.ScenarioUnit { return s.log }
 func (s *stackScenario) VictimJobs() []*api.JobInfo {
 	var jobs []*api.JobInfo
