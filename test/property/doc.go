@@ -1,12 +1,32 @@
 // Package property is a randomized property test of the scheduler as a whole. From a seed it
 // generates a small cluster — nodes, a queue tree with min-runtimes set, unset or "0s" at
-// every level, gangs, elastic jobs and sub-groups — as kai-sim manifest text plus a scheduler
-// configuration, runs it with pkg/sim, and judges the timeline with an oracle written apart
-// from the scheduler: it resolves min-runtimes itself from the design rules and imports no
-// scheduler action or plugin, so a mistake shared by both cannot hide.
+// every level, gangs, elastic jobs and sub-groups, and in two scenarios out of five placement
+// features: dedicated taints and tolerations, zone labels with node selectors and required
+// node affinity, FPGAs (example.com/fpga) and nodes that take few pods — as kai-sim manifest
+// text plus a scheduler configuration, runs it with pkg/sim, and judges the timeline with an
+// oracle written apart from the scheduler: it resolves min-runtimes itself from the design
+// rules, judges placement with Kubernetes' own helpers (k8s.io/component-helpers), and
+// imports nothing under pkg/scheduler, so a mistake shared by both cannot hide.
 //
-// This directory owns the generator (generator.go), the oracle (oracle.go) and the tests
-// (property_test.go, oracle_test.go). Run:
+// Every generated job can run on its own: its gang fits on the empty cluster, on the nodes
+// its pods may use, and within its queues' limits. The properties (oracle.go, by id):
+//
+//	S0  consistent timeline: a pod is bound once, evicted only while bound, every eviction
+//	    names its action and preemptor
+//	S1  min-runtime safety: no eviction before run start + the resolved min-runtime, except
+//	    surplus pods of an elastic job that keeps its minimums
+//	S2  only preemptible victims
+//	S3  action rules: preempt within a leaf queue and down in priority, reclaim across queues
+//	K1  placement: every bind tolerates the node's NoSchedule/NoExecute taints and matches its
+//	    node selector and required node affinity; the pods holding a node, bound or still
+//	    terminating, never exceed its allocatable in any resource or in pods
+//	P1  no thrash: a job is not evicted twice for one preemptor before that preemptor starts
+//	P2  promise kept: a preemptor starts within its victims' grace period plus two cycles
+//	P3  liveness: every job completes before the horizon
+//	    determinism: the same seed gives the same scenario and byte-identical results
+//
+// This directory owns the generator (generator.go, placement.go), the oracle (oracle.go) and
+// the tests (property_test.go, oracle_test.go). Run:
 //
 //	go test ./test/property/ -count=1                 # seeds 1..300
 //	PROPERTY_SEEDS=2000 go test ./test/property/      # more seeds

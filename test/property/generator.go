@@ -2,11 +2,14 @@ package property
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
 	"time"
+
+	v1 "k8s.io/api/core/v1"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
 )
@@ -15,8 +18,8 @@ import (
 // against what was asked for rather than against what the simulator parsed.
 type Scenario struct {
 	Seed uint64
-	// NodeGPUs is the GPU count of each node (node-0, node-1, ...).
-	NodeGPUs []int
+	// Nodes are node-0, node-1, ...
+	Nodes []Node
 	// Queues lists parents before their children.
 	Queues []*Queue
 	// Jobs in generation order (j00, j01, ...).
@@ -31,6 +34,21 @@ type Scenario struct {
 	Horizon time.Duration
 }
 
+// Node is one node of the cluster. Without placement features it offers GPUs only (beside
+// ample CPU and memory), and every pod may go there.
+type Node struct {
+	Name string
+	GPUs int
+	// FPGAs is its example.com/fpga allocatable; 0 offers none.
+	FPGAs int
+	// MaxPods is its pods allocatable; 0 is the kubelet's default (sim.DefaultMaxPods).
+	MaxPods int
+	// Zone is its zone label; "" leaves it unlabelled.
+	Zone string
+	// Taints: none, or one dedicated=<value> with effect NoSchedule or NoExecute.
+	Taints []v1.Taint
+}
+
 // Queue is a queue of the tree. Only leaves hold jobs.
 type Queue struct {
 	Name, Parent string
@@ -43,7 +61,8 @@ type Queue struct {
 	Leaf                                 bool
 }
 
-// Job is a PodGroup and its pods; every pod requests GPUs per pod.
+// Job is a PodGroup and its pods; every pod requests GPUs (and FPGAs) per pod and says the
+// same about where it may go.
 type Job struct {
 	Name, Queue, PriorityClass string
 	Priority                   int
@@ -53,6 +72,14 @@ type Job struct {
 	SubGroups                  []SubGroup
 	SubmitAt, Duration         time.Duration
 	Startup, Checkpoint        time.Duration // Checkpoint 0: never
+	// FPGAs per pod (example.com/fpga); 0 asks for none.
+	FPGAs int
+	// Tolerations of every pod.
+	Tolerations []v1.Toleration
+	// Zones, when set, are the zones a pod must run in: required node affinity "zone In
+	// Zones", or with ZoneBySelector (one zone) a nodeSelector.
+	Zones          []string
+	ZoneBySelector bool
 }
 
 // Pod is one pod of a job; SubGroup is "" outside sub-groups.
@@ -83,22 +110,78 @@ var queueNames = []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot
 // minRuntimeChoices are the non-zero protections drawn; short, so that scenarios stay small.
 var minRuntimeChoices = []time.Duration{20 * time.Second, time.Minute, 2 * time.Minute, 5 * time.Minute}
 
+// placementShare is the share of scenarios, in fifths, given placement features: taints
+// and tolerations, zones and node affinity, FPGAs, small pod counts.
+const placementShare = 2
+
 // Generate builds the scenario of a seed. The same seed always gives the same scenario.
 func Generate(seed uint64) *Scenario {
 	r := rand.New(rand.NewPCG(seed, seed))
+	// Placement features draw from a stream of their own, so that every other draw stays as
+	// it was before they existed: a seed without them generates the same scenario as then.
+	var place *rand.Rand
+	if p := rand.New(rand.NewPCG(seed, ^seed)); p.IntN(5) < placementShare {
+		place = p
+	}
 	s := &Scenario{Seed: seed}
-	for range 1 + r.IntN(4) {
-		s.NodeGPUs = append(s.NodeGPUs, 2+r.IntN(7))
+	for i := range 1 + r.IntN(4) {
+		s.Nodes = append(s.Nodes, Node{Name: fmt.Sprintf("node-%d", i), GPUs: 2 + r.IntN(7)})
+	}
+	if place != nil {
+		s.placeNodes(place)
 	}
 	s.generateQueues(r)
 	s.DefaultPreempt, s.DefaultReclaim = optionalMinRuntime(r), optionalMinRuntime(r)
 	s.Method = []string{"", "lca", "queue"}[r.IntN(3)]
 	s.Period = []time.Duration{time.Second, 2 * time.Second, 5 * time.Second}[r.IntN(3)]
 	for i := range 3 + r.IntN(8) {
-		s.Jobs = append(s.Jobs, s.generateJob(r, i))
+		s.Jobs = append(s.Jobs, s.generateJob(r, place, i))
 	}
 	s.Horizon = s.horizon()
 	return s
+}
+
+// placeNodes labels every node with a zone and gives some a dedicated taint, FPGAs or room
+// for only a few pods. Nothing here can leave a job without a node: each job's constraints
+// are drawn afterwards from a node it may use (constrain).
+func (s *Scenario) placeNodes(r *rand.Rand) {
+	for i := range s.Nodes {
+		n := &s.Nodes[i]
+		n.Zone = placementZones[r.IntN(len(placementZones))]
+		if r.IntN(3) == 0 {
+			n.Taints = []v1.Taint{dedicatedTaint(r)}
+		}
+		if r.IntN(2) == 0 {
+			n.FPGAs = 1 + r.IntN(2)
+		}
+		if r.IntN(4) == 0 {
+			n.MaxPods = 1 + r.IntN(3)
+		}
+	}
+}
+
+// constrain draws where the job's pods may go, starting from one node, its anchor, that they
+// must be able to use: they tolerate its taint, require a set of zones that holds its zone,
+// and ask for an FPGA only if it has one. The anchor is thus never tainted for a job that
+// tolerates nothing, and every job keeps a node its pods fit on.
+func (s *Scenario) constrain(r *rand.Rand, j *Job) {
+	anchor := s.Nodes[r.IntN(len(s.Nodes))]
+	switch {
+	case len(anchor.Taints) > 0:
+		j.Tolerations = []v1.Toleration{tolerationOf(r, anchor.Taints[0])}
+	case r.IntN(4) == 0:
+		j.Tolerations = []v1.Toleration{tolerationOf(r, dedicatedTaint(r))} // may open other nodes
+	}
+	if anchor.FPGAs > 0 && r.IntN(3) == 0 {
+		j.FPGAs = 1
+	}
+	if r.IntN(2) == 0 {
+		j.Zones = []string{anchor.Zone}
+		if other := placementZones[r.IntN(len(placementZones))]; other != anchor.Zone && r.IntN(2) == 0 {
+			j.Zones = append(j.Zones, other)
+		}
+		j.ZoneBySelector = len(j.Zones) == 1 && r.IntN(2) == 0
+	}
 }
 
 // optionalMinRuntime is unset, "0s" or a protection, so inheritance, its explicit stop and
@@ -165,18 +248,25 @@ func (s *Scenario) generateQueues(r *rand.Rand) {
 	}
 }
 
-// generateJob makes a job that can run on its own: its gang fits on the empty cluster and
-// under every limit of its queue chain, and a non-preemptible gang within every quota.
-func (s *Scenario) generateJob(r *rand.Rand, index int) *Job {
+// generateJob makes a job that can run on its own: its gang fits on the empty cluster, on
+// the nodes its pods may use, and under every limit of its queue chain, and a
+// non-preemptible gang within every quota. place draws its placement constraints; nil
+// leaves it free to go anywhere.
+func (s *Scenario) generateJob(r, place *rand.Rand, index int) *Job {
 	leaves := s.Leaves()
 	j := &Job{Name: fmt.Sprintf("j%02d", index), Queue: leaves[r.IntN(len(leaves))].Name}
+	if place != nil {
+		s.constrain(place, j)
+	}
 	limit, quota := s.chainBounds(j.Queue)
-	j.GPUs = 1 + r.IntN(slicesMax(s.NodeGPUs))
+	j.GPUs = 1 + r.IntN(s.maxNodeGPUs())
 	limitGPUs := 1 << 20 // unlimited
 	if !math.IsInf(limit, 1) {
 		limitGPUs = int(limit)
 	}
-	gangCap := func() int { return min(s.slots(j.GPUs), limitGPUs/j.GPUs, 4) }
+	// Fewer GPUs per pod until a pod fits: at one GPU every node the job may use holds one, and
+	// there is always one (any node, or the anchor of constrain).
+	gangCap := func() int { return min(s.slots(j), limitGPUs/j.GPUs, 4) }
 	for gangCap() < 1 {
 		j.GPUs--
 	}
@@ -238,27 +328,31 @@ func (s *Scenario) chainBounds(leaf string) (limit, quota float64) {
 	return limit, quota
 }
 
-// slots is how many pods of the given GPU size the empty cluster holds.
-func (s *Scenario) slots(gpus int) int {
+// slots is how many pods of the job the empty cluster holds: on each node its pods may use,
+// as many as the node's resources and pod count take.
+func (s *Scenario) slots(j *Job) int {
+	pod := j.PodObject(Pod{})
 	n := 0
-	for _, g := range s.NodeGPUs {
-		n += g / gpus
+	for i := range s.Nodes {
+		if node := s.Nodes[i].Object(); refusal(pod, node) == "" {
+			n += podsFit(node, pod)
+		}
 	}
 	return n
 }
 
 func (s *Scenario) totalGPUs() int {
 	n := 0
-	for _, g := range s.NodeGPUs {
-		n += g
+	for _, node := range s.Nodes {
+		n += node.GPUs
 	}
 	return n
 }
 
-func slicesMax(v []int) int {
-	m := v[0]
-	for _, x := range v[1:] {
-		m = max(m, x)
+func (s *Scenario) maxNodeGPUs() int {
+	m := 0
+	for _, node := range s.Nodes {
+		m = max(m, node.GPUs)
 	}
 	return m
 }
@@ -322,13 +416,23 @@ func (s *Scenario) Ancestry(name string) []*Queue {
 	return path
 }
 
-// ScenarioYAML renders the scenario as the manifests kai-sim reads.
+// ScenarioYAML renders the scenario as the manifests kai-sim reads. Nodes and pods are
+// written from their Kubernetes objects (Object, PodObject), the Kubernetes parts in JSON
+// flow style, so the manifests say exactly what the oracle judges against.
 func (s *Scenario) ScenarioYAML() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Generated by test/property from seed %d.\n", s.Seed)
-	for i, gpus := range s.NodeGPUs {
-		fmt.Fprintf(&b, "---\napiVersion: v1\nkind: Node\nmetadata: {name: node-%d}\nstatus:\n"+
-			"  allocatable: {cpu: \"64\", memory: 512Gi, nvidia.com/gpu: \"%d\", pods: \"110\"}\n", i, gpus)
+	for i := range s.Nodes {
+		node := s.Nodes[i].Object()
+		fmt.Fprintf(&b, "---\napiVersion: v1\nkind: Node\nmetadata: {name: %s", node.Name)
+		if len(node.Labels) > 0 {
+			fmt.Fprintf(&b, ", labels: %s", flow(node.Labels))
+		}
+		b.WriteString("}\n")
+		if len(node.Spec.Taints) > 0 {
+			fmt.Fprintf(&b, "spec:\n  taints: %s\n", flow(node.Spec.Taints))
+		}
+		fmt.Fprintf(&b, "status:\n  allocatable: %s\n", flow(node.Status.Allocatable))
 	}
 	for _, q := range s.Queues {
 		fmt.Fprintf(&b, "---\napiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: %s}\nspec:\n", q.Name)
@@ -362,15 +466,35 @@ func (s *Scenario) ScenarioYAML() string {
 			}
 		}
 		for _, p := range j.Pods {
-			fmt.Fprintf(&b, "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: %s\n  annotations: {pod-group-name: %s}\n", p.Name, j.Name)
-			if p.SubGroup != "" {
-				fmt.Fprintf(&b, "  labels: {kai.scheduler/subgroup-name: %s}\n", p.SubGroup)
+			pod := j.PodObject(p)
+			fmt.Fprintf(&b, "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: %s\n  annotations: %s\n", pod.Name, flow(pod.Annotations))
+			if len(pod.Labels) > 0 {
+				fmt.Fprintf(&b, "  labels: %s\n", flow(pod.Labels))
 			}
-			fmt.Fprintf(&b, "spec:\n  terminationGracePeriodSeconds: %d\n  containers:\n"+
-				"  - {name: main, image: w, resources: {requests: {cpu: \"1\", memory: 1Gi, nvidia.com/gpu: \"%d\"}}}\n", p.Grace, j.GPUs)
+			spec := pod.Spec
+			fmt.Fprintf(&b, "spec:\n  terminationGracePeriodSeconds: %d\n", *spec.TerminationGracePeriodSeconds)
+			if len(spec.NodeSelector) > 0 {
+				fmt.Fprintf(&b, "  nodeSelector: %s\n", flow(spec.NodeSelector))
+			}
+			if spec.Affinity != nil {
+				fmt.Fprintf(&b, "  affinity: %s\n", flow(spec.Affinity))
+			}
+			if len(spec.Tolerations) > 0 {
+				fmt.Fprintf(&b, "  tolerations: %s\n", flow(spec.Tolerations))
+			}
+			fmt.Fprintf(&b, "  containers: %s\n", flow(spec.Containers))
 		}
 	}
 	return b.String()
+}
+
+// flow writes a value as JSON, which YAML reads as flow style.
+func flow(v any) string {
+	text, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // the values are built here from plain Kubernetes types
+	}
+	return string(text)
 }
 
 // ConfigYAML renders the scheduler configuration: the default plugin list with the

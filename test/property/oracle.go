@@ -1,10 +1,16 @@
 package property
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
+	"strings"
 	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
 )
@@ -30,6 +36,11 @@ const (
 	PropPromise = "P2 promise kept"
 	// P3: every job completes before the horizon.
 	PropLiveness = "P3 liveness"
+	// K1: every bind is one kube-scheduler would allow: the pod tolerates the node's NoSchedule
+	// and NoExecute taints and matches its node selector and required node affinity, and the
+	// pods holding the node (bound, or evicted and still terminating) never ask for more of any
+	// resource, nor are more pods, than it has allocatable.
+	PropPlacement = "K1 placement"
 	// Determinism: the same seed gives byte-identical JSON.
 	PropDeterminism = "determinism"
 )
@@ -68,6 +79,9 @@ type Figures struct {
 	// ProtectedRefused counts victims the scheduler refused to a preemptor because min-runtime
 	// still protected them (kai-sim's protectedRefusals).
 	ProtectedRefused int
+	// Binds is every bind judged by K1; TaintedBinds those onto a tainted node, AffinityBinds those of a pod that some node of its cluster does not match,
+	// and FullBinds those that left the node with no room for a GPU, an FPGA or a pod.
+	Binds, TaintedBinds, AffinityBinds, FullBinds int
 }
 
 // Add sums figures.
@@ -77,6 +91,10 @@ func (f *Figures) Add(o Figures) {
 	f.ProtectionExpired += o.ProtectionExpired
 	f.ElasticAllowed += o.ElasticAllowed
 	f.ProtectedRefused += o.ProtectedRefused
+	f.Binds += o.Binds
+	f.TaintedBinds += o.TaintedBinds
+	f.AffinityBinds += o.AffinityBinds
+	f.FullBinds += o.FullBinds
 }
 
 // MinRuntime resolves the protection of a victim in victimQueue against an eviction by
@@ -111,12 +129,16 @@ func (s *Scenario) MinRuntime(action, preemptorQueue, victimQueue string) (time.
 	return 0, "no value set"
 }
 
-// Judge checks a run of s against every property and counts what it checked.
+// Judge checks a run of s against every property and counts what it checked. It replays
+// the events in time order; events of one time keep their order, which is the order things
+// happened within a scheduling cycle.
 func Judge(s *Scenario, r *sim.Result) ([]Failure, Figures) {
 	j := newJudge(s)
-	last := lastOfBurst(r.Events)
-	j.bindNodes = bindNodes(r.Events)
-	for i, e := range r.Events {
+	events := slices.Clone(r.Events)
+	slices.SortStableFunc(events, func(a, b sim.Event) int { return cmp.Compare(a.Time, b.Time) })
+	last := lastOfBurst(events)
+	j.bindNodes = bindNodes(events)
+	for i, e := range events {
 		switch e.Type {
 		case sim.EventBind:
 			j.bind(e)
@@ -154,8 +176,40 @@ type judge struct {
 	// bindNodes holds the nodes a job's pods are bound to at one time (all its Bind events
 	// at that time), for the pods it waited for there.
 	bindNodes map[bindKey][]string
-	failures  []Failure
-	figures   Figures
+	// nodes and podObjects are the scenario's nodes and pods as Kubernetes objects (K1).
+	nodes      map[string]*v1.Node
+	podObjects map[string]*v1.Pod
+	// holders lists the pods holding each node, for K1. Unlike terminating, which keeps every
+	// eviction for P2, it drops a pod once it is gone.
+	holders  map[string][]*holding
+	failures []Failure
+	figures  Figures
+}
+
+// holding is a pod on a node: bound (gone is +Inf), or evicted at began and terminating until
+// gone, when its grace period ends.
+type holding struct {
+	pod, job    string
+	began, gone float64
+}
+
+// goneBy reports whether the pod has left its node for a bind at time t. The kubelet removes
+// a terminating pod in the first cycle at or after its grace period ends, before that cycle
+// schedules, but never in the cycle that evicted it: those binds still see it, whatever its
+// grace period.
+func (h *holding) goneBy(t float64) bool { return h.gone <= t && h.began < t }
+
+// boundHolding is the holding of a pod bound and not evicted since, on whatever node; nil if
+// there is none.
+func (j *judge) boundHolding(pod string) *holding {
+	for _, list := range j.holders {
+		for _, h := range list {
+			if h.pod == pod && math.IsInf(h.gone, 1) {
+				return h
+			}
+		}
+	}
+	return nil
 }
 
 // promise is what a preemptor was given: the last eviction made for it and the longest grace
@@ -188,13 +242,18 @@ func newJudge(s *Scenario) *judge {
 	j := &judge{s: s, jobs: map[string]*Job{}, pods: map[string]Pod{}, active: map[string]map[string]bool{},
 		runStart: map[string]float64{}, completed: map[string]bool{}, evictedFor: map[[2]string]float64{},
 		bursts: map[burstKey][]string{}, promises: map[string]*promise{}, terminating: map[string][]termination{},
+		nodes: map[string]*v1.Node{}, podObjects: map[string]*v1.Pod{}, holders: map[string][]*holding{},
 		figures: Figures{Scenarios: 1}}
 	for _, job := range s.Jobs {
 		key := "default/" + job.Name
 		j.jobs[key], j.active[key] = job, map[string]bool{}
 		for _, p := range job.Pods {
 			j.pods[p.Name] = p
+			j.podObjects[p.Name] = job.PodObject(p)
 		}
+	}
+	for i := range s.Nodes {
+		j.nodes[s.Nodes[i].Name] = s.Nodes[i].Object()
 	}
 	return j
 }
@@ -241,6 +300,7 @@ func (j *judge) bind(e sim.Event) {
 	}
 	active[e.Pod] = true
 	j.served(e.PodGroup, e.Time)
+	j.checkPlacement(e)
 }
 
 func (j *judge) evict(e sim.Event, lastOfBurst bool) {
@@ -255,6 +315,10 @@ func (j *judge) evict(e sim.Event, lastOfBurst bool) {
 		return
 	}
 	delete(active, e.Pod)
+	grace := j.pods[e.Pod].Grace
+	if h := j.boundHolding(e.Pod); h != nil {
+		h.began, h.gone = e.Time, e.Time+float64(grace) // it holds its node while it terminates
+	}
 	preemptor, ok := j.jobs[e.Preemptor]
 	if !ok || (e.Action != "preempt" && e.Action != "reclaim") {
 		j.fail(PropConsistent, e, "eviction with action %q for preemptor %q, not a reclaim or preempt for a job of the scenario", e.Action, e.Preemptor)
@@ -271,7 +335,6 @@ func (j *judge) evict(e sim.Event, lastOfBurst bool) {
 		p = &promise{}
 		j.promises[e.Preemptor] = p
 	}
-	grace := j.pods[e.Pod].Grace
 	p.last, p.grace, p.victims = e.Time, max(p.grace, grace), p.victims+1
 	j.terminating[e.Node] = append(j.terminating[e.Node], termination{began: e.Time, ends: e.Time + float64(grace)})
 }
@@ -391,6 +454,88 @@ func (j *judge) complete(e sim.Event) {
 	}
 	j.completed[e.PodGroup] = true
 	clear(j.active[e.PodGroup]) // a finished job's pods leave without eviction events
+	// Its terminating pods go with it: kai-sim deletes every pod of a finished job.
+	for node, list := range j.holders {
+		j.holders[node] = slices.DeleteFunc(list, func(h *holding) bool { return h.job == e.PodGroup })
+	}
+}
+
+// checkPlacement is K1 for the bind e: the node's taints and the pod's node selector and
+// required node affinity, then the sum of what the pods holding the node ask for, this one
+// included, against its allocatable. Resources only get taken by binds, so checking at
+// every bind checks every moment.
+func (j *judge) checkPlacement(e sim.Event) {
+	pod, node := j.podObjects[e.Pod], j.nodes[e.Node]
+	switch {
+	case pod == nil:
+		j.fail(PropPlacement, e, "bind of a pod the scenario does not have")
+		return
+	case node == nil:
+		j.fail(PropPlacement, e, "bound to node %q, which the scenario does not have", e.Node)
+		return
+	}
+	if why := refusal(pod, node); why != "" {
+		j.fail(PropPlacement, e, "bound to %s: %s", e.Node, why)
+	}
+	holders := slices.DeleteFunc(j.holders[e.Node], func(h *holding) bool { return h.goneBy(e.Time) })
+	holders = append(holders, &holding{pod: e.Pod, job: e.PodGroup, gone: math.Inf(1)})
+	j.holders[e.Node] = holders
+	j.checkCapacity(e, node, holders)
+	j.figures.Binds++
+	if len(node.Spec.Taints) > 0 {
+		j.figures.TaintedBinds++
+	}
+	if len(pod.Spec.NodeSelector) > 0 || pod.Spec.Affinity != nil {
+		for _, other := range j.nodes {
+			if refusal(pod, other) != "" {
+				j.figures.AffinityBinds++
+				break
+			}
+		}
+	}
+}
+
+// checkCapacity compares what the holders of node ask for, resource by resource and in pods,
+// with its allocatable.
+func (j *judge) checkCapacity(e sim.Event, node *v1.Node, holders []*holding) {
+	used := v1.ResourceList{v1.ResourcePods: *resource.NewQuantity(int64(len(holders)), resource.DecimalSI)}
+	for _, h := range holders {
+		for name, q := range podRequests(j.podObjects[h.pod]) {
+			sum := used[name]
+			sum.Add(q)
+			used[name] = sum
+		}
+	}
+	full := false
+	for _, name := range slices.Sorted(maps.Keys(used)) {
+		q, have := used[name], node.Status.Allocatable[name]
+		switch c := q.Cmp(have); {
+		case c > 0 && name == v1.ResourcePods:
+			j.fail(PropPlacement, e, "%s over-committed: held by %s pods (%s), it takes %s",
+				e.Node, q.String(), describeHolders(holders), have.String())
+		case c > 0:
+			j.fail(PropPlacement, e, "%s over-committed: %s %s asked for by the pods holding it (%s), %s allocatable",
+				e.Node, q.String(), name, describeHolders(holders), have.String())
+		case c == 0 && (name == gpuResource || name == fpgaResource || name == v1.ResourcePods):
+			full = true
+		}
+	}
+	if full {
+		j.figures.FullBinds++
+	}
+}
+
+// describeHolders names the pods holding a node, with when the terminating ones leave.
+func describeHolders(holders []*holding) string {
+	var names []string
+	for _, h := range holders {
+		if math.IsInf(h.gone, 1) {
+			names = append(names, h.pod)
+		} else {
+			names = append(names, fmt.Sprintf("%s terminating until %s", h.pod, clock(h.gone)))
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 // finish checks what must have happened by the end: promises due before it (P2) and every

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
+
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
 )
 
@@ -22,7 +24,7 @@ func dur(d time.Duration) *time.Duration { return &d }
 // Jobs: v (train, leaf1), p (train, leaf3), q (build-preemptible, leaf1), n (build, leaf2),
 // el (train, leaf1, three pods with minMember 1).
 func designTree() *Scenario {
-	s := &Scenario{NodeGPUs: []int{8}, Period: time.Second, Horizon: time.Hour, DefaultPreempt: dur(45 * time.Second)}
+	s := &Scenario{Nodes: []Node{{Name: "node-0", GPUs: 8}}, Period: time.Second, Horizon: time.Hour, DefaultPreempt: dur(45 * time.Second)}
 	s.Queues = []*Queue{
 		{Name: "A", ReclaimMinRuntime: dur(30 * time.Second)},
 		{Name: "B", Parent: "A", PreemptMinRuntime: dur(600 * time.Second), ReclaimMinRuntime: dur(600 * time.Second)},
@@ -43,6 +45,33 @@ func designTree() *Scenario {
 	s.Jobs = []*Job{
 		job("v", "leaf1", "train", 1, 1), job("p", "leaf3", "train", 1, 1), job("q", "leaf1", "build-preemptible", 1, 1),
 		job("n", "leaf2", "build", 1, 1), job("el", "leaf1", "train", 3, 1),
+	}
+	return s
+}
+
+// placementTree is designTree on three nodes:
+//
+//	node-0  zone a  2 FPGAs
+//	node-1  zone b  tainted dedicated=infer:NoSchedule
+//	node-2  zone a  1 FPGA, room for two pods
+//
+// v and p ask for an FPGA per pod; q tolerates any dedicated taint and requires zone b, so
+// node-1 is the only node it may use; n and el ask for nothing more than a GPU.
+func placementTree() *Scenario {
+	s := designTree()
+	s.Nodes = []Node{
+		{Name: "node-0", GPUs: 8, FPGAs: 2, Zone: "a"},
+		{Name: "node-1", GPUs: 8, Zone: "b", Taints: []v1.Taint{{Key: "dedicated", Value: "infer", Effect: v1.TaintEffectNoSchedule}}},
+		{Name: "node-2", GPUs: 8, FPGAs: 1, MaxPods: 2, Zone: "a"},
+	}
+	for _, j := range s.Jobs {
+		switch j.Name {
+		case "v", "p":
+			j.FPGAs = 1
+		case "q":
+			j.Tolerations = []v1.Toleration{{Key: "dedicated", Operator: v1.TolerationOpExists}}
+			j.Zones = []string{"b"}
+		}
 	}
 	return s
 }
@@ -90,12 +119,24 @@ func ev(time float64, typ, job string, podActionPreemptor ...string) sim.Event {
 	return e
 }
 
+// bind binds pods onto node-0, designTree's only node, and starts the job.
 func bind(t float64, job string, pods ...string) []sim.Event {
+	return bindOn(t, job, "node-0", pods...)
+}
+
+func bindOn(t float64, job, node string, pods ...string) []sim.Event {
 	var events []sim.Event
 	for _, p := range pods {
-		events = append(events, ev(t, sim.EventBind, job, p))
+		e := ev(t, sim.EventBind, job, p)
+		e.Node = node
+		events = append(events, e)
 	}
 	return append(events, ev(t, sim.EventStart, job))
+}
+
+// runOn runs the job's first pod on node from t for 100s.
+func runOn(t float64, job, node string) []sim.Event {
+	return append(bindOn(t, job, node, job+"-0"), complete(t+100, job)...)
 }
 
 // timeline joins event lists; every job of designTree not named in done is left unfinished.
@@ -129,46 +170,91 @@ func others(jobs ...string) []sim.Event {
 // each broken one must be reported under the right property, so no property is a check that
 // cannot fail.
 func TestOracleCanFail(t *testing.T) {
+	evictOn := func(t float64, job, pod, node, action, preemptor string) []sim.Event {
+		e := ev(t, sim.EventEvict, job, pod, action, preemptor)
+		e.Node = node
+		return []sim.Event{e}
+	}
 	evict := func(t float64, job, pod, action, preemptor string) []sim.Event {
-		return []sim.Event{ev(t, sim.EventEvict, job, pod, action, preemptor)}
+		return evictOn(t, job, pod, "node-0", action, preemptor)
 	}
 	for _, c := range []struct {
-		name string
-		run  *sim.Result
-		want []string // properties expected, in any order; none for a correct run
+		name     string
+		scenario func() *Scenario // designTree when nil
+		run      *sim.Result
+		want     []string // properties expected, in any order; none for a correct run
 	}{
-		{"reclaim when protection ends is correct", timeline(3000,
+		{"reclaim when protection ends is correct", nil, timeline(3000,
 			bind(0, "v", "v-0"), evict(600, "v", "v-0", "reclaim", "p"), bind(606, "p", "p-0"), complete(700, "p"),
 			bind(701, "v", "v-0"), complete(900, "v"), others("q", "n"), bind(0, "el", "el-0"), complete(10, "el"),
 		), nil},
-		{"early eviction", timeline(3000,
+		{"early eviction", nil, timeline(3000,
 			bind(0, "v", "v-0"), evict(60, "v", "v-0", "reclaim", "p"), bind(66, "p", "p-0"), complete(700, "p"),
 			bind(701, "v", "v-0"), complete(900, "v"), others("q", "n"), bind(0, "el", "el-0"), complete(10, "el"),
 		), []string{PropSafety}},
-		{"thrash: evicted twice for a preemptor that never started in between", timeline(3000,
+		{"thrash: evicted twice for a preemptor that never started in between", nil, timeline(3000,
 			bind(0, "v", "v-0"), evict(600, "v", "v-0", "reclaim", "p"), bind(606, "v", "v-0"),
 			evict(1206, "v", "v-0", "reclaim", "p"), bind(1212, "p", "p-0"), complete(1300, "p"),
 			bind(1301, "v", "v-0"), complete(1900, "v"), others("q", "n"), bind(0, "el", "el-0"), complete(10, "el"),
 		), []string{PropNoThrash}},
-		{"promise broken: the preemptor starts long after its victim's grace period", timeline(3000,
+		{"promise broken: the preemptor starts long after its victim's grace period", nil, timeline(3000,
 			bind(0, "v", "v-0"), evict(600, "v", "v-0", "reclaim", "p"), bind(700, "p", "p-0"), complete(800, "p"),
 			bind(801, "v", "v-0"), complete(900, "v"), others("q", "n"), bind(0, "el", "el-0"), complete(10, "el"),
 		), []string{PropPromise}},
-		{"unsettled: jobs left running at the horizon", timeline(3600,
+		{"unsettled: jobs left running at the horizon", nil, timeline(3600,
 			bind(0, "v", "v-0"), others("q", "n", "p"), bind(0, "el", "el-0"), complete(10, "el"),
 		), []string{PropLiveness}},
-		{"elastic job loses a surplus pod while protected, then its gang", timeline(3000,
+		{"elastic job loses a surplus pod while protected, then its gang", nil, timeline(3000,
 			bind(0, "el", "el-0", "el-1", "el-2"), evict(10, "el", "el-2", "preempt", "q"),
 			evict(20, "el", "el-0", "preempt", "q"), evict(20, "el", "el-1", "preempt", "q"),
 			bind(26, "q", "q-0"), complete(100, "q"), bind(101, "el", "el-0"), complete(200, "el"), others("v", "n", "p"),
 		), []string{PropSafety, PropNoThrash}},
-		{"non-preemptible victim", timeline(3000,
+		{"non-preemptible victim", nil, timeline(3000,
 			bind(0, "n", "n-0"), evict(1000, "n", "n-0", "reclaim", "p"), bind(1006, "p", "p-0"), complete(1100, "p"),
 			bind(1101, "n", "n-0"), complete(1200, "n"), others("v", "q"), bind(0, "el", "el-0"), complete(10, "el"),
 		), []string{PropPreemptible}},
+		{"placement kept: the FPGA passes from a victim to its preemptor once the victim is gone", placementTree, timeline(3000,
+			bindOn(0, "v", "node-2", "v-0"), evictOn(600, "v", "v-0", "node-2", "reclaim", "p"), bindOn(605, "p", "node-2", "p-0"),
+			complete(700, "p"), bindOn(701, "v", "node-2", "v-0"), complete(900, "v"),
+			runOn(0, "q", "node-1"), runOn(0, "n", "node-0"), runOn(0, "el", "node-0"),
+		), nil},
+		{"FPGA over-committed: taken while its holder still terminates", placementTree, timeline(3000,
+			bindOn(0, "v", "node-2", "v-0"), evictOn(600, "v", "v-0", "node-2", "reclaim", "p"), bindOn(603, "p", "node-2", "p-0"),
+			complete(700, "p"), bindOn(701, "v", "node-2", "v-0"), complete(900, "v"),
+			runOn(0, "q", "node-1"), runOn(0, "n", "node-0"), runOn(0, "el", "node-0"),
+		), []string{PropPlacement}},
+		{"FPGA over-committed: taken in the cycle that evicted its holder, though its grace is 0s", func() *Scenario {
+			s := placementTree()
+			s.Jobs[0].Pods[0].Grace = 0 // v-0
+			return s
+		}, timeline(3000,
+			bindOn(0, "v", "node-2", "v-0"), evictOn(600, "v", "v-0", "node-2", "reclaim", "p"), bindOn(600, "p", "node-2", "p-0"),
+			complete(700, "p"), bindOn(701, "v", "node-2", "v-0"), complete(900, "v"),
+			runOn(0, "q", "node-1"), runOn(0, "n", "node-0"), runOn(0, "el", "node-0"),
+		), []string{PropPlacement}},
+		{"FPGA over-committed: one FPGA given to two running pods", placementTree, timeline(3000,
+			runOn(0, "v", "node-2"), runOn(50, "p", "node-2"),
+			runOn(0, "q", "node-1"), runOn(0, "n", "node-0"), runOn(0, "el", "node-0"),
+		), []string{PropPlacement}},
+		{"untolerated taint: a pod without tolerations on the tainted node", placementTree, timeline(3000,
+			runOn(0, "v", "node-0"), runOn(0, "p", "node-0"),
+			runOn(0, "q", "node-1"), runOn(0, "n", "node-1"), runOn(0, "el", "node-0"),
+		), []string{PropPlacement}},
+		{"node affinity not matched: a pod that requires zone b in zone a", placementTree, timeline(3000,
+			runOn(0, "v", "node-0"), runOn(0, "p", "node-0"),
+			runOn(0, "q", "node-0"), runOn(0, "n", "node-0"), runOn(0, "el", "node-0"),
+		), []string{PropPlacement}},
+		{"too many pods: three pods on a node that takes two", placementTree, timeline(3000,
+			runOn(0, "v", "node-0"), runOn(0, "p", "node-0"),
+			runOn(0, "q", "node-1"), runOn(0, "n", "node-0"), bindOn(0, "el", "node-2", "el-0", "el-1", "el-2"), complete(10, "el"),
+		), []string{PropPlacement}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			failures, _ := Judge(designTree(), c.run)
+			scenario := designTree
+			if c.scenario != nil {
+				scenario = c.scenario
+			}
+			failures, _ := Judge(scenario(), c.run)
 			got := propertyList(failures)
 			slices.Sort(got)
 			want := slices.Clone(c.want)

@@ -1,0 +1,169 @@
+package property
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+
+	"github.com/go-logr/logr"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	resourcehelper "k8s.io/component-helpers/resource"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
+)
+
+// Where pods may go. The scenario model keeps nodes and jobs in its own terms; Object and
+// PodObject turn them into the Kubernetes objects that ScenarioYAML renders and the oracle
+// judges with, so the manifests and the judgement read one description. The rules themselves
+// (refusal) are Kubernetes' published helpers, the reference kube-scheduler uses, never the
+// scheduler's code.
+
+// Resource names and labels the scenarios use.
+const (
+	gpuResource  v1.ResourceName = "nvidia.com/gpu"
+	fpgaResource v1.ResourceName = "example.com/fpga"
+	zoneLabel                    = "zone"
+	dedicatedKey                 = "dedicated"
+)
+
+// placementZones and dedicatedValues are the zone labels and dedicated=<value> taints drawn;
+// few, so that jobs and nodes often meet.
+var (
+	placementZones  = []string{"a", "b", "c"}
+	dedicatedValues = []string{"infer", "batch"}
+	taintEffects    = []v1.TaintEffect{v1.TaintEffectNoSchedule, v1.TaintEffectNoExecute}
+)
+
+// Object is the node as kai-sim reads it.
+func (n *Node) Object() *v1.Node {
+	maxPods := n.MaxPods
+	if maxPods == 0 {
+		maxPods = sim.DefaultMaxPods
+	}
+	node := &v1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: n.Name},
+		Spec:       v1.NodeSpec{Taints: n.Taints},
+		Status: v1.NodeStatus{Allocatable: v1.ResourceList{
+			v1.ResourceCPU: resource.MustParse("64"), v1.ResourceMemory: resource.MustParse("512Gi"),
+			gpuResource:     *resource.NewQuantity(int64(n.GPUs), resource.DecimalSI),
+			v1.ResourcePods: *resource.NewQuantity(int64(maxPods), resource.DecimalSI),
+		}},
+	}
+	if n.FPGAs > 0 {
+		node.Status.Allocatable[fpgaResource] = *resource.NewQuantity(int64(n.FPGAs), resource.DecimalSI)
+	}
+	if n.Zone != "" {
+		node.Labels = map[string]string{zoneLabel: n.Zone}
+	}
+	return node
+}
+
+// PodObject is pod p of the job as kai-sim reads it: every pod of a job asks the same.
+func (j *Job) PodObject(p Pod) *v1.Pod {
+	requests := v1.ResourceList{
+		v1.ResourceCPU: resource.MustParse("1"), v1.ResourceMemory: resource.MustParse("1Gi"),
+		gpuResource: *resource.NewQuantity(int64(j.GPUs), resource.DecimalSI),
+	}
+	if j.FPGAs > 0 {
+		requests[fpgaResource] = *resource.NewQuantity(int64(j.FPGAs), resource.DecimalSI)
+	}
+	grace := int64(p.Grace)
+	pod := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: "default", Annotations: map[string]string{"pod-group-name": j.Name}},
+		Spec: v1.PodSpec{
+			TerminationGracePeriodSeconds: &grace,
+			Tolerations:                   j.Tolerations,
+			Containers:                    []v1.Container{{Name: "main", Image: "w", Resources: v1.ResourceRequirements{Requests: requests}}},
+		},
+	}
+	if p.SubGroup != "" {
+		pod.Labels = map[string]string{"kai.scheduler/subgroup-name": p.SubGroup}
+	}
+	switch {
+	case len(j.Zones) == 0:
+	case j.ZoneBySelector:
+		pod.Spec.NodeSelector = map[string]string{zoneLabel: j.Zones[0]}
+	default:
+		pod.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{
+			RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{
+				MatchExpressions: []v1.NodeSelectorRequirement{{Key: zoneLabel, Operator: v1.NodeSelectorOpIn, Values: j.Zones}},
+			}}},
+		}}
+	}
+	return pod
+}
+
+// refusal says why kube-scheduler's rules keep pod off node regardless of what else runs
+// there — a NoSchedule or NoExecute taint it does not tolerate, or a node selector or
+// required node affinity the node does not match — or "" when they let it go there.
+func refusal(pod *v1.Pod, node *v1.Node) string {
+	blocking := func(t *v1.Taint) bool {
+		return t.Effect == v1.TaintEffectNoSchedule || t.Effect == v1.TaintEffectNoExecute
+	}
+	if taint, found := corev1helpers.FindMatchingUntoleratedTaint(logr.Discard(), node.Spec.Taints, pod.Spec.Tolerations, blocking, true); found {
+		tolerations := "none"
+		if len(pod.Spec.Tolerations) > 0 {
+			tolerations = flow(pod.Spec.Tolerations)
+		}
+		return fmt.Sprintf("untolerated taint %s (the pod's tolerations: %s)", taint.ToString(), tolerations)
+	}
+	if match, err := nodeaffinity.GetRequiredNodeAffinity(pod).Match(node); err != nil || !match {
+		var asked []string
+		if len(pod.Spec.NodeSelector) > 0 {
+			asked = append(asked, "node selector "+flow(pod.Spec.NodeSelector))
+		}
+		if a := pod.Spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
+			asked = append(asked, "required node affinity "+flow(a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution))
+		}
+		why := fmt.Sprintf("node labels %s do not match the pod's %s", flow(node.Labels), strings.Join(asked, " and "))
+		if err != nil {
+			why += ": " + err.Error()
+		}
+		return why
+	}
+	return ""
+}
+
+// podRequests is what a pod takes from its node, summed as kube-scheduler sums it.
+func podRequests(pod *v1.Pod) v1.ResourceList {
+	return resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
+}
+
+// podsFit is how many copies of pod the empty node holds by resources and pod count, taints
+// and affinity aside.
+func podsFit(node *v1.Node, pod *v1.Pod) int {
+	allocatable := node.Status.Allocatable
+	n := allocatable.Pods().Value()
+	for name, q := range podRequests(pod) {
+		if q.IsZero() {
+			continue // a resource not asked for always fits
+		}
+		have := allocatable[name]
+		n = min(n, have.MilliValue()/q.MilliValue())
+	}
+	return int(n)
+}
+
+// dedicatedTaint draws a dedicated=<value> taint that keeps pods off unless tolerated.
+func dedicatedTaint(r *rand.Rand) v1.Taint {
+	return v1.Taint{Key: dedicatedKey, Value: dedicatedValues[r.IntN(len(dedicatedValues))], Effect: taintEffects[r.IntN(len(taintEffects))]}
+}
+
+// tolerationOf draws one of the ways to tolerate taint: any value of its key, its value with
+// any effect, or its value and effect exactly. Each also tolerates some other taints, and the
+// exact one not the same value with the other effect, so the scheduler's reading of each
+// form is exercised.
+func tolerationOf(r *rand.Rand, taint v1.Taint) v1.Toleration {
+	switch r.IntN(3) {
+	case 0:
+		return v1.Toleration{Key: taint.Key, Operator: v1.TolerationOpExists}
+	case 1:
+		return v1.Toleration{Key: taint.Key, Operator: v1.TolerationOpEqual, Value: taint.Value}
+	default:
+		return v1.Toleration{Key: taint.Key, Operator: v1.TolerationOpEqual, Value: taint.Value, Effect: taint.Effect}
+	}
+}
