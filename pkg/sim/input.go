@@ -3,6 +3,7 @@ package sim
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -81,19 +82,22 @@ func Parse(data []byte) (*Scenario, error) {
 		if err != nil {
 			return nil, fmt.Errorf("document %d: %w", index, err)
 		}
-		var fields map[string]any
-		if err := yaml.Unmarshal(doc, &fields); err != nil {
+		// Each document is parsed as YAML once (strictly: a key given twice is an error) and
+		// decoded from the JSON it becomes: a scenario of thousands of jobs is mostly parsing.
+		doc, err = yaml.YAMLToJSONStrict(doc)
+		if err != nil {
 			return nil, fmt.Errorf("document %d: %w", index, err)
 		}
-		if len(fields) == 0 {
+		if trimmed := string(bytes.TrimSpace(doc)); trimmed == "null" || trimmed == "{}" {
 			index--
 			continue // only comments or blank
 		}
-		var meta metav1.TypeMeta
-		if err := yaml.Unmarshal(doc, &meta); err != nil {
+		var head documentHead
+		if err := json.Unmarshal(doc, &head); err != nil {
 			return nil, fmt.Errorf("document %d: %w", index, err)
 		}
-		name := documentName(fields)
+		meta := metav1.TypeMeta{APIVersion: head.APIVersion, Kind: head.Kind}
+		name := head.name()
 		if meta.Kind == "Pod" || meta.Kind == "PodGroup" {
 			if !strings.Contains(name, "/") {
 				name = "default/" + name
@@ -104,7 +108,7 @@ func Parse(data []byte) (*Scenario, error) {
 			return nil, fmt.Errorf("document %d (%s %s): the same %s as document %d; names must be unique", index, meta.Kind, name, meta.Kind, first)
 		}
 		seen[key] = index
-		if err := sc.add(index, meta, documentName(fields), doc, groups, &pods); err != nil {
+		if err := sc.add(index, meta, head.name(), doc, groups, &pods); err != nil {
 			return nil, err
 		}
 	}
@@ -152,7 +156,7 @@ func (sc *Scenario) add(index int, meta metav1.TypeMeta, name string, doc []byte
 	switch meta.APIVersion + "/" + meta.Kind {
 	case "v1/Node":
 		node := &v1.Node{}
-		if err := yaml.UnmarshalStrict(doc, node); err != nil {
+		if err := decodeStrict(doc, node); err != nil {
 			return fail(err)
 		}
 		if len(node.Status.Allocatable) == 0 {
@@ -173,19 +177,19 @@ func (sc *Scenario) add(index int, meta metav1.TypeMeta, name string, doc []byte
 		sc.Nodes = append(sc.Nodes, node)
 	case "scheduling.run.ai/v2/Queue":
 		queue := &v2.Queue{}
-		if err := yaml.UnmarshalStrict(doc, queue); err != nil {
+		if err := decodeStrict(doc, queue); err != nil {
 			return fail(err)
 		}
 		sc.Queues = append(sc.Queues, queue)
 	case "scheduling.k8s.io/v1/PriorityClass":
 		pc := &schedulingv1.PriorityClass{}
-		if err := yaml.UnmarshalStrict(doc, pc); err != nil {
+		if err := decodeStrict(doc, pc); err != nil {
 			return fail(err)
 		}
 		sc.Classes = append(sc.Classes, pc)
 	case "scheduling.run.ai/v2alpha2/PodGroup":
 		group := &v2alpha2.PodGroup{}
-		if err := yaml.UnmarshalStrict(doc, group); err != nil {
+		if err := decodeStrict(doc, group); err != nil {
 			return fail(err)
 		}
 		defaultNamespace(&group.ObjectMeta)
@@ -196,7 +200,7 @@ func (sc *Scenario) add(index int, meta metav1.TypeMeta, name string, doc []byte
 		groups[group.Namespace+"/"+group.Name] = job
 	case "v1/Pod":
 		pod := &v1.Pod{}
-		if err := yaml.UnmarshalStrict(doc, pod); err != nil {
+		if err := decodeStrict(doc, pod); err != nil {
 			return fail(err)
 		}
 		defaultNamespace(&pod.ObjectMeta)
@@ -214,15 +218,36 @@ func (sc *Scenario) add(index int, meta metav1.TypeMeta, name string, doc []byte
 	return nil
 }
 
-// documentName is "namespace/name" (or "name") from a document's metadata, for errors about
-// documents that do not decode.
-func documentName(fields map[string]any) string {
-	metadata, _ := fields["metadata"].(map[string]any)
-	name, _ := metadata["name"].(string)
-	if namespace, _ := metadata["namespace"].(string); namespace != "" {
+// documentHead is what identifies a document, read before its kind is known. The name is
+// read loosely, for errors about documents that do not decode.
+type documentHead struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Metadata   struct {
+		Name      any `json:"name"`
+		Namespace any `json:"namespace"`
+	} `json:"metadata"`
+}
+
+// name is "namespace/name" (or "name").
+func (h documentHead) name() string {
+	name, _ := h.Metadata.Name.(string)
+	if namespace, _ := h.Metadata.Namespace.(string); namespace != "" {
 		return namespace + "/" + name
 	}
 	return name
+}
+
+// decodeStrict decodes a document's JSON into obj; a field obj does not have is an error,
+// as a misspelt field must not be silently ignored.
+func decodeStrict(doc []byte, obj any) error {
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(obj); err != nil {
+		// The input is YAML: "json: " would only confuse.
+		return errors.New(strings.TrimPrefix(err.Error(), "json: "))
+	}
+	return nil
 }
 
 func defaultNamespace(meta *metav1.ObjectMeta) {

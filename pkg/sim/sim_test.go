@@ -135,7 +135,7 @@ func TestParseErrorsNameDocumentAndField(t *testing.T) {
 	tests := []struct {
 		name, scenario, want string
 	}{
-		{"misspelt field", strings.Replace(valid, "minMember: 1", "minMembr: 1", 1), `(PodGroup demo/low-1): error unmarshaling JSON: while decoding JSON: json: unknown field "minMembr"`},
+		{"misspelt field", strings.Replace(valid, "minMember: 1", "minMembr: 1", 1), `(PodGroup demo/low-1): unknown field "minMembr"`},
 		{"unknown kind", "apiVersion: v1\nkind: Service\nmetadata: {name: x}\n", `document 1: unsupported kind "Service"`},
 		{"bad simulation duration", strings.Replace(valid, `sim.kai.scheduler/duration: "2h"`, `sim.kai.scheduler/duration: "two hours"`, 1),
 			`metadata.annotations.sim.kai.scheduler/duration: invalid duration "two hours"`},
