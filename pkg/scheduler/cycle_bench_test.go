@@ -45,11 +45,21 @@ func busyCluster(n int) *Harness {
 // BenchmarkFullCycle times one whole cycle (session, allocate, reclaim, preempt) of the
 // default configuration on busyCluster; building the snapshot is setup and not timed.
 func BenchmarkFullCycle(b *testing.B) {
+	benchCycles(b, busyCluster(1000), func(snapshot *api.Snapshot) error {
+		if countReleasing(snapshot) == 0 {
+			return fmt.Errorf("the cycle evicted nothing; the benchmark does not exercise preemption")
+		}
+		return nil
+	})
+}
+
+// benchCycles times whole cycles of the default configuration, each on a fresh snapshot of
+// h built untimed, and fails unless check accepts what every cycle did.
+func benchCycles(b *testing.B, h *Harness, check func(*api.Snapshot) error) {
 	policy, _, err := scheduler.LoadPolicy(nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	h := busyCluster(1000)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
@@ -58,8 +68,8 @@ func BenchmarkFullCycle(b *testing.B) {
 		b.StartTimer()
 		scheduler.RunCycle(context.Background(), snapshot, h.Clock, policy, Discard{})
 		b.StopTimer()
-		if evicted := countReleasing(snapshot); evicted == 0 {
-			b.Fatal("the cycle evicted nothing; the benchmark does not exercise preemption")
+		if err := check(snapshot); err != nil {
+			b.Fatal(err)
 		}
 		b.StartTimer()
 	}

@@ -1,12 +1,10 @@
 package scheduler_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	. "github.com/kai-minruntime/kai-scheduler/pkg/scheduler/scenario"
 )
@@ -59,10 +57,6 @@ func (s reclaimShape) want(n int) (reclaimers, victims int) {
 // default configuration on each shape and size; building the snapshot is setup and not
 // timed. Every iteration checks that the cycle did the work.
 func BenchmarkReclaimShapes(b *testing.B) {
-	policy, _, err := scheduler.LoadPolicy(nil)
-	if err != nil {
-		b.Fatal(err)
-	}
 	for _, shape := range []struct {
 		name  string
 		shape reclaimShape
@@ -73,22 +67,13 @@ func BenchmarkReclaimShapes(b *testing.B) {
 	} {
 		for _, n := range []int{10, 50, 100, 200, 500, 1000} {
 			b.Run(fmt.Sprintf("%s/nodes=%d", shape.name, n), func(b *testing.B) {
-				h := shape.shape.build(n)
 				wantPlaced, wantVictims := shape.shape.want(n)
-				b.ReportAllocs()
-				b.ResetTimer()
-				for range b.N {
-					b.StopTimer()
-					snapshot := h.Snapshot()
-					b.StartTimer()
-					scheduler.RunCycle(context.Background(), snapshot, h.Clock, policy, Discard{})
-					b.StopTimer()
-					placed, victims := countOwnerPlaced(snapshot), countReleasing(snapshot)
-					if placed != wantPlaced || victims != wantVictims {
-						b.Fatalf("%d owner pods placed and %d victims releasing, want %d and %d", placed, victims, wantPlaced, wantVictims)
+				benchCycles(b, shape.shape.build(n), func(snapshot *api.Snapshot) error {
+					if placed, victims := countOwnerPlaced(snapshot), countReleasing(snapshot); placed != wantPlaced || victims != wantVictims {
+						return fmt.Errorf("%d owner pods placed and %d victims releasing, want %d and %d", placed, victims, wantPlaced, wantVictims)
 					}
-					b.StartTimer()
-				}
+					return nil
+				})
 			})
 		}
 	}
