@@ -36,6 +36,10 @@ func run(args []string, output io.Writer) int {
 		fmt.Fprintf(output, "--schedule-period: must be positive, got %s\n", opts.SchedulePeriod)
 		return 2
 	}
+	if opts.DispatchWorkers < 0 {
+		fmt.Fprintf(output, "--dispatch-workers: must be 0 or more, got %d\n", opts.DispatchWorkers)
+		return 2
+	}
 	// The configuration is checked before anything connects to a cluster, so a mistake in it
 	// is the first and only thing an operator sees.
 	policy, warnings, err := app.LoadPolicy(opts.SchedulerConf)
@@ -72,6 +76,7 @@ func newFlags(opts *app.Options) *pflag.FlagSet {
 	flags.StringVar(&opts.LeaderElectionNamespace, "leader-elect-namespace", opts.LeaderElectionNamespace, "Namespace of the leader-election Lease ($POD_NAMESPACE if set).")
 	flags.StringVar(&opts.ListenAddress, "listen-address", opts.ListenAddress, "Address serving Prometheus /metrics (\"0\" disables).")
 	flags.StringVar(&opts.HealthAddress, "health-address", opts.HealthAddress, "Address serving /healthz and /readyz (\"0\" disables).")
+	flags.IntVar(&opts.DispatchWorkers, "dispatch-workers", opts.DispatchWorkers, "Binds and evictions sent to the API server in parallel, off the scheduling cycle; 0 sends them within the cycle, one at a time.")
 	goFlags := flag.NewFlagSet("go", flag.ContinueOnError)
 	klog.InitFlags(goFlags)
 	ctrl.RegisterFlags(goFlags) // --kubeconfig; in-cluster configuration when empty

@@ -22,6 +22,7 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/podgrouper"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/kube"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/status"
 )
@@ -43,6 +44,9 @@ type Options struct {
 	// disables either.
 	ListenAddress string
 	HealthAddress string
+	// DispatchWorkers send binds and evictions to the API server in parallel, off the
+	// scheduling cycle (kube.Dispatcher); 0 sends them within the cycle, one at a time.
+	DispatchWorkers int
 	// Clock is the scheduler's time; nil is the real clock.
 	Clock clock.WithTicker
 	// Policy, when set, is used instead of loading SchedulerConf (the binary loads and checks
@@ -57,7 +61,7 @@ func DefaultOptions() Options {
 	return Options{
 		SchedulerName: "kai-scheduler", SchedulePeriod: time.Second,
 		LeaderElectionID: "kai-scheduler", LeaderElectionNamespace: defaultNamespace(),
-		ListenAddress: ":8080", HealthAddress: ":8081",
+		ListenAddress: ":8080", HealthAddress: ":8081", DispatchWorkers: kube.DefaultDispatchWorkers,
 	}
 }
 
@@ -146,10 +150,19 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	recorder := mgr.GetEventRecorderFor(opts.SchedulerName) //nolint:staticcheck // the events.k8s.io recorder is not wired for PodGroups yet
 	overlay := cache.NewOverlay(clk.Now)
 	updater := status.NewUpdater(writer, recorder, clk)
+	direct := &kube.Effects{Client: mgr.GetClient(), Recorder: recorder, Overlay: overlay, Status: updater}
+	var effects framework.Effects = direct
+	if opts.DispatchWorkers > 0 {
+		dispatcher := kube.NewDispatcher(direct, opts.DispatchWorkers)
+		if err := mgr.Add(dispatcher); err != nil {
+			return err
+		}
+		effects = dispatcher
+	}
 	loop := &scheduler.Loop{
 		Builder:  &cache.Builder{Reader: mgr.GetCache(), SchedulerName: opts.SchedulerName, Overlay: overlay},
 		Policy:   policy,
-		Effects:  &kube.Effects{Client: mgr.GetClient(), Recorder: recorder, Overlay: overlay, Status: updater},
+		Effects:  effects,
 		Status:   updater,
 		Recorder: recorder,
 		Clock:    clk,

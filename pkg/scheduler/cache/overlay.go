@@ -54,6 +54,21 @@ func (o *Overlay) Evicted(pod types.UID, preemptor api.JobID) {
 	o.evicts[pod] = written[api.JobID]{preemptor, o.timeFunc()}
 }
 
+// BindFailed takes back a bind recorded before it was sent, which the API server refused:
+// the next snapshot shows the pod as the informers do.
+func (o *Overlay) BindFailed(pod types.UID) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	delete(o.binds, pod)
+}
+
+// EvictionFailed takes back an eviction recorded before it was sent, which failed.
+func (o *Overlay) EvictionFailed(pod types.UID) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	delete(o.evicts, pod)
+}
+
 // Nominated records that a pod's nominated node was set (or, with "", cleared).
 func (o *Overlay) Nominated(pod types.UID, node string) {
 	o.mu.Lock()
