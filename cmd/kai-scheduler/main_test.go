@@ -13,10 +13,17 @@ func TestHelpListsTheKAIFlags(t *testing.T) {
 		t.Fatalf("--help exited %d", code)
 	}
 	for _, flag := range []string{"--scheduler-conf", "--scheduler-name", "--schedule-period", "--leader-elect",
-		"--listen-address", "--health-address", "--kubeconfig", "--v"} {
+		"--listen-address", "--health-address", "--kubeconfig", "--v", "--dispatch-workers"} {
 		if !strings.Contains(out.String(), flag) {
 			t.Errorf("--help does not list %s:\n%s", flag, out.String())
 		}
+	}
+}
+
+func TestNegativeDispatchWorkersAreRefused(t *testing.T) {
+	var out bytes.Buffer
+	if code := run([]string{"--dispatch-workers=-1"}, &out); code != 2 || !strings.Contains(out.String(), "--dispatch-workers: must be 0 or more") {
+		t.Fatalf("exit %d, output %q; want 2 and the flag named", code, out.String())
 	}
 }
 
