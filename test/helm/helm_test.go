@@ -90,6 +90,9 @@ func TestDefaultValuesRenderAWorkingConfiguration(t *testing.T) {
 	if !strings.Contains(flags, "--leader-elect=true") || !strings.Contains(flags, "--leader-elect-id=kai") {
 		t.Errorf("even one replica elects a leader (a rollout briefly runs two), under the release's own Lease: %s", flags)
 	}
+	if !strings.Contains(flags, "--dispatch-workers=16") {
+		t.Errorf("binds and evictions go off the cycle by default: %s", flags)
+	}
 }
 
 func TestCustomValuesReachTheScheduler(t *testing.T) {
@@ -116,6 +119,7 @@ func TestBadValuesAreRefusedBeforeInstalling(t *testing.T) {
 		{"minRuntime.defaultPreemptMinRuntime=ten", "defaultPreemptMinRuntime"},
 		{"minRuntime.reclaimResolveMethod=nearest", "reclaimResolveMethod"},
 		{"replicas=0", "replicas"},
+		{"dispatchWorkers=-1", "dispatchWorkers"},
 	} {
 		t.Run(tt.set, func(t *testing.T) {
 			_, err := Template("--set", tt.set)
