@@ -49,36 +49,92 @@ func insufficientReason(name v1.ResourceName) string {
 
 // NodeSearch finds the best node for a pod and remembers why nodes were refused, so that a
 // pending job can be told why it waits.
+//
+// What a node offers a pod — refused and why, or fitting with a score — depends only on the
+// pod's class (its request and placement, and the capacity asked for) and on the node's
+// version, so a search keeps every node's answer for the class it last served, with the
+// fitting nodes in a heap, and asks again only about nodes whose version moved: a thousand
+// jobs alike cost one pass over the nodes plus the node each placement changes.
 type NodeSearch struct {
 	ssn *framework.Session
-	// refusals counts nodes per reason in the latest search, nodes how many it looked at.
+	// refusals counts nodes per reason in the latest failed search, nodes how many it looked at.
 	refusals map[string]int
 	nodes    int
+
+	class   searchClass
+	set     bool
+	answers []nodeAnswer
+	fitting *NodeHeap
+}
+
+// searchClass is what makes two pods' answers on a node the same.
+type searchClass struct {
+	capacity  Capacity
+	request   api.Resources
+	placement string
+}
+
+func (c searchClass) equal(o searchClass) bool {
+	return c.capacity == o.capacity && c.request.Equal(o.request) && c.placement == o.placement
+}
+
+// nodeAnswer is a node's answer for the class, valid while the node keeps its version.
+type nodeAnswer struct {
+	valid   bool
+	version uint64
+	score   float64
+	// reasons are why the node refuses the pod; none when it fits.
+	reasons []string
 }
 
 // NewNodeSearch starts a search on the session's nodes.
 func NewNodeSearch(ssn *framework.Session) *NodeSearch {
-	return &NodeSearch{ssn: ssn, refusals: map[string]int{}}
+	s := &NodeSearch{ssn: ssn, refusals: map[string]int{}}
+	n := len(ssn.Snapshot().Nodes)
+	s.answers = make([]nodeAnswer, n)
+	s.fitting = NewNodeHeap(n, func(a, b int) bool {
+		if s.answers[a].score != s.answers[b].score {
+			return s.answers[a].score > s.answers[b].score
+		}
+		return a < b // ties go to the first node by name
+	})
+	return s
 }
 
 // BestNode returns the schedulable node with the highest score among those where the pod
 // fits in the given capacity and every predicate passes; ties go to the first node by name.
 // It returns nil if none fits.
 func (s *NodeSearch) BestNode(pod *api.PodInfo, capacity Capacity) *api.NodeInfo {
-	clear(s.refusals)
-	s.nodes = len(s.ssn.Snapshot().Nodes)
-	var best *api.NodeInfo
-	var bestScore float64
-	for _, node := range s.ssn.Snapshot().Nodes {
-		if s.refuse(pod, node, capacity, true) {
+	nodes := s.ssn.Snapshot().Nodes
+	if class := (searchClass{capacity: capacity, request: pod.Request, placement: pod.Placement.Key()}); !s.set || !s.class.equal(class) {
+		s.class, s.set = class, true
+		for i := range s.answers {
+			s.answers[i].valid = false
+		}
+		s.fitting.Reset()
+	}
+	for i, node := range nodes {
+		a := &s.answers[i]
+		if a.valid && a.version == node.Version() {
 			continue
 		}
-		score := s.ssn.NodeScore(pod, node)
-		if best == nil || score > bestScore {
-			best, bestScore = node, score
+		a.valid, a.version, a.reasons = true, node.Version(), s.reasons(pod, node, capacity, a.reasons[:0])
+		if len(a.reasons) == 0 {
+			a.score = s.ssn.NodeScore(pod, node)
+		}
+		s.fitting.Update(i, len(a.reasons) == 0)
+	}
+	if best := s.fitting.Best(); best >= 0 {
+		return nodes[best]
+	}
+	clear(s.refusals)
+	s.nodes = len(nodes)
+	for _, a := range s.answers {
+		for _, r := range a.reasons {
+			s.refusals[r]++
 		}
 	}
-	return best
+	return nil
 }
 
 // PreferredNode returns the first of the preferred nodes (those promised to the pod's job)
@@ -86,33 +142,25 @@ func (s *NodeSearch) BestNode(pod *api.PodInfo, capacity Capacity) *api.NodeInfo
 // promise where it was made, as kube-scheduler tries a pod's nominated node first.
 func (s *NodeSearch) PreferredNode(pod *api.PodInfo, capacity Capacity, preferred []string) *api.NodeInfo {
 	for _, name := range preferred {
-		if node := s.ssn.Snapshot().Node(name); node != nil && !s.refuse(pod, node, capacity, false) {
+		if node := s.ssn.Snapshot().Node(name); node != nil && len(s.reasons(pod, node, capacity, nil)) == 0 {
 			return node
 		}
 	}
 	return nil
 }
 
-// refuse reports whether the node cannot take the pod now: the Kubernetes filters and the
-// plugins' predicates first (they do not change within a cycle), then resources. When count
-// is set, each reason is counted, in kube-scheduler's words; as there, a node short of
-// several resources counts once for each.
-func (s *NodeSearch) refuse(pod *api.PodInfo, node *api.NodeInfo, capacity Capacity, count bool) bool {
+// reasons appends to buf why the node cannot take the pod now, in kube-scheduler's words:
+// the Kubernetes filters and the plugins' predicates first, then resources — as there, a
+// node short of several resources gives a reason for each. Nothing is appended, and
+// nothing allocated, for a node that fits.
+func (s *NodeSearch) reasons(pod *api.PodInfo, node *api.NodeInfo, capacity Capacity, buf []string) []string {
 	if err := s.ssn.Predicate(pod, node); err != nil {
-		if count {
-			s.refusals[err.Error()]++
-		}
-		return true
+		return append(buf, err.Error())
 	}
-	refused := false
 	for name := range pod.Request.Shortages(capacity.free(node)) {
-		refused = true
-		if !count {
-			break
-		}
-		s.refusals[insufficientReason(name)]++
+		buf = append(buf, insufficientReason(name))
 	}
-	return refused
+	return buf
 }
 
 // Explain says why no node took the pod in the latest search, the way kube-scheduler's

@@ -1,6 +1,9 @@
 package victims
 
-import "github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+import (
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/actions"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+)
 
 // nodeOptions keeps, across the searches of one action, each node's option (what it would
 // cost in victims to make room there) for pods of one class, and the nodes with a feasible
@@ -15,10 +18,8 @@ type nodeOptions struct {
 	class   optionClass
 	set     bool
 	entries []optionEntry
-	// heap holds the nodes with a feasible, current option, ordered by better; pos is each
-	// node's index in it, -1 when absent.
-	heap []int
-	pos  []int
+	// heap holds the nodes with a feasible, current option, ordered by better.
+	heap *actions.NodeHeap
 }
 
 // optionClass is what makes two pods' options on a node the same.
@@ -55,99 +56,19 @@ type optionEntry struct {
 // reset starts over for a new class.
 func (o *nodeOptions) reset(class optionClass, nodes int) {
 	if o.entries == nil {
-		o.entries, o.pos = make([]optionEntry, nodes), make([]int, nodes)
+		o.entries = make([]optionEntry, nodes)
+		o.heap = actions.NewNodeHeap(nodes, func(a, b int) bool { return better(o.entries[a].option, o.entries[b].option) })
 	}
 	for i := range o.entries {
 		o.entries[i].valid, o.entries[i].refused = false, o.entries[i].refused[:0]
-		o.pos[i] = -1
 	}
-	o.class, o.set, o.heap = class, true, o.heap[:0]
+	o.class, o.set = class, true
+	o.heap.Reset()
 }
 
 // invalidate marks a node's option as stale: the plan changed what the node has free.
 func (o *nodeOptions) invalidate(node int) {
 	if o.entries != nil {
 		o.entries[node].valid = false
-	}
-}
-
-// update puts a node's current option into the heap, or takes it out if infeasible.
-func (o *nodeOptions) update(node int) {
-	feasible := o.entries[node].feasible
-	switch k := o.pos[node]; {
-	case k < 0 && feasible:
-		o.heap = append(o.heap, node)
-		o.pos[node] = len(o.heap) - 1
-		o.up(len(o.heap) - 1)
-	case k >= 0 && feasible:
-		if !o.up(k) {
-			o.down(k)
-		}
-	case k >= 0:
-		o.remove(node)
-	}
-}
-
-// best returns the node with the best feasible option, or -1.
-func (o *nodeOptions) best() int {
-	if len(o.heap) == 0 {
-		return -1
-	}
-	return o.heap[0]
-}
-
-// remove takes a node out of the heap.
-func (o *nodeOptions) remove(node int) {
-	k := o.pos[node]
-	if k < 0 {
-		return
-	}
-	last := len(o.heap) - 1
-	o.swap(k, last)
-	o.heap = o.heap[:last]
-	o.pos[node] = -1
-	if k < last && !o.up(k) {
-		o.down(k)
-	}
-}
-
-func (o *nodeOptions) less(a, b int) bool {
-	return better(o.entries[o.heap[a]].option, o.entries[o.heap[b]].option)
-}
-
-func (o *nodeOptions) swap(a, b int) {
-	o.heap[a], o.heap[b] = o.heap[b], o.heap[a]
-	o.pos[o.heap[a]], o.pos[o.heap[b]] = a, b
-}
-
-// up moves the element at k towards the root while it is better than its parent; it
-// reports whether it moved.
-func (o *nodeOptions) up(k int) bool {
-	moved := false
-	for k > 0 {
-		parent := (k - 1) / 2
-		if !o.less(k, parent) {
-			break
-		}
-		o.swap(k, parent)
-		k, moved = parent, true
-	}
-	return moved
-}
-
-func (o *nodeOptions) down(k int) {
-	for {
-		child := 2*k + 1
-		if child >= len(o.heap) {
-			return
-		}
-		if right := child + 1; right < len(o.heap) && o.less(right, child) {
-			child = right
-		}
-		if !o.less(child, k) {
-			return
-		}
-		o.swap(k, child)
-		k = child
 	}
 }

@@ -280,13 +280,13 @@ func (s *Solver) place(st *search, pod *api.PodInfo) (string, bool) {
 	var tried []int
 	defer func() {
 		for _, i := range tried {
-			if opts.entries[i].valid {
-				opts.update(i) // back in the heap for the next pod or search
+			if e := &opts.entries[i]; e.valid {
+				opts.heap.Update(i, e.feasible) // back in the heap for the next pod or search
 			}
 		}
 	}()
-	for i := opts.best(); i >= 0; i = opts.best() {
-		opts.remove(i)
+	for i := opts.heap.Best(); i >= 0; i = opts.heap.Best() {
+		opts.heap.Remove(i)
 		tried = append(tried, i)
 		if s.take(st, pod, i) {
 			return s.nodes[i].Name, true
@@ -331,7 +331,7 @@ func (s *Solver) refreshOptions(st *search, pod *api.PodInfo) {
 				e.score = s.ssn.NodeScore(pod, node)
 			}
 		}
-		opts.update(i)
+		opts.heap.Update(i, e.feasible)
 	}
 }
 

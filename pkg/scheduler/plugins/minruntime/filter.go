@@ -2,8 +2,10 @@ package minruntime
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 )
 
@@ -12,9 +14,15 @@ import (
 // evictable, and a sub-group still waiting for its own pods does not shield the others. It
 // looks only at the jobs of the scenario at hand, so a rejected set never affects the next
 // one.
+//
+// The search asks after every unit it adds. Fewer evictions never break a minimum, so what
+// remains of a scenario the filter allowed is allowed still, and only the jobs of the units
+// added since need judging: a plan of V victims costs V job checks, not V squared.
 type elasticFilter struct {
 	s      *session
 	action framework.ActionType
+	// allowedSeqs are the units of the latest scenario found allowed.
+	allowedSeqs []uint64
 }
 
 var _ framework.ScenarioFilter = &elasticFilter{}
@@ -22,24 +30,59 @@ var _ framework.ScenarioFilter = &elasticFilter{}
 func (f *elasticFilter) Name() string { return Name }
 
 func (f *elasticFilter) Allows(sc framework.Scenario) (bool, string) {
-	for _, victim := range sc.VictimJobs() {
-		if !IsElastic(victim) {
-			continue
-		}
-		until, protected := f.s.protectedUntil(f.action, sc.Preemptor(), victim)
-		if !protected {
-			continue
-		}
-		guard := victim.NewMinimumGuard()
-		for _, p := range sc.VictimPods(victim.ID) {
-			if group, left, minimum := guard.Shortfall(p); group != "" {
-				f.s.noteWait(f.action, sc.Preemptor(), until)
-				f.s.refuse(f.action, sc.Preemptor(), victim)
-				return false, fmt.Sprintf("job %s is protected until %s: these evictions would leave %d pods where its %s needs %d",
-					victim.ID, until.UTC().Format(time.RFC3339), left, group, minimum)
+	units := sc.Units()
+	k := min(len(f.allowedSeqs), len(units))
+	for k > 0 && units[k-1].Seq != f.allowedSeqs[k-1] {
+		k--
+	}
+	// The jobs to judge, in the order the scenario lists them (the first refused names the
+	// reason): all of them, or only those of the units added since the latest allowed
+	// scenario — usually one, judged without walking the others.
+	jobs := sc.VictimJobs()
+	if k > 0 {
+		var touched []*api.JobInfo
+		for _, u := range units[k:] {
+			if !slices.Contains(touched, u.Job) {
+				touched = append(touched, u.Job)
 			}
-			guard.Lose(p)
 		}
+		if len(touched) > 1 {
+			touched = slices.DeleteFunc(slices.Clone(jobs), func(j *api.JobInfo) bool { return !slices.Contains(touched, j) })
+		}
+		jobs = touched
+	}
+	for _, victim := range jobs {
+		if ok, reason := f.judge(sc, victim); !ok {
+			f.allowedSeqs = f.allowedSeqs[:0]
+			return false, reason
+		}
+	}
+	f.allowedSeqs = f.allowedSeqs[:0]
+	for _, u := range units {
+		f.allowedSeqs = append(f.allowedSeqs, u.Seq)
+	}
+	return true, ""
+}
+
+// judge checks one victim job: a protected elastic job may lose pods only down to its
+// minimums.
+func (f *elasticFilter) judge(sc framework.Scenario, victim *api.JobInfo) (bool, string) {
+	if !IsElastic(victim) {
+		return true, ""
+	}
+	until, protected := f.s.protectedUntil(f.action, sc.Preemptor(), victim)
+	if !protected {
+		return true, ""
+	}
+	guard := victim.NewMinimumGuard()
+	for _, p := range sc.VictimPods(victim.ID) {
+		if group, left, minimum := guard.Shortfall(p); group != "" {
+			f.s.noteWait(f.action, sc.Preemptor(), until)
+			f.s.refuse(f.action, sc.Preemptor(), victim)
+			return false, fmt.Sprintf("job %s is protected until %s: these evictions would leave %d pods where its %s needs %d",
+				victim.ID, until.UTC().Format(time.RFC3339), left, group, minimum)
+		}
+		guard.Lose(p)
 	}
 	return true, ""
 }

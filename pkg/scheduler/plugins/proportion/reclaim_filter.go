@@ -74,10 +74,9 @@ func (f *reclaimFilter) Allows(sc framework.Scenario) (bool, string) {
 		k--
 	}
 	f.forget(k)
-	for _, j := range f.judged {
-		if j.refusal != "" {
-			return false, j.refusal
-		}
+	// Nothing is judged past a refusal, so a refusal that still stands is the latest verdict.
+	if n := len(f.judged); n > 0 && f.judged[n-1].refusal != "" {
+		return false, f.judged[n-1].refusal
 	}
 	for _, u := range units[k:] {
 		if latest := f.latestJob(); f.perJob[u.Job.ID] > 0 && u.Job.ID != latest {

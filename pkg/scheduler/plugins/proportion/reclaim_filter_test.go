@@ -2,49 +2,12 @@ package proportion
 
 import (
 	"math/rand/v2"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework/frameworktest"
 )
-
-// stackScenario is a scenario built the way the victim search builds one: units pushed one
-// at a time and undone, mostly last first.
-type stackScenario struct {
-	preemptor *api.JobInfo
-	log       []framework.ScenarioUnit
-	seq       uint64
-}
-
-func (s *stackScenario) Preemptor() *api.JobInfo         { return s.preemptor }
-func (s *stackScenario) Units() []framework.ScenarioUnit { return s.log }
-func (s *stackScenario) VictimJobs() []*api.JobInfo {
-	var jobs []*api.JobInfo
-	for _, u := range s.log {
-		if !slices.Contains(jobs, u.Job) {
-			jobs = append(jobs, u.Job)
-		}
-	}
-	return jobs
-}
-func (s *stackScenario) VictimUnits(job api.JobID) [][]*api.PodInfo {
-	var units [][]*api.PodInfo
-	for _, u := range s.log {
-		if u.Job.ID == job {
-			units = append(units, u.Pods)
-		}
-	}
-	return units
-}
-func (s *stackScenario) VictimPods(job api.JobID) []*api.PodInfo {
-	var pods []*api.PodInfo
-	for _, u := range s.VictimUnits(job) {
-		pods = append(pods, u...)
-	}
-	return pods
-}
 
 // The filter's remembered verdicts must always equal a verdict from scratch (the rule as
 // written, job by job), whatever sequence of additions and undos the search makes —
@@ -90,32 +53,30 @@ func TestReclaimFilterRemembersOnlyWhatStillStands(t *testing.T) {
 	verdicts := map[bool]int{}
 	for seed := range uint64(200) {
 		r := rand.New(rand.NewPCG(seed, 7))
-		sc := &stackScenario{preemptor: preemptor}
+		sc := &frameworktest.Scenario{Of: preemptor}
 		f := newReclaimFilter(st, preemptor, byName)
 		for step := range 40 {
 			switch op := r.IntN(10); {
-			case op < 6 || len(sc.log) == 0: // add one pod of a job, usually the latest or a new one
+			case op < 6 || len(sc.Log) == 0: // add one pod of a job, usually the latest or a new one
 				job := victims[r.IntN(len(victims))]
-				if len(sc.log) > 0 && r.IntN(2) == 0 {
-					job = sc.log[len(sc.log)-1].Job
+				if len(sc.Log) > 0 && r.IntN(2) == 0 {
+					job = sc.Log[len(sc.Log)-1].Job
 				}
-				sc.seq++
-				sc.log = append(sc.log, framework.ScenarioUnit{Job: job, Pods: job.Pods[r.IntN(len(job.Pods)):][:1], Seq: sc.seq})
+				sc.Push(job, job.Pods[r.IntN(len(job.Pods))])
 			case op < 9: // undo the latest
-				sc.log = sc.log[:len(sc.log)-1]
+				sc.Remove(len(sc.Log) - 1)
 			default: // undo one in the middle
-				k := r.IntN(len(sc.log))
-				sc.log = slices.Delete(sc.log, k, k+1)
+				sc.Remove(r.IntN(len(sc.Log)))
 			}
 			gotOK, gotReason := f.Allows(sc)
-			wantOK, wantReason := newReclaimFilter(st, preemptor, byName).Allows(&stackScenario{preemptor: preemptor, log: slices.Clone(sc.log)})
-			if len(sc.log) > 0 {
+			wantOK, wantReason := newReclaimFilter(st, preemptor, byName).Allows(sc.Clone())
+			if len(sc.Log) > 0 {
 				wantOK, wantReason = newReclaimFilter(st, preemptor, byName).judgeAll(sc)
 			}
 			verdicts[wantOK]++
 			if gotOK != wantOK || gotReason != wantReason {
 				t.Fatalf("seed %d step %d (%d units): remembered verdict %v %q, from scratch %v %q",
-					seed, step, len(sc.log), gotOK, gotReason, wantOK, wantReason)
+					seed, step, len(sc.Log), gotOK, gotReason, wantOK, wantReason)
 			}
 		}
 	}

@@ -1,0 +1,3 @@
+// Package frameworktest holds test doubles of the framework's interfaces, for the tests of
+// plugins that cannot import the scenario harness (which imports them).
+package frameworktest
