@@ -3,7 +3,6 @@ package minruntime
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -45,31 +44,9 @@ func TestElasticFilterRemembersOnlyWhatStillStands(t *testing.T) {
 	}
 	ssn := framework.OpenSession(context.Background(), framework.SessionOptions{Snapshot: snapshot, Clock: clocktesting.NewFakePassiveClock(now)})
 	s := newSession(ssn, Defaults{}, LCA)
-	verdicts := map[bool]int{}
-	for seed := range uint64(200) {
-		r := rand.New(rand.NewPCG(seed, 11))
-		sc := &frameworktest.Scenario{Of: preemptor}
-		f := &elasticFilter{s: s, action: framework.Reclaim}
-		for step := range 30 {
-			switch op := r.IntN(10); {
-			case op < 6 || len(sc.Log) == 0:
-				job := jobs[r.IntN(len(jobs))]
-				sc.Push(job, job.Pods[r.IntN(len(job.Pods))])
-			case op < 9:
-				sc.Remove(len(sc.Log) - 1)
-			default:
-				sc.Remove(r.IntN(len(sc.Log)))
-			}
-			gotOK, gotReason := f.Allows(sc)
-			wantOK, wantReason := (&elasticFilter{s: s, action: framework.Reclaim}).Allows(sc.Clone())
-			verdicts[wantOK]++
-			if gotOK != wantOK || gotReason != wantReason {
-				t.Fatalf("seed %d step %d (%d units): remembered verdict %v %q, from scratch %v %q",
-					seed, step, len(sc.Log), gotOK, gotReason, wantOK, wantReason)
-			}
-		}
-	}
-	if verdicts[true] < 100 || verdicts[false] < 100 {
-		t.Fatalf("verdicts %v: the sequences must exercise both allowed and refused scenarios", verdicts)
-	}
+	frameworktest.CheckRememberedVerdicts(t, preemptor, jobs,
+		func() framework.ScenarioFilter { return &elasticFilter{s: s, action: framework.Reclaim} },
+		func(sc *frameworktest.Scenario) (bool, string) {
+			return (&elasticFilter{s: s, action: framework.Reclaim}).Allows(sc)
+		})
 }

@@ -1,11 +1,11 @@
 package proportion
 
 import (
-	"math/rand/v2"
 	"strings"
 	"testing"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework/frameworktest"
 )
 
@@ -50,37 +50,12 @@ func TestReclaimFilterRemembersOnlyWhatStillStands(t *testing.T) {
 			victims = append(victims, j)
 		}
 	}
-	verdicts := map[bool]int{}
-	for seed := range uint64(200) {
-		r := rand.New(rand.NewPCG(seed, 7))
-		sc := &frameworktest.Scenario{Of: preemptor}
-		f := newReclaimFilter(st, preemptor, byName)
-		for step := range 40 {
-			switch op := r.IntN(10); {
-			case op < 6 || len(sc.Log) == 0: // add one pod of a job, usually the latest or a new one
-				job := victims[r.IntN(len(victims))]
-				if len(sc.Log) > 0 && r.IntN(2) == 0 {
-					job = sc.Log[len(sc.Log)-1].Job
-				}
-				sc.Push(job, job.Pods[r.IntN(len(job.Pods))])
-			case op < 9: // undo the latest
-				sc.Remove(len(sc.Log) - 1)
-			default: // undo one in the middle
-				sc.Remove(r.IntN(len(sc.Log)))
+	frameworktest.CheckRememberedVerdicts(t, preemptor, victims,
+		func() framework.ScenarioFilter { return newReclaimFilter(st, preemptor, byName) },
+		func(sc *frameworktest.Scenario) (bool, string) {
+			if len(sc.Log) == 0 {
+				return newReclaimFilter(st, preemptor, byName).Allows(sc)
 			}
-			gotOK, gotReason := f.Allows(sc)
-			wantOK, wantReason := newReclaimFilter(st, preemptor, byName).Allows(sc.Clone())
-			if len(sc.Log) > 0 {
-				wantOK, wantReason = newReclaimFilter(st, preemptor, byName).judgeAll(sc)
-			}
-			verdicts[wantOK]++
-			if gotOK != wantOK || gotReason != wantReason {
-				t.Fatalf("seed %d step %d (%d units): remembered verdict %v %q, from scratch %v %q",
-					seed, step, len(sc.Log), gotOK, gotReason, wantOK, wantReason)
-			}
-		}
-	}
-	if verdicts[true] < 100 || verdicts[false] < 100 {
-		t.Fatalf("verdicts %v: the sequences must exercise both allowed and refused scenarios", verdicts)
-	}
+			return newReclaimFilter(st, preemptor, byName).judgeAll(sc)
+		})
 }

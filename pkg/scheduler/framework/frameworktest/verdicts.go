@@ -1,0 +1,49 @@
+package frameworktest
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+)
+
+// CheckRememberedVerdicts drives a scenario filter that remembers its verdicts (newFilter
+// gives a fresh one per sequence) through 200 random sequences of 30 steps — one pod of a
+// victim added (half the time of the latest job), the latest unit removed, or one in the
+// middle — and fails unless every verdict equals fromScratch's on the same scenario. The
+// sequences must meet at least 100 scenarios allowed and 100 refused.
+func CheckRememberedVerdicts(t *testing.T, preemptor *api.JobInfo, victims []*api.JobInfo,
+	newFilter func() framework.ScenarioFilter, fromScratch func(*Scenario) (bool, string)) {
+	t.Helper()
+	verdicts := map[bool]int{}
+	for seed := range uint64(200) {
+		r := rand.New(rand.NewPCG(seed, 7))
+		sc := &Scenario{Of: preemptor}
+		f := newFilter()
+		for step := range 30 {
+			switch op := r.IntN(10); {
+			case op < 6 || len(sc.Log) == 0:
+				job := victims[r.IntN(len(victims))]
+				if len(sc.Log) > 0 && r.IntN(2) == 0 {
+					job = sc.Log[len(sc.Log)-1].Job
+				}
+				sc.Push(job, job.Pods[r.IntN(len(job.Pods))])
+			case op < 9:
+				sc.Remove(len(sc.Log) - 1)
+			default:
+				sc.Remove(r.IntN(len(sc.Log)))
+			}
+			gotOK, gotReason := f.Allows(sc)
+			wantOK, wantReason := fromScratch(sc.Clone())
+			verdicts[wantOK]++
+			if gotOK != wantOK || gotReason != wantReason {
+				t.Fatalf("seed %d step %d (%d units): remembered verdict %v %q, from scratch %v %q",
+					seed, step, len(sc.Log), gotOK, gotReason, wantOK, wantReason)
+			}
+		}
+	}
+	if verdicts[true] < 100 || verdicts[false] < 100 {
+		t.Fatalf("verdicts %v: the sequences must meet both allowed and refused scenarios", verdicts)
+	}
+}
