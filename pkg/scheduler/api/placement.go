@@ -182,7 +182,7 @@ func Refusal(pod *PodInfo, node *NodeInfo) error {
 	} else if !ok {
 		return ErrNodeAffinity
 	}
-	if len(pl.HostPorts) > 0 && node.portTaken(pl.HostPorts) {
+	if len(pl.HostPorts) > 0 && node.portTaken(pod) {
 		return ErrHostPorts
 	}
 	return nil
@@ -214,26 +214,30 @@ func Preference(pod *PodInfo, node *NodeInfo) (affinity float64, untolerated int
 	return affinity, untolerated
 }
 
-// portTaken reports whether a port is bound by a pod holding the node: a pod of another
-// scheduler, or one of ours that runs, was placed, is promised the node or is still
-// terminating.
-func (n *NodeInfo) portTaken(ports []HostPort) bool {
-	taken := func(others []HostPort) bool {
-		for _, p := range ports {
-			for _, o := range others {
-				if p.conflicts(o) {
-					return true
-				}
-			}
-		}
-		return false
-	}
-	if taken(n.OtherPorts) {
+// portTaken reports whether a port of the pod is bound by another pod holding the node: a
+// pod of another scheduler, or one of ours that runs, was placed, is promised the node or is
+// still terminating. The pod itself may already be there, promised the node.
+func (n *NodeInfo) portTaken(pod *PodInfo) bool {
+	ports := pod.Placement.HostPorts
+	if PortsConflict(ports, n.OtherPorts) {
 		return true
 	}
 	for _, q := range n.Pods {
-		if q.Placement != nil && (q.Status.HoldsNodeResources() || q.Status == Pipelined) && taken(q.Placement.HostPorts) {
+		if q != pod && q.Placement != nil && (q.Status.HoldsNodeResources() || q.Status == Pipelined) &&
+			PortsConflict(ports, q.Placement.HostPorts) {
 			return true
+		}
+	}
+	return false
+}
+
+// PortsConflict reports whether two sets of host ports cannot be bound on one node.
+func PortsConflict(a, b []HostPort) bool {
+	for _, p := range a {
+		for _, o := range b {
+			if p.conflicts(o) {
+				return true
+			}
 		}
 	}
 	return false

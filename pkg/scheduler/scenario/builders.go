@@ -182,6 +182,13 @@ func (b *JobBuilder) Tolerate(key, value string, effect v1.TaintEffect) *JobBuil
 	return b
 }
 
+// HostPort makes every pod bind a TCP port on its node.
+func (b *JobBuilder) HostPort(port int32) *JobBuilder {
+	b.spec.Containers = append(b.spec.Containers, v1.Container{Name: fmt.Sprint("port-", port),
+		Ports: []v1.ContainerPort{{ContainerPort: port, HostPort: port}}})
+	return b
+}
+
 // RequireLabelIn requires, by node affinity, a node whose label key has one of values.
 func (b *JobBuilder) RequireLabelIn(key string, values ...string) *JobBuilder {
 	b.spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{

@@ -115,7 +115,7 @@ func (a *Action) keepPromise(ctx context.Context, ssn *framework.Session, search
 	}
 	for _, p := range promised {
 		node := ssn.Snapshot().Node(p.NodeName)
-		if broken == "" && (node.Unschedulable || ssn.Predicate(p, node) != nil || overPromised(node)) {
+		if broken == "" && (ssn.Predicate(p, node) != nil || overPromised(node)) {
 			broken = "node " + node.Name + " can no longer take it"
 		}
 		nodes = append(nodes, p.NodeName)
@@ -149,10 +149,11 @@ func (a *Action) keepPromise(ctx context.Context, ssn *framework.Session, search
 }
 
 // overPromised reports whether the node's promises exceed what it will have once its
-// releasing pods are gone, which happens when something outside the scheduler's view took
-// resources (another scheduler's pod, a smaller allocatable).
+// releasing pods are gone, in a resource they were promised, which happens when something
+// outside the scheduler's view took resources (another scheduler's pod, a smaller
+// allocatable). A resource the promised pods do not ask for does not break their promise.
 func overPromised(node *api.NodeInfo) bool {
-	return node.FutureIdle().HasNegative()
+	return !node.Pipelined.FitsIn(node.Allocatable.Sub(node.Used))
 }
 
 // placeAll places every pod or returns why one could not be placed; each pod first tries

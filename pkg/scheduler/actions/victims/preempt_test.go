@@ -190,3 +190,39 @@ var _ = Describe("Victims where the preemptor could not run", func() {
 			"0/1 nodes are available: 1 Insufficient example.com/fpga, 1 Insufficient nvidia.com/gpu.")))
 	})
 })
+
+// Host ports are part of a node's state that a plan must respect for its own gang too.
+var _ = Describe("A preemptor with host ports", func() {
+	It("keeps its promise while its victim terminates: its own port does not refuse it", func() {
+		h := New("").
+			Nodes(Node("n1").GPUs(8)).
+			Queues(Queue("team")).
+			Jobs(Job("low").Queue("team").Priority(10).GPUs(8).Running("n1"),
+				Job("urgent").Queue("team").Priority(90).GPUs(8).HostPort(8080))
+		rounds, stable := h.RunRounds(ctx, 10)
+		Expect(stable).To(BeTrue())
+		for i, r := range rounds {
+			Expect(r.Withdrawn).To(BeEmpty(), "round %d withdrew the promise", i)
+		}
+		Expect(evictionsOf(rounds)).To(Equal(map[string]int{"low": 1}))
+		Expect(h.PodsIn("urgent", api.Running)).To(Equal(1))
+	})
+
+	It("never puts two pods of its gang binding one port on the same node", func() {
+		h := New("").
+			Nodes(Node("n1").GPUs(8), Node("n2").GPUs(8)).
+			Queues(Queue("team")).
+			Jobs(Job("low").Queue("team").Priority(10).MinMember(2).Pods(2).GPUs(4).Running("n1", "n1"),
+				Job("mid").Queue("team").Priority(20).MinMember(2).Pods(2).GPUs(4).Running("n2", "n2"),
+				Job("urgent").Queue("team").Priority(90).MinMember(2).Pods(2).GPUs(4).HostPort(8080))
+		rounds, stable := h.RunRounds(ctx, 10)
+		Expect(stable).To(BeTrue())
+		Expect(h.PodsIn("urgent", api.Running)).To(Equal(2), "one pod on each node, as kube-scheduler would place them")
+		nodes := map[string]bool{}
+		for _, p := range h.JobNamed("urgent").Pods {
+			nodes[p.NodeName] = true
+		}
+		Expect(nodes).To(HaveLen(2))
+		Expect(evictionsOf(rounds)).To(HaveKey("low"))
+	})
+})

@@ -128,6 +128,12 @@ func (s *Solver) planned(st *search, i int, free api.Resources) {
 	st.touched = append(st.touched, i)
 }
 
+// portPlanned reports whether a host port of the pod is taken on node i by a gang pod the
+// plan already placed there.
+func (st *search) portPlanned(pod *api.PodInfo, i int) bool {
+	return pod.Placement != nil && len(st.ports[i]) > 0 && api.PortsConflict(pod.Placement.HostPorts, st.ports[i])
+}
+
 // forgetPlan drops what the search's plan did to the nodes it touched: the next search
 // reads them from the snapshot again, which shows the plan once it is committed.
 func (s *Solver) forgetPlan(st *search) {
@@ -146,6 +152,9 @@ type search struct {
 	units     [][]nodeUnit // per node, the units this search may consider
 	// touched are the nodes whose free resources the plan changed.
 	touched []int
+	// ports are the host ports of the gang pods the plan placed, per node: the snapshot does
+	// not show them, and two pods of a gang cannot bind one port on one node.
+	ports map[int][]api.HostPort
 }
 
 // Solve plans evictions that let gang (the job's pending pods) fit. When limit is set, a
@@ -325,7 +334,7 @@ func (s *Solver) refreshOptions(st *search, pod *api.PodInfo) {
 		}
 		e.valid, e.version, e.option, e.refused = true, node.Version(), option{node: i}, e.refused[:0]
 		// Victims only where they help: never on a node the pod could not run on anyway.
-		if s.ssn.Predicate(pod, node) == nil {
+		if s.ssn.Predicate(pod, node) == nil && !st.portPlanned(pod, i) {
 			e.option = s.cost(st, pod, i, &e.refused)
 			if e.feasible {
 				e.score = s.ssn.NodeScore(pod, node)
@@ -438,6 +447,12 @@ func (s *Solver) take(st *search, pod *api.PodInfo, i int) bool {
 		}
 	}
 	s.planned(st, i, s.freeAt(i).Sub(pod.Request))
+	if pod.Placement != nil && len(pod.Placement.HostPorts) > 0 {
+		if st.ports == nil {
+			st.ports = map[int][]api.HostPort{}
+		}
+		st.ports[i] = append(st.ports[i], pod.Placement.HostPorts...)
+	}
 	return true
 }
 
