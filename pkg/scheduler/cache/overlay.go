@@ -29,6 +29,9 @@ type Overlay struct {
 type written[T any] struct {
 	value T
 	at    time.Time
+	// queued is set for a write decided but not sent yet (see BindQueued): it is trusted
+	// however long it waits, and its age counts from when it is sent.
+	queued bool
 }
 
 // NewOverlay returns an empty overlay reading wall time from now (for expiry only).
@@ -44,14 +47,30 @@ func NewOverlay(now func() time.Time) *Overlay {
 func (o *Overlay) Bound(pod types.UID, node string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.binds[pod] = written[string]{node, o.timeFunc()}
+	o.binds[pod] = written[string]{value: node, at: o.timeFunc()}
 }
 
 // Evicted records that a pod's deletion was requested to make room for preemptor.
 func (o *Overlay) Evicted(pod types.UID, preemptor api.JobID) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.evicts[pod] = written[api.JobID]{preemptor, o.timeFunc()}
+	o.evicts[pod] = written[api.JobID]{value: preemptor, at: o.timeFunc()}
+}
+
+// BindQueued records a bind decided but not sent yet. It holds until Bound (sent) or
+// BindFailed, however long the queue of API calls is: expiring it while it waits would let
+// the scheduler place the pod a second time.
+func (o *Overlay) BindQueued(pod types.UID, node string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.binds[pod] = written[string]{value: node, at: o.timeFunc(), queued: true}
+}
+
+// EvictionQueued records an eviction decided but not sent yet, as BindQueued a bind.
+func (o *Overlay) EvictionQueued(pod types.UID, preemptor api.JobID) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.evicts[pod] = written[api.JobID]{value: preemptor, at: o.timeFunc(), queued: true}
 }
 
 // BindFailed takes back a bind recorded before it was sent, which the API server refused:
@@ -73,14 +92,14 @@ func (o *Overlay) EvictionFailed(pod types.UID) {
 func (o *Overlay) Nominated(pod types.UID, node string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.nominations[pod] = written[string]{node, o.timeFunc()}
+	o.nominations[pod] = written[string]{value: node, at: o.timeFunc()}
 }
 
 // Stamped records a job's start stamp, written or about to be written.
 func (o *Overlay) Stamped(job api.JobID, at time.Time) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.stamps[job] = written[time.Time]{at, o.timeFunc()}
+	o.stamps[job] = written[time.Time]{value: at, at: o.timeFunc()}
 }
 
 // boundNode returns the node a pod was bound to if the informer may not show it yet.
@@ -100,8 +119,8 @@ func (o *Overlay) evicted(pod types.UID, informerDeleting bool) (api.JobID, bool
 }
 
 // unseen returns a remembered write while the informer has not caught up with it (shows) and
-// it is younger than overlayTTL; a write the informer shows, or one older than that (lost),
-// is forgotten.
+// it is still queued or younger than overlayTTL; a write the informer shows, or one sent
+// longer ago than that (lost), is forgotten.
 func unseen[K comparable, T any](o *Overlay, writes map[K]written[T], key K, shows func(T) bool) (T, bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -110,7 +129,7 @@ func unseen[K comparable, T any](o *Overlay, writes map[K]written[T], key K, sho
 	if !ok {
 		return zero, false
 	}
-	if shows(w.value) || o.timeFunc().Sub(w.at) > overlayTTL {
+	if shows(w.value) || (!w.queued && o.timeFunc().Sub(w.at) > overlayTTL) {
 		delete(writes, key)
 		return zero, false
 	}

@@ -32,15 +32,18 @@ type Dispatcher struct {
 	queue   workqueue.TypedInterface[*dispatch]
 	// inflight counts queued and running dispatches, for Wait.
 	inflight sync.WaitGroup
+	// mu guards stopping: once the workers drain, a late decision is sent by its caller.
+	mu       sync.Mutex
+	stopping bool
 }
 
 // dispatch is one API call to make, and how to take back its overlay entry if it fails.
 type dispatch struct {
-	send    func(ctx context.Context) error
-	failed  func()
-	pod     string
-	verb    string
-	attempt api.JobID
+	send   func(ctx context.Context) error
+	failed func()
+	// pod, verb and job say what it was, for the log: the job bound, or the preemptor.
+	pod, verb string
+	job       api.JobID
 }
 
 var _ framework.Effects = &Dispatcher{}
@@ -51,30 +54,47 @@ func NewDispatcher(e *Effects, workers int) *Dispatcher {
 }
 
 // Bind records the bind and queues it.
-func (d *Dispatcher) Bind(_ context.Context, pod *api.PodInfo, nodeName string) error {
+func (d *Dispatcher) Bind(ctx context.Context, pod *api.PodInfo, nodeName string) error {
 	p := *pod // the session goes on changing its pods; the worker reads a copy
 	uid := types.UID(p.UID)
-	d.Overlay.Bound(uid, nodeName)
-	d.enqueue(&dispatch{pod: p.Key(), verb: "bind", attempt: p.Job,
+	d.Overlay.BindQueued(uid, nodeName)
+	d.enqueue(ctx, &dispatch{pod: p.Key(), verb: "bind", job: p.Job,
 		send:   func(ctx context.Context) error { return d.Effects.Bind(ctx, &p, nodeName) },
 		failed: func() { d.Overlay.BindFailed(uid) }})
 	return nil
 }
 
 // Evict records the eviction and queues it.
-func (d *Dispatcher) Evict(_ context.Context, pod *api.PodInfo, reason framework.EvictionReason) error {
+func (d *Dispatcher) Evict(ctx context.Context, pod *api.PodInfo, reason framework.EvictionReason) error {
 	p := *pod
 	uid := types.UID(p.UID)
-	d.Overlay.Evicted(uid, reason.Preemptor)
-	d.enqueue(&dispatch{pod: p.Key(), verb: "evict", attempt: reason.Preemptor,
+	d.Overlay.EvictionQueued(uid, reason.Preemptor)
+	d.enqueue(ctx, &dispatch{pod: p.Key(), verb: "evict", job: reason.Preemptor,
 		send:   func(ctx context.Context) error { return d.Effects.Evict(ctx, &p, reason) },
 		failed: func() { d.Overlay.EvictionFailed(uid) }})
 	return nil
 }
 
-func (d *Dispatcher) enqueue(w *dispatch) {
-	d.inflight.Add(1)
-	d.queue.Add(w)
+// enqueue hands w to the workers, or, once they are stopping, sends it at once: a decision
+// made is never dropped.
+func (d *Dispatcher) enqueue(ctx context.Context, w *dispatch) {
+	d.mu.Lock()
+	if !d.stopping {
+		d.inflight.Add(1)
+		d.queue.Add(w)
+		d.mu.Unlock()
+		return
+	}
+	d.mu.Unlock()
+	d.send(ctx, w)
+}
+
+// send makes the call and takes the decision back from the overlay if it fails.
+func (d *Dispatcher) send(ctx context.Context, w *dispatch) {
+	if err := w.send(context.WithoutCancel(ctx)); err != nil {
+		w.failed()
+		klog.FromContext(ctx).Error(err, "Sending a decision failed; the next cycle decides again", "pod", w.pod, "call", w.verb, "job", w.job)
+	}
 }
 
 // Start runs the workers until ctx ends, then lets them finish what was queued: a decision
@@ -85,6 +105,9 @@ func (d *Dispatcher) Start(ctx context.Context) error {
 		workers.Go(func() { d.work(ctx) })
 	}
 	<-ctx.Done()
+	d.mu.Lock()
+	d.stopping = true
+	d.mu.Unlock()
 	d.queue.ShutDownWithDrain()
 	workers.Wait()
 	return nil
@@ -93,19 +116,15 @@ func (d *Dispatcher) Start(ctx context.Context) error {
 // NeedLeaderElection: only the leader decides, so only the leader has anything to send.
 func (d *Dispatcher) NeedLeaderElection() bool { return true }
 
+// work sends what is queued until the queue shuts down and is drained. Calls started at
+// shutdown still complete: their decisions are already in the overlay.
 func (d *Dispatcher) work(ctx context.Context) {
-	log := klog.FromContext(ctx)
-	// Calls started at shutdown still complete: their decisions are already in the overlay.
-	callCtx := context.WithoutCancel(ctx)
 	for {
 		w, shutdown := d.queue.Get()
 		if shutdown {
 			return
 		}
-		if err := w.send(callCtx); err != nil {
-			w.failed()
-			log.Error(err, "Sending a decision failed; the next cycle decides again", "pod", w.pod, "call", w.verb, "job", w.attempt)
-		}
+		d.send(ctx, w)
 		d.queue.Done(w)
 		d.inflight.Done()
 	}

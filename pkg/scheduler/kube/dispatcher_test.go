@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -99,7 +101,8 @@ func TestDispatchedBindsAreSeenAtOnceAndFailuresTakenBack(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan struct{})
 	go func() { _ = d.Start(ctx); close(stopped) }()
-	defer func() { cancel(); <-stopped }()
+	var answer sync.Once // a failing check must not leave the workers blocked forever
+	defer func() { answer.Do(func() { close(release) }); cancel(); <-stopped }()
 
 	for i := range 2 {
 		if err := d.Bind(ctx, podInfo(i), "n1"); err != nil {
@@ -109,7 +112,7 @@ func TestDispatchedBindsAreSeenAtOnceAndFailuresTakenBack(t *testing.T) {
 	if got := statuses(t, c, overlay); got["p0"] != "Bound@n1" || got["p1"] != "Bound@n1" {
 		t.Fatalf("while the binds are in flight the snapshot shows %v, want both bound", got)
 	}
-	close(release)
+	answer.Do(func() { close(release) })
 	d.Wait()
 	if got := statuses(t, c, overlay); got["p0"] != "Bound@n1" || got["p1"] != "Pending@" {
 		t.Fatalf("after the API answered the snapshot shows %v, want p0 bound and p1 pending again", got)
@@ -155,5 +158,52 @@ func TestDispatchIsBounded(t *testing.T) {
 	<-stopped
 	if n := inflight.Load(); n != 0 {
 		t.Fatalf("%d calls still running after Start returned", n)
+	}
+}
+
+// A decision waiting behind a long queue of API calls is trusted however long it waits:
+// if it expired, the scheduler would place the pod a second time.
+func TestQueuedDecisionsDoNotExpireWhileTheyWait(t *testing.T) {
+	release := make(chan struct{})
+	c := cluster(t, 1, func(ctx context.Context, c client.Client, pod, node string) error {
+		<-release
+		return setNode(ctx, c, pod, node)
+	})
+	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	overlay := cache.NewOverlay(clk.Now)
+	d := kube.NewDispatcher(&kube.Effects{Client: c, Overlay: overlay}, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() { _ = d.Start(ctx); close(stopped) }()
+	var answer sync.Once
+	defer func() { answer.Do(func() { close(release) }); cancel(); <-stopped }()
+	_ = d.Bind(ctx, podInfo(0), "n1")
+	clk.Step(time.Hour)
+	if got := statuses(t, c, overlay)["p0"]; got != "Bound@n1" {
+		t.Fatalf("a bind queued an hour ago shows as %s, want Bound@n1", got)
+	}
+	answer.Do(func() { close(release) })
+	d.Wait()
+	if got := statuses(t, c, overlay)["p0"]; got != "Bound@n1" {
+		t.Fatalf("after it was sent the pod shows as %s", got)
+	}
+}
+
+// Once the workers have stopped, a decision is sent by its caller rather than dropped.
+func TestDecisionsAfterShutdownAreSent(t *testing.T) {
+	c := cluster(t, 1, setNode)
+	d := kube.NewDispatcher(&kube.Effects{Client: c, Overlay: cache.NewOverlay(time.Now)}, 2)
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() { _ = d.Start(ctx); close(stopped) }()
+	cancel()
+	<-stopped
+	if err := d.Bind(ctx, podInfo(0), "n1"); err != nil {
+		t.Fatal(err)
+	}
+	d.Wait() // returns: nothing is left queued
+	pod := &v1.Pod{}
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "p0"}, pod); err != nil || pod.Spec.NodeName != "n1" {
+		t.Fatalf("after shutdown the bind was not sent: node %q, %v", pod.Spec.NodeName, err)
 	}
 }
