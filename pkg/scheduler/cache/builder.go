@@ -36,8 +36,8 @@ type Builder struct {
 	Overlay       *Overlay
 
 	// specs caches what each pod asks of a node by UID and generation (an in-place resize or
-	// an added toleration bumps the generation): summing containers and parsing affinities
-	// are the most expensive part of a snapshot.
+	// an added toleration bumps the generation; see podSpec for older API servers): summing
+	// containers and parsing affinities are the most expensive part of a snapshot.
 	specs map[types.UID]cachedSpec
 	// stamps caches each job's parsed start stamp by the annotation's text.
 	stamps map[api.JobID]cachedStamp
@@ -286,7 +286,10 @@ type cachedStamp struct {
 }
 
 type cachedSpec struct {
-	generation int64
+	// generation, or resourceVersion where the API server keeps no generation, say which
+	// version of the pod the entry was read from.
+	generation      int64
+	resourceVersion string
 	// request is what the pod asks of a node (containers, init containers, overhead, its
 	// pod slot); placement where it may go; err why its placement cannot be read.
 	request   api.Resources
@@ -298,10 +301,16 @@ type cachedSpec struct {
 
 // podSpec reads what a pod asks of a node, cached.
 func (b *Builder) podSpec(pod *v1.Pod) cachedSpec {
-	if c, ok := b.specs[pod.UID]; ok && pod.UID != "" && c.generation == pod.Generation {
+	// API servers before Kubernetes 1.33 leave a pod's generation at 0 whatever changes
+	// (KEP-5067); there, any new resource version may carry new tolerations or selectors.
+	version := pod.ResourceVersion
+	if pod.Generation != 0 {
+		version = ""
+	}
+	if c, ok := b.specs[pod.UID]; ok && pod.UID != "" && c.generation == pod.Generation && c.resourceVersion == version {
 		return c
 	}
-	c := cachedSpec{generation: pod.Generation,
+	c := cachedSpec{generation: pod.Generation, resourceVersion: version,
 		request: api.PodRequest(resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}))}
 	c.placement, c.err = api.NewPlacement(&pod.Spec)
 	if c.request.HasNegative() {

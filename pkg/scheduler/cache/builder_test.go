@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
@@ -165,5 +166,34 @@ func TestSnapshotReportsImpossibleQuantitiesAndKeepsForeignPorts(t *testing.T) {
 	}
 	if len(n1.OtherPorts) != 1 || n1.OtherPorts[0].Port != 8080 {
 		t.Fatalf("foreign host ports %v, want 8080", n1.OtherPorts)
+	}
+}
+
+// On API servers that keep no pod generation (before Kubernetes 1.33), a toleration added
+// to a pending pod still reaches the snapshot: the pod's resource version says it changed.
+func TestPodSpecChangesAreSeenWithoutAGeneration(t *testing.T) {
+	group := &v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job"}, Spec: v2alpha2.PodGroupSpec{MinMember: 1, Queue: "q"}}
+	p := pod("p", nil)
+	c := fake.NewClientBuilder().WithScheme(testScheme()).WithObjects(gpuNode("n1", 8), group, p).Build()
+	b := &Builder{Reader: c, SchedulerName: "kai-scheduler"}
+	placement := func() *api.Placement {
+		snapshot, _, err := b.Snapshot(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return snapshot.Job("ns/job").Pods[0].Placement
+	}
+	if placement() != nil {
+		t.Fatal("a pod without constraints has no placement")
+	}
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(p), p); err != nil {
+		t.Fatal(err)
+	}
+	p.Spec.Tolerations = []v1.Toleration{{Key: "dedicated", Operator: v1.TolerationOpExists}}
+	if err := c.Update(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	if got := placement(); got == nil || len(got.Tolerations) != 1 || p.Generation != 0 {
+		t.Fatalf("placement %+v after the toleration was added (generation %d)", got, p.Generation)
 	}
 }
