@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"sort"
 	"strings"
 	"time"
@@ -84,7 +85,8 @@ func Parse(data []byte) (*Scenario, error) {
 		}
 		// Each document is parsed as YAML once (strictly: a key given twice is an error) and
 		// decoded from the JSON it becomes: a scenario of thousands of jobs is mostly parsing.
-		doc, err = yaml.YAMLToJSONStrict(doc)
+		raw := doc
+		doc, err = yaml.YAMLToJSONStrict(raw)
 		if err != nil {
 			return nil, fmt.Errorf("document %d: %w", index, err)
 		}
@@ -108,7 +110,7 @@ func Parse(data []byte) (*Scenario, error) {
 			return nil, fmt.Errorf("document %d (%s %s): the same %s as document %d; names must be unique", index, meta.Kind, name, meta.Kind, first)
 		}
 		seen[key] = index
-		if err := sc.add(index, meta, head.name(), doc, groups, &pods); err != nil {
+		if err := sc.add(index, meta, head.name(), document{yaml: raw, json: doc}, groups, &pods); err != nil {
 			return nil, err
 		}
 	}
@@ -149,14 +151,14 @@ func Parse(data []byte) (*Scenario, error) {
 const DefaultMaxPods = 110
 
 // add decodes one document strictly (a misspelt field is an error) into its kind.
-func (sc *Scenario) add(index int, meta metav1.TypeMeta, name string, doc []byte, groups map[string]*Job, pods *[]*v1.Pod) error {
+func (sc *Scenario) add(index int, meta metav1.TypeMeta, name string, doc document, groups map[string]*Job, pods *[]*v1.Pod) error {
 	fail := func(err error) error {
 		return fmt.Errorf("document %d (%s %s): %w", index, meta.Kind, name, err)
 	}
 	switch meta.APIVersion + "/" + meta.Kind {
 	case "v1/Node":
 		node := &v1.Node{}
-		if err := decodeStrict(doc, node); err != nil {
+		if err := doc.decode(node); err != nil {
 			return fail(err)
 		}
 		if len(node.Status.Allocatable) == 0 {
@@ -177,19 +179,19 @@ func (sc *Scenario) add(index int, meta metav1.TypeMeta, name string, doc []byte
 		sc.Nodes = append(sc.Nodes, node)
 	case "scheduling.run.ai/v2/Queue":
 		queue := &v2.Queue{}
-		if err := decodeStrict(doc, queue); err != nil {
+		if err := doc.decode(queue); err != nil {
 			return fail(err)
 		}
 		sc.Queues = append(sc.Queues, queue)
 	case "scheduling.k8s.io/v1/PriorityClass":
 		pc := &schedulingv1.PriorityClass{}
-		if err := decodeStrict(doc, pc); err != nil {
+		if err := doc.decode(pc); err != nil {
 			return fail(err)
 		}
 		sc.Classes = append(sc.Classes, pc)
 	case "scheduling.run.ai/v2alpha2/PodGroup":
 		group := &v2alpha2.PodGroup{}
-		if err := decodeStrict(doc, group); err != nil {
+		if err := doc.decode(group); err != nil {
 			return fail(err)
 		}
 		defaultNamespace(&group.ObjectMeta)
@@ -200,7 +202,7 @@ func (sc *Scenario) add(index int, meta metav1.TypeMeta, name string, doc []byte
 		groups[group.Namespace+"/"+group.Name] = job
 	case "v1/Pod":
 		pod := &v1.Pod{}
-		if err := decodeStrict(doc, pod); err != nil {
+		if err := doc.decode(pod); err != nil {
 			return fail(err)
 		}
 		defaultNamespace(&pod.ObjectMeta)
@@ -238,14 +240,31 @@ func (h documentHead) name() string {
 	return name
 }
 
-// decodeStrict decodes a document's JSON into obj; a field obj does not have is an error,
-// as a misspelt field must not be silently ignored.
-func decodeStrict(doc []byte, obj any) error {
-	dec := json.NewDecoder(bytes.NewReader(doc))
+// document is one input document, as written and as the JSON it converts to.
+type document struct {
+	yaml, json []byte
+}
+
+// decode decodes the document into obj; a field obj does not have is an error, as a
+// misspelt field must not be silently ignored. The JSON is decoded directly; a document
+// whose YAML scalars only fit obj's fields as text (labels: {zone: 3}) is decoded from its
+// YAML with obj's types, as it always was.
+func (d document) decode(obj any) error {
+	dec := json.NewDecoder(bytes.NewReader(d.json))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(obj); err != nil {
-		// The input is YAML: "json: " would only confuse.
-		return errors.New(strings.TrimPrefix(err.Error(), "json: "))
+	err := dec.Decode(obj)
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &typeErr) {
+		reflect.ValueOf(obj).Elem().SetZero() // nothing of the partial decode remains
+		err = yaml.UnmarshalStrict(d.yaml, obj)
+	}
+	if err != nil {
+		// The input is YAML: the JSON it passes through would only confuse.
+		msg := err.Error()
+		for _, prefix := range []string{"error unmarshaling JSON: ", "while decoding JSON: ", "json: "} {
+			msg = strings.TrimPrefix(msg, prefix)
+		}
+		return errors.New(msg)
 	}
 	return nil
 }

@@ -189,3 +189,20 @@ func TestDuplicateObjectsAreAnError(t *testing.T) {
 		t.Fatalf("error %v", err)
 	}
 }
+
+// YAML scalars that are text to Kubernetes (a label value 3, a selector value true) read as
+// text, as they always did: a scenario file that worked keeps working.
+func TestScalarsReadAsTextWhereKubernetesWantsText(t *testing.T) {
+	sc, err := sim.Parse([]byte(`apiVersion: v1
+kind: Node
+metadata: {name: n1, labels: {zone: 3, fast: true}}
+status:
+  allocatable: {cpu: "8", memory: 8Gi, nvidia.com/gpu: 1, pods: 110}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sc.Nodes[0].Labels; got["zone"] != "3" || got["fast"] != "true" {
+		t.Fatalf("labels %v, want zone=3 and fast=true as text", got)
+	}
+}
