@@ -63,6 +63,11 @@ type (
 	// IsPreemptibleFn says whether preemptee's pods may be evicted for preemptor in the given
 	// action. The answers of all plugins are ANDed: any plugin can protect a victim. With no
 	// plugin registered every victim that passed the action's own rules is preemptible.
+	// The answer may depend on the preemptor only through its queue, priority and
+	// preemptibility (and on the victim and the session's time): the victim search reuses
+	// what it learned about a node for every preemptor alike in those. A plugin may still
+	// note, for the preemptor at hand, why a victim was refused: refused victims are asked
+	// again for each preemptor.
 	IsPreemptibleFn func(action ActionType, preemptor, preemptee *api.JobInfo) bool
 
 	// ScenarioFiltersFn returns filters that the victim solver applies to every candidate set

@@ -22,7 +22,11 @@ type nodeOptions struct {
 	heap *actions.NodeHeap
 }
 
-// optionClass is what makes two pods' options on a node the same.
+// optionClass is what makes two pods' options on a node the same: the rules and plugins may
+// judge a victim by the preemptor's queue, priority and preemptibility only (see
+// framework.IsPreemptibleFn). The preemptor's own job is never its victim; both actions'
+// rules already refuse a job of the same queue and priority, so no option of the class
+// counts it.
 type optionClass struct {
 	queue       string
 	priority    int32
