@@ -57,8 +57,8 @@ func (f *elasticFilter) Allows(sc framework.Scenario) (bool, string) {
 			return false, reason
 		}
 	}
-	f.allowedSeqs = f.allowedSeqs[:0]
-	for _, u := range units {
+	f.allowedSeqs = f.allowedSeqs[:k] // the prefix still stands; add what joined since
+	for _, u := range units[k:] {
 		f.allowedSeqs = append(f.allowedSeqs, u.Seq)
 	}
 	return true, ""
