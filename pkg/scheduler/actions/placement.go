@@ -5,8 +5,6 @@ import (
 	"sort"
 	"strings"
 
-	v1 "k8s.io/api/core/v1"
-
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 )
@@ -28,23 +26,6 @@ func (c Capacity) free(node *api.NodeInfo) api.Resources {
 		return node.Bindable()
 	}
 	return node.FutureIdle()
-}
-
-// insufficient holds kube-scheduler's reason per fixed resource, built once: this runs for
-// every node of every search.
-var insufficient = func() map[v1.ResourceName]string {
-	reasons := map[v1.ResourceName]string{}
-	for _, r := range api.FixedResources {
-		reasons[r.KubeName()] = api.InsufficientReason(r.KubeName())
-	}
-	return reasons
-}()
-
-func insufficientReason(name v1.ResourceName) string {
-	if reason, ok := insufficient[name]; ok {
-		return reason
-	}
-	return api.InsufficientReason(name) // extended resources: only on a refusal
 }
 
 // NodeSearch finds the best node for a pod and remembers why nodes were refused, so that a
@@ -158,7 +139,7 @@ func (s *NodeSearch) reasons(pod *api.PodInfo, node *api.NodeInfo, capacity Capa
 		return append(buf, err.Error())
 	}
 	for name := range pod.Request.Shortages(capacity.free(node)) {
-		buf = append(buf, insufficientReason(name))
+		buf = append(buf, api.InsufficientReason(name))
 	}
 	return buf
 }

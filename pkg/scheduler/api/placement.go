@@ -22,13 +22,23 @@ var (
 // TooManyPods is kube-scheduler's reason for a node whose "pods" allocatable is used up.
 const TooManyPods = "Too many pods"
 
-// InsufficientReason is kube-scheduler's reason for a node that lacks a resource.
+// InsufficientReason is kube-scheduler's reason for a node that lacks a resource. It runs
+// for every refused node of every search, so the fixed resources' reasons are built once;
+// only an extended resource's reason is built when needed.
 func InsufficientReason(name v1.ResourceName) string {
-	if name == v1.ResourcePods {
-		return TooManyPods
+	if i := denseIndex(name); i >= 0 {
+		return insufficientFixed[i]
 	}
 	return "Insufficient " + string(name)
 }
+
+var insufficientFixed = func() (reasons [numDense]string) {
+	for i, name := range kubeNames {
+		reasons[i] = "Insufficient " + string(name)
+	}
+	reasons[Pods] = TooManyPods
+	return reasons
+}()
 
 // Placement is what a pod asks of a node beyond resources, as kube-scheduler's filters and
 // scores read it: node selector and node affinity, tolerations and host ports. It is parsed

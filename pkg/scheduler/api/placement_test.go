@@ -160,3 +160,16 @@ func TestRefusalAllocatesNothing(t *testing.T) {
 		}
 	}
 }
+
+// The reasons of the fixed resources are kube-scheduler's words and cost nothing to give.
+func TestInsufficientReasons(t *testing.T) {
+	for name, want := range map[v1.ResourceName]string{v1.ResourceCPU: "Insufficient cpu", GPUResourceName: "Insufficient nvidia.com/gpu",
+		v1.ResourcePods: "Too many pods", "example.com/fpga": "Insufficient example.com/fpga"} {
+		if got := InsufficientReason(name); got != want {
+			t.Errorf("%s: %q, want %q", name, got, want)
+		}
+	}
+	if allocs := testing.AllocsPerRun(100, func() { _ = InsufficientReason(GPUResourceName) }); allocs != 0 {
+		t.Fatalf("%v allocations for a fixed resource's reason", allocs)
+	}
+}
