@@ -63,7 +63,7 @@ type Solver struct {
 	freeVersion []uint64
 	// eligible caches mayEvict per candidate job for the search whose epoch eligibleEpoch
 	// holds: a slice per search would cost jobs x searches.
-	eligible      []eligibility
+	eligible      []bool
 	eligibleEpoch []uint32
 	epoch         uint32
 	// options are the nodes' options for the current class of pod (see nodeOptions).
@@ -116,7 +116,7 @@ func (s *Solver) freeAt(i int) api.Resources {
 func (s *Solver) startSearch() {
 	if s.free == nil {
 		s.free, s.freeOK, s.freeVersion = make([]api.Resources, len(s.nodes)), make([]bool, len(s.nodes)), make([]uint64, len(s.nodes))
-		s.eligible, s.eligibleEpoch = make([]eligibility, s.jobs), make([]uint32, s.jobs)
+		s.eligible, s.eligibleEpoch = make([]bool, s.jobs), make([]uint32, s.jobs)
 	}
 	s.epoch++
 }
@@ -359,7 +359,7 @@ func (s *Solver) cost(st *search, pod *api.PodInfo, i int, refused *[]*unit) opt
 			continue
 		}
 		freed, ok := s.freedOnNode(st, nu)
-		if !ok || !helps(freed, pod.Request, free) {
+		if !ok || !freed.Relieves(pod.Request, free) {
 			continue
 		}
 		free = free.Add(freed)
@@ -367,13 +367,6 @@ func (s *Solver) cost(st *search, pod *api.PodInfo, i int, refused *[]*unit) opt
 		o.feasible = pod.Request.FitsIn(free)
 	}
 	return o
-}
-
-// helps reports whether freed gives the pod some resource it lacks on a node with free:
-// evicting a unit that frees only what the pod has enough of would be an eviction for
-// nothing.
-func helps(freed, request, free api.Resources) bool {
-	return freed.Relieves(request, free)
 }
 
 // freedOnNode is what evicting a unit would free on the node of nu, if the unit may be
@@ -410,7 +403,7 @@ func (s *Solver) take(st *search, pod *api.PodInfo, i int) bool {
 			break
 		}
 		freed, ok := s.freedOnNode(st, nu)
-		if !ok || !helps(freed, pod.Request, free) {
+		if !ok || !freed.Relieves(pod.Request, free) {
 			continue
 		}
 		live := st.sc.livePods(nu.unit)
@@ -498,19 +491,10 @@ func (s *Solver) addAll(st *search, units []taken) []func() {
 	return undos
 }
 
-// eligibility caches whether a victim job may be evicted for the current preemptor.
-type eligibility uint8
-
-const (
-	unknown eligibility = iota
-	eligible
-	ineligible
-)
-
 // mayEvict asks the action's rules and the plugins once per victim job and preemptor.
 func (s *Solver) mayEvict(st *search, u *unit) bool {
 	if s.eligibleEpoch[u.jobIndex] == s.epoch {
-		return s.eligible[u.jobIndex] == eligible
+		return s.eligible[u.jobIndex]
 	}
 	s.eligibleEpoch[u.jobIndex] = s.epoch
 	victim := u.job
@@ -518,9 +502,6 @@ func (s *Solver) mayEvict(st *search, u *unit) bool {
 	ok := victim.ID != st.preemptor.ID && s.rules.MayEvict(st.preemptor, victim) &&
 		!s.ssn.GainedByEviction(victim.ID) &&
 		s.ssn.IsPreemptible(s.rules.Action(), st.preemptor, victim)
-	s.eligible[u.jobIndex] = ineligible
-	if ok {
-		s.eligible[u.jobIndex] = eligible
-	}
+	s.eligible[u.jobIndex] = ok
 	return ok
 }
