@@ -128,6 +128,18 @@ type Scenario interface {
 	Units() []ScenarioUnit
 }
 
+// StandingPrefix returns how many of the first seen units a filter judged (whose sequence
+// numbers seqAt gives) are still the scenario's first units: units are only ever added at
+// the end and removed, and a number is never reused, so the prefix stands up to the last
+// position whose number still matches.
+func StandingPrefix(units []ScenarioUnit, seen int, seqAt func(int) uint64) int {
+	k := min(seen, len(units))
+	for k > 0 && units[k-1].Seq != seqAt(k-1) {
+		k--
+	}
+	return k
+}
+
 // ScenarioUnit is one unit of a scenario: pods of one victim job that joined together.
 type ScenarioUnit struct {
 	Job  *api.JobInfo

@@ -31,10 +31,7 @@ func (f *elasticFilter) Name() string { return Name }
 
 func (f *elasticFilter) Allows(sc framework.Scenario) (bool, string) {
 	units := sc.Units()
-	k := min(len(f.allowedSeqs), len(units))
-	for k > 0 && units[k-1].Seq != f.allowedSeqs[k-1] {
-		k--
-	}
+	k := framework.StandingPrefix(units, len(f.allowedSeqs), func(i int) uint64 { return f.allowedSeqs[i] })
 	// The jobs to judge, in the order the scenario lists them (the first refused names the
 	// reason): all of them, or only those of the units added since the latest allowed
 	// scenario — usually one, judged without walking the others.

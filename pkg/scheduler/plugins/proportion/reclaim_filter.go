@@ -69,10 +69,7 @@ func (f *reclaimFilter) Allows(sc framework.Scenario) (bool, string) {
 		f.forget(0) // shares moved: nothing judged before holds
 		f.generation = f.st.generation
 	}
-	k := min(len(f.judged), len(units))
-	for k > 0 && units[k-1].Seq != f.judged[k-1].seq {
-		k--
-	}
+	k := framework.StandingPrefix(units, len(f.judged), func(i int) uint64 { return f.judged[i].seq })
 	f.forget(k)
 	// Nothing is judged past a refusal, so a refusal that still stands is the latest verdict.
 	if n := len(f.judged); n > 0 && f.judged[n-1].refusal != "" {
@@ -83,7 +80,7 @@ func (f *reclaimFilter) Allows(sc framework.Scenario) (bool, string) {
 			f.forget(0)
 			return f.judgeAll(sc)
 		}
-		j := f.judge(u)
+		j := f.judge(u, f.taken)
 		f.judged = append(f.judged, j)
 		f.perJob[j.job]++
 		if j.refusal != "" {
@@ -116,8 +113,8 @@ func (f *reclaimFilter) forget(k int) {
 	f.judged = f.judged[:k]
 }
 
-// judge decides one unit against what the units judged before it took.
-func (f *reclaimFilter) judge(u framework.ScenarioUnit) judgedUnit {
+// judge decides one unit against what the units judged before it took from each branch.
+func (f *reclaimFilter) judge(u framework.ScenarioUnit, taken map[*queueState]Vector) judgedUnit {
 	j := judgedUnit{seq: u.Seq, job: u.Job.ID}
 	reclaimerChain, victimChain := f.st.chain(f.preemptor.Queue), f.st.chain(u.Job.Queue)
 	if len(victimChain) == 0 {
@@ -141,7 +138,7 @@ func (f *reclaimFilter) judge(u framework.ScenarioUnit) judgedUnit {
 	for _, p := range u.Pods {
 		j.evicting = j.evicting.add(fromResources(p.Request))
 	}
-	remaining := theirs.allocated.sub(f.taken[theirs])
+	remaining := theirs.allocated.sub(taken[theirs])
 	fair := f.fitsShare(mine) && above(remaining, theirs.fair, j.evicting) &&
 		keepsQuota(theirs, remaining.sub(j.evicting), j.evicting)
 	quota := f.fitsQuota(mine) && above(remaining, theirs.deserved, j.evicting)
@@ -157,10 +154,7 @@ func (f *reclaimFilter) judgeAll(sc framework.Scenario) (bool, string) {
 	taken := map[*queueState]Vector{}
 	for _, victim := range sc.VictimJobs() {
 		for _, pods := range sc.VictimUnits(victim.ID) {
-			saved := f.taken
-			f.taken = taken
-			j := f.judge(framework.ScenarioUnit{Job: victim, Pods: pods})
-			f.taken = saved
+			j := f.judge(framework.ScenarioUnit{Job: victim, Pods: pods}, taken)
 			if j.refusal != "" {
 				return false, j.refusal
 			}
