@@ -31,8 +31,8 @@ type NodeInfo struct {
 	// only counted in Used).
 	Pods []*PodInfo
 
-	// version changes whenever what the node holds changes, or the job of a pod on it
-	// changes: searches keep what they computed for a node until its version moves.
+	// version changes whenever what the node holds changes, or the job of a running or bound
+	// pod on it changes: searches keep what they computed for a node until it moves.
 	version uint64
 
 	// object is the node as the Kubernetes helpers read it (name, labels, taints), and
@@ -56,9 +56,9 @@ func (n *NodeInfo) index() {
 }
 
 // Version changes whenever a pod joins or leaves the node or changes status on it, and when
-// a pod of a job with pods on the node changes status anywhere (a job's state, such as
-// having gained by eviction or being above its minimum, decides whether its pods here may
-// be victims). Equal versions mean an unchanged node within a session.
+// a pod of a job with running or bound pods on the node changes status anywhere (a job's
+// state, such as having gained by eviction or being above its minimum, decides whether its
+// pods here may be victims). Equal versions mean an unchanged node within a session.
 func (n *NodeInfo) Version() uint64 { return n.version }
 
 // Object is the node as the Kubernetes helpers read it.

@@ -95,8 +95,10 @@ func (s *Snapshot) SetPodStatus(p *PodInfo, status PodStatus, nodeName string) e
 	}
 	if job := s.jobByID[p.Job]; job != nil {
 		for _, q := range job.Pods {
-			if q == p || !q.Status.IsActive() {
-				continue // only active pods can be victims, whose eligibility the job's state decides
+			if q == p || (q.Status != Running && q.Status != Bound) {
+				// Only running or bound pods can be victims, whose eligibility the job's state
+				// decides; skipping the rest keeps placing a large gang linear.
+				continue
 			}
 			if n := s.nodeByName[q.NodeName]; n != nil {
 				n.version++ // see NodeInfo.Version
