@@ -86,6 +86,18 @@ type PlanFilter interface {
 	AllowsPlan(scenario Scenario) (ok bool, reason string)
 }
 
+// PluginObjection is a plugin's refusal, naming the plugin. The victim search asks for
+// objections thousands of times a cycle and reads few of them, so the message is only
+// formatted when it is read.
+type PluginObjection struct {
+	Plugin string
+	Err    error
+}
+
+func (e *PluginObjection) Error() string { return e.Plugin + ": " + e.Err.Error() }
+
+func (e *PluginObjection) Unwrap() error { return e.Err }
+
 // LimitExceeded is the objection that a queue would pass its hard limit of a resource. It is
 // judged on what the queue holds now; evicting at least Excess of Resource from jobs in the
 // queue's subtree lifts it, so reclaim and preempt judge it once their victims are gone.

@@ -153,7 +153,7 @@ func (ssn *Session) NodeScore(pod *api.PodInfo, node *api.NodeInfo) float64 {
 func (ssn *Session) Allocatable(job *api.JobInfo, request api.Resources) error {
 	for _, h := range ssn.hooks.allocatable {
 		if err := h.fn(job, request); err != nil {
-			return fmt.Errorf("%s: %w", h.plugin, err)
+			return &PluginObjection{Plugin: h.plugin, Err: err}
 		}
 	}
 	return nil

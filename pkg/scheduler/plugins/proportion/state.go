@@ -151,12 +151,24 @@ func (st *shareState) allocatable(job *api.JobInfo, request api.Resources) error
 					Excess: q.allocated[r] + want[r] - share.Limit}
 			}
 			if !job.Preemptible && share.Quota != api.Unlimited && exceeds(q.nonPreemptible[r]+want[r], share.Quota) {
-				return fmt.Errorf("non-preemptible jobs may only use deserved quota: queue %q would exceed its %s quota of %g",
-					q.info.Name, r, share.Quota)
+				return &quotaExceeded{queue: q.info.Name, resource: r, quota: share.Quota}
 			}
 		}
 	}
 	return nil
+}
+
+// quotaExceeded is the objection that a non-preemptible job would take its queue past
+// deserved quota; formatted only when read (see framework.PluginObjection).
+type quotaExceeded struct {
+	queue    string
+	resource api.ResourceName
+	quota    float64
+}
+
+func (e *quotaExceeded) Error() string {
+	return fmt.Sprintf("non-preemptible jobs may only use deserved quota: queue %q would exceed its %s quota of %g",
+		e.queue, e.resource, e.quota)
 }
 
 // compareQueues orders two leaf queues for allocation by comparing the sibling branches under
