@@ -3,20 +3,17 @@ package cache
 import (
 	"context"
 	"fmt"
-	"sort"
-	"time"
+	"slices"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/types"
-	resourcehelper "k8s.io/component-helpers/resource"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 )
 
 // Problem is something wrong in the cluster's objects that the scheduler works around and
@@ -28,19 +25,17 @@ type Problem struct {
 	Reason, Message string
 }
 
-// Builder makes a snapshot from a (cache-backed) reader every cycle.
+// Builder makes a snapshot every cycle from a Store: one fed by informer events (Store), or,
+// when Reader is set, one refreshed from full lists of the reader first.
 type Builder struct {
+	// Reader, when set, is listed every cycle (tests and tools; the scheduler and kai-sim
+	// feed Store instead).
 	Reader client.Reader
+	// Store holds the converted objects; a Builder with a Reader makes its own.
+	Store *Store
 	// SchedulerName selects the pods this scheduler schedules; other pods only use resources.
 	SchedulerName string
 	Overlay       *Overlay
-
-	// specs caches what each pod asks of a node by UID and generation (an in-place resize or
-	// an added toleration bumps the generation; see podSpec for older API servers): summing
-	// containers and parsing affinities are the most expensive part of a snapshot.
-	specs map[types.UID]cachedSpec
-	// stamps caches each job's parsed start stamp by the annotation's text.
-	stamps map[api.JobID]cachedStamp
 }
 
 // objects is everything one snapshot is built from.
@@ -52,95 +47,165 @@ type objects struct {
 	priority schedulingv1.PriorityClassList
 }
 
-// Snapshot lists the cluster and converts it. It never fails on bad objects: those are
+// Snapshot assembles the cluster's current state. It never fails on bad objects: those are
 // returned as problems and left out or defaulted; only a failing list is an error.
 func (b *Builder) Snapshot(ctx context.Context) (*api.Snapshot, []Problem, error) {
-	var o objects
-	for _, list := range []client.ObjectList{&o.nodes, &o.pods, &o.groups, &o.queues, &o.priority} {
-		// The snapshot only reads the objects, so the cache need not copy them every cycle.
-		if err := b.Reader.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
-			return nil, nil, fmt.Errorf("listing %T: %w", list, err)
+	if b.Store == nil {
+		b.Store = NewStore(b.SchedulerName)
+	}
+	if b.Reader != nil {
+		var o objects
+		for _, list := range []client.ObjectList{&o.nodes, &o.pods, &o.groups, &o.queues, &o.priority} {
+			// The snapshot only reads the objects, so the cache need not copy them every cycle.
+			if err := b.Reader.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+				return nil, nil, fmt.Errorf("listing %T: %w", list, err)
+			}
 		}
+		b.Store.replace(&o)
 	}
-	var problems []Problem
-	nodes := make([]*api.NodeInfo, 0, len(o.nodes.Items))
-	nodeByName := map[string]*api.NodeInfo{}
-	for i := range o.nodes.Items {
-		n := &o.nodes.Items[i]
-		info := &api.NodeInfo{
-			Name: n.Name, Labels: n.Labels, Unschedulable: n.Spec.Unschedulable, Taints: n.Spec.Taints,
-			Allocatable: api.ResourcesFromList(n.Status.Allocatable),
-		}
-		if info.Allocatable.HasNegative() {
-			// No kubelet reports this; if one did, the node offers nothing of the resource
-			// rather than a debt the accounting would turn into room elsewhere.
-			problems = append(problems, Problem{Object: n, Reason: "InvalidAllocatable",
-				Message: fmt.Sprintf("node %s reports a negative allocatable amount (%s); counted as none", n.Name, info.Allocatable)})
-			info.Allocatable = info.Allocatable.AtLeastZero()
-		}
-		nodes = append(nodes, info)
-		nodeByName[n.Name] = info
-	}
-	priorities := map[string]int32{}
-	for _, pc := range o.priority.Items {
-		priorities[pc.Name] = pc.Value
-	}
-	jobs := map[api.JobID]*api.JobInfo{}
-	liveJobs := map[api.JobID]bool{}
-	for i := range o.groups.Items {
-		job, problem := b.job(&o.groups.Items[i], priorities)
-		jobs[job.ID], liveJobs[job.ID] = job, true
-		if problem != nil {
-			problems = append(problems, *problem)
-		}
-	}
-	livePods := map[types.UID]bool{}
-	for i := range o.pods.Items {
-		pod := &o.pods.Items[i]
-		livePods[pod.UID] = true
-		if problem := b.addPod(pod, jobs, nodeByName); problem != nil {
-			problems = append(problems, *problem)
-		}
-	}
-	if b.Overlay != nil {
-		b.Overlay.forget(livePods, liveJobs)
-	}
-	for uid := range b.specs {
-		if !livePods[uid] {
-			delete(b.specs, uid)
-		}
-	}
-	for job := range b.stamps {
-		if !liveJobs[job] {
-			delete(b.stamps, job)
-		}
-	}
-	queues := make([]*api.QueueInfo, 0, len(o.queues.Items))
-	for i := range o.queues.Items {
-		queues = append(queues, QueueInfo(&o.queues.Items[i]))
-	}
-	jobList := make([]*api.JobInfo, 0, len(jobs))
-	for _, j := range jobs {
-		jobList = append(jobList, j)
-	}
-	sort.Slice(jobList, func(i, j int) bool { return jobList[i].ID < jobList[j].ID })
-	snapshot, err := api.NewSnapshot(nodes, jobList, queues)
-	return snapshot, problems, err
+	return b.Store.assemble(b.Overlay)
 }
 
-// job converts a PodGroup. An unparsable start stamp is a problem, and the job counts as
-// unstamped (its pods' start still protects it).
-func (b *Builder) job(pg *v2alpha2.PodGroup, priorities map[string]int32) (*api.JobInfo, *Problem) {
-	job := &api.JobInfo{
-		ID: api.NewJobID(pg.Namespace, pg.Name), Namespace: pg.Namespace, Name: pg.Name,
-		Queue: pg.Spec.Queue, Priority: api.DefaultPriority, MinMember: max(pg.Spec.MinMember, 1),
-		CreationTime:      pg.CreationTimestamp.Time,
-		MarkUnschedulable: pg.Spec.MarkUnschedulable == nil || *pg.Spec.MarkUnschedulable,
+// assemble builds a snapshot from the store's entries, laying the overlay over them. Every
+// snapshot gets its own nodes, jobs and pods: a session changes them as it decides.
+func (s *Store) assemble(overlay *Overlay) (*api.Snapshot, []Problem, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if overlay != nil {
+		overlay.forget(func(uid types.UID) bool { return s.byUID[uid] != nil },
+			func(job api.JobID) bool { je := s.jobs[job]; return je != nil && je.group != nil })
 	}
-	if p, ok := priorities[pg.Spec.PriorityClassName]; ok {
+	a := assembly{store: s, overlay: overlay, nodes: make(map[string]*api.NodeInfo, len(s.nodes))}
+	nodes := make([]*api.NodeInfo, 0, len(s.nodes))
+	for _, e := range s.sortedNodes() {
+		info := e.info
+		nodes = append(nodes, &info)
+		a.nodes[info.Name] = &info
+		if e.problem != nil {
+			a.problems = append(a.problems, *e.problem)
+		}
+	}
+	for _, e := range s.foreign {
+		a.charge(e, a.view(e))
+	}
+	jobs := make([]*api.JobInfo, 0, len(s.jobs))
+	for _, je := range s.sortedJobs() {
+		if je.group == nil {
+			for _, e := range je.pods {
+				if !e.terminal {
+					a.problems = append(a.problems, Problem{Object: e.obj, Reason: "PodGroupNotFound",
+						Message: fmt.Sprintf("PodGroup %q of pod %s/%s does not exist", e.groupName, e.obj.Namespace, e.name)})
+					a.charge(e, a.view(e))
+				}
+			}
+			continue
+		}
+		job := a.job(je.group)
+		jobs = append(jobs, job)
+		for _, e := range je.pods {
+			if !e.terminal {
+				a.place(e, job)
+			}
+		}
+	}
+	queues := make([]*api.QueueInfo, 0, len(s.queues))
+	for _, q := range s.queues {
+		// The queue tree writes its findings (children, depth, problems) into its entries.
+		copied := *q
+		queues = append(queues, &copied)
+	}
+	snapshot, err := api.NewSnapshot(nodes, jobs, queues)
+	return snapshot, a.problems, err
+}
+
+func (s *Store) sortedNodes() []*nodeEntry {
+	if s.nodeOrder == nil {
+		s.nodeOrder = make([]*nodeEntry, 0, len(s.nodes))
+		for _, e := range s.nodes {
+			s.nodeOrder = append(s.nodeOrder, e)
+		}
+		slices.SortFunc(s.nodeOrder, func(a, b *nodeEntry) int { return strings.Compare(a.info.Name, b.info.Name) })
+	}
+	return s.nodeOrder
+}
+
+func (s *Store) sortedJobs() []*jobEntry {
+	if s.jobOrder == nil {
+		s.jobOrder = make([]*jobEntry, 0, len(s.jobs))
+		for _, je := range s.jobs {
+			s.jobOrder = append(s.jobOrder, je)
+		}
+		slices.SortFunc(s.jobOrder, func(a, b *jobEntry) int { return strings.Compare(string(a.id), string(b.id)) })
+	}
+	return s.jobOrder
+}
+
+// assembly is one snapshot being put together.
+type assembly struct {
+	store    *Store
+	overlay  *Overlay
+	nodes    map[string]*api.NodeInfo
+	problems []Problem
+}
+
+// podView is a pod as this snapshot sees it: the informer's state with the scheduler's own
+// recent writes laid over it.
+type podView struct {
+	nodeName, nominated string
+	deleting            bool
+	evictedFor          api.JobID
+}
+
+func (a *assembly) view(e *podEntry) podView {
+	v := podView{nodeName: e.nodeName, nominated: e.nominated, deleting: e.deleting, evictedFor: e.evictedFor}
+	if a.overlay == nil {
+		return v
+	}
+	if bound, ok := a.overlay.boundNode(e.uid, v.nodeName); ok {
+		v.nodeName = bound
+	}
+	// A pending pod's nominated node is the promise of an earlier cycle: resources that
+	// evictions are freeing for it. It comes back as a pipelined pod on that node, so that
+	// nobody else — above all not the victim — is bound onto them meanwhile.
+	if written, ok := a.overlay.nominatedNode(e.uid, v.nominated); ok {
+		v.nominated = written
+	}
+	if preemptor, ok := a.overlay.evicted(e.uid, v.deleting); ok {
+		v.deleting, v.evictedFor = true, preemptor
+	}
+	return v
+}
+
+// charge counts a pod that is not ours to schedule (another scheduler's, or one whose
+// PodGroup is missing) on its node: while it terminates its resources are releasing, not
+// idle, or a pod bound onto them would be refused by the kubelet.
+func (a *assembly) charge(e *podEntry, v podView) {
+	if e.terminal {
+		return
+	}
+	node := a.nodes[v.nodeName]
+	if node == nil {
+		return
+	}
+	if v.deleting {
+		node.Releasing = node.Releasing.Add(e.spec.request)
+	} else {
+		node.Used = node.Used.Add(e.spec.request)
+	}
+	if e.spec.placement != nil {
+		node.OtherPorts = append(node.OtherPorts, e.spec.placement.HostPorts...)
+	}
+}
+
+// job converts a PodGroup entry into this snapshot's job, with its priority as the priority
+// classes say now and the start stamp the overlay may know better.
+func (a *assembly) job(g *groupEntry) *api.JobInfo {
+	job := g.job
+	job.Priority = api.DefaultPriority
+	if p, ok := a.store.priorities[g.priorityClass]; ok {
 		job.Priority = p
 	}
-	switch pg.Spec.Preemptibility {
+	switch g.preemptibility {
 	case v2alpha2.Preemptible:
 		job.Preemptible = true
 	case v2alpha2.NonPreemptible:
@@ -148,193 +213,54 @@ func (b *Builder) job(pg *v2alpha2.PodGroup, priorities map[string]int32) (*api.
 	default:
 		job.Preemptible = job.Priority < api.PreemptibleBelowPriority
 	}
-	for _, sg := range pg.Spec.SubGroups {
-		job.SubGroups = append(job.SubGroups, api.SubGroupInfo{Name: sg.Name, MinMember: sg.MinMember})
+	if g.problem != nil {
+		a.problems = append(a.problems, *g.problem)
 	}
-	sort.Slice(job.SubGroups, func(i, j int) bool { return job.SubGroups[i].Name < job.SubGroups[j].Name })
-	stamp, err := b.startTime(job.ID, pg.Annotations)
-	var problem *Problem
-	if err != nil {
-		problem = &Problem{Object: pg, Reason: "InvalidStartTimestamp", Message: err.Error()}
-	}
-	if b.Overlay != nil {
-		if written, ok := b.Overlay.stamp(job.ID, stamp); ok {
-			stamp = &written
+	if a.overlay != nil {
+		if written, ok := a.overlay.stamp(job.ID, job.LastStartTimestamp); ok {
+			job.LastStartTimestamp = &written
 		}
 	}
-	job.LastStartTimestamp = stamp
-	return job, problem
+	return &job
 }
 
-// addPod puts a pod into its job, or — for pods of other schedulers and pods without a
-// PodGroup — only charges its node.
-func (b *Builder) addPod(pod *v1.Pod, jobs map[api.JobID]*api.JobInfo, nodes map[string]*api.NodeInfo) *Problem {
-	if pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed {
-		return nil
-	}
-	spec := b.podSpec(pod)
-	request := spec.request
-	nodeName := pod.Spec.NodeName
-	if b.Overlay != nil {
-		if bound, ok := b.Overlay.boundNode(pod.UID, nodeName); ok {
-			nodeName = bound
-		}
-	}
-	// A pending pod's nominated node is the promise of an earlier cycle: resources that
-	// evictions are freeing for it. It comes back as a pipelined pod on that node, so that
-	// nobody else — above all not the victim — is bound onto them meanwhile.
-	nominated := pod.Status.NominatedNodeName
-	if b.Overlay != nil {
-		if written, ok := b.Overlay.nominatedNode(pod.UID, nominated); ok {
-			nominated = written
-		}
-	}
-	deleting := pod.DeletionTimestamp != nil
-	evictedFor := evictionPreemptor(pod)
-	if b.Overlay != nil {
-		if preemptor, ok := b.Overlay.evicted(pod.UID, deleting); ok {
-			deleting, evictedFor = true, preemptor
-		}
-	}
-	var job *api.JobInfo
-	var problem *Problem
-	if pod.Spec.SchedulerName == b.SchedulerName {
-		if name := pod.Annotations[scheduling.PodGroupNameAnnotation]; name != "" {
-			job = jobs[api.NewJobID(pod.Namespace, name)]
-			if job == nil {
-				problem = &Problem{Object: pod, Reason: "PodGroupNotFound",
-					Message: fmt.Sprintf("PodGroup %q of pod %s/%s does not exist", name, pod.Namespace, pod.Name)}
-			}
-		}
-	}
-	if job == nil {
-		// Not ours to schedule, but it uses the node: while it terminates its resources are
-		// releasing, not idle, or a pod bound onto them would be refused by the kubelet.
-		if node := nodes[nodeName]; node != nil {
-			if deleting {
-				node.Releasing = node.Releasing.Add(request)
-			} else {
-				node.Used = node.Used.Add(request)
-			}
-			if spec.placement != nil {
-				node.OtherPorts = append(node.OtherPorts, spec.placement.HostPorts...)
-			}
-		}
-		return problem
-	}
-	if spec.err != nil {
+// place puts one of the job's pods into the snapshot, in the status its state gives it.
+func (a *assembly) place(e *podEntry, job *api.JobInfo) {
+	v := a.view(e)
+	if e.spec.err != nil {
 		// The API server refuses such a spec; if one gets through, the pod waits, saying why.
 		reason := "InvalidPlacement"
-		if spec.negative {
+		if e.spec.negative {
 			reason = "InvalidRequest"
 		}
-		problem = &Problem{Object: pod, Reason: reason, Message: spec.err.Error()}
-		if spec.negative && nodeName == "" {
-			return problem
+		a.problems = append(a.problems, Problem{Object: e.obj, Reason: reason, Message: e.spec.err.Error()})
+		if e.spec.negative && v.nodeName == "" {
+			return
 		}
 	}
 	info := &api.PodInfo{
-		Namespace: pod.Namespace, Name: pod.Name, UID: string(pod.UID), Job: job.ID,
-		SubGroup: pod.Labels[scheduling.SubGroupLabel], Request: request,
-		NodeName: nodeName, Placement: spec.placement, CreationTime: pod.CreationTimestamp.Time,
-	}
-	if pod.Status.StartTime != nil {
-		t := pod.Status.StartTime.Time
-		info.StartTime = &t
+		Namespace: job.Namespace, Name: e.name, UID: string(e.uid), Job: job.ID,
+		SubGroup: e.subGroup, Request: e.spec.request, NodeName: v.nodeName, Placement: e.spec.placement,
+		StartTime: e.startTime, CreationTime: e.creationTime,
 	}
 	switch {
-	case nodeName == "" && len(pod.Spec.SchedulingGates) > 0:
-		return problem // gated: the API server refuses to bind it, so it is not ready to schedule
-	case nodes[nodeName] == nil && nodeName != "":
-		return &Problem{Object: pod, Reason: "UnknownNode", Message: fmt.Sprintf("pod is on unknown node %q", nodeName)}
-	case deleting && nodeName == "":
-		return nil // a pending pod going away holds nothing
-	case deleting:
-		info.Status, info.EvictedFor = api.Releasing, evictedFor
-	case nodeName == "" && nodes[nominated] != nil:
-		info.Status, info.NodeName = api.Pipelined, nominated
-	case nodeName == "":
+	case v.nodeName == "" && e.gated:
+		return // gated: the API server refuses to bind it, so it is not ready to schedule
+	case v.nodeName != "" && a.nodes[v.nodeName] == nil:
+		a.problems = append(a.problems, Problem{Object: e.obj, Reason: "UnknownNode", Message: fmt.Sprintf("pod is on unknown node %q", v.nodeName)})
+		return
+	case v.deleting && v.nodeName == "":
+		return // a pending pod going away holds nothing
+	case v.deleting:
+		info.Status, info.EvictedFor = api.Releasing, v.evictedFor
+	case v.nodeName == "" && a.nodes[v.nominated] != nil:
+		info.Status, info.NodeName = api.Pipelined, v.nominated
+	case v.nodeName == "":
 		info.Status = api.Pending
-	case pod.Status.Phase == v1.PodRunning:
+	case e.running:
 		info.Status = api.Running
 	default:
 		info.Status = api.Bound
 	}
-	job.AddPod(info)
-	return problem
-}
-
-// startTime parses a PodGroup's start stamp, remembering the last parse per job: the
-// annotation rarely changes and is read every cycle.
-func (b *Builder) startTime(job api.JobID, annotations map[string]string) (*time.Time, error) {
-	raw := annotations[scheduling.LastStartTimestampAnnotation]
-	if c, ok := b.stamps[job]; ok && c.raw == raw {
-		return c.parsed, c.err
-	}
-	parsed, err := ParseStartTime(annotations)
-	if b.stamps == nil {
-		b.stamps = map[api.JobID]cachedStamp{}
-	}
-	b.stamps[job] = cachedStamp{raw: raw, parsed: parsed, err: err}
-	return parsed, err
-}
-
-type cachedStamp struct {
-	raw    string
-	parsed *time.Time
-	err    error
-}
-
-type cachedSpec struct {
-	// generation, or resourceVersion where the API server keeps no generation, say which
-	// version of the pod the entry was read from.
-	generation      int64
-	resourceVersion string
-	// request is what the pod asks of a node (containers, init containers, overhead, its
-	// pod slot); placement where it may go; err why its placement cannot be read.
-	request   api.Resources
-	placement *api.Placement
-	err       error
-	// negative is set for a request with a negative amount: such a pod is never placed.
-	negative bool
-}
-
-// podSpec reads what a pod asks of a node, cached.
-func (b *Builder) podSpec(pod *v1.Pod) cachedSpec {
-	// API servers before Kubernetes 1.33 leave a pod's generation at 0 whatever changes
-	// (KEP-5067); there, any new resource version may carry new tolerations or selectors.
-	version := pod.ResourceVersion
-	if pod.Generation != 0 {
-		version = ""
-	}
-	if c, ok := b.specs[pod.UID]; ok && pod.UID != "" && c.generation == pod.Generation && c.resourceVersion == version {
-		return c
-	}
-	c := cachedSpec{generation: pod.Generation, resourceVersion: version,
-		request: api.PodRequest(resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}))}
-	c.placement, c.err = api.NewPlacement(&pod.Spec)
-	if c.request.HasNegative() {
-		// The API server refuses negative requests; one that got through would make room out
-		// of nothing. It holds nothing and is given nothing.
-		c.err = fmt.Errorf("requests a negative amount (%s); it is not scheduled", c.request)
-		c.request, c.negative = c.request.AtLeastZero(), true
-	}
-	if b.specs == nil {
-		b.specs = map[types.UID]cachedSpec{}
-	}
-	b.specs[pod.UID] = c
-	return c
-}
-
-// evictionPreemptor reads, from the DisruptionTarget condition the scheduler wrote when it
-// evicted the pod, which job the eviction made room for; empty for any other deletion.
-func evictionPreemptor(pod *v1.Pod) api.JobID {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == v1.DisruptionTarget && c.Status == v1.ConditionTrue {
-			if _, preemptor, ok := framework.ParseEvictionMessage(c.Message); ok {
-				return preemptor
-			}
-		}
-	}
-	return ""
+	job.Pods = append(job.Pods, info) // entries are in name order
 }

@@ -154,27 +154,24 @@ func (o *Overlay) stamp(job api.JobID, informer *time.Time) (time.Time, bool) {
 }
 
 // forget drops entries of pods and jobs that no longer exist.
-func (o *Overlay) forget(live map[types.UID]bool, liveJobs map[api.JobID]bool) {
+func (o *Overlay) forget(livePod func(types.UID) bool, liveJob func(api.JobID) bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for job := range o.stamps {
-		if !liveJobs[job] {
+		if !liveJob(job) {
 			delete(o.stamps, job)
 		}
 	}
-	for uid := range o.binds {
-		if !live[uid] {
-			delete(o.binds, uid)
+	for _, writes := range []map[types.UID]written[string]{o.binds, o.nominations} {
+		for uid := range writes {
+			if !livePod(uid) {
+				delete(writes, uid)
+			}
 		}
 	}
 	for uid := range o.evicts {
-		if !live[uid] {
+		if !livePod(uid) {
 			delete(o.evicts, uid)
-		}
-	}
-	for uid := range o.nominations {
-		if !live[uid] {
-			delete(o.nominations, uid)
 		}
 	}
 }

@@ -1,0 +1,399 @@
+package cache
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
+	resourcehelper "k8s.io/component-helpers/resource"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
+	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+)
+
+// Store keeps the cluster's objects already converted into the snapshot model, updated as
+// objects change: by informer events (Handler) in the scheduler, by its own writes in kai-sim,
+// or from full lists (Builder with a Reader). A snapshot is then assembled from what is
+// converted: nothing is listed, summed or parsed again unless it changed, and the cost of a
+// cycle's snapshot follows the number of live objects, not the history of the cluster.
+//
+// What may change from one cycle to the next without an event — the overlay of the
+// scheduler's own writes, priority classes named by PodGroups — is applied at assembly.
+type Store struct {
+	schedulerName string
+
+	mu    sync.Mutex
+	nodes map[string]*nodeEntry
+	// pods holds every pod by namespace/name (unique at any moment; a recreated pod replaces
+	// its predecessor), and byUID the same entries by UID, for the overlay's bookkeeping.
+	pods  map[string]*podEntry
+	byUID map[types.UID]*podEntry
+	// jobs holds, per job ID, its PodGroup (if it exists) and the scheduler's pods naming it;
+	// other pods are foreign: they only charge their node.
+	jobs       map[api.JobID]*jobEntry
+	foreign    map[string]*podEntry
+	queues     map[string]*api.QueueInfo
+	priorities map[string]int32
+	// nodeOrder and jobOrder are the entries sorted by name; nil once an entry came or went.
+	nodeOrder []*nodeEntry
+	jobOrder  []*jobEntry
+}
+
+// NewStore returns an empty store for the scheduler of that name: its pods are placed, all
+// other pods only use resources.
+func NewStore(schedulerName string) *Store {
+	return &Store{
+		schedulerName: schedulerName,
+		nodes:         map[string]*nodeEntry{}, pods: map[string]*podEntry{}, byUID: map[types.UID]*podEntry{},
+		jobs: map[api.JobID]*jobEntry{}, foreign: map[string]*podEntry{},
+		queues: map[string]*api.QueueInfo{}, priorities: map[string]int32{},
+	}
+}
+
+// Handler feeds the store from an informer of nodes, pods, PodGroups, Queues or priority
+// classes.
+func (s *Store) Handler() toolscache.ResourceEventHandler {
+	return toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    s.Upsert,
+		UpdateFunc: func(_, obj any) { s.Upsert(obj) },
+		DeleteFunc: s.Delete,
+	}
+}
+
+// Upsert records the current state of an object. Objects of other kinds are ignored. The
+// store keeps the object only to name it in problems; it never modifies it.
+func (s *Store) Upsert(obj any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch o := obj.(type) {
+	case *v1.Node:
+		s.upsertNode(o)
+	case *v1.Pod:
+		s.upsertPod(o)
+	case *v2alpha2.PodGroup:
+		s.upsertGroup(o)
+	case *v2.Queue:
+		s.queues[o.Name] = QueueInfo(o)
+	case *schedulingv1.PriorityClass:
+		s.priorities[o.Name] = o.Value
+	}
+}
+
+// Delete forgets an object, also when the informer only knows its last state
+// (DeletedFinalStateUnknown).
+func (s *Store) Delete(obj any) {
+	if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch o := obj.(type) {
+	case *v1.Node:
+		if _, ok := s.nodes[o.Name]; ok {
+			delete(s.nodes, o.Name)
+			s.nodeOrder = nil
+		}
+	case *v1.Pod:
+		// A delete that arrives after the pod was recreated under its name is about the
+		// predecessor: the successor stays.
+		if e := s.pods[objectKey(o.Namespace, o.Name)]; e != nil && (o.UID == "" || o.UID == e.uid) {
+			s.removePod(e.key)
+		}
+	case *v2alpha2.PodGroup:
+		id := api.NewJobID(o.Namespace, o.Name)
+		if je := s.jobs[id]; je != nil {
+			je.group = nil
+			s.dropIfEmpty(je)
+		}
+	case *v2.Queue:
+		delete(s.queues, o.Name)
+	case *schedulingv1.PriorityClass:
+		delete(s.priorities, o.Name)
+	}
+}
+
+// replace makes the store hold exactly the listed objects, keeping what it converted of
+// those that did not change.
+func (s *Store) replace(o *objects) {
+	for i := range o.nodes.Items {
+		s.Upsert(&o.nodes.Items[i])
+	}
+	for i := range o.groups.Items {
+		s.Upsert(&o.groups.Items[i])
+	}
+	for i := range o.pods.Items {
+		s.Upsert(&o.pods.Items[i])
+	}
+	for i := range o.queues.Items {
+		s.Upsert(&o.queues.Items[i])
+	}
+	for i := range o.priority.Items {
+		s.Upsert(&o.priority.Items[i])
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	nodes, pods, groups, queues, classes := map[string]bool{}, map[string]bool{}, map[api.JobID]bool{}, map[string]bool{}, map[string]bool{}
+	for i := range o.nodes.Items {
+		nodes[o.nodes.Items[i].Name] = true
+	}
+	for i := range o.pods.Items {
+		pods[objectKey(o.pods.Items[i].Namespace, o.pods.Items[i].Name)] = true
+	}
+	for i := range o.groups.Items {
+		groups[api.NewJobID(o.groups.Items[i].Namespace, o.groups.Items[i].Name)] = true
+	}
+	for i := range o.queues.Items {
+		queues[o.queues.Items[i].Name] = true
+	}
+	for i := range o.priority.Items {
+		classes[o.priority.Items[i].Name] = true
+	}
+	for name := range s.nodes {
+		if !nodes[name] {
+			delete(s.nodes, name)
+			s.nodeOrder = nil
+		}
+	}
+	for key := range s.pods {
+		if !pods[key] {
+			s.removePod(key)
+		}
+	}
+	for id, je := range s.jobs {
+		if !groups[id] && je.group != nil {
+			je.group = nil
+			s.dropIfEmpty(je)
+		}
+	}
+	for name := range s.queues {
+		if !queues[name] {
+			delete(s.queues, name)
+		}
+	}
+	for name := range s.priorities {
+		if !classes[name] {
+			delete(s.priorities, name)
+		}
+	}
+}
+
+func objectKey(namespace, name string) string { return namespace + "/" + name }
+
+// nodeEntry is a node as every snapshot starts it: no pods, nothing used.
+type nodeEntry struct {
+	info    api.NodeInfo
+	problem *Problem
+}
+
+func (s *Store) upsertNode(n *v1.Node) {
+	e := &nodeEntry{info: api.NodeInfo{
+		Name: n.Name, Labels: n.Labels, Unschedulable: n.Spec.Unschedulable, Taints: n.Spec.Taints,
+		Allocatable: api.ResourcesFromList(n.Status.Allocatable),
+	}}
+	if e.info.Allocatable.HasNegative() {
+		// No kubelet reports this; if one did, the node offers nothing of the resource
+		// rather than a debt the accounting would turn into room elsewhere.
+		e.problem = &Problem{Object: n, Reason: "InvalidAllocatable",
+			Message: fmt.Sprintf("node %s reports a negative allocatable amount (%s); counted as none", n.Name, e.info.Allocatable)}
+		e.info.Allocatable = e.info.Allocatable.AtLeastZero()
+	}
+	if old := s.nodes[n.Name]; old != nil {
+		*old = *e // in place: the sorted order keeps pointing at it
+		return
+	}
+	s.nodes[n.Name] = e
+	s.nodeOrder = nil
+}
+
+// groupEntry is a PodGroup converted, less what depends on other objects (its priority).
+type groupEntry struct {
+	job            api.JobInfo
+	priorityClass  string
+	preemptibility v2alpha2.Preemptibility
+	problem        *Problem
+}
+
+func (s *Store) upsertGroup(pg *v2alpha2.PodGroup) {
+	g := &groupEntry{
+		job: api.JobInfo{
+			ID: api.NewJobID(pg.Namespace, pg.Name), Namespace: pg.Namespace, Name: pg.Name,
+			Queue: pg.Spec.Queue, MinMember: max(pg.Spec.MinMember, 1),
+			CreationTime:      pg.CreationTimestamp.Time,
+			MarkUnschedulable: pg.Spec.MarkUnschedulable == nil || *pg.Spec.MarkUnschedulable,
+		},
+		priorityClass: pg.Spec.PriorityClassName, preemptibility: pg.Spec.Preemptibility,
+	}
+	for _, sg := range pg.Spec.SubGroups {
+		g.job.SubGroups = append(g.job.SubGroups, api.SubGroupInfo{Name: sg.Name, MinMember: sg.MinMember})
+	}
+	slices.SortFunc(g.job.SubGroups, func(a, b api.SubGroupInfo) int { return strings.Compare(a.Name, b.Name) })
+	stamp, err := ParseStartTime(pg.Annotations)
+	if err != nil {
+		// The job counts as unstamped: its pods' start still protects it.
+		g.problem = &Problem{Object: pg, Reason: "InvalidStartTimestamp", Message: err.Error()}
+	}
+	g.job.LastStartTimestamp = stamp
+	s.job(g.job.ID).group = g
+}
+
+// job returns the entry of a job, creating it.
+func (s *Store) job(id api.JobID) *jobEntry {
+	je := s.jobs[id]
+	if je == nil {
+		je = &jobEntry{id: id}
+		s.jobs[id] = je
+		s.jobOrder = nil
+	}
+	return je
+}
+
+// dropIfEmpty forgets a job that has neither a PodGroup nor pods.
+func (s *Store) dropIfEmpty(je *jobEntry) {
+	if je.group == nil && len(je.pods) == 0 {
+		delete(s.jobs, je.id)
+		s.jobOrder = nil
+	}
+}
+
+// jobEntry is a job's PodGroup (nil while it does not exist) and its pods by name.
+type jobEntry struct {
+	id    api.JobID
+	group *groupEntry
+	pods  []*podEntry
+}
+
+// podEntry is what a snapshot reads of a pod, taken when the pod changed.
+type podEntry struct {
+	obj  *v1.Pod
+	key  string
+	uid  types.UID
+	name string
+	// job is the job naming the pod, for pods of this scheduler with a PodGroup annotation;
+	// groupName is that annotation.
+	job       api.JobID
+	groupName string
+	spec      cachedSpec
+	// terminal pods (succeeded or failed) hold nothing and are skipped.
+	terminal, deleting, gated, running bool
+	nodeName, nominated                string
+	evictedFor                         api.JobID
+	subGroup                           string
+	startTime                          *time.Time
+	creationTime                       time.Time
+}
+
+func (s *Store) upsertPod(pod *v1.Pod) {
+	key := objectKey(pod.Namespace, pod.Name)
+	old := s.pods[key]
+	e := &podEntry{obj: pod, key: key, uid: pod.UID, name: pod.Name,
+		terminal: pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed}
+	if !e.terminal {
+		e.spec = podSpec(pod, old)
+		e.deleting, e.gated, e.running = pod.DeletionTimestamp != nil, len(pod.Spec.SchedulingGates) > 0, pod.Status.Phase == v1.PodRunning
+		e.nodeName, e.nominated, e.evictedFor = pod.Spec.NodeName, pod.Status.NominatedNodeName, evictionPreemptor(pod)
+		e.subGroup, e.creationTime = pod.Labels[scheduling.SubGroupLabel], pod.CreationTimestamp.Time
+		if pod.Status.StartTime != nil {
+			t := pod.Status.StartTime.Time
+			e.startTime = &t
+		}
+	}
+	if pod.Spec.SchedulerName == s.schedulerName {
+		if name := pod.Annotations[scheduling.PodGroupNameAnnotation]; name != "" {
+			e.job, e.groupName = api.NewJobID(pod.Namespace, name), name
+		}
+	}
+	if old != nil {
+		s.removePod(key)
+	}
+	s.pods[key] = e
+	if e.uid != "" {
+		s.byUID[e.uid] = e
+	}
+	if e.job == "" {
+		s.foreign[key] = e
+		return
+	}
+	je := s.job(e.job)
+	i, _ := slices.BinarySearchFunc(je.pods, e.name, func(p *podEntry, name string) int { return strings.Compare(p.name, name) })
+	je.pods = slices.Insert(je.pods, i, e)
+}
+
+func (s *Store) removePod(key string) {
+	e := s.pods[key]
+	if e == nil {
+		return
+	}
+	delete(s.pods, key)
+	if s.byUID[e.uid] == e {
+		delete(s.byUID, e.uid)
+	}
+	if e.job == "" {
+		delete(s.foreign, key)
+		return
+	}
+	je := s.jobs[e.job]
+	je.pods = slices.DeleteFunc(je.pods, func(p *podEntry) bool { return p == e })
+	s.dropIfEmpty(je)
+}
+
+type cachedSpec struct {
+	// generation, or resourceVersion where the API server keeps no generation, say which
+	// version of the pod the entry was read from.
+	generation      int64
+	resourceVersion string
+	// request is what the pod asks of a node (containers, init containers, overhead, its
+	// pod slot); placement where it may go; err why its placement cannot be read.
+	request   api.Resources
+	placement *api.Placement
+	err       error
+	// negative is set for a request with a negative amount: such a pod is never placed.
+	negative bool
+}
+
+// podSpec reads what a pod asks of a node, reusing what was read of the same pod's earlier
+// version when its spec cannot have changed: summing containers and parsing affinities are
+// the most expensive part of converting a pod.
+func podSpec(pod *v1.Pod, old *podEntry) cachedSpec {
+	// API servers before Kubernetes 1.33 leave a pod's generation at 0 whatever changes
+	// (KEP-5067); there, any new resource version may carry new tolerations or selectors.
+	version := pod.ResourceVersion
+	if pod.Generation != 0 {
+		version = ""
+	}
+	if old != nil && !old.terminal && pod.UID != "" && old.uid == pod.UID &&
+		old.spec.generation == pod.Generation && old.spec.resourceVersion == version {
+		return old.spec
+	}
+	c := cachedSpec{generation: pod.Generation, resourceVersion: version,
+		request: api.PodRequest(resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}))}
+	c.placement, c.err = api.NewPlacement(&pod.Spec)
+	if c.request.HasNegative() {
+		// The API server refuses negative requests; one that got through would make room out
+		// of nothing. It holds nothing and is given nothing.
+		c.err = fmt.Errorf("requests a negative amount (%s); it is not scheduled", c.request)
+		c.request, c.negative = c.request.AtLeastZero(), true
+	}
+	return c
+}
+
+// evictionPreemptor reads, from the DisruptionTarget condition the scheduler wrote when it
+// evicted the pod, which job the eviction made room for; empty for any other deletion.
+func evictionPreemptor(pod *v1.Pod) api.JobID {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == v1.DisruptionTarget && c.Status == v1.ConditionTrue {
+			if _, preemptor, ok := framework.ParseEvictionMessage(c.Message); ok {
+				return preemptor
+			}
+		}
+	}
+	return ""
+}
