@@ -3,10 +3,13 @@ package sim
 import (
 	"context"
 	"fmt"
+	"reflect"
+	"slices"
 	"sort"
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -29,6 +32,11 @@ type Options struct {
 	Until time.Duration
 	// Period is the time between scheduling cycles (default 1s).
 	Period time.Duration
+	// VerifySnapshots checks, before every cycle, that the snapshot the scheduler assembles
+	// from the changes it was told of equals one built from full lists of the simulated
+	// cluster, and fails the run on the first difference. A self-check for tests: it makes
+	// every cycle list and convert the whole cluster.
+	VerifySnapshots bool
 }
 
 // Start is the virtual time at which every simulation begins.
@@ -76,6 +84,11 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Result, error) {
 		e.changed = false
 		e.submit(now)
 		e.terminate(now)
+		if opts.VerifySnapshots {
+			if err := e.verifySnapshot(ctx); err != nil {
+				return nil, fmt.Errorf("at %s: %w", now.Sub(Start), err)
+			}
+		}
 		for _, n := range e.loop.RunOnce(ctx).ProtectedRefusals {
 			e.result.Totals.ProtectedRefusals += n
 		}
@@ -100,6 +113,16 @@ func newEngine(sc *Scenario, opts Options, policy *scheduler.Policy) *engine {
 	clk := clocktesting.NewFakeClock(Start)
 	cluster := newMemCluster(clk)
 	cluster.nodes, cluster.queues, cluster.classes = sc.Nodes, sc.Queues, sc.Classes
+	cluster.store = cache.NewStore(schedulerName)
+	for _, n := range sc.Nodes {
+		cluster.changed(n)
+	}
+	for _, q := range sc.Queues {
+		cluster.changed(q)
+	}
+	for _, pc := range sc.Classes {
+		cluster.changed(pc)
+	}
 	overlay := cache.NewOverlay(clk.Now)
 	updater := status.NewUpdater(cluster, nil, clk)
 	e := &engine{
@@ -108,7 +131,7 @@ func newEngine(sc *Scenario, opts Options, policy *scheduler.Policy) *engine {
 		minRuntimes: minRuntimes(opts.Config, sc),
 	}
 	e.loop = &scheduler.Loop{
-		Builder: &cache.Builder{Reader: cluster, SchedulerName: "kai-scheduler", Overlay: overlay},
+		Builder: &cache.Builder{Store: cluster.store, Overlay: overlay},
 		Policy:  policy,
 		Effects: &kube.Effects{Client: cluster, Overlay: overlay, Status: updater},
 		Status:  updater, Clock: clk, Period: opts.Period,
@@ -122,6 +145,40 @@ func newEngine(sc *Scenario, opts Options, policy *scheduler.Policy) *engine {
 	cluster.onBind = e.onBind
 	cluster.onDelete = e.onDelete
 	return e
+}
+
+// schedulerName is the scheduler kai-sim runs; pods naming another are foreign.
+const schedulerName = "kai-scheduler"
+
+// verifySnapshot compares the snapshot assembled from the store with one built from lists.
+func (e *engine) verifySnapshot(ctx context.Context) error {
+	fromStore, storeProblems, err := e.loop.Builder.Snapshot(ctx)
+	if err != nil {
+		return err
+	}
+	listed := &cache.Builder{Reader: e.cluster, SchedulerName: schedulerName, Overlay: e.loop.Builder.Overlay}
+	fromLists, listProblems, err := listed.Snapshot(ctx)
+	if err != nil {
+		return err
+	}
+	// DeepEqual first: a diff of two snapshots is slow, and only a failure needs one.
+	if !reflect.DeepEqual(fromLists, fromStore) {
+		diff := cmp.Diff(fromLists, fromStore, cmp.Exporter(func(reflect.Type) bool { return true }))
+		return fmt.Errorf("the snapshot from the store differs from one built from lists (-lists +store):\n%s", diff)
+	}
+	if want, got := problemKeys(listProblems), problemKeys(storeProblems); !slices.Equal(want, got) {
+		return fmt.Errorf("the store reports other problems than lists (-lists +store):\n%s", cmp.Diff(want, got))
+	}
+	return nil
+}
+
+func problemKeys(problems []cache.Problem) []string {
+	keys := make([]string, 0, len(problems))
+	for _, p := range problems {
+		keys = append(keys, p.Object.GetNamespace()+"/"+p.Object.GetName()+" "+p.Reason+": "+p.Message)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 func (e *engine) seconds(t time.Time) float64 { return t.Sub(Start).Seconds() }
@@ -148,7 +205,7 @@ func (e *engine) submit(now time.Time) {
 		js.submitted = true
 		group := js.spec.Group.DeepCopy()
 		group.CreationTimestamp = metav1.NewTime(now)
-		e.cluster.groups[types.NamespacedName{Namespace: group.Namespace, Name: group.Name}] = group
+		e.cluster.putGroup(group)
 		for _, pod := range js.spec.Pods {
 			e.createPod(js, pod, now)
 		}
@@ -163,7 +220,7 @@ func (e *engine) createPod(js *jobState, template *v1.Pod, now time.Time) {
 	pod.UID = types.UID(fmt.Sprintf("%s/%s/%d", pod.Namespace, pod.Name, js.generation))
 	pod.CreationTimestamp = metav1.NewTime(now)
 	pod.Status = v1.PodStatus{Phase: v1.PodPending}
-	e.cluster.pods[types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}] = pod
+	e.cluster.putPod(pod)
 	e.refreshPods(js)
 }
 
@@ -198,7 +255,7 @@ func (e *engine) terminate(now time.Time) {
 			if pod == nil || pod.DeletionTimestamp == nil || now.Before(pod.DeletionTimestamp.Add(gracePeriod(pod))) {
 				continue
 			}
-			delete(e.cluster.pods, key)
+			e.cluster.removePod(pod)
 			e.createPod(js, template, now)
 			e.changed = true
 		}
@@ -221,6 +278,7 @@ func (e *engine) runPods(now time.Time) {
 				// it does not by itself call for another cycle.
 				started := metav1.NewTime(now)
 				pod.Status.Phase, pod.Status.StartTime = v1.PodRunning, &started
+				e.cluster.changed(pod)
 			}
 		}
 	}

@@ -210,7 +210,7 @@ func (sc *Scenario) add(index int, meta metav1.TypeMeta, name string, doc docume
 			return fail(err)
 		}
 		if pod.Spec.SchedulerName == "" {
-			pod.Spec.SchedulerName = "kai-scheduler"
+			pod.Spec.SchedulerName = schedulerName
 		}
 		*pods = append(*pods, pod)
 	default:

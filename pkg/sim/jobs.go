@@ -103,10 +103,10 @@ func (e *engine) complete(js *jobState, now time.Time) {
 	js.wastedGPUSeconds += float64(js.gpus) * js.spec.Startup.Seconds()
 	js.running, js.completed = false, &now
 	for _, pod := range js.pods {
-		delete(e.cluster.pods, types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name})
+		e.cluster.removePod(pod)
 	}
 	js.pods = nil
-	delete(e.cluster.groups, js.groupKey())
+	e.cluster.removeGroup(e.cluster.groups[js.groupKey()])
 	e.changed = true
 	e.event(now, EventComplete, js)
 }

@@ -19,6 +19,7 @@ import (
 
 	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 )
 
 // memCluster is the simulated API server: the objects, and the few writes the scheduler
@@ -37,6 +38,8 @@ type memCluster struct {
 	// onBind and onDelete tell the engine about the scheduler's writes.
 	onBind   func(pod *v1.Pod, node string)
 	onDelete func(pod *v1.Pod)
+	// store is the scheduler's view, told of every change as an informer would be.
+	store *cache.Store
 }
 
 func newMemCluster(clk clock.PassiveClock) *memCluster {
@@ -44,6 +47,42 @@ func newMemCluster(clk clock.PassiveClock) *memCluster {
 }
 
 var _ client.Client = &memCluster{}
+
+// changed tells the scheduler's store that obj was created or changed: the informer event
+// of every write, whoever makes it (the scheduler, or the engine's controllers and kubelet).
+func (c *memCluster) changed(obj client.Object) {
+	if c.store != nil {
+		c.store.Upsert(obj)
+	}
+}
+
+// putPod creates or replaces a pod.
+func (c *memCluster) putPod(pod *v1.Pod) {
+	c.pods[keyOf(pod)] = pod
+	c.changed(pod)
+}
+
+// removePod deletes a pod for good (its termination is over).
+func (c *memCluster) removePod(pod *v1.Pod) {
+	delete(c.pods, keyOf(pod))
+	if c.store != nil {
+		c.store.Delete(pod)
+	}
+}
+
+// putGroup creates a PodGroup.
+func (c *memCluster) putGroup(group *v2alpha2.PodGroup) {
+	c.groups[keyOf(group)] = group
+	c.changed(group)
+}
+
+// removeGroup deletes a PodGroup.
+func (c *memCluster) removeGroup(group *v2alpha2.PodGroup) {
+	delete(c.groups, keyOf(group))
+	if c.store != nil {
+		c.store.Delete(group)
+	}
+}
 
 func keyOf(o client.Object) types.NamespacedName {
 	return types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}
@@ -89,7 +128,11 @@ func (c *memCluster) Patch(_ context.Context, obj client.Object, patch client.Pa
 	if !ok {
 		return apierrors.NewNotFound(schema.GroupResource{Group: "scheduling.run.ai", Resource: "podgroups"}, obj.GetName())
 	}
-	return applyMergePatch(group, patch, obj)
+	if err := applyMergePatch(group, patch, obj); err != nil {
+		return err
+	}
+	c.changed(group)
+	return nil
 }
 
 // Delete starts a pod's graceful termination, as the API server does: it only gets a
@@ -102,6 +145,7 @@ func (c *memCluster) Delete(_ context.Context, obj client.Object, _ ...client.De
 	if pod.DeletionTimestamp == nil {
 		now := metav1.NewTime(c.clock.Now())
 		pod.DeletionTimestamp = &now
+		c.changed(pod)
 		c.onDelete(pod)
 	}
 	return nil
@@ -140,6 +184,7 @@ func (w statusWriter) Patch(_ context.Context, obj client.Object, patch client.P
 		if err != nil {
 			return err
 		}
+		defer w.c.changed(pod)
 		if applied, err := applyPodConditionPatch(pod, data); applied {
 			return err
 		}
@@ -154,10 +199,12 @@ func (w statusWriter) Patch(_ context.Context, obj client.Object, patch client.P
 		if !ok {
 			return apierrors.NewNotFound(schema.GroupResource{Resource: "podgroups"}, obj.GetName())
 		}
+		defer w.c.changed(group)
 		return applyMergePatch(group, patch, obj)
 	case *v2.Queue:
 		for _, queue := range w.c.queues {
 			if queue.Name == obj.GetName() {
+				defer w.c.changed(queue)
 				return applyMergePatch(queue, patch, obj)
 			}
 		}
@@ -199,6 +246,7 @@ func (w bindingWriter) Create(_ context.Context, obj client.Object, sub client.O
 		return apierrors.NewConflict(schema.GroupResource{Resource: "pods/binding"}, pod.Name, fmt.Errorf("pod is already bound to %s", pod.Spec.NodeName))
 	}
 	pod.Spec.NodeName = binding.Target.Name
+	w.c.changed(pod)
 	w.c.onBind(pod, binding.Target.Name)
 	return nil
 }

@@ -529,5 +529,5 @@ func (s *Scenario) Simulate(ctx context.Context) (*sim.Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("seed %d: generated scenario does not parse: %w", s.Seed, err)
 	}
-	return sim.Run(ctx, sc, sim.Options{Config: []byte(s.ConfigYAML()), Until: s.Horizon, Period: s.Period})
+	return sim.Run(ctx, sc, sim.Options{Config: []byte(s.ConfigYAML()), Until: s.Horizon, Period: s.Period, VerifySnapshots: true})
 }

@@ -1,0 +1,39 @@
+package sim
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
+)
+
+// TestVerifySnapshotsCatchesAChangeTheStoreWasNotToldOf: the self-check the property suite
+// runs on every cycle must fail when a write bypasses the store, or it proves nothing.
+func TestVerifySnapshotsCatchesAChangeTheStoreWasNotToldOf(t *testing.T) {
+	sc, err := Parse(BuiltinScenario())
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy, _, err := scheduler.LoadPolicy(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	e := newEngine(sc, Options{Period: time.Second}, policy)
+	e.submit(e.clock.Now())
+	if err := e.verifySnapshot(ctx); err != nil {
+		t.Fatalf("store and lists disagree before anything bypassed the store: %v", err)
+	}
+	var pod = e.jobs[0].pods[0]
+	pod.Spec.NodeName = sc.Nodes[0].Name // bound behind the store's back
+	err = e.verifySnapshot(ctx)
+	if err == nil || !strings.Contains(err.Error(), "differs from one built from lists") {
+		t.Fatalf("a bind the store was not told of went unnoticed: %v", err)
+	}
+	e.cluster.changed(pod)
+	if err := e.verifySnapshot(ctx); err != nil {
+		t.Fatalf("store and lists disagree after the store was told: %v", err)
+	}
+}
