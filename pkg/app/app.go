@@ -6,19 +6,25 @@ import (
 	"os"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/install"
+	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/podgrouper"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
@@ -159,8 +165,14 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		}
 		effects = dispatcher
 	}
+	store := cache.NewStore(opts.SchedulerName)
+	synced, err := feed(ctx, mgr.GetCache(), store)
+	if err != nil {
+		return err
+	}
 	loop := &scheduler.Loop{
-		Builder:  &cache.Builder{Reader: mgr.GetCache(), SchedulerName: opts.SchedulerName, Overlay: overlay},
+		Builder:  &cache.Builder{Store: store, Overlay: overlay},
+		Synced:   synced,
 		Policy:   policy,
 		Effects:  effects,
 		Status:   updater,
@@ -180,4 +192,22 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	}
 	log.Info("Starting scheduler", "name", opts.SchedulerName, "period", opts.SchedulePeriod, "leaderElect", opts.LeaderElect)
 	return mgr.Start(ctx)
+}
+
+// feed registers the store with the informers of every kind a snapshot reads, and returns
+// what tells when each has handed the store its initial list.
+func feed(ctx context.Context, informers ctrlcache.Informers, store *cache.Store) ([]toolscache.InformerSynced, error) {
+	var synced []toolscache.InformerSynced
+	for _, obj := range []client.Object{&v1.Node{}, &v1.Pod{}, &v2alpha2.PodGroup{}, &v2.Queue{}, &schedulingv1.PriorityClass{}} {
+		informer, err := informers.GetInformer(ctx, obj)
+		if err != nil {
+			return nil, fmt.Errorf("informer for %T: %w", obj, err)
+		}
+		registration, err := informer.AddEventHandler(store.Handler())
+		if err != nil {
+			return nil, fmt.Errorf("watching %T: %w", obj, err)
+		}
+		synced = append(synced, registration.HasSynced)
+	}
+	return synced, nil
 }

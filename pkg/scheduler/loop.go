@@ -5,6 +5,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -25,6 +26,10 @@ type Loop struct {
 	Recorder record.EventRecorder
 	Clock    clock.Clock
 	Period   time.Duration
+	// Synced, when set, tell whether the informers feeding the builder's store have handed it
+	// their initial lists; no cycle runs before they all have, or the first cycle would
+	// schedule onto a cluster it has only half seen.
+	Synced []toolscache.InformerSynced
 
 	// reported remembers the problems of the last cycle, so each is told once, not every
 	// cycle; current collects this cycle's.
@@ -34,6 +39,9 @@ type Loop struct {
 // Start runs cycles until ctx ends. It never returns an error for a bad cycle: a failed
 // snapshot is logged and retried next period.
 func (l *Loop) Start(ctx context.Context) error {
+	if !toolscache.WaitForCacheSync(ctx.Done(), l.Synced...) {
+		return nil // stopped before the informers synced
+	}
 	for {
 		l.RunOnce(ctx)
 		select {

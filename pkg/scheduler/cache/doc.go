@@ -1,5 +1,7 @@
-// Package cache turns Kubernetes objects into the scheduler's snapshot model. This file set
-// holds the conversions that need no client: Queue specs into queue-tree entries (with KAI's
-// units), and the PodGroup start stamp to and from its annotation. The informer-fed cache
-// that builds a snapshot every cycle grows around them.
+// Package cache turns Kubernetes objects into the scheduler's snapshot model. Store keeps
+// nodes, pods, PodGroups, Queues and priority classes converted as informer events (or
+// kai-sim's writes, or full lists) arrive; Builder assembles each cycle's snapshot from it,
+// laying over it the Overlay of the scheduler's own writes the informers do not show yet. It
+// also holds the conversions that need no client: Queue specs into queue-tree entries (with
+// KAI's units), and the PodGroup start stamp to and from its annotation.
 package cache

@@ -1,0 +1,120 @@
+package cache
+
+import (
+	"context"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+)
+
+// storeSnapshot assembles a snapshot from an event-fed store, failing the test on error.
+func storeSnapshot(t *testing.T, s *Store) (*api.Snapshot, []Problem) {
+	t.Helper()
+	snapshot, problems, err := (&Builder{Store: s}).Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return snapshot, problems
+}
+
+func podNames(job *api.JobInfo) []string {
+	var names []string
+	for _, p := range job.Pods {
+		names = append(names, p.Name+"="+p.Status.String())
+	}
+	return names
+}
+
+// The events an informer delivers, in the orders it may deliver them, leave the store showing
+// the cluster as it is: a pod recreated under its name replaces its predecessor even when the
+// predecessor's delete arrives late; a pod bound and then running moves with its events; a
+// PodGroup deleted before its pods leaves them charged to their node and reported; a changed
+// priority class reprioritises jobs that did not change; a tombstone deletes.
+func TestStoreFollowsInformerEvents(t *testing.T) {
+	s := NewStore("kai-scheduler")
+	h := s.Handler()
+	group := &v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job"},
+		Spec: v2alpha2.PodGroupSpec{MinMember: 1, Queue: "q", PriorityClassName: "train"}}
+	h.OnAdd(gpuNode("n1", 8), true)
+	h.OnAdd(&schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "train"}, Value: 50}, true)
+	h.OnAdd(group, true)
+	b := pod("b", nil)
+	a := pod("a", nil)
+	h.OnAdd(b, false)
+	h.OnAdd(a, false)
+
+	snapshot, problems := storeSnapshot(t, s)
+	job := snapshot.Job("ns/job")
+	if got := podNames(job); len(got) != 2 || got[0] != "a=Pending" || got[1] != "b=Pending" || len(problems) != 0 {
+		t.Fatalf("pods %v (problems %v), want a and b pending, in name order", got, problems)
+	}
+	if !job.Preemptible || job.Priority != 50 {
+		t.Fatalf("job priority %d preemptible %v, want 50 and preemptible", job.Priority, job.Preemptible)
+	}
+
+	bound := a.DeepCopy()
+	bound.Spec.NodeName = "n1"
+	h.OnUpdate(a, bound)
+	running := bound.DeepCopy()
+	running.Status.Phase = v1.PodRunning
+	h.OnUpdate(bound, running)
+	h.OnUpdate(&schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "train"}, Value: 50},
+		&schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "train"}, Value: 125})
+
+	// b is evicted and recreated under its name; the predecessor's delete arrives after.
+	successor := pod("b", func(p *v1.Pod) { p.UID = types.UID("uid-b-2") })
+	h.OnAdd(successor, false)
+	h.OnDelete(b)
+
+	snapshot, _ = storeSnapshot(t, s)
+	job = snapshot.Job("ns/job")
+	if got := podNames(job); len(got) != 2 || got[0] != "a=Running" || got[1] != "b=Pending" || job.Pods[1].UID != "uid-b-2" {
+		t.Fatalf("pods %v, want a running and b's successor pending", got)
+	}
+	if job.Preemptible || job.Priority != 125 {
+		t.Fatalf("after the class changed: priority %d preemptible %v, want 125 and not preemptible", job.Priority, job.Preemptible)
+	}
+	if used := snapshot.Node("n1").Used.Get(api.GPU); used != 1 {
+		t.Fatalf("n1 uses %d GPUs, want a's 1", used)
+	}
+
+	h.OnDelete(toolscache.DeletedFinalStateUnknown{Key: "ns/job", Obj: group})
+	snapshot, problems = storeSnapshot(t, s)
+	if snapshot.Job("ns/job") != nil || len(problems) != 2 || problems[0].Reason != "PodGroupNotFound" {
+		t.Fatalf("after the PodGroup's tombstone: job %v, problems %v; want no job and both pods reported", snapshot.Job("ns/job"), problems)
+	}
+	if used := snapshot.Node("n1").Used.Get(api.GPU); used != 1 {
+		t.Fatalf("an orphaned running pod still uses its GPU: n1 uses %d, want 1", used)
+	}
+
+	h.OnDelete(running)
+	h.OnDelete(successor)
+	snapshot, problems = storeSnapshot(t, s)
+	if len(problems) != 0 || snapshot.Node("n1").Used.Get(api.GPU) != 0 || len(s.jobs) != 0 || len(s.byUID) != 0 {
+		t.Fatalf("after every pod left: problems %v, n1 %s, %d job entries, %d pods by UID; want nothing left",
+			problems, snapshot.Node("n1").Used, len(s.jobs), len(s.byUID))
+	}
+}
+
+// Each snapshot gets its own objects: what a session changes in one never shows in the next.
+func TestStoreSnapshotsDoNotShareState(t *testing.T) {
+	s := NewStore("kai-scheduler")
+	s.Upsert(gpuNode("n1", 8))
+	s.Upsert(&v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job"}, Spec: v2alpha2.PodGroupSpec{MinMember: 1, Queue: "q"}})
+	s.Upsert(pod("p", nil))
+	first, _ := storeSnapshot(t, s)
+	if err := first.SetPodStatus(first.Job("ns/job").Pods[0], api.Allocated, "n1"); err != nil {
+		t.Fatal(err)
+	}
+	second, _ := storeSnapshot(t, s)
+	if p := second.Job("ns/job").Pods[0]; p.Status != api.Pending || second.Node("n1").Used.Get(api.GPU) != 0 {
+		t.Fatalf("the next snapshot shows the last session's allocation: pod %s, n1 uses %s", p.Status, second.Node("n1").Used)
+	}
+}
