@@ -8,8 +8,11 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -74,19 +77,15 @@ func Parse(data []byte) (*Scenario, error) {
 	if len(data) > 0 && data[len(data)-1] != '\n' {
 		data = append(data[:len(data):len(data)], '\n')
 	}
-	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	for index := 1; ; index++ {
-		doc, err := reader.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("document %d: %w", index, err)
-		}
-		// Each document is parsed as YAML once (strictly: a key given twice is an error) and
-		// decoded from the JSON it becomes: a scenario of thousands of jobs is mostly parsing.
-		raw := doc
-		doc, err = yaml.YAMLToJSONStrict(raw)
+	raws, err := splitDocuments(data)
+	if err != nil {
+		return nil, err
+	}
+	converted := toJSON(raws)
+	index := 0
+	for i, raw := range raws {
+		index++
+		doc, err := converted[i].json, converted[i].err
 		if err != nil {
 			return nil, fmt.Errorf("document %d: %w", index, err)
 		}
@@ -144,6 +143,45 @@ func Parse(data []byte) (*Scenario, error) {
 	}
 	sort.Slice(sc.Nodes, func(i, j int) bool { return sc.Nodes[i].Name < sc.Nodes[j].Name })
 	return sc, nil
+}
+
+// splitDocuments cuts a YAML stream into its documents.
+func splitDocuments(data []byte) ([][]byte, error) {
+	var raws [][]byte
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	for {
+		doc, err := reader.Read()
+		if errors.Is(err, io.EOF) {
+			return raws, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("document %d: %w", len(raws)+1, err)
+		}
+		raws = append(raws, doc)
+	}
+}
+
+type convertedDocument struct {
+	json []byte
+	err  error
+}
+
+// toJSON parses each document as YAML once (strictly: a key given twice is an error) into the
+// JSON it is decoded from, on every core: a scenario of thousands of jobs is mostly parsing,
+// and documents do not depend on each other.
+func toJSON(raws [][]byte) []convertedDocument {
+	out := make([]convertedDocument, len(raws))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(raws)) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(raws); i = int(next.Add(1) - 1) {
+				out[i].json, out[i].err = yaml.YAMLToJSONStrict(raws[i])
+			}
+		})
+	}
+	wg.Wait()
+	return out
 }
 
 // DefaultMaxPods is the kubelet's default --max-pods, given to scenario nodes that do not
