@@ -3,13 +3,23 @@ package scheduler_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	. "github.com/kai-minruntime/kai-scheduler/pkg/scheduler/scenario"
 )
@@ -46,6 +56,7 @@ func TestAllocationBudget(t *testing.T) {
 	for _, name := range slices.Sorted(maps.Keys(budgetCases)) {
 		measured[name] = cycleAllocs(budgetCases[name](), policy)
 	}
+	measured["Snapshot/nodes=50,jobs=200"] = snapshotAllocs(50, 200)
 	if os.Getenv("UPDATE_ALLOC_BUDGET") != "" {
 		data, err := json.MarshalIndent(measured, "", "  ")
 		if err != nil {
@@ -95,4 +106,42 @@ func cycleAllocs(h *Harness, policy *scheduler.Policy) int64 {
 		panic("the cycle evicted nothing: the budget case does not exercise eviction")
 	}
 	return int64(total - setup)
+}
+
+// snapshotAllocs counts the allocations of assembling one snapshot from an informer-fed
+// store of nodes, and of jobs with two pods each, half of them running: what every cycle
+// pays before it decides anything.
+func snapshotAllocs(nodes, jobs int) int64 {
+	store := cache.NewStore("kai-scheduler")
+	gpus := resource.MustParse("1")
+	for i := range nodes {
+		store.Upsert(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("node-%03d", i)},
+			Status: v1.NodeStatus{Allocatable: v1.ResourceList{api.GPUResourceName: resource.MustParse("8"), v1.ResourcePods: resource.MustParse("110")}}})
+	}
+	for j := range jobs {
+		name := fmt.Sprintf("job-%04d", j)
+		store.Upsert(&v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: name}, Spec: v2alpha2.PodGroupSpec{MinMember: 2, Queue: "q"}})
+		for p := range 2 {
+			pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: fmt.Sprintf("%s-%d", name, p), UID: types.UID(fmt.Sprintf("%s-%d", name, p)),
+				Annotations: map[string]string{scheduling.PodGroupNameAnnotation: name}},
+				Spec: v1.PodSpec{SchedulerName: "kai-scheduler", Containers: []v1.Container{{Name: "main",
+					Resources: v1.ResourceRequirements{Requests: v1.ResourceList{api.GPUResourceName: gpus}}}}}}
+			if j%2 == 0 {
+				pod.Spec.NodeName, pod.Status.Phase = fmt.Sprintf("node-%03d", j%nodes), v1.PodRunning
+			}
+			store.Upsert(pod)
+		}
+	}
+	builder := &cache.Builder{Store: store, Overlay: cache.NewOverlay(time.Now)}
+	var snapshot *api.Snapshot
+	allocs := testing.AllocsPerRun(3, func() {
+		var err error
+		if snapshot, _, err = builder.Snapshot(context.Background()); err != nil {
+			panic(err)
+		}
+	})
+	if len(snapshot.Jobs) != jobs || len(snapshot.Nodes) != nodes {
+		panic(fmt.Sprintf("the snapshot holds %d jobs on %d nodes, want %d on %d", len(snapshot.Jobs), len(snapshot.Nodes), jobs, nodes))
+	}
+	return int64(allocs)
 }

@@ -76,11 +76,15 @@ func (s *Store) assemble(overlay *Overlay) (*api.Snapshot, []Problem, error) {
 			func(job api.JobID) bool { je := s.jobs[job]; return je != nil && je.group != nil })
 	}
 	a := assembly{store: s, overlay: overlay, nodes: make(map[string]*api.NodeInfo, len(s.nodes))}
+	// Nodes, jobs and pods come from one array each: a snapshot is thrown away whole after
+	// its cycle, and three allocations cost less than one per object.
 	nodes := make([]*api.NodeInfo, 0, len(s.nodes))
-	for _, e := range s.sortedNodes() {
-		info := e.info
-		nodes = append(nodes, &info)
-		a.nodes[info.Name] = &info
+	nodeInfos := make([]api.NodeInfo, len(s.nodes))
+	for i, e := range s.sortedNodes() {
+		info := &nodeInfos[i]
+		*info = e.info
+		nodes = append(nodes, info)
+		a.nodes[info.Name] = info
 		if e.problem != nil {
 			a.problems = append(a.problems, *e.problem)
 		}
@@ -89,6 +93,9 @@ func (s *Store) assemble(overlay *Overlay) (*api.Snapshot, []Problem, error) {
 		a.charge(e, a.view(e))
 	}
 	jobs := make([]*api.JobInfo, 0, len(s.jobs))
+	a.jobInfos = make([]api.JobInfo, 0, len(s.jobs))
+	a.pods = make([]*api.PodInfo, 0, len(s.pods))
+	a.podInfos = make([]api.PodInfo, 0, len(s.pods))
 	for _, je := range s.sortedJobs() {
 		if je.group == nil {
 			for _, e := range je.pods {
@@ -102,11 +109,15 @@ func (s *Store) assemble(overlay *Overlay) (*api.Snapshot, []Problem, error) {
 		}
 		job := a.job(je.group)
 		jobs = append(jobs, job)
+		start := len(a.pods)
 		for _, e := range je.pods {
 			if !e.terminal {
-				a.place(e, job)
+				a.place(e)
 			}
 		}
+		// The job's own part of the array: an append beyond it reallocates, never spills
+		// into the next job's pods.
+		job.Pods = a.pods[start:len(a.pods):len(a.pods)]
 	}
 	queues := make([]*api.QueueInfo, 0, len(s.queues))
 	for _, q := range s.queues {
@@ -146,6 +157,11 @@ type assembly struct {
 	overlay  *Overlay
 	nodes    map[string]*api.NodeInfo
 	problems []Problem
+	// jobInfos, podInfos and pods back the snapshot's jobs and pods; each job's Pods is a
+	// slice of pods.
+	jobInfos []api.JobInfo
+	podInfos []api.PodInfo
+	pods     []*api.PodInfo
 }
 
 // podView is a pod as this snapshot sees it: the informer's state with the scheduler's own
@@ -200,7 +216,8 @@ func (a *assembly) charge(e *podEntry, v podView) {
 // job converts a PodGroup entry into this snapshot's job, with its priority as the priority
 // classes say now and the start stamp the overlay may know better.
 func (a *assembly) job(g *groupEntry) *api.JobInfo {
-	job := g.job
+	a.jobInfos = append(a.jobInfos, g.job)
+	job := &a.jobInfos[len(a.jobInfos)-1]
 	job.Priority = api.DefaultPriority
 	if p, ok := a.store.priorities[g.priorityClass]; ok {
 		job.Priority = p
@@ -221,11 +238,13 @@ func (a *assembly) job(g *groupEntry) *api.JobInfo {
 			job.LastStartTimestamp = &written
 		}
 	}
-	return &job
+	return job
 }
 
-// place puts one of the job's pods into the snapshot, in the status its state gives it.
-func (a *assembly) place(e *podEntry, job *api.JobInfo) {
+// place puts a pod of the job assembled last into the snapshot, in the status its state
+// gives it.
+func (a *assembly) place(e *podEntry) {
+	job := &a.jobInfos[len(a.jobInfos)-1]
 	v := a.view(e)
 	if e.spec.err != nil {
 		// The API server refuses such a spec; if one gets through, the pod waits, saying why.
@@ -238,7 +257,7 @@ func (a *assembly) place(e *podEntry, job *api.JobInfo) {
 			return
 		}
 	}
-	info := &api.PodInfo{
+	info := api.PodInfo{
 		Namespace: job.Namespace, Name: e.name, UID: string(e.uid), Job: job.ID,
 		SubGroup: e.subGroup, Request: e.spec.request, NodeName: v.nodeName, Placement: e.spec.placement,
 		StartTime: e.startTime, CreationTime: e.creationTime,
@@ -262,5 +281,6 @@ func (a *assembly) place(e *podEntry, job *api.JobInfo) {
 	default:
 		info.Status = api.Bound
 	}
-	job.Pods = append(job.Pods, info) // entries are in name order
+	a.podInfos = append(a.podInfos, info)
+	a.pods = append(a.pods, &a.podInfos[len(a.podInfos)-1]) // entries are in name order
 }
