@@ -55,6 +55,12 @@ type engine struct {
 	status    *status.Updater
 	jobs      []*jobState
 	jobByName map[types.NamespacedName]*jobState
+	// unsubmitted is the index in jobs (sorted by submission) of the first job not submitted
+	// yet; live are the jobs submitted and not completed, in the same order, and
+	// completions says some of them completed since live was last compacted.
+	unsubmitted int
+	live        []*jobState
+	completions bool
 	result    *Result
 	// changed tells that this tick wrote something, so the next cycle may decide more.
 	changed bool
@@ -139,6 +145,9 @@ func newEngine(sc *Scenario, opts Options, policy *scheduler.Policy) *engine {
 	e.loop.Recorder = eventRecorder{e}
 	for _, job := range sc.Jobs {
 		js := &jobState{spec: job, queue: job.Group.Spec.Queue}
+		for _, pod := range job.Pods {
+			js.templateGPUs = append(js.templateGPUs, podGPUs(pod))
+		}
 		e.jobs = append(e.jobs, js)
 		e.jobByName[types.NamespacedName{Namespace: job.Group.Namespace, Name: job.Group.Name}] = js
 	}
@@ -198,11 +207,13 @@ func (e *engine) podEvent(typ string, job *jobState, pod *v1.Pod, action, preemp
 
 // submit creates the PodGroups and pods of jobs whose time has come.
 func (e *engine) submit(now time.Time) {
-	for _, js := range e.jobs {
-		if js.submitted || Start.Add(js.spec.SubmitAt).After(now) {
-			continue
+	for ; e.unsubmitted < len(e.jobs); e.unsubmitted++ {
+		js := e.jobs[e.unsubmitted]
+		if Start.Add(js.spec.SubmitAt).After(now) {
+			break // jobs are in submission order
 		}
 		js.submitted = true
+		e.live = append(e.live, js)
 		group := js.spec.Group.DeepCopy()
 		group.CreationTimestamp = metav1.NewTime(now)
 		e.cluster.putGroup(group)
@@ -227,36 +238,40 @@ func (e *engine) createPod(js *jobState, template *v1.Pod, now time.Time) {
 // refreshPods re-reads a job's current pods from the cluster, in name order. The engine's
 // passes over jobs read this list instead of looking every pod up on every tick.
 func (e *engine) refreshPods(js *jobState) {
-	js.pods = js.pods[:0]
-	for _, template := range js.spec.Pods {
+	js.pods, js.podGPUs = js.pods[:0], js.podGPUs[:0]
+	for i, template := range js.spec.Pods {
 		if pod := e.cluster.pods[types.NamespacedName{Namespace: template.Namespace, Name: template.Name}]; pod != nil {
-			js.pods = append(js.pods, pod)
+			js.pods, js.podGPUs = append(js.pods, pod), append(js.podGPUs, js.templateGPUs[i])
 		}
 	}
 }
 
 // active lists the jobs submitted and not completed, the only ones a tick looks at.
 func (e *engine) active() []*jobState {
-	var jobs []*jobState
-	for _, js := range e.jobs {
-		if js.submitted && js.completed == nil {
-			jobs = append(jobs, js)
-		}
+	if e.completions {
+		e.live = slices.DeleteFunc(e.live, func(js *jobState) bool { return js.completed != nil })
+		e.completions = false
 	}
-	return jobs
+	return e.live
 }
 
 // terminate removes evicted pods whose grace period is over and recreates them pending.
 func (e *engine) terminate(now time.Time) {
+	var gone []*v1.Pod
 	for _, js := range e.active() {
-		for _, template := range js.spec.Pods {
-			key := types.NamespacedName{Namespace: template.Namespace, Name: template.Name}
-			pod := e.cluster.pods[key]
-			if pod == nil || pod.DeletionTimestamp == nil || now.Before(pod.DeletionTimestamp.Add(gracePeriod(pod))) {
-				continue
+		gone = gone[:0] // collected first: recreating a pod rewrites js.pods
+		for _, pod := range js.pods {
+			if pod.DeletionTimestamp != nil && !now.Before(pod.DeletionTimestamp.Add(gracePeriod(pod))) {
+				gone = append(gone, pod)
 			}
+		}
+		for _, pod := range gone {
 			e.cluster.removePod(pod)
-			e.createPod(js, template, now)
+			for _, template := range js.spec.Pods {
+				if template.Name == pod.Name {
+					e.createPod(js, template, now)
+				}
+			}
 			e.changed = true
 		}
 	}
@@ -329,11 +344,8 @@ func (e *engine) nextTime(now time.Time) (time.Time, bool) {
 			next = t
 		}
 	}
-	for _, js := range e.jobs {
-		if !js.submitted {
-			consider(Start.Add(js.spec.SubmitAt))
-			break // jobs are in submission order: the first unsubmitted one is the next
-		}
+	if e.unsubmitted < len(e.jobs) {
+		consider(Start.Add(e.jobs[e.unsubmitted].spec.SubmitAt))
 	}
 	for _, js := range e.active() {
 		for _, pod := range js.pods {
@@ -345,7 +357,7 @@ func (e *engine) nextTime(now time.Time) (time.Time, bool) {
 			if done, ok := js.completionTime(); ok {
 				consider(done)
 			}
-			stamp, _ := cache.ParseStartTime(e.cluster.groups[js.groupKey()].Annotations)
+			stamp := js.startStamp(e.cluster.groups[js.groupKey()])
 			for _, d := range e.minRuntimes {
 				consider(js.runStart.Add(d))
 				if stamp != nil {
@@ -365,9 +377,9 @@ func (e *engine) nextTime(now time.Time) (time.Time, bool) {
 func (e *engine) sample(now time.Time) {
 	gpus := map[string]int64{}
 	for _, js := range e.active() {
-		for _, pod := range js.pods {
+		for i, pod := range js.pods {
 			if pod.Status.Phase == v1.PodRunning {
-				gpus[js.queue] += podGPUs(pod)
+				gpus[js.queue] += js.podGPUs[i]
 			}
 		}
 	}
