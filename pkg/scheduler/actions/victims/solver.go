@@ -79,28 +79,40 @@ func NewSolver(ssn *framework.Session, rules Rules) *Solver {
 	s.byNode = make([][]nodeUnit, len(s.nodes))
 	compareQueues := func(l, r *api.JobInfo) int { return rules.CompareVictimQueues(ssn, l, r) }
 	s.ranked = candidates(ssn, compareQueues)
+	var groups []nodeUnit // one unit's pods per node, reused
 	for _, u := range s.ranked {
 		s.jobs = max(s.jobs, u.jobIndex+1)
-		perNode := map[int][]*api.PodInfo{}
-		var order []int
-		for _, p := range u.pods {
-			i := s.nodeIndex[p.NodeName]
-			if _, seen := perNode[i]; !seen {
-				order = append(order, i)
-			}
-			perNode[i] = append(perNode[i], p)
-		}
+		groups = groupByNode(groups[:0], u)
 		queue := s.byQueue[u.job.Queue]
 		if queue == nil {
 			queue = make([][]nodeUnit, len(s.nodes))
 			s.byQueue[u.job.Queue] = queue
 		}
-		for _, i := range order {
-			s.byNode[i] = append(s.byNode[i], nodeUnit{unit: u, pods: perNode[i]})
-			queue[i] = append(queue[i], nodeUnit{unit: u, pods: perNode[i]})
+		for _, g := range groups {
+			i := s.nodeIndex[g.pods[0].NodeName]
+			s.byNode[i] = append(s.byNode[i], g)
+			queue[i] = append(queue[i], g)
 		}
 	}
 	return s
+}
+
+// groupByNode appends to groups the unit's pods per node, nodes in the order the unit's pods
+// first reach them. A unit on one node, as most are, keeps its own pod list.
+func groupByNode(groups []nodeUnit, u *unit) []nodeUnit {
+	first := u.pods[0].NodeName
+	if !slices.ContainsFunc(u.pods, func(p *api.PodInfo) bool { return p.NodeName != first }) {
+		return append(groups, nodeUnit{unit: u, pods: u.pods})
+	}
+	for _, p := range u.pods {
+		k := slices.IndexFunc(groups, func(g nodeUnit) bool { return g.pods[0].NodeName == p.NodeName })
+		if k < 0 {
+			groups = append(groups, nodeUnit{unit: u})
+			k = len(groups) - 1
+		}
+		groups[k].pods = append(groups[k].pods, p)
+	}
+	return groups
 }
 
 // freeAt is what node i has free: under the plan during a search, as the snapshot says

@@ -39,17 +39,24 @@ func unitsOf(job *api.JobInfo) []*unit {
 	if len(running) == 0 {
 		return nil
 	}
-	var units []*unit
+	// Units come from one array, and a surplus pod's list is its place in running (capped,
+	// so that no append can spill into its neighbour): victims are listed every cycle.
+	all := make([]unit, 0, len(running)+1)
 	guard := job.NewMinimumGuard()
 	for i := len(running) - 1; i >= 0; i-- {
 		p := running[i]
 		if group, _, _ := guard.Shortfall(p); group != "" {
 			continue
 		}
-		units = append(units, &unit{job: job, pods: []*api.PodInfo{p}})
+		all = append(all, unit{job: job, pods: running[i : i+1 : i+1]})
 		guard.Lose(p)
 	}
-	return append(units, &unit{job: job, pods: running, whole: true})
+	all = append(all, unit{job: job, pods: running, whole: true})
+	units := make([]*unit, len(all))
+	for i := range all {
+		units[i] = &all[i]
+	}
+	return units
 }
 
 // rankUnits sorts units into the stable preference order of victims: lower priority first;
