@@ -14,8 +14,8 @@ import (
 type unit struct {
 	job *api.JobInfo
 	// jobIndex numbers the unit's job densely among the candidates, for per-search lookups
-	// that must not allocate.
-	jobIndex int
+	// that must not allocate; queueIndex numbers its queue the same way.
+	jobIndex, queueIndex int
 	pods     []*api.PodInfo
 	whole    bool
 	// rank is the unit's place in the preference order: lower is evicted first.
@@ -63,14 +63,33 @@ func unitsOf(job *api.JobInfo) []*unit {
 // then the action's queue preference (reclaim: the queue furthest above its fair share);
 // then surplus pods before whole gangs; then the most recently started job (least work
 // lost; a job without a start stamp counts as the oldest); then by job and pod name.
-func rankUnits(units []*unit, compareQueues func(l, r *api.JobInfo) int) {
+//
+// queues is how many distinct queueIndex values the units carry: a sort compares the same
+// few queues over and over, so each pair's answer is asked once and remembered.
+func rankUnits(units []*unit, queues int, compareQueues func(l, r *api.JobInfo) int) {
+	// known[l*queues+r] is compareQueues' answer plus 2, or 0 while not asked; beyond
+	// maxRememberedQueues the table would outgrow what it saves, and every pair is asked.
+	var known []int8
+	if queues <= maxRememberedQueues {
+		known = make([]int8, queues*queues)
+	}
 	slices.SortStableFunc(units, func(l, r *unit) int {
 		if c := cmp.Compare(l.job.Priority, r.job.Priority); c != 0 {
 			return c
 		}
-		if l.job.Queue != r.job.Queue {
-			if c := compareQueues(l.job, r.job); c != 0 {
-				return c
+		if l.queueIndex != r.queueIndex {
+			if known == nil {
+				if c := compareQueues(l.job, r.job); c != 0 {
+					return c
+				}
+			} else {
+				k := l.queueIndex*queues + r.queueIndex
+				if known[k] == 0 {
+					known[k] = int8(cmp.Compare(compareQueues(l.job, r.job), 0) + 2)
+				}
+				if c := int(known[k]) - 2; c != 0 {
+					return c
+				}
 			}
 		}
 		if l.whole != r.whole {
@@ -92,6 +111,9 @@ func rankUnits(units []*unit, compareQueues func(l, r *api.JobInfo) int) {
 	}
 }
 
+// maxRememberedQueues bounds the table of queue comparisons rankUnits keeps (1 MiB).
+const maxRememberedQueues = 1024
+
 // compareStart puts later starts first and unknown starts last.
 func compareStart(l, r *time.Time) int {
 	switch {
@@ -111,19 +133,25 @@ func compareStart(l, r *time.Time) int {
 func candidates(ssn *framework.Session, compareQueues func(l, r *api.JobInfo) int) []*unit {
 	var units []*unit
 	jobs := 0
+	queueIndex := map[string]int{}
 	for _, job := range ssn.Snapshot().Jobs {
 		if !job.Preemptible || ssn.GainedByEviction(job.ID) {
 			continue
 		}
 		jobUnits := unitsOf(job)
+		q, ok := queueIndex[job.Queue]
+		if !ok && len(jobUnits) > 0 {
+			q = len(queueIndex)
+			queueIndex[job.Queue] = q
+		}
 		for _, u := range jobUnits {
-			u.jobIndex = jobs
+			u.jobIndex, u.queueIndex = jobs, q
 		}
 		if len(jobUnits) > 0 {
 			jobs++
 		}
 		units = append(units, jobUnits...)
 	}
-	rankUnits(units, compareQueues)
+	rankUnits(units, len(queueIndex), compareQueues)
 	return units
 }
