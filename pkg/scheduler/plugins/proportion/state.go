@@ -25,6 +25,10 @@ type queueState struct {
 		job        *api.JobInfo
 		owed       bool
 	}
+	// ratio caches shareRatio until allocated changes (ratioOK false); comparing queues asks
+	// for it on every comparison.
+	ratio   float64
+	ratioOK bool
 }
 
 // shareState holds every valid queue's numbers and the chain of queues above each leaf.
@@ -32,6 +36,9 @@ type shareState struct {
 	snapshot *api.Snapshot
 	queues   map[string]*queueState
 	chains   map[string][]*queueState // leaf name -> states from top level down to the leaf
+	// byInfo holds the same chains by queue, for comparisons, which have the queue at hand
+	// and would otherwise hash its name twice per comparison.
+	byInfo map[*api.QueueInfo][]*queueState
 	// next memoises nextRequest per job; taskOrder picks a gang's pods as allocate does.
 	next      map[*api.JobInfo]Vector // by pointer: looked up on every queue comparison
 	taskOrder func(l, r *api.PodInfo) int
@@ -54,6 +61,7 @@ func wantsShare(s api.PodStatus) bool {
 
 func newShareState(snapshot *api.Snapshot, taskOrder func(l, r *api.PodInfo) int) *shareState {
 	st := &shareState{snapshot: snapshot, queues: map[string]*queueState{}, chains: map[string][]*queueState{},
+		byInfo: map[*api.QueueInfo][]*queueState{},
 		next: map[*api.JobInfo]Vector{}, taskOrder: taskOrder, generation: 1}
 	tree := snapshot.Queues
 	for _, name := range tree.Names() {
@@ -109,11 +117,21 @@ func (st *shareState) chain(leaf string) []*queueState {
 	return c
 }
 
+// chainOf is chain(q.Name), kept by queue.
+func (st *shareState) chainOf(q *api.QueueInfo) []*queueState {
+	if c, ok := st.byInfo[q]; ok {
+		return c
+	}
+	c := st.chain(q.Name)
+	st.byInfo[q] = c
+	return c
+}
+
 // charge adds (sign 1) or removes (sign -1) a request from every queue of a chain.
 func (st *shareState) charge(chain []*queueState, job *api.JobInfo, request api.Resources, sign float64) {
 	delta := fromResources(request).scale(sign)
 	for _, q := range chain {
-		q.allocated = q.allocated.add(delta)
+		q.allocated, q.ratioOK = q.allocated.add(delta), false
 		if !job.Preemptible {
 			q.nonPreemptible = q.nonPreemptible.add(delta)
 		}
@@ -176,7 +194,7 @@ func (e *quotaExceeded) Error() string {
 // deserved quota, the rule that also lets a reclaimer evict — then the higher priority, then
 // the lower share ratio.
 func (st *shareState) compareQueues(l, r framework.QueueTurn) int {
-	lc, rc := st.chain(l.Queue.Name), st.chain(r.Queue.Name)
+	lc, rc := st.chainOf(l.Queue), st.chainOf(r.Queue)
 	switch { // an invalid queue, which holds no share, is served last
 	case len(lc) == 0 && len(rc) == 0:
 		return 0
@@ -264,6 +282,13 @@ func (q *queueState) owed(request Vector) bool {
 // wants something it has no share of, so that a queue owed its share goes before one that
 // would only borrow.
 func (q *queueState) shareRatio() float64 {
+	if !q.ratioOK {
+		q.ratio, q.ratioOK = q.computeShareRatio(), true
+	}
+	return q.ratio
+}
+
+func (q *queueState) computeShareRatio() float64 {
 	ratio := 0.0
 	for _, r := range api.QuotaResources {
 		switch {
