@@ -61,7 +61,7 @@ type engine struct {
 	unsubmitted int
 	live        []*jobState
 	completions bool
-	result    *Result
+	result      *Result
 	// changed tells that this tick wrote something, so the next cycle may decide more.
 	changed bool
 	// minRuntimes are every min-runtime the configuration and queues name: the offsets at

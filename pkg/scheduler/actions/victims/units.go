@@ -16,8 +16,8 @@ type unit struct {
 	// jobIndex numbers the unit's job densely among the candidates, for per-search lookups
 	// that must not allocate; queueIndex numbers its queue the same way.
 	jobIndex, queueIndex int
-	pods     []*api.PodInfo
-	whole    bool
+	pods                 []*api.PodInfo
+	whole                bool
 	// rank is the unit's place in the preference order: lower is evicted first.
 	rank int
 }

@@ -62,7 +62,7 @@ func wantsShare(s api.PodStatus) bool {
 func newShareState(snapshot *api.Snapshot, taskOrder func(l, r *api.PodInfo) int) *shareState {
 	st := &shareState{snapshot: snapshot, queues: map[string]*queueState{}, chains: map[string][]*queueState{},
 		byInfo: map[*api.QueueInfo][]*queueState{},
-		next: map[*api.JobInfo]Vector{}, taskOrder: taskOrder, generation: 1}
+		next:   map[*api.JobInfo]Vector{}, taskOrder: taskOrder, generation: 1}
 	tree := snapshot.Queues
 	for _, name := range tree.Names() {
 		if q := tree.Get(name); q.IsValid() {
