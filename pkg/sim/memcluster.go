@@ -41,6 +41,9 @@ type memCluster struct {
 	onDelete func(pod *v1.Pod)
 	// store is the scheduler's view, told of every change as an informer would be.
 	store *cache.Store
+	// groupPatches and podPatches remember decoded status patches (see remembered).
+	groupPatches map[string]*groupPatch
+	podPatches   map[string]*podPatch
 }
 
 func newMemCluster(clk clock.PassiveClock) *memCluster {
@@ -129,7 +132,7 @@ func (c *memCluster) Patch(_ context.Context, obj client.Object, patch client.Pa
 	if !ok {
 		return apierrors.NewNotFound(schema.GroupResource{Group: "scheduling.run.ai", Resource: "podgroups"}, obj.GetName())
 	}
-	if err := applyMergePatch(group, patch, obj); err != nil {
+	if err := c.applyMergePatch(group, patch, obj); err != nil {
 		return err
 	}
 	c.changed(group)
@@ -186,7 +189,7 @@ func (w statusWriter) Patch(_ context.Context, obj client.Object, patch client.P
 			return err
 		}
 		defer w.c.changed(pod)
-		if applied, err := applyPodConditionPatch(pod, data); applied {
+		if applied, err := w.c.applyPodConditionPatch(pod, data); applied {
 			return err
 		}
 		original, _ := json.Marshal(pod)
@@ -201,12 +204,12 @@ func (w statusWriter) Patch(_ context.Context, obj client.Object, patch client.P
 			return apierrors.NewNotFound(schema.GroupResource{Resource: "podgroups"}, obj.GetName())
 		}
 		defer w.c.changed(group)
-		return applyMergePatch(group, patch, obj)
+		return w.c.applyMergePatch(group, patch, obj)
 	case *v2.Queue:
 		for _, queue := range w.c.queues {
 			if queue.Name == obj.GetName() {
 				defer w.c.changed(queue)
-				return applyMergePatch(queue, patch, obj)
+				return w.c.applyMergePatch(queue, patch, obj)
 			}
 		}
 		return apierrors.NewNotFound(schema.GroupResource{Resource: "queues"}, obj.GetName())
@@ -255,12 +258,12 @@ func (w bindingWriter) Create(_ context.Context, obj client.Object, sub client.O
 // applyMergePatch applies a JSON merge patch to target. The two patches the status updater
 // sends to PodGroups — annotations, scheduling conditions — are applied directly, which is
 // what a merge patch does to them; anything else goes through a generic merge.
-func applyMergePatch(target any, patch client.Patch, obj client.Object) error {
+func (c *memCluster) applyMergePatch(target any, patch client.Patch, obj client.Object) error {
 	data, err := patch.Data(obj)
 	if err != nil {
 		return err
 	}
-	if group, ok := target.(*v2alpha2.PodGroup); ok && applyPodGroupPatch(group, data) {
+	if group, ok := target.(*v2alpha2.PodGroup); ok && c.applyPodGroupPatch(group, data) {
 		return nil
 	}
 	original, _ := json.Marshal(target)
@@ -271,9 +274,15 @@ func applyMergePatch(target any, patch client.Patch, obj client.Object) error {
 	return json.Unmarshal(patched, target)
 }
 
-// applyPodGroupPatch applies a merge patch that only sets annotations and/or replaces the
-// scheduling conditions; it reports false, changing nothing, for any other patch.
-func applyPodGroupPatch(group *v2alpha2.PodGroup, data []byte) bool {
+// groupPatch is a decoded merge patch that only sets annotations and/or replaces the
+// scheduling conditions.
+type groupPatch struct {
+	annotations   map[string]*string
+	conditions    []v2alpha2.SchedulingCondition
+	setConditions bool
+}
+
+func decodeGroupPatch(data []byte) (*groupPatch, bool) {
 	var patch struct {
 		Metadata *struct {
 			Annotations map[string]*string `json:"annotations"`
@@ -284,28 +293,67 @@ func applyPodGroupPatch(group *v2alpha2.PodGroup, data []byte) bool {
 		} `json:"status"`
 	}
 	if !decodeOnly(data, &patch) {
-		return false
+		return nil, false
 	}
-	var conditions []v2alpha2.SchedulingCondition
-	if patch.Status != nil && patch.Status.SchedulingConditions != nil && !decodeOnly(patch.Status.SchedulingConditions, &conditions) {
-		return false
-	}
+	decoded := &groupPatch{}
 	if patch.Metadata != nil {
-		for k, v := range patch.Metadata.Annotations {
-			if v == nil {
-				delete(group.Annotations, k)
-				continue
-			}
-			if group.Annotations == nil {
-				group.Annotations = map[string]string{}
-			}
-			group.Annotations[k] = *v
-		}
+		decoded.annotations = patch.Metadata.Annotations
 	}
 	if patch.Status != nil && patch.Status.SchedulingConditions != nil {
-		group.Status.SchedulingConditions = conditions
+		decoded.setConditions = true
+		if !decodeOnly(patch.Status.SchedulingConditions, &decoded.conditions) {
+			return nil, false
+		}
+	}
+	return decoded, true
+}
+
+// applyPodGroupPatch applies a merge patch that only sets annotations and/or replaces the
+// scheduling conditions; it reports false, changing nothing, for any other patch.
+func (c *memCluster) applyPodGroupPatch(group *v2alpha2.PodGroup, data []byte) bool {
+	patch, ok := remembered(&c.groupPatches, data, decodeGroupPatch)
+	if !ok {
+		return false
+	}
+	for k, v := range patch.annotations {
+		if v == nil {
+			delete(group.Annotations, k)
+			continue
+		}
+		if group.Annotations == nil {
+			group.Annotations = map[string]string{}
+		}
+		group.Annotations[k] = *v
+	}
+	if patch.setConditions {
+		// A copy: the decoded patch is shared by every PodGroup it is applied to.
+		group.Status.SchedulingConditions = nil
+		for i := range patch.conditions {
+			group.Status.SchedulingConditions = append(group.Status.SchedulingConditions, *patch.conditions[i].DeepCopy())
+		}
 	}
 	return true
+}
+
+// maxRememberedPatches bounds each memory of decoded patches.
+const maxRememberedPatches = 256
+
+// remembered decodes a patch, or returns the decoding of the same bytes seen before: the
+// status updater sends the same condition to every job waiting for the same reason, and to
+// each of a job's pods, and decoding is most of what applying costs.
+func remembered[T any](memory *map[string]T, data []byte, decode func([]byte) (T, bool)) (T, bool) {
+	if v, ok := (*memory)[string(data)]; ok {
+		return v, true
+	}
+	v, ok := decode(data)
+	if !ok {
+		return v, false
+	}
+	if *memory == nil || len(*memory) >= maxRememberedPatches {
+		*memory = map[string]T{}
+	}
+	(*memory)[string(data)] = v
+	return v, true
 }
 
 // decodeOnly decodes data into v if it has no field v does not know, in one pass: the
@@ -316,10 +364,16 @@ func decodeOnly(data []byte, v any) bool {
 	return dec.Decode(v) == nil
 }
 
-// applyPodConditionPatch applies a strategic merge patch that only carries pod conditions
-// (merged by type, as the API server does), the nominated node (a string, or null to clear
-// it) and optionally the UID guard; it reports false, changing nothing, for any other patch.
-func applyPodConditionPatch(pod *v1.Pod, data []byte) (bool, error) {
+// podPatch is a decoded strategic merge patch that only carries pod conditions, the
+// nominated node and optionally the UID guard.
+type podPatch struct {
+	uid          types.UID
+	conditions   []v1.PodCondition
+	nominated    *string
+	setNominated bool
+}
+
+func decodePodPatch(data []byte) (*podPatch, bool) {
 	var patch struct {
 		Metadata *struct {
 			UID types.UID `json:"uid"`
@@ -331,22 +385,39 @@ func applyPodConditionPatch(pod *v1.Pod, data []byte) (bool, error) {
 		} `json:"status"`
 	}
 	if !decodeOnly(data, &patch) || patch.Status == nil {
-		return false, nil
+		return nil, false
 	}
-	var nominated *string
-	if raw := patch.Status.NominatedNodeName; raw != nil && !decodeOnly(raw, &nominated) {
-		return false, nil
+	decoded := &podPatch{conditions: patch.Status.Conditions}
+	if patch.Metadata != nil {
+		decoded.uid = patch.Metadata.UID
 	}
-	if patch.Metadata != nil && patch.Metadata.UID != "" && patch.Metadata.UID != pod.UID {
-		return true, apierrors.NewConflict(schema.GroupResource{Resource: "pods"}, pod.Name, fmt.Errorf("uid mismatch"))
-	}
-	if patch.Status.NominatedNodeName != nil {
-		pod.Status.NominatedNodeName = ""
-		if nominated != nil {
-			pod.Status.NominatedNodeName = *nominated
+	if raw := patch.Status.NominatedNodeName; raw != nil {
+		decoded.setNominated = true
+		if !decodeOnly(raw, &decoded.nominated) {
+			return nil, false
 		}
 	}
-	for _, c := range patch.Status.Conditions {
+	return decoded, true
+}
+
+// applyPodConditionPatch applies a strategic merge patch that only carries pod conditions
+// (merged by type, as the API server does), the nominated node (a string, or null to clear
+// it) and optionally the UID guard; it reports false, changing nothing, for any other patch.
+func (c *memCluster) applyPodConditionPatch(pod *v1.Pod, data []byte) (bool, error) {
+	patch, ok := remembered(&c.podPatches, data, decodePodPatch)
+	if !ok {
+		return false, nil
+	}
+	if patch.uid != "" && patch.uid != pod.UID {
+		return true, apierrors.NewConflict(schema.GroupResource{Resource: "pods"}, pod.Name, fmt.Errorf("uid mismatch"))
+	}
+	if patch.setNominated {
+		pod.Status.NominatedNodeName = ""
+		if patch.nominated != nil {
+			pod.Status.NominatedNodeName = *patch.nominated
+		}
+	}
+	for _, c := range patch.conditions { // copied by value: conditions hold no references
 		replaced := false
 		for i := range pod.Status.Conditions {
 			if pod.Status.Conditions[i].Type == c.Type {
