@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
 )
 
@@ -35,5 +36,26 @@ func TestVerifySnapshotsCatchesAChangeTheStoreWasNotToldOf(t *testing.T) {
 	e.cluster.changed(pod)
 	if err := e.verifySnapshot(ctx); err != nil {
 		t.Fatalf("store and lists disagree after the store was told: %v", err)
+	}
+}
+
+// A remembered patch is applied to each object as its own copy: two PodGroups given the same
+// condition do not share it, so a later change to one leaves the other as it was.
+func TestRememberedPatchesAreNotShared(t *testing.T) {
+	c := newMemCluster(nil)
+	a, b := &v2alpha2.PodGroup{}, &v2alpha2.PodGroup{}
+	data := []byte(`{"status":{"schedulingConditions":[{"type":"UnschedulableOnNodePool","status":"True","message":"m","reasons":[{"reason":"Unschedulable","message":"m"}]}]}}`)
+	if !c.applyPodGroupPatch(a, data) || !c.applyPodGroupPatch(b, data) {
+		t.Fatal("a conditions patch was not applied directly")
+	}
+	if len(c.groupPatches) != 1 {
+		t.Fatalf("the same patch was decoded %d times, want once", len(c.groupPatches))
+	}
+	a.Status.SchedulingConditions[0].Reasons[0].Message = "changed"
+	if got := b.Status.SchedulingConditions[0].Reasons[0].Message; got != "m" {
+		t.Fatalf("changing one PodGroup's condition changed the other's to %q", got)
+	}
+	if c.applyPodGroupPatch(a, []byte(`{"spec":{"minMember":3}}`)) {
+		t.Fatal("a patch of other fields was applied as a conditions patch")
 	}
 }
