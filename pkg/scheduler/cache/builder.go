@@ -74,6 +74,8 @@ func (s *Store) assemble(overlay *Overlay) (*api.Snapshot, []Problem, error) {
 	if overlay != nil {
 		overlay.forget(func(uid types.UID) bool { return s.byUID[uid] != nil },
 			func(job api.JobID) bool { je := s.jobs[job]; return je != nil && je.group != nil })
+		overlay.mu.Lock() // for the readers of every pod and job below
+		defer overlay.mu.Unlock()
 	}
 	a := assembly{store: s, overlay: overlay, nodes: make(map[string]*api.NodeInfo, len(s.nodes))}
 	// Nodes, jobs and pods come from one array each: a snapshot is thrown away whole after

@@ -102,6 +102,9 @@ func (o *Overlay) Stamped(job api.JobID, at time.Time) {
 	o.stamps[job] = written[time.Time]{value: at, at: o.timeFunc()}
 }
 
+// The readers below are asked once per pod while a snapshot is assembled, which holds o.mu
+// for all of them instead of taking it for each.
+
 // boundNode returns the node a pod was bound to if the informer may not show it yet.
 func (o *Overlay) boundNode(pod types.UID, informerNode string) (string, bool) {
 	return unseen(o, o.binds, pod, func(string) bool { return informerNode != "" })
@@ -122,8 +125,6 @@ func (o *Overlay) evicted(pod types.UID, informerDeleting bool) (api.JobID, bool
 // it is still queued or younger than overlayTTL; a write the informer shows, or one sent
 // longer ago than that (lost), is forgotten.
 func unseen[K comparable, T any](o *Overlay, writes map[K]written[T], key K, shows func(T) bool) (T, bool) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
 	var zero T
 	w, ok := writes[key]
 	if !ok {
@@ -140,8 +141,6 @@ func unseen[K comparable, T any](o *Overlay, writes map[K]written[T], key K, sho
 // binds, stamps do not expire: a stamp whose write keeps failing is still the truth, and the
 // status updater keeps retrying it.
 func (o *Overlay) stamp(job api.JobID, informer *time.Time) (time.Time, bool) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
 	w, ok := o.stamps[job]
 	if !ok {
 		return time.Time{}, false

@@ -43,7 +43,8 @@ type Store struct {
 	foreign    map[string]*podEntry
 	queues     map[string]*api.QueueInfo
 	priorities map[string]int32
-	// nodeOrder and jobOrder are the entries sorted by name; nil once an entry came or went.
+	// nodeOrder and jobOrder are the entries sorted by name, made when first needed; a node
+	// coming or going drops nodeOrder, jobs are inserted and removed in place.
 	nodeOrder []*nodeEntry
 	jobOrder  []*jobEntry
 }
@@ -251,16 +252,23 @@ func (s *Store) job(id api.JobID) *jobEntry {
 	if je == nil {
 		je = &jobEntry{id: id}
 		s.jobs[id] = je
-		s.jobOrder = nil
+		if s.jobOrder != nil { // kept sorted as jobs come and go: they do so every few cycles
+			i, _ := slices.BinarySearchFunc(s.jobOrder, id, compareJobEntry)
+			s.jobOrder = slices.Insert(s.jobOrder, i, je)
+		}
 	}
 	return je
 }
+
+func compareJobEntry(e *jobEntry, id api.JobID) int { return strings.Compare(string(e.id), string(id)) }
 
 // dropIfEmpty forgets a job that has neither a PodGroup nor pods.
 func (s *Store) dropIfEmpty(je *jobEntry) {
 	if je.group == nil && len(je.pods) == 0 {
 		delete(s.jobs, je.id)
-		s.jobOrder = nil
+		if i, found := slices.BinarySearchFunc(s.jobOrder, je.id, compareJobEntry); found {
+			s.jobOrder = slices.Delete(s.jobOrder, i, i+1)
+		}
 	}
 }
 
