@@ -60,6 +60,13 @@ func (c *memCluster) changed(obj client.Object) {
 	}
 }
 
+// removed tells the scheduler's store that obj was deleted.
+func (c *memCluster) removed(obj client.Object) {
+	if c.store != nil {
+		c.store.Delete(obj)
+	}
+}
+
 // putPod creates or replaces a pod.
 func (c *memCluster) putPod(pod *v1.Pod) {
 	c.pods[keyOf(pod)] = pod
@@ -69,9 +76,7 @@ func (c *memCluster) putPod(pod *v1.Pod) {
 // removePod deletes a pod for good (its termination is over).
 func (c *memCluster) removePod(pod *v1.Pod) {
 	delete(c.pods, keyOf(pod))
-	if c.store != nil {
-		c.store.Delete(pod)
-	}
+	c.removed(pod)
 }
 
 // putGroup creates a PodGroup.
@@ -83,9 +88,7 @@ func (c *memCluster) putGroup(group *v2alpha2.PodGroup) {
 // removeGroup deletes a PodGroup.
 func (c *memCluster) removeGroup(group *v2alpha2.PodGroup) {
 	delete(c.groups, keyOf(group))
-	if c.store != nil {
-		c.store.Delete(group)
-	}
+	c.removed(group)
 }
 
 func keyOf(o client.Object) types.NamespacedName {
