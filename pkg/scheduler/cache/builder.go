@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -120,6 +121,13 @@ func (s *Store) assemble(overlay *Overlay) (*api.Snapshot, []Problem, error) {
 		// The job's own part of the array: an append beyond it reallocates, never spills
 		// into the next job's pods.
 		job.Pods = a.pods[start:len(a.pods):len(a.pods)]
+	}
+	for _, n := range nodes {
+		// Foreign pods are charged in map order; the ports' order means nothing, but equal
+		// clusters must give equal snapshots.
+		slices.SortFunc(n.OtherPorts, func(a, b api.HostPort) int {
+			return cmp.Or(cmp.Compare(a.Port, b.Port), strings.Compare(string(a.Protocol), string(b.Protocol)), strings.Compare(a.IP, b.IP))
+		})
 	}
 	queues := make([]*api.QueueInfo, 0, len(s.queues))
 	for _, q := range s.queues {

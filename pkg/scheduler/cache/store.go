@@ -111,7 +111,7 @@ func (s *Store) Delete(obj any) {
 		}
 	case *v2alpha2.PodGroup:
 		id := api.NewJobID(o.Namespace, o.Name)
-		if je := s.jobs[id]; je != nil {
+		if je := s.jobs[id]; je != nil && je.group != nil && (o.UID == "" || o.UID == je.group.uid) {
 			je.group = nil
 			s.dropIfEmpty(je)
 		}
@@ -217,6 +217,7 @@ func (s *Store) upsertNode(n *v1.Node) {
 
 // groupEntry is a PodGroup converted, less what depends on other objects (its priority).
 type groupEntry struct {
+	uid            types.UID
 	job            api.JobInfo
 	priorityClass  string
 	preemptibility v2alpha2.Preemptibility
@@ -231,7 +232,7 @@ func (s *Store) upsertGroup(pg *v2alpha2.PodGroup) {
 			CreationTime:      pg.CreationTimestamp.Time,
 			MarkUnschedulable: pg.Spec.MarkUnschedulable == nil || *pg.Spec.MarkUnschedulable,
 		},
-		priorityClass: pg.Spec.PriorityClassName, preemptibility: pg.Spec.Preemptibility,
+		priorityClass: pg.Spec.PriorityClassName, preemptibility: pg.Spec.Preemptibility, uid: pg.UID,
 	}
 	for _, sg := range pg.Spec.SubGroups {
 		g.job.SubGroups = append(g.job.SubGroups, api.SubGroupInfo{Name: sg.Name, MinMember: sg.MinMember})

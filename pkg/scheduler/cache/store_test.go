@@ -2,6 +2,7 @@ package cache
 
 import (
 	"context"
+	"reflect"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -116,5 +117,46 @@ func TestStoreSnapshotsDoNotShareState(t *testing.T) {
 	second, _ := storeSnapshot(t, s)
 	if p := second.Job("ns/job").Pods[0]; p.Status != api.Pending || second.Node("n1").Used.Get(api.GPU) != 0 {
 		t.Fatalf("the next snapshot shows the last session's allocation: pod %s, n1 uses %s", p.Status, second.Node("n1").Used)
+	}
+}
+
+// Equal clusters give equal snapshots whatever order the store met their objects in: the
+// host ports of other schedulers' pods are listed in one order, and a PodGroup's late delete
+// (after it was recreated) leaves its successor.
+func TestStoreSnapshotsDoNotDependOnEventOrder(t *testing.T) {
+	foreign := func(name string, port int32) *v1.Pod {
+		return pod(name, func(p *v1.Pod) {
+			p.Spec.SchedulerName, p.Spec.NodeName, p.Annotations = "default-scheduler", "n1", nil
+			p.Spec.Containers[0].Ports = []v1.ContainerPort{{ContainerPort: 80, HostPort: port}}
+		})
+	}
+	var ports [][]int32
+	for _, order := range [][]string{{"a", "b", "c"}, {"c", "b", "a"}, {"b", "c", "a"}} {
+		s := NewStore("kai-scheduler")
+		s.Upsert(gpuNode("n1", 8))
+		for _, name := range order {
+			s.Upsert(foreign(name, map[string]int32{"a": 9000, "b": 8080, "c": 8443}[name]))
+		}
+		snapshot, _ := storeSnapshot(t, s)
+		var got []int32
+		for _, p := range snapshot.Node("n1").OtherPorts {
+			got = append(got, p.Port)
+		}
+		ports = append(ports, got)
+	}
+	for _, got := range ports[1:] {
+		if !reflect.DeepEqual(got, ports[0]) || len(got) != 3 {
+			t.Fatalf("host ports %v and %v for the same pods met in other orders", ports[0], got)
+		}
+	}
+
+	s := NewStore("kai-scheduler")
+	old := &v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job", UID: "first"}, Spec: v2alpha2.PodGroupSpec{MinMember: 1, Queue: "q"}}
+	successor := old.DeepCopy()
+	successor.UID = "second"
+	s.Upsert(successor)
+	s.Delete(old)
+	if snapshot, _ := storeSnapshot(t, s); snapshot.Job("ns/job") == nil {
+		t.Fatal("the predecessor's late delete removed the recreated PodGroup")
 	}
 }
