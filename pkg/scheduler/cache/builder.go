@@ -34,7 +34,8 @@ type Builder struct {
 	Reader client.Reader
 	// Store holds the converted objects; a Builder with a Reader makes its own.
 	Store *Store
-	// SchedulerName selects the pods this scheduler schedules; other pods only use resources.
+	// SchedulerName selects the pods this scheduler schedules (other pods only use
+	// resources), for the store a Builder with a Reader makes; a given Store has its own.
 	SchedulerName string
 	Overlay       *Overlay
 }
@@ -93,7 +94,9 @@ func (s *Store) assemble(overlay *Overlay) (*api.Snapshot, []Problem, error) {
 		}
 	}
 	for _, e := range s.foreign {
-		a.charge(e, a.view(e))
+		if !e.terminal {
+			a.charge(e, a.view(e))
+		}
 	}
 	jobs := make([]*api.JobInfo, 0, len(s.jobs))
 	a.jobInfos = make([]api.JobInfo, 0, len(s.jobs))
@@ -206,9 +209,6 @@ func (a *assembly) view(e *podEntry) podView {
 // PodGroup is missing) on its node: while it terminates its resources are releasing, not
 // idle, or a pod bound onto them would be refused by the kubelet.
 func (a *assembly) charge(e *podEntry, v podView) {
-	if e.terminal {
-		return
-	}
 	node := a.nodes[v.nodeName]
 	if node == nil {
 		return

@@ -99,10 +99,7 @@ func (s *Store) Delete(obj any) {
 	defer s.mu.Unlock()
 	switch o := obj.(type) {
 	case *v1.Node:
-		if _, ok := s.nodes[o.Name]; ok {
-			delete(s.nodes, o.Name)
-			s.nodeOrder = nil
-		}
+		s.removeNode(o.Name)
 	case *v1.Pod:
 		// A delete that arrives after the pod was recreated under its name is about the
 		// predecessor: the successor stays.
@@ -111,9 +108,9 @@ func (s *Store) Delete(obj any) {
 		}
 	case *v2alpha2.PodGroup:
 		id := api.NewJobID(o.Namespace, o.Name)
+		// As for pods: a late delete of a recreated PodGroup spares its successor.
 		if je := s.jobs[id]; je != nil && je.group != nil && (o.UID == "" || o.UID == je.group.uid) {
-			je.group = nil
-			s.dropIfEmpty(je)
+			s.removeGroup(je)
 		}
 	case *v2.Queue:
 		delete(s.queues, o.Name)
@@ -125,43 +122,34 @@ func (s *Store) Delete(obj any) {
 // replace makes the store hold exactly the listed objects, keeping what it converted of
 // those that did not change.
 func (s *Store) replace(o *objects) {
-	for i := range o.nodes.Items {
-		s.Upsert(&o.nodes.Items[i])
-	}
-	for i := range o.groups.Items {
-		s.Upsert(&o.groups.Items[i])
-	}
-	for i := range o.pods.Items {
-		s.Upsert(&o.pods.Items[i])
-	}
-	for i := range o.queues.Items {
-		s.Upsert(&o.queues.Items[i])
-	}
-	for i := range o.priority.Items {
-		s.Upsert(&o.priority.Items[i])
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	nodes, pods, groups, queues, classes := map[string]bool{}, map[string]bool{}, map[api.JobID]bool{}, map[string]bool{}, map[string]bool{}
+	nodes := make(map[string]bool, len(o.nodes.Items))
 	for i := range o.nodes.Items {
+		s.upsertNode(&o.nodes.Items[i])
 		nodes[o.nodes.Items[i].Name] = true
 	}
-	for i := range o.pods.Items {
-		pods[objectKey(o.pods.Items[i].Namespace, o.pods.Items[i].Name)] = true
-	}
+	groups := make(map[api.JobID]bool, len(o.groups.Items))
 	for i := range o.groups.Items {
+		s.upsertGroup(&o.groups.Items[i])
 		groups[api.NewJobID(o.groups.Items[i].Namespace, o.groups.Items[i].Name)] = true
 	}
-	for i := range o.queues.Items {
-		queues[o.queues.Items[i].Name] = true
+	pods := make(map[string]bool, len(o.pods.Items))
+	for i := range o.pods.Items {
+		s.upsertPod(&o.pods.Items[i])
+		pods[objectKey(o.pods.Items[i].Namespace, o.pods.Items[i].Name)] = true
 	}
-	for i := range o.priority.Items {
-		classes[o.priority.Items[i].Name] = true
+	clear(s.queues)
+	for i := range o.queues.Items {
+		s.queues[o.queues.Items[i].Name] = QueueInfo(&o.queues.Items[i])
+	}
+	clear(s.priorities)
+	for _, pc := range o.priority.Items {
+		s.priorities[pc.Name] = pc.Value
 	}
 	for name := range s.nodes {
 		if !nodes[name] {
-			delete(s.nodes, name)
-			s.nodeOrder = nil
+			s.removeNode(name)
 		}
 	}
 	for key := range s.pods {
@@ -170,19 +158,8 @@ func (s *Store) replace(o *objects) {
 		}
 	}
 	for id, je := range s.jobs {
-		if !groups[id] && je.group != nil {
-			je.group = nil
-			s.dropIfEmpty(je)
-		}
-	}
-	for name := range s.queues {
-		if !queues[name] {
-			delete(s.queues, name)
-		}
-	}
-	for name := range s.priorities {
-		if !classes[name] {
-			delete(s.priorities, name)
+		if !groups[id] {
+			s.removeGroup(je)
 		}
 	}
 }
@@ -213,6 +190,19 @@ func (s *Store) upsertNode(n *v1.Node) {
 	}
 	s.nodes[n.Name] = e
 	s.nodeOrder = nil
+}
+
+func (s *Store) removeNode(name string) {
+	if _, ok := s.nodes[name]; ok {
+		delete(s.nodes, name)
+		s.nodeOrder = nil
+	}
+}
+
+// removeGroup forgets a job's PodGroup; its pods, if any, stay, reported as orphans.
+func (s *Store) removeGroup(je *jobEntry) {
+	je.group = nil
+	s.dropIfEmpty(je)
 }
 
 // groupEntry is a PodGroup converted, less what depends on other objects (its priority).

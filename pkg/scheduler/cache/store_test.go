@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
@@ -158,5 +160,37 @@ func TestStoreSnapshotsDoNotDependOnEventOrder(t *testing.T) {
 	s.Delete(old)
 	if snapshot, _ := storeSnapshot(t, s); snapshot.Job("ns/job") == nil {
 		t.Fatal("the predecessor's late delete removed the recreated PodGroup")
+	}
+}
+
+// A Builder that lists keeps its store equal to the lists: what was deleted between two
+// snapshots is gone from the second, and a pod whose PodGroup was deleted is reported.
+func TestListingBuilderForgetsDeletedObjects(t *testing.T) {
+	ctx := context.Background()
+	group := &v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job"}, Spec: v2alpha2.PodGroupSpec{MinMember: 1, Queue: "q"}}
+	gone := pod("gone", nil)
+	kept := pod("kept", nil)
+	c := fake.NewClientBuilder().WithScheme(testScheme()).
+		WithObjects(gpuNode("n1", 8), gpuNode("n2", 8), group, gone, kept,
+			&schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "train"}, Value: 50}).Build()
+	b := &Builder{Reader: c, SchedulerName: "kai-scheduler"}
+	if snapshot, _, err := b.Snapshot(ctx); err != nil || len(snapshot.Nodes) != 2 || len(snapshot.Job("ns/job").Pods) != 2 {
+		t.Fatalf("first snapshot: %v", err)
+	}
+	for _, obj := range []client.Object{gpuNode("n2", 8), gone, group} {
+		if err := c.Delete(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snapshot, problems, err := b.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snapshot.Nodes) != 1 || snapshot.Job("ns/job") != nil || len(b.Store.pods) != 1 || len(b.Store.priorities) != 1 {
+		t.Fatalf("after deletes: %d nodes, job %v, %d pods and %d priority classes in the store; want 1, none, 1, 1",
+			len(snapshot.Nodes), snapshot.Job("ns/job"), len(b.Store.pods), len(b.Store.priorities))
+	}
+	if len(problems) != 1 || problems[0].Reason != "PodGroupNotFound" || problems[0].Object.GetName() != "kept" {
+		t.Fatalf("problems %v, want the kept pod's PodGroupNotFound", problems)
 	}
 }
