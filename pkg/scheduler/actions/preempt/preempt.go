@@ -28,3 +28,19 @@ func (rules) CompareVictimQueues(*framework.Session, *api.JobInfo, *api.JobInfo)
 
 // OwnQueueOnly: victims share the preemptor's leaf queue.
 func (rules) OwnQueueOnly() bool { return true }
+
+// Prospects keeps the jobs below the highest priority waiting in their own queue: no other
+// job is anyone's victim. Ranking by priority, then start and name, is a total order, so
+// leaving jobs out keeps the others' order.
+func (rules) Prospects(preemptors []*api.JobInfo) func(victim *api.JobInfo) bool {
+	highest := map[string]int32{}
+	for _, p := range preemptors {
+		if h, ok := highest[p.Queue]; !ok || p.Priority > h {
+			highest[p.Queue] = p.Priority
+		}
+	}
+	return func(victim *api.JobInfo) bool {
+		h, ok := highest[victim.Queue]
+		return ok && victim.Priority < h
+	}
+}

@@ -43,3 +43,7 @@ func (rules) CompareVictimQueues(ssn *framework.Session, l, r *api.JobInfo) int 
 
 // OwnQueueOnly: victims are in other queues.
 func (rules) OwnQueueOnly() bool { return false }
+
+// Prospects keeps every job: the queue order that ranks victims need not be transitive, so
+// leaving jobs out could reorder the rest.
+func (rules) Prospects([]*api.JobInfo) func(victim *api.JobInfo) bool { return nil }

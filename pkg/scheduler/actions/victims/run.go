@@ -37,7 +37,9 @@ func Run(ctx context.Context, ssn *framework.Session, rules Rules) {
 	if len(preemptors) == 0 {
 		return
 	}
-	solver := NewSolver(ssn, rules)
+	// The solver ranks every candidate victim: most cycles never need it (every waiting job
+	// is refused by a plugin first), so it is built at the first search.
+	var solver *Solver
 	queues := actions.NewJobQueues(ssn, preemptors)
 	// failed remembers shapes no victims could be found for. A plan that succeeds changes
 	// what is running and releasing, so it clears the memory.
@@ -57,6 +59,9 @@ func Run(ctx context.Context, ssn *framework.Session, rules Rules) {
 		if reason, ok := failed[shape]; ok {
 			ssn.RecordPendingReason(job.ID, reason)
 			continue
+		}
+		if solver == nil {
+			solver = NewSolver(ssn, rules, preemptors)
 		}
 		plan, reason := solver.Solve(job, gang, limit)
 		if plan == nil {

@@ -20,6 +20,10 @@ type Rules interface {
 	// OwnQueueOnly reports whether victims always share the preemptor's queue, which lets the
 	// search look at that queue's units alone.
 	OwnQueueOnly() bool
+	// Prospects narrows the candidates before any search: the test it returns is true for
+	// every job MayEvict allows to at least one of the preemptors (and may be true for more).
+	// Leaving a job out must not change how the others rank; nil keeps every job.
+	Prospects(preemptors []*api.JobInfo) func(victim *api.JobInfo) bool
 }
 
 // Placement is where a gang pod will run once its victims are gone.
@@ -70,15 +74,15 @@ type Solver struct {
 	options nodeOptions
 }
 
-// NewSolver collects and ranks the candidate victims of the session.
-func NewSolver(ssn *framework.Session, rules Rules) *Solver {
+// NewSolver collects and ranks the candidate victims of the session for the preemptors.
+func NewSolver(ssn *framework.Session, rules Rules, preemptors []*api.JobInfo) *Solver {
 	s := &Solver{ssn: ssn, rules: rules, nodes: ssn.Snapshot().Nodes, nodeIndex: map[string]int{}, byQueue: map[string][][]nodeUnit{}}
 	for i, n := range s.nodes {
 		s.nodeIndex[n.Name] = i
 	}
 	s.byNode = make([][]nodeUnit, len(s.nodes))
 	compareQueues := func(l, r *api.JobInfo) int { return rules.CompareVictimQueues(ssn, l, r) }
-	s.ranked = candidates(ssn, compareQueues)
+	s.ranked = candidates(ssn, rules.Prospects(preemptors), compareQueues)
 	var groups []nodeUnit // one unit's pods per node, reused
 	for _, u := range s.ranked {
 		s.jobs = max(s.jobs, u.jobIndex+1)

@@ -128,14 +128,14 @@ func compareStart(l, r *time.Time) int {
 }
 
 // candidates lists, ranked, the units of every job that may lose pods in this action: running,
-// preemptible, not given resources by eviction this cycle. Rules and plugins are asked per
-// preemptor later.
-func candidates(ssn *framework.Session, compareQueues func(l, r *api.JobInfo) int) []*unit {
+// preemptible, not given resources by eviction this cycle, and a prospect (when prospect is
+// set). Rules and plugins are asked per preemptor later.
+func candidates(ssn *framework.Session, prospect func(*api.JobInfo) bool, compareQueues func(l, r *api.JobInfo) int) []*unit {
 	var units []*unit
 	jobs := 0
 	queueIndex := map[string]int{}
 	for _, job := range ssn.Snapshot().Jobs {
-		if !job.Preemptible || ssn.GainedByEviction(job.ID) {
+		if !job.Preemptible || ssn.GainedByEviction(job.ID) || (prospect != nil && !prospect(job)) {
 			continue
 		}
 		jobUnits := unitsOf(job)
