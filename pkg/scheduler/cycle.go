@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"k8s.io/utils/clock"
 
@@ -20,6 +21,10 @@ type CycleResult struct {
 	QueueProblems []api.QueueProblem
 	// ProtectedRefusals counts, per action, victims refused because min-runtime protected them.
 	ProtectedRefusals map[framework.ActionType]int
+	// AnswersChangeAt is the earliest time an answer the cycle's plugins gave changes by the
+	// passing of time alone (a protection that refused a victim ends), or zero. A later cycle
+	// on the same cluster state before then decides nothing new.
+	AnswersChangeAt time.Time
 }
 
 // RunCycle runs one scheduling cycle, in its phases:
@@ -41,7 +46,7 @@ func RunCycle(ctx context.Context, snapshot *api.Snapshot, clk clock.PassiveCloc
 	}
 
 	result := CycleResult{PendingReasons: map[api.JobID][]string{}, QueueProblems: snapshot.Queues.Problems(),
-		ProtectedRefusals: ssn.ProtectedRefusals()}
+		ProtectedRefusals: ssn.ProtectedRefusals(), AnswersChangeAt: ssn.AnswersChangeAt()}
 	for _, job := range snapshot.Jobs {
 		if reasons := ssn.PendingReasons(job.ID); len(reasons) > 0 && len(job.PendingPods()) > 0 {
 			result.PendingReasons[job.ID] = reasons

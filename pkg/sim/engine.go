@@ -37,6 +37,11 @@ type Options struct {
 	// cluster, and fails the run on the first difference. A self-check for tests: it makes
 	// every cycle list and convert the whole cluster.
 	VerifySnapshots bool
+	// EveryPeriod runs a cycle every period, as a scheduler on a real cluster does, instead
+	// of only when something can change (see nextTime). The result is the same but for the
+	// count of protected refusals, which grows with the cycles run; a self-check for tests
+	// that the skipped cycles would have decided nothing.
+	EveryPeriod bool
 }
 
 // Start is the virtual time at which every simulation begins.
@@ -62,12 +67,13 @@ type engine struct {
 	live        []*jobState
 	completions bool
 	result      *Result
-	// changed tells that this tick wrote something, so the next cycle may decide more.
+	// changed tells that something changed that this tick's cycle has not seen (its own
+	// binds and evictions, completions after it), so the next cycle may decide more.
 	changed bool
-	// minRuntimes are every min-runtime the configuration and queues name: the offsets at
-	// which protection can end and a quiet cluster can start to move again.
-	minRuntimes []time.Duration
-	lastSample  map[string]int64
+	// answersChangeAt is when the latest cycle's answers change by time alone (a protection
+	// that refused a victim ends): a quiet cluster can start to move again then.
+	answersChangeAt time.Time
+	lastSample      map[string]int64
 }
 
 // Run simulates the scenario with the real scheduler.
@@ -87,7 +93,6 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Result, error) {
 	}
 	for {
 		now := e.clock.Now()
-		e.changed = false
 		e.submit(now)
 		e.terminate(now)
 		if opts.VerifySnapshots {
@@ -95,9 +100,12 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Result, error) {
 				return nil, fmt.Errorf("at %s: %w", now.Sub(Start), err)
 			}
 		}
-		for _, n := range e.loop.RunOnce(ctx).ProtectedRefusals {
+		e.changed = false // the cycle sees every change so far
+		cycle := e.loop.RunOnce(ctx)
+		for _, n := range cycle.ProtectedRefusals {
 			e.result.Totals.ProtectedRefusals += n
 		}
+		e.answersChangeAt = cycle.AnswersChangeAt
 		e.status.Flush(ctx)
 		e.runPods(now)
 		e.progress(now)
@@ -134,7 +142,6 @@ func newEngine(sc *Scenario, opts Options, policy *scheduler.Policy) *engine {
 	e := &engine{
 		sc: sc, opts: opts, clock: clk, cluster: cluster, status: updater,
 		jobByName: map[types.NamespacedName]*jobState{}, result: &Result{}, lastSample: map[string]int64{},
-		minRuntimes: minRuntimes(opts.Config, sc),
 	}
 	e.loop = &scheduler.Loop{
 		Builder: &cache.Builder{Store: cluster.store, Overlay: overlay},
@@ -220,7 +227,6 @@ func (e *engine) submit(now time.Time) {
 		for _, pod := range js.spec.Pods {
 			e.createPod(js, pod, now)
 		}
-		e.changed = true
 	}
 }
 
@@ -272,7 +278,6 @@ func (e *engine) terminate(now time.Time) {
 					e.createPod(js, template, now)
 				}
 			}
-			e.changed = true
 		}
 	}
 }
@@ -333,7 +338,9 @@ func (e *engine) onDelete(pod *v1.Pod) {
 
 // nextTime is when the next cycle runs: one period on after a tick that changed something;
 // otherwise the first time something can change (a submission, a termination, a completion,
-// a protection ending), on the period grid. ok is false when nothing can happen any more.
+// a protection that held a victim back ending), on the period grid. A cycle in between would
+// see the same cluster, get the same answers and decide nothing. ok is false when nothing
+// can happen any more.
 func (e *engine) nextTime(now time.Time) (time.Time, bool) {
 	if e.changed {
 		return now.Add(e.opts.Period), true
@@ -344,6 +351,7 @@ func (e *engine) nextTime(now time.Time) (time.Time, bool) {
 			next = t
 		}
 	}
+	consider(e.answersChangeAt)
 	if e.unsubmitted < len(e.jobs) {
 		consider(Start.Add(e.jobs[e.unsubmitted].spec.SubmitAt))
 	}
@@ -357,17 +365,13 @@ func (e *engine) nextTime(now time.Time) (time.Time, bool) {
 			if done, ok := js.completionTime(); ok {
 				consider(done)
 			}
-			stamp := js.startStamp(e.cluster.groups[js.groupKey()])
-			for _, d := range e.minRuntimes {
-				consider(js.runStart.Add(d))
-				if stamp != nil {
-					consider(stamp.Add(d))
-				}
-			}
 		}
 	}
 	if next.IsZero() {
 		return next, false
+	}
+	if e.opts.EveryPeriod {
+		return now.Add(e.opts.Period), true
 	}
 	periods := (next.Sub(Start) + e.opts.Period - 1) / e.opts.Period
 	return Start.Add(periods * e.opts.Period), true

@@ -6,10 +6,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
-	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 )
 
 // jobState is a job's life in the simulation. A job makes progress while at least MinMember
@@ -25,9 +22,6 @@ type jobState struct {
 	// for (templateGPUs, per pod of the spec, read once).
 	pods                  []*v1.Pod
 	podGPUs, templateGPUs []int64
-	// stampText and stamp are the PodGroup's start stamp as last read, and parsed.
-	stampText string
-	stamp     *time.Time
 
 	running  bool
 	runStart time.Time
@@ -118,17 +112,6 @@ func (e *engine) complete(js *jobState, now time.Time) {
 	e.cluster.removeGroup(e.cluster.groups[js.groupKey()])
 	e.changed = true
 	e.event(now, EventComplete, js)
-}
-
-// startStamp reads the start stamp of the job's PodGroup, parsing it only when it changed:
-// the engine asks on every tick for every running job.
-func (js *jobState) startStamp(group *v2alpha2.PodGroup) *time.Time {
-	text := group.Annotations[scheduling.LastStartTimestampAnnotation]
-	if text != js.stampText {
-		js.stampText = text
-		js.stamp, _ = cache.ParseStartTime(group.Annotations)
-	}
-	return js.stamp
 }
 
 func podGPUs(pod *v1.Pod) int64 {

@@ -2,13 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"sort"
-	"time"
-
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/conf"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/plugins"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/plugins/minruntime"
 )
 
 // report sums up the jobs and queues.
@@ -110,44 +103,4 @@ func repeatedEvictions(events []Event) []string {
 		}
 	}
 	return warnings
-}
-
-// minRuntimes collects every min-runtime the configuration and the queues set, the offsets
-// from a job's start at which its protection may end.
-func minRuntimes(config []byte, sc *Scenario) []time.Duration {
-	seen := map[time.Duration]bool{}
-	add := func(d time.Duration) {
-		if d > 0 {
-			seen[d] = true
-		}
-	}
-	if config != nil {
-		if cfg, _, err := conf.Load(config, scheduler.Known(plugins.NewRegistry())); err == nil {
-			for _, p := range cfg.Plugins() {
-				if p.Name != minruntime.Name {
-					continue
-				}
-				for _, key := range []string{minruntime.ArgDefaultPreemptMinRuntime, minruntime.ArgDefaultReclaimMinRuntime} {
-					if v, ok := p.Arguments[key]; ok {
-						d, _ := conf.ParseNonNegativeDuration(key, v)
-						add(d)
-					}
-				}
-			}
-		}
-	}
-	for _, q := range sc.Queues {
-		if q.Spec.PreemptMinRuntime != nil {
-			add(q.Spec.PreemptMinRuntime.Duration)
-		}
-		if q.Spec.ReclaimMinRuntime != nil {
-			add(q.Spec.ReclaimMinRuntime.Duration)
-		}
-	}
-	var list []time.Duration
-	for d := range seen {
-		list = append(list, d)
-	}
-	sort.Slice(list, func(i, j int) bool { return list[i] < list[j] })
-	return list
 }

@@ -27,6 +27,9 @@ type Session struct {
 	gainedByEviction map[api.JobID]bool
 	// protectedRefusals counts, per action, victims refused because a protection held.
 	protectedRefusals map[ActionType]int
+	// answersChangeAt is the earliest time an answer given in this session changes by the
+	// passing of time alone (see NoteAnswerChangesAt); zero while none does.
+	answersChangeAt time.Time
 }
 
 // SessionOptions are what a session is opened with.
@@ -127,11 +130,30 @@ func (ssn *Session) GainedByEviction(job api.JobID) bool {
 }
 
 // RecordProtectedRefusal notes that a plugin refused a victim to a preemptor in action
-// because a protection (min-runtime) still held, so that operators can see how often
-// protection holds a reclaim or preemption back. Plugins record each victim once per
-// preemptor and cycle, however often the victim search asks.
-func (ssn *Session) RecordProtectedRefusal(action ActionType) {
+// because a protection (min-runtime) still held until the given time, so that operators can
+// see how often protection holds a reclaim or preemption back. Plugins record each victim
+// once per preemptor and cycle, however often the victim search asks.
+func (ssn *Session) RecordProtectedRefusal(action ActionType, until time.Time) {
 	ssn.protectedRefusals[action]++
+	ssn.NoteAnswerChangesAt(until)
+}
+
+// NoteAnswerChangesAt tells the session that an answer a plugin gave in it (a victim refused
+// while its protection holds, a start stamp ignored while it lies in the future) will be
+// different from time t on, with nothing else changed. A plugin whose answers depend on now
+// must note every such time: AnswersChangeAt is only as true as these notes.
+func (ssn *Session) NoteAnswerChangesAt(t time.Time) {
+	if t.After(ssn.now) && (ssn.answersChangeAt.IsZero() || t.Before(ssn.answersChangeAt)) {
+		ssn.answersChangeAt = t
+	}
+}
+
+// AnswersChangeAt is the earliest time noted by NoteAnswerChangesAt, or zero. Until then, a
+// session opened on the same cluster state asks the same questions, gets the same answers
+// and so makes the same decisions: a cycle on an unchanged cluster before that time has
+// nothing to do.
+func (ssn *Session) AnswersChangeAt() time.Time {
+	return ssn.answersChangeAt
 }
 
 // ProtectedRefusals returns the refusals recorded so far, per action.

@@ -112,6 +112,7 @@ func (h *Harness) RunCycle(ctx context.Context) Round {
 	round.PendingReasons = result.PendingReasons
 	round.QueueProblems = result.QueueProblems
 	round.ProtectedRefusals = result.ProtectedRefusals
+	round.AnswersChangeAt = result.AnswersChangeAt
 	h.apply(&round)
 	return round
 }

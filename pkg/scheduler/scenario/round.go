@@ -45,6 +45,8 @@ type Round struct {
 	QueueProblems  []api.QueueProblem
 	// ProtectedRefusals counts, per action, victims refused because min-runtime protected them.
 	ProtectedRefusals map[framework.ActionType]int
+	// AnswersChangeAt is when an answer the cycle's plugins gave changes by time alone.
+	AnswersChangeAt time.Time
 }
 
 // IsQuiet reports whether the cycle changed nothing in the cluster.

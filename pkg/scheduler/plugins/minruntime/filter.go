@@ -75,7 +75,7 @@ func (f *elasticFilter) judge(sc framework.Scenario, victim *api.JobInfo) (bool,
 	for _, p := range sc.VictimPods(victim.ID) {
 		if group, left, minimum := guard.Shortfall(p); group != "" {
 			f.s.noteWait(f.action, sc.Preemptor(), until)
-			f.s.refuse(f.action, sc.Preemptor(), victim)
+			f.s.refuse(f.action, sc.Preemptor(), victim, until)
 			return false, fmt.Sprintf("job %s is protected until %s: these evictions would leave %d pods where its %s needs %d",
 				victim.ID, until.UTC().Format(time.RFC3339), left, group, minimum)
 		}

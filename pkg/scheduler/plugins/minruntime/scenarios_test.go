@@ -163,3 +163,47 @@ var _ = Describe("Counting refusals", func() {
 		Expect(round.ProtectedRefusals).To(Equal(map[framework.ActionType]int{framework.Preempt: 1}))
 	})
 })
+
+var _ = Describe("Telling when its answers change", func() {
+	// A cycle on an unchanged cluster decides the same until a protection that refused a
+	// victim ends: the cycle reports the earliest such end, so that a simulator (or a quiet
+	// scheduler) knows when to look again.
+	It("reports the earliest end among the protections that refused victims", func() {
+		h := New(withMinRuntime(`defaultPreemptMinRuntime: 1h`)).
+			Nodes(Node("n1").GPUs(2)).
+			Queues(Queue("team")).
+			Jobs(Job("older").Queue("team").Priority(10).GPUs(1).Running("n1").StartedAt(Epoch.Add(-40*time.Minute)),
+				Job("newer").Queue("team").Priority(10).GPUs(1).Running("n1").StartedAt(Epoch.Add(-10*time.Minute)),
+				Job("urgent").Queue("team").Priority(90).GPUs(1))
+		round := h.RunCycle(ctx)
+		Expect(round.Evictions).To(BeEmpty())
+		Expect(round.ProtectedRefusals).To(Equal(map[framework.ActionType]int{framework.Preempt: 2}))
+		Expect(round.AnswersChangeAt).To(Equal(Epoch.Add(20 * time.Minute)))
+	})
+
+	It("reports nothing when no answer depends on the time", func() {
+		h := New(withMinRuntime(`defaultPreemptMinRuntime: 1h`)).
+			Nodes(Node("n1").GPUs(1)).
+			Queues(Queue("team")).
+			Jobs(Job("old").Queue("team").Priority(10).GPUs(1).Running("n1").StartedAt(Epoch.Add(-2*time.Hour)),
+				Job("urgent").Queue("team").Priority(90).GPUs(1))
+		round := h.RunCycle(ctx)
+		Expect(round.Evictions).To(HaveLen(1))
+		Expect(round.AnswersChangeAt).To(BeZero())
+	})
+
+	It("reports when a start stamp in the future starts to count", func() {
+		// The stamp is ignored while it lies ahead, so the pods' start (2h ago) counts and the
+		// job may go; from the stamp's time on it would be protected instead.
+		stamp := Epoch.Add(5 * time.Minute)
+		h := New(withMinRuntime(`defaultPreemptMinRuntime: 1h`)).
+			Nodes(Node("n1").GPUs(1)).
+			Queues(Queue("team")).
+			Jobs(Job("skewed").Queue("team").Priority(10).GPUs(1).Running("n1").
+				PodsStartedAt(Epoch.Add(-2*time.Hour)).StartedAt(stamp),
+				Job("urgent").Queue("team").Priority(90).GPUs(1))
+		round := h.RunCycle(ctx)
+		Expect(round.Evictions).To(HaveLen(1))
+		Expect(round.AnswersChangeAt).To(Equal(stamp))
+	})
+})

@@ -31,12 +31,13 @@ type refusal struct {
 	preemptor, victim api.JobID
 }
 
-// refuse counts a protected victim refused to a preemptor, once per cycle.
-func (s *session) refuse(action framework.ActionType, preemptor, victim *api.JobInfo) {
+// refuse counts a protected victim refused to a preemptor, once per cycle, and when the
+// protection that refused it ends.
+func (s *session) refuse(action framework.ActionType, preemptor, victim *api.JobInfo, until time.Time) {
 	key := refusal{action, preemptor.ID, victim.ID}
 	if !s.refused[key] {
 		s.refused[key] = true
-		s.ssn.RecordProtectedRefusal(action)
+		s.ssn.RecordProtectedRefusal(action, until)
 	}
 }
 
@@ -83,6 +84,9 @@ func (s *session) protectedUntil(action framework.ActionType, preemptor, victim 
 	}
 	now := s.ssn.Now()
 	start, known, note := EffectiveStart(victim, now)
+	if stamp := victim.LastStartTimestamp; stamp != nil && stamp.After(now) {
+		s.ssn.NoteAnswerChangesAt(*stamp) // from then on the stamp counts, not the pods' start
+	}
 	if note != "" && !s.reported[victim.ID] {
 		s.reported[victim.ID] = true
 		s.ssn.Logger().Info("Start stamp not trusted for min-runtime", "job", victim.ID, "reason", note)
@@ -102,7 +106,7 @@ func (s *session) isPreemptible(action framework.ActionType, preemptor, victim *
 	until, protected := s.protectedUntil(action, preemptor, victim)
 	if protected {
 		s.noteWait(action, preemptor, until)
-		s.refuse(action, preemptor, victim)
+		s.refuse(action, preemptor, victim, until)
 	}
 	return !protected
 }
