@@ -37,22 +37,28 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if errors.Is(err, pflag.ErrHelp) {
 			return 0
 		}
+		// pflag leaves the message to the caller when it does not exit itself.
+		fmt.Fprintf(stderr, "kai-sim: %v\nRun 'kai-sim --help' for usage.\n", err)
 		return 2
 	}
+	// Every mistake at once: fixing one flag only to be told of the next wastes a run.
+	var mistakes []string
 	if *period <= 0 {
-		fmt.Fprintf(stderr, "--schedule-period: must be positive, got %s\n", *period)
-		return 2
+		mistakes = append(mistakes, fmt.Sprintf("--schedule-period: must be positive, got %s", *period))
 	}
 	if *until < 0 {
-		fmt.Fprintf(stderr, "--until: must not be negative, got %s\n", *until)
-		return 2
+		mistakes = append(mistakes, fmt.Sprintf("--until: must not be negative, got %s", *until))
 	}
 	if *output != "text" && *output != "json" {
-		fmt.Fprintf(stderr, "--output: must be text or json, got %q\n", *output)
-		return 2
+		mistakes = append(mistakes, fmt.Sprintf("--output: must be text or json, got %q", *output))
 	}
 	if flags.NArg() > 1 {
-		fmt.Fprintln(stderr, "kai-sim takes at most one scenario file")
+		mistakes = append(mistakes, fmt.Sprintf("at most one scenario file, got %d", flags.NArg()))
+	}
+	if len(mistakes) > 0 {
+		for _, m := range mistakes {
+			fmt.Fprintln(stderr, "kai-sim: "+m)
+		}
 		return 2
 	}
 	var configData []byte

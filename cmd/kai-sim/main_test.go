@@ -66,6 +66,11 @@ func TestFlagsThatCannotBeRightAreRefused(t *testing.T) {
 		{[]string{"--schedule-period", "0s", "x.yaml"}, "--schedule-period: must be positive, got 0s"},
 		{[]string{"--schedule-period", "-1s", "x.yaml"}, "--schedule-period: must be positive, got -1s"},
 		{[]string{"--until", "-1h", "x.yaml"}, "--until: must not be negative, got -1h0m0s"},
+		{[]string{"--bogus"}, "kai-sim: unknown flag: --bogus\nRun 'kai-sim --help' for usage."},
+		{[]string{"--until", "1x"}, `kai-sim: invalid argument "1x" for "--until" flag`},
+		// Every mistake is told at once.
+		{[]string{"--until", "-1h", "--output", "yaml", "a.yaml", "b.yaml"},
+			"kai-sim: --until: must not be negative, got -1h0m0s\nkai-sim: --output: must be text or json, got \"yaml\"\nkai-sim: at most one scenario file, got 2"},
 	} {
 		var out, errs bytes.Buffer
 		if code := run(tc.args, &out, &errs); code != 2 || !strings.Contains(errs.String(), tc.want) {
