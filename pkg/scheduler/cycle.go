@@ -16,7 +16,7 @@ import (
 // CycleResult is what a cycle leaves to report.
 type CycleResult struct {
 	// PendingReasons explain, per job, why it still waits.
-	PendingReasons map[api.JobID][]string
+	PendingReasons map[api.JobID][]api.PendingReason
 	// QueueProblems are the queues that could not be scheduled.
 	QueueProblems []api.QueueProblem
 	// ProtectedRefusals counts, per action, victims refused because min-runtime protected them.
@@ -45,13 +45,13 @@ func RunCycle(ctx context.Context, snapshot *api.Snapshot, clk clock.PassiveCloc
 		action.Execute(ctx, ssn)
 	}
 
-	result := CycleResult{PendingReasons: map[api.JobID][]string{}, QueueProblems: snapshot.Queues.Problems(),
+	result := CycleResult{PendingReasons: map[api.JobID][]api.PendingReason{}, QueueProblems: snapshot.Queues.Problems(),
 		ProtectedRefusals: ssn.ProtectedRefusals(), AnswersChangeAt: ssn.AnswersChangeAt()}
 	for _, job := range snapshot.Jobs {
 		if reasons := ssn.PendingReasons(job.ID); len(reasons) > 0 && len(job.PendingPods()) > 0 {
 			result.PendingReasons[job.ID] = reasons
 		} else if pipelined := job.PipelinedPods(); len(pipelined) > 0 {
-			result.PendingReasons[job.ID] = []string{waitingForPromise(pipelined)}
+			result.PendingReasons[job.ID] = []api.PendingReason{api.Unschedulable(waitingForPromise(pipelined))}
 		}
 	}
 	return result

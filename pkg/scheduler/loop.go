@@ -115,7 +115,7 @@ func (l *Loop) endReports() {
 
 // unschedulablePods lists, per pending job that asks for it, its pods still waiting, to be
 // marked PodScheduled=False for cluster autoscalers.
-func unschedulablePods(s *api.Snapshot, pending map[api.JobID][]string) map[api.JobID][]string {
+func unschedulablePods(s *api.Snapshot, pending map[api.JobID][]api.PendingReason) map[api.JobID][]string {
 	pods := map[api.JobID][]string{}
 	for id := range pending {
 		job := s.Job(id)

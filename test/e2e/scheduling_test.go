@@ -68,6 +68,10 @@ var _ = Describe("Reclaim min-runtime", func() {
 		Eventually(runningPods("reclaim", "owned")).Should(Equal(4))
 		Expect(time.Now()).To(BeTemporally(">=", protectedUntil))
 		Eventually(func() []string { return eventReasons("reclaim", "borrowed") }).Should(ContainElement("Reclaimed"))
+		// While it waited, the owner was told it waits on a protection, by reason and by name.
+		Eventually(func() []string { return eventReasons("reclaim", "owned") }).Should(ContainElement("MinRuntimeProtected"))
+		Expect(eventMessages("reclaim", "owned", "MinRuntimeProtected")).To(ContainElement(
+			ContainSubstring("reclaim/borrowed until %s (4s from queue borrower)", protectedUntil.UTC().Format(time.RFC3339))))
 	})
 
 	It("keeps protecting across a scheduler restart, binding nothing twice", func() {
@@ -103,6 +107,19 @@ func eventReasons(namespace, podGroup string) []string {
 		}
 	}
 	return reasons
+}
+
+// eventMessages lists the messages of a PodGroup's events with the given reason.
+func eventMessages(namespace, podGroup, reason string) []string {
+	events := &v1.EventList{}
+	Expect(k8sClient.List(suiteCtx, events, client.InNamespace(namespace))).To(Succeed())
+	var messages []string
+	for _, e := range events.Items {
+		if e.InvolvedObject.Kind == "PodGroup" && e.InvolvedObject.Name == podGroup && e.Reason == reason {
+			messages = append(messages, e.Message)
+		}
+	}
+	return messages
 }
 
 var _ = Describe("The promise made to a reclaimer", func() {

@@ -87,35 +87,39 @@ func (ssn *Session) Logger() logr.Logger {
 }
 
 // pendingReason is one explanation, replaceable by its key.
-type pendingReason struct{ key, text string }
+type pendingReason struct {
+	key    string
+	reason api.PendingReason
+}
 
-// RecordPendingReason notes why a job could not be scheduled in this cycle, for the status
-// updater and for tests. Repeated reasons are kept once.
-func (ssn *Session) RecordPendingReason(job api.JobID, reason string) {
-	ssn.SetPendingReason(job, reason, reason)
+// RecordPendingReason notes why a job could not be scheduled in this cycle (as
+// api.ReasonUnschedulable), for the status updater and for tests. Repeated reasons are kept
+// once.
+func (ssn *Session) RecordPendingReason(job api.JobID, message string) {
+	ssn.SetPendingReason(job, message, api.Unschedulable(message))
 }
 
 // SetPendingReason records a reason under a key, replacing an earlier reason with the same
 // key, so that a plugin can keep one up-to-date summary (for instance the earliest time a
 // protected victim becomes evictable) instead of piling up variants.
-func (ssn *Session) SetPendingReason(job api.JobID, key, reason string) {
+func (ssn *Session) SetPendingReason(job api.JobID, key string, reason api.PendingReason) {
 	reasons := ssn.pendingReasons[job]
 	for i := range reasons {
 		if reasons[i].key == key {
-			reasons[i].text = reason
+			reasons[i].reason = reason
 			return
 		}
 	}
-	ssn.pendingReasons[job] = append(reasons, pendingReason{key: key, text: reason})
+	ssn.pendingReasons[job] = append(reasons, pendingReason{key: key, reason: reason})
 }
 
 // PendingReasons returns the reasons recorded for a job, in the order they were first found.
-func (ssn *Session) PendingReasons(job api.JobID) []string {
-	var texts []string
+func (ssn *Session) PendingReasons(job api.JobID) []api.PendingReason {
+	var reasons []api.PendingReason
 	for _, r := range ssn.pendingReasons[job] {
-		texts = append(texts, r.text)
+		reasons = append(reasons, r.reason)
 	}
-	return texts
+	return reasons
 }
 
 // MarkGainedByEviction records that job got resources by evicting others in this cycle.

@@ -41,7 +41,7 @@ type Round struct {
 	Withdrawn      []string
 	Evictions      []Eviction
 	Started        []Start
-	PendingReasons map[api.JobID][]string
+	PendingReasons map[api.JobID][]api.PendingReason
 	QueueProblems  []api.QueueProblem
 	// ProtectedRefusals counts, per action, victims refused because min-runtime protected them.
 	ProtectedRefusals map[framework.ActionType]int
@@ -73,9 +73,18 @@ func (r Round) EvictedPods() map[string]int {
 	return counts
 }
 
-// Reasons returns the pending reasons of a job by name.
+// Reasons returns the messages of a job's pending reasons, by job name.
 func (r Round) Reasons(name string) []string {
-	return r.PendingReasons[api.NewJobID(Namespace, name)]
+	return api.Messages(r.PendingReasons[api.NewJobID(Namespace, name)])
+}
+
+// ReasonCodes returns the reasons (for tools) a job waits for, by job name.
+func (r Round) ReasonCodes(name string) []string {
+	var codes []string
+	for _, reason := range r.PendingReasons[api.NewJobID(Namespace, name)] {
+		codes = append(codes, reason.Reason)
+	}
+	return codes
 }
 
 func countByJob(placements []Placement) map[string]int {

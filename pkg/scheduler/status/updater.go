@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -41,7 +42,7 @@ type Updater struct {
 	// stamps waiting to be written, per job.
 	stamps map[api.JobID]time.Time
 	// pending holds the latest pending reasons per job; written what was last written.
-	pending map[api.JobID][]string
+	pending map[api.JobID][]api.PendingReason
 	// podsOf holds, per pending job, its waiting pods (namespace/name) to mark unschedulable.
 	podsOf  map[api.JobID][]string
 	written map[api.JobID]string
@@ -56,7 +57,7 @@ type Updater struct {
 func NewUpdater(c client.Client, recorder record.EventRecorder, clk clock.PassiveClock) *Updater {
 	return &Updater{
 		Client: c, Recorder: recorder, Clock: clk,
-		stamps: map[api.JobID]time.Time{}, pending: map[api.JobID][]string{}, written: map[api.JobID]string{},
+		stamps: map[api.JobID]time.Time{}, pending: map[api.JobID][]api.PendingReason{}, written: map[api.JobID]string{},
 		podsOf:    map[api.JobID][]string{},
 		writtenAt: map[api.JobID]time.Time{}, kick: make(chan struct{}, 1),
 	}
@@ -73,7 +74,7 @@ func (u *Updater) QueueStartStamp(job api.JobID, at time.Time) {
 // SetPending records, at the end of a cycle, why each job is pending, and which of their
 // pods to mark PodScheduled=False. Jobs absent from reasons are no longer pending; their
 // condition is cleared if one was written.
-func (u *Updater) SetPending(reasons map[api.JobID][]string, unschedulablePods map[api.JobID][]string) {
+func (u *Updater) SetPending(reasons map[api.JobID][]api.PendingReason, unschedulablePods map[api.JobID][]string) {
 	u.mu.Lock()
 	u.podsOf = unschedulablePods
 	for job := range u.pending {
@@ -136,7 +137,7 @@ func (u *Updater) Flush(ctx context.Context) {
 	for k, v := range u.stamps {
 		stamps[k] = v
 	}
-	pending := make(map[api.JobID][]string, len(u.pending))
+	pending := make(map[api.JobID][]api.PendingReason, len(u.pending))
 	for k, v := range u.pending {
 		pending[k] = v
 	}
@@ -156,7 +157,7 @@ func (u *Updater) Flush(ctx context.Context) {
 		u.mu.Unlock()
 	}
 	for job, reasons := range pending {
-		key := strings.Join(reasons, "\n")
+		key := reasonsKey(reasons)
 		u.mu.Lock()
 		unchanged := u.written[job] == key
 		_, wasPending := u.written[job]
@@ -174,7 +175,7 @@ func (u *Updater) Flush(ctx context.Context) {
 			continue
 		}
 		u.mu.Lock()
-		if strings.Join(u.pending[job], "\n") == key {
+		if reasonsKey(u.pending[job]) == key {
 			delete(u.pending, job)
 			if len(reasons) == 0 {
 				delete(u.written, job)
@@ -198,18 +199,32 @@ func (u *Updater) writeStamp(ctx context.Context, job api.JobID, at time.Time) e
 	return u.Client.Patch(ctx, cache.PodGroupRef(job), client.RawPatch(types.MergePatchType, patch))
 }
 
+// reasonsKey is what tells two lists of pending reasons apart.
+func reasonsKey(reasons []api.PendingReason) string {
+	var b strings.Builder
+	for _, r := range reasons {
+		b.WriteString(r.Reason)
+		b.WriteByte(0)
+		b.WriteString(r.Message)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
 // writeCondition replaces the job's scheduling conditions (clears them when reasons is
-// empty) and, when there are reasons, tells them in an event.
-func (u *Updater) writeCondition(ctx context.Context, job api.JobID, reasons []string) error {
+// empty) and, when there are reasons, tells them in Warning events, one per kind of reason
+// so that tools can pick out, say, a min-runtime block by the event's reason.
+func (u *Updater) writeCondition(ctx context.Context, job api.JobID, reasons []api.PendingReason) error {
 	var conditions []v2alpha2.SchedulingCondition
+	message := api.JoinMessages(reasons)
 	if len(reasons) > 0 {
 		condition := v2alpha2.SchedulingCondition{
 			Type: v2alpha2.UnschedulableOnNodePool, Status: v1.ConditionTrue,
-			Message: strings.Join(reasons, "; "), LastTransitionTime: metav1.NewTime(u.Clock.Now()),
+			Message: message, LastTransitionTime: metav1.NewTime(u.Clock.Now()),
 			TransitionID: fmt.Sprint(u.Clock.Now().Unix()),
 		}
 		for _, r := range reasons {
-			condition.Reasons = append(condition.Reasons, v2alpha2.UnschedulableReason{Reason: "Unschedulable", Message: r})
+			condition.Reasons = append(condition.Reasons, v2alpha2.UnschedulableReason{Reason: r.Reason, Message: r.Message})
 		}
 		conditions = append(conditions, condition)
 	}
@@ -218,13 +233,29 @@ func (u *Updater) writeCondition(ctx context.Context, job api.JobID, reasons []s
 	if err := u.Client.Status().Patch(ctx, pg, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		return err
 	}
-	if len(reasons) > 0 && u.Recorder != nil {
-		u.Recorder.Event(pg, v1.EventTypeWarning, "Unschedulable", strings.Join(reasons, "; "))
+	if len(reasons) == 0 {
+		return nil
 	}
-	if len(reasons) > 0 {
-		return u.markUnschedulable(ctx, job, strings.Join(reasons, "; "))
+	if u.Recorder != nil {
+		for _, group := range byReason(reasons) {
+			u.Recorder.Event(pg, v1.EventTypeWarning, group[0].Reason, api.JoinMessages(group))
+		}
 	}
-	return nil
+	return u.markUnschedulable(ctx, job, message)
+}
+
+// byReason groups reasons by their Reason, groups in order of first appearance.
+func byReason(reasons []api.PendingReason) [][]api.PendingReason {
+	var groups [][]api.PendingReason
+	for _, r := range reasons {
+		k := slices.IndexFunc(groups, func(g []api.PendingReason) bool { return g[0].Reason == r.Reason })
+		if k < 0 {
+			groups = append(groups, nil)
+			k = len(groups) - 1
+		}
+		groups[k] = append(groups[k], r)
+	}
+	return groups
 }
 
 // markUnschedulable sets PodScheduled=False (reason Unschedulable) on the job's waiting

@@ -8,11 +8,13 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/record"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/install"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
@@ -82,13 +84,13 @@ func TestConditionRewritesAreThrottledButClearedAtOnce(t *testing.T) {
 		}
 		return ""
 	}
-	updater.SetPending(map[api.JobID][]string{"ns/job": {"0/3 nodes are available: 3 Insufficient nvidia.com/gpu."}}, nil)
+	updater.SetPending(map[api.JobID][]api.PendingReason{"ns/job": {api.Unschedulable("0/3 nodes are available: 3 Insufficient nvidia.com/gpu.")}}, nil)
 	updater.Flush(context.Background())
 	if message() != "0/3 nodes are available: 3 Insufficient nvidia.com/gpu." {
 		t.Fatalf("first reason written at once, got %q", message())
 	}
 	clk.Step(time.Second)
-	updater.SetPending(map[api.JobID][]string{"ns/job": {"0/3 nodes are available: 2 Insufficient nvidia.com/gpu, 1 node(s) were unschedulable."}}, nil)
+	updater.SetPending(map[api.JobID][]api.PendingReason{"ns/job": {api.Unschedulable("0/3 nodes are available: 2 Insufficient nvidia.com/gpu, 1 node(s) were unschedulable.")}}, nil)
 	updater.Flush(context.Background())
 	if message() != "0/3 nodes are available: 3 Insufficient nvidia.com/gpu." {
 		t.Fatal("a changed reason within 10s must wait, or busy clusters flood the API server")
@@ -99,9 +101,41 @@ func TestConditionRewritesAreThrottledButClearedAtOnce(t *testing.T) {
 		t.Fatalf("after the refresh interval the latest reason is written, got %q", message())
 	}
 	clk.Step(time.Second)
-	updater.SetPending(map[api.JobID][]string{}, nil)
+	updater.SetPending(map[api.JobID][]api.PendingReason{}, nil)
 	updater.Flush(context.Background())
 	if message() != "" {
 		t.Fatal("a job that is no longer pending has its condition cleared at once")
+	}
+}
+
+// A min-runtime block is told apart from a job that does not fit: by the reason of its entry
+// in the condition's reasons[], and by the reason of its own Warning event.
+func TestReasonsKeepTheirKindInConditionAndEvents(t *testing.T) {
+	c, updater, _ := setup(t, interceptor.Funcs{})
+	recorder := record.NewFakeRecorder(10)
+	updater.Recorder = recorder
+	protected := api.PendingReason{Reason: api.ReasonMinRuntimeProtected,
+		Message: "reclaim: victims are protected by min-runtime: ns/a until 2026-01-01T00:20:00Z (20m0s from queue team)"}
+	unfit := api.Unschedulable("0/3 nodes are available: 3 Insufficient nvidia.com/gpu.")
+	updater.SetPending(map[api.JobID][]api.PendingReason{"ns/job": {unfit, protected}}, nil)
+	updater.Flush(context.Background())
+
+	conditions := read(t, c).Status.SchedulingConditions
+	if len(conditions) != 1 {
+		t.Fatalf("conditions %v, want one", conditions)
+	}
+	want := []v2alpha2.UnschedulableReason{{Reason: "Unschedulable", Message: unfit.Message},
+		{Reason: "MinRuntimeProtected", Message: protected.Message}}
+	if diff := cmp.Diff(want, conditions[0].Reasons); diff != "" {
+		t.Errorf("reasons[] (-want +got):\n%s", diff)
+	}
+	close(recorder.Events)
+	var events []string
+	for e := range recorder.Events {
+		events = append(events, e)
+	}
+	wantEvents := []string{"Warning Unschedulable " + unfit.Message, "Warning MinRuntimeProtected " + protected.Message}
+	if diff := cmp.Diff(wantEvents, events); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
 	}
 }

@@ -67,17 +67,16 @@ func (f *elasticFilter) judge(sc framework.Scenario, victim *api.JobInfo) (bool,
 	if !IsElastic(victim) {
 		return true, ""
 	}
-	until, protected := f.s.protectedUntil(f.action, sc.Preemptor(), victim)
+	prot, protected := f.s.protectedUntil(f.action, sc.Preemptor(), victim)
 	if !protected {
 		return true, ""
 	}
 	guard := victim.NewMinimumGuard()
 	for _, p := range sc.VictimPods(victim.ID) {
 		if group, left, minimum := guard.Shortfall(p); group != "" {
-			f.s.noteWait(f.action, sc.Preemptor(), until)
-			f.s.refuse(f.action, sc.Preemptor(), victim, until)
+			f.s.block(f.action, sc.Preemptor(), prot)
 			return false, fmt.Sprintf("job %s is protected until %s: these evictions would leave %d pods where its %s needs %d",
-				victim.ID, until.UTC().Format(time.RFC3339), left, group, minimum)
+				victim.ID, prot.until.UTC().Format(time.RFC3339), left, group, minimum)
 		}
 		guard.Lose(p)
 	}

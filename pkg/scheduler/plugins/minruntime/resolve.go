@@ -23,10 +23,26 @@ type Defaults struct {
 	Preempt, Reclaim time.Duration
 }
 
+// Resolution is a resolved min-runtime and where it came from, so that an operator told of a
+// protection can find the value to change.
+type Resolution struct {
+	Duration time.Duration
+	// Queue is the queue whose spec set the value; empty when the node-pool default applied.
+	Queue string
+}
+
+// Source names where the value came from: "queue NAME" or "the default".
+func (r Resolution) Source() string {
+	if r.Queue == "" {
+		return "the default"
+	}
+	return "queue " + r.Queue
+}
+
 // PreemptMinRuntime resolves the preempt min-runtime of a victim's leaf queue: the first value
 // set walking up from the leaf, else the default. An unknown or invalid queue (orphan, cycle)
 // gets the default; the walk uses the tree's validated ancestry, so it always ends.
-func PreemptMinRuntime(tree *api.QueueTree, victimQueue string, defaults Defaults) time.Duration {
+func PreemptMinRuntime(tree *api.QueueTree, victimQueue string, defaults Defaults) Resolution {
 	ancestry := tree.Ancestry(victimQueue)
 	return firstSetFrom(tree, ancestry, len(ancestry)-1, preemptOf, defaults.Preempt)
 }
@@ -36,7 +52,7 @@ func PreemptMinRuntime(tree *api.QueueTree, victimQueue string, defaults Default
 // lowest common ancestor that leads to the victim (top-level queues are siblings under an
 // implicit root); with Queue, at the victim's leaf. Either way it walks up to the first value
 // set, else the default.
-func ReclaimMinRuntime(tree *api.QueueTree, method ResolveMethod, reclaimerQueue, victimQueue string, defaults Defaults) time.Duration {
+func ReclaimMinRuntime(tree *api.QueueTree, method ResolveMethod, reclaimerQueue, victimQueue string, defaults Defaults) Resolution {
 	victim := tree.Ancestry(victimQueue)
 	start := len(victim) - 1
 	if method == LCA {
@@ -55,11 +71,11 @@ func reclaimOf(q *api.QueueInfo) *time.Duration { return q.ReclaimMinRuntime }
 
 // firstSetFrom walks ancestry from index start toward the top and returns the first value
 // that get finds set; def when none is (or the ancestry is empty).
-func firstSetFrom(tree *api.QueueTree, ancestry []string, start int, get func(*api.QueueInfo) *time.Duration, def time.Duration) time.Duration {
+func firstSetFrom(tree *api.QueueTree, ancestry []string, start int, get func(*api.QueueInfo) *time.Duration, def time.Duration) Resolution {
 	for i := start; i >= 0; i-- {
 		if v := get(tree.Get(ancestry[i])); v != nil {
-			return *v
+			return Resolution{Duration: *v, Queue: ancestry[i]}
 		}
 	}
-	return def
+	return Resolution{Duration: def}
 }

@@ -58,10 +58,10 @@ func TestSeedReclaimExamples(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := minruntime.ReclaimMinRuntime(tree, minruntime.LCA, tt.reclaimer, tt.victim, defaults); got != tt.wantLCA {
+			if got := minruntime.ReclaimMinRuntime(tree, minruntime.LCA, tt.reclaimer, tt.victim, defaults).Duration; got != tt.wantLCA {
 				t.Errorf("lca: %v, want %v", got, tt.wantLCA)
 			}
-			if got := minruntime.ReclaimMinRuntime(tree, minruntime.Queue, tt.reclaimer, tt.victim, defaults); got != tt.wantQueue {
+			if got := minruntime.ReclaimMinRuntime(tree, minruntime.Queue, tt.reclaimer, tt.victim, defaults).Duration; got != tt.wantQueue {
 				t.Errorf("queue method: %v, want %v", got, tt.wantQueue)
 			}
 		})
@@ -72,10 +72,10 @@ func TestSeedReclaimExamples(t *testing.T) {
 func TestSeedPreemptExamples(t *testing.T) {
 	tree := exampleTree(t, "queues-preempt-tree.yaml")
 	defaults := minruntime.Defaults{Preempt: 7 * time.Second}
-	if got := minruntime.PreemptMinRuntime(tree, "p-leaf1", defaults); got != 300*time.Second {
+	if got := minruntime.PreemptMinRuntime(tree, "p-leaf1", defaults).Duration; got != 300*time.Second {
 		t.Errorf("4: p-leaf1 sets its own 300s, got %v", got)
 	}
-	if got := minruntime.PreemptMinRuntime(tree, "p-leaf2", defaults); got != 600*time.Second {
+	if got := minruntime.PreemptMinRuntime(tree, "p-leaf2", defaults).Duration; got != 600*time.Second {
 		t.Errorf("5: p-leaf2 inherits 600s from p-b, got %v", got)
 	}
 }
@@ -93,17 +93,17 @@ func TestResolutionFallsBackToTheNodePoolDefault(t *testing.T) {
 		got  time.Duration
 		want time.Duration
 	}{
-		{"nothing set on the path", minruntime.PreemptMinRuntime(tree, "top-a", defaults), time.Minute},
+		{"nothing set on the path", minruntime.PreemptMinRuntime(tree, "top-a", defaults).Duration, time.Minute},
 		{"top-level queues are siblings under an implicit root",
-			minruntime.ReclaimMinRuntime(tree, minruntime.LCA, "top-a", "top-b", defaults), 90 * time.Second},
+			minruntime.ReclaimMinRuntime(tree, minruntime.LCA, "top-a", "top-b", defaults).Duration, 90 * time.Second},
 		{"an orphan resolves to the default, its own value is not trusted",
-			minruntime.PreemptMinRuntime(tree, "orphan", defaults), time.Minute},
+			minruntime.PreemptMinRuntime(tree, "orphan", defaults).Duration, time.Minute},
 		{"a queue in a parent cycle resolves to the default without looping",
-			minruntime.ReclaimMinRuntime(tree, minruntime.LCA, "top-a", "loop-1", defaults), 2 * time.Minute},
+			minruntime.ReclaimMinRuntime(tree, minruntime.LCA, "top-a", "loop-1", defaults).Duration, 2 * time.Minute},
 		{"an unknown queue resolves to the default",
-			minruntime.ReclaimMinRuntime(tree, minruntime.Queue, "top-a", "missing", defaults), 2 * time.Minute},
+			minruntime.ReclaimMinRuntime(tree, minruntime.Queue, "top-a", "missing", defaults).Duration, 2 * time.Minute},
 		{"an unknown reclaimer compares from the implicit root",
-			minruntime.ReclaimMinRuntime(tree, minruntime.LCA, "missing", "top-b", defaults), 90 * time.Second},
+			minruntime.ReclaimMinRuntime(tree, minruntime.LCA, "missing", "top-b", defaults).Duration, 90 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

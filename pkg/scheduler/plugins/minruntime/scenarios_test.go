@@ -1,6 +1,7 @@
 package minruntime_test
 
 import (
+	"fmt"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -23,7 +24,9 @@ var _ = Describe("Protection over virtual time", func() {
 
 		rounds := h.RunUntil(ctx, Epoch.Add(25*time.Second))
 		Expect(rounds[0].Reasons("owned")).To(ContainElement(
-			"reclaim: victims are protected by min-runtime; the first protection ends at " + expiry.Format(time.RFC3339)))
+			"reclaim: victims are protected by min-runtime: ns/borrowed until " + expiry.Format(time.RFC3339) +
+				" (30s from queue borrower); the first protection ends at " + expiry.Format(time.RFC3339)))
+		Expect(rounds[0].ReasonCodes("owned")).To(ContainElement(api.ReasonMinRuntimeProtected))
 		at := firstEviction(rounds)
 		Expect(at).NotTo(Equal(-1), "the reclaim must happen once protection ends")
 		Expect(rounds[at].Time).To(Equal(expiry), "the queue's 30s, not the 5m default, counted from the start stamp")
@@ -205,5 +208,31 @@ var _ = Describe("Telling when its answers change", func() {
 		round := h.RunCycle(ctx)
 		Expect(round.Evictions).To(HaveLen(1))
 		Expect(round.AnswersChangeAt).To(Equal(stamp))
+	})
+})
+
+var _ = Describe("Naming the protected victims", func() {
+	It("names the three earliest protections, where each value was set, and counts the rest", func() {
+		// Five borrowed jobs, started a minute apart, protected against reclaim by 30m set on
+		// their queue (two of them by the default 10m instead, in a queue that sets none).
+		h := New(withMinRuntime(`defaultReclaimMinRuntime: 10m`)).
+			Nodes(Node("n1").GPUs(5)).
+			Queues(Queue("owner").GPUQuota(5), Queue("lender").GPUQuota(0).ReclaimMinRuntime(30*time.Minute),
+				Queue("plain").GPUQuota(0))
+		for i, queue := range []string{"lender", "lender", "plain", "lender", "plain"} {
+			h.Jobs(Job(fmt.Sprintf("b%d", i)).Queue(queue).GPUs(1).Running("n1").
+				StartedAt(Epoch.Add(-time.Duration(5-i) * time.Minute)))
+		}
+		h.Jobs(Job("owned").Queue("owner").MinMember(5).Pods(5).GPUs(1))
+		round := h.RunCycle(ctx)
+		Expect(round.Evictions).To(BeEmpty())
+		// Ends: b2 at 0:07 (10m), b4 at 0:09 (10m), b0 at 0:25, b1 at 0:26, b3 at 0:28 (30m).
+		Expect(round.Reasons("owned")).To(ContainElement(
+			"reclaim: victims are protected by min-runtime: " +
+				"ns/b2 until 2026-01-01T00:07:00Z (10m0s from the default), " +
+				"ns/b4 until 2026-01-01T00:09:00Z (10m0s from the default), " +
+				"ns/b0 until 2026-01-01T00:25:00Z (30m0s from queue lender) and 2 more; " +
+				"the first protection ends at 2026-01-01T00:07:00Z"))
+		Expect(round.AnswersChangeAt).To(Equal(Epoch.Add(7 * time.Minute)))
 	})
 })

@@ -2,6 +2,8 @@ package minruntime
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
@@ -15,72 +17,77 @@ type session struct {
 	defaults Defaults
 	method   ResolveMethod
 	// preempt caches resolution per victim queue; reclaim per (reclaimer, victim) queue pair.
-	preempt map[string]time.Duration
-	reclaim map[[2]string]time.Duration
-	// waitUntil is, per pending job, the earliest end of protection among the victims it was
-	// refused, for its pending reason.
-	waitUntil map[api.JobID]time.Time
-	reported  map[api.JobID]bool
-	// refused holds the (action, preemptor, victim) refusals already counted this cycle: the
-	// victim search asks again for every candidate set, the metric counts victims.
-	refused map[refusal]bool
+	preempt map[string]Resolution
+	reclaim map[[2]string]Resolution
+	// blocked holds, per action and pending job, the protected victims it was refused, for
+	// its pending reason; each victim is counted once (see block).
+	blocked  map[blockKey]*blockedBy
+	reported map[api.JobID]bool
 }
 
-type refusal struct {
-	action            framework.ActionType
-	preemptor, victim api.JobID
+type blockKey struct {
+	action    framework.ActionType
+	preemptor api.JobID
 }
 
-// refuse counts a protected victim refused to a preemptor, once per cycle, and when the
-// protection that refused it ends.
-func (s *session) refuse(action framework.ActionType, preemptor, victim *api.JobInfo, until time.Time) {
-	key := refusal{action, preemptor.ID, victim.ID}
-	if !s.refused[key] {
-		s.refused[key] = true
-		s.ssn.RecordProtectedRefusal(action, until)
-	}
+// protection is why a victim may not go yet: its min-runtime, where that value was set, and
+// when it ends.
+type protection struct {
+	victim api.JobID
+	until  time.Time
+	by     Resolution
 }
+
+// blockedBy are the protections a pending job ran into in one action: the earliest
+// maxNamedVictims of them by end (then job), and how many there were in all.
+type blockedBy struct {
+	earliest []protection
+	victims  map[api.JobID]bool
+}
+
+// maxNamedVictims bounds the victims a pending reason names: enough to act on, short enough
+// to read in kubectl describe.
+const maxNamedVictims = 3
 
 func newSession(ssn *framework.Session, defaults Defaults, method ResolveMethod) *session {
 	return &session{
 		ssn: ssn, defaults: defaults, method: method,
-		preempt:   map[string]time.Duration{},
-		reclaim:   map[[2]string]time.Duration{},
-		waitUntil: map[api.JobID]time.Time{},
-		reported:  map[api.JobID]bool{},
-		refused:   map[refusal]bool{},
+		preempt:  map[string]Resolution{},
+		reclaim:  map[[2]string]Resolution{},
+		blocked:  map[blockKey]*blockedBy{},
+		reported: map[api.JobID]bool{},
 	}
 }
 
 // minRuntime resolves the min-runtime that applies to victim in this action.
-func (s *session) minRuntime(action framework.ActionType, preemptor, victim *api.JobInfo) time.Duration {
+func (s *session) minRuntime(action framework.ActionType, preemptor, victim *api.JobInfo) Resolution {
 	tree := s.ssn.Snapshot().Queues
 	switch action {
 	case framework.Preempt:
-		d, ok := s.preempt[victim.Queue]
+		r, ok := s.preempt[victim.Queue]
 		if !ok {
-			d = PreemptMinRuntime(tree, victim.Queue, s.defaults)
-			s.preempt[victim.Queue] = d
+			r = PreemptMinRuntime(tree, victim.Queue, s.defaults)
+			s.preempt[victim.Queue] = r
 		}
-		return d
+		return r
 	case framework.Reclaim:
 		key := [2]string{preemptor.Queue, victim.Queue}
-		d, ok := s.reclaim[key]
+		r, ok := s.reclaim[key]
 		if !ok {
-			d = ReclaimMinRuntime(tree, s.method, preemptor.Queue, victim.Queue, s.defaults)
-			s.reclaim[key] = d
+			r = ReclaimMinRuntime(tree, s.method, preemptor.Queue, victim.Queue, s.defaults)
+			s.reclaim[key] = r
 		}
-		return d
+		return r
 	}
-	return 0
+	return Resolution{}
 }
 
-// protectedUntil returns when victim's protection against preemptor ends in this action, and
-// whether it is still protected at the session's now.
-func (s *session) protectedUntil(action framework.ActionType, preemptor, victim *api.JobInfo) (time.Time, bool) {
-	d := s.minRuntime(action, preemptor, victim)
-	if d <= 0 {
-		return time.Time{}, false
+// protectedUntil returns victim's protection against preemptor in this action, and whether
+// it still holds at the session's now.
+func (s *session) protectedUntil(action framework.ActionType, preemptor, victim *api.JobInfo) (protection, bool) {
+	r := s.minRuntime(action, preemptor, victim)
+	if r.Duration <= 0 {
+		return protection{}, false
 	}
 	now := s.ssn.Now()
 	start, known, note := EffectiveStart(victim, now)
@@ -92,10 +99,10 @@ func (s *session) protectedUntil(action framework.ActionType, preemptor, victim 
 		s.ssn.Logger().Info("Start stamp not trusted for min-runtime", "job", victim.ID, "reason", note)
 	}
 	if !known {
-		return time.Time{}, false
+		return protection{}, false
 	}
-	until := start.Add(d)
-	return until, now.Before(until)
+	p := protection{victim: victim.ID, until: start.Add(r.Duration), by: r}
+	return p, now.Before(p.until)
 }
 
 // isPreemptible refuses a protected non-elastic victim and tells the preemptor until when.
@@ -103,24 +110,66 @@ func (s *session) isPreemptible(action framework.ActionType, preemptor, victim *
 	if action == framework.Allocate || IsElastic(victim) {
 		return true
 	}
-	until, protected := s.protectedUntil(action, preemptor, victim)
+	p, protected := s.protectedUntil(action, preemptor, victim)
 	if protected {
-		s.noteWait(action, preemptor, until)
-		s.refuse(action, preemptor, victim, until)
+		s.block(action, preemptor, p)
 	}
 	return !protected
 }
 
-// noteWait keeps one pending reason per preemptor: the earliest time a refused victim
-// becomes evictable.
-func (s *session) noteWait(action framework.ActionType, preemptor *api.JobInfo, until time.Time) {
-	if earliest, seen := s.waitUntil[preemptor.ID]; seen && !until.Before(earliest) {
+// block records that a protection refused a victim to a preemptor: counted once per cycle
+// (the victim search asks again for every candidate set, the metric counts victims), noted
+// as a time the answer changes, and told in the preemptor's pending reason.
+func (s *session) block(action framework.ActionType, preemptor *api.JobInfo, p protection) {
+	key := blockKey{action, preemptor.ID}
+	b := s.blocked[key]
+	if b == nil {
+		b = &blockedBy{victims: map[api.JobID]bool{}}
+		s.blocked[key] = b
+	}
+	if b.victims[p.victim] {
 		return
 	}
-	s.waitUntil[preemptor.ID] = until
-	s.ssn.SetPendingReason(preemptor.ID, Name, fmt.Sprintf(
-		"%s: victims are protected by min-runtime; the first protection ends at %s",
-		action, until.UTC().Format(time.RFC3339)))
+	b.victims[p.victim] = true
+	s.ssn.RecordProtectedRefusal(action, p.until)
+	k, _ := slices.BinarySearchFunc(b.earliest, p, compareProtections)
+	if k >= maxNamedVictims {
+		s.ssn.SetPendingReason(preemptor.ID, reasonKey(action), b.reason(action)) // only the count moved
+		return
+	}
+	b.earliest = slices.Insert(b.earliest, k, p)
+	if len(b.earliest) > maxNamedVictims {
+		b.earliest = b.earliest[:maxNamedVictims]
+	}
+	s.ssn.SetPendingReason(preemptor.ID, reasonKey(action), b.reason(action))
+}
+
+func compareProtections(a, b protection) int {
+	if c := a.until.Compare(b.until); c != 0 {
+		return c
+	}
+	return strings.Compare(string(a.victim), string(b.victim))
+}
+
+// reasonKey keeps one min-runtime reason per action on a pending job.
+func reasonKey(action framework.ActionType) string { return Name + "/" + string(action) }
+
+// reason tells the pending job which protected jobs hold it back, where each min-runtime was
+// set and until when; the first end is when the job can next hope to move.
+func (b *blockedBy) reason(action framework.ActionType) api.PendingReason {
+	var m strings.Builder
+	fmt.Fprintf(&m, "%s: victims are protected by min-runtime: ", action)
+	for i, p := range b.earliest {
+		if i > 0 {
+			m.WriteString(", ")
+		}
+		fmt.Fprintf(&m, "%s until %s (%s from %s)", p.victim, p.until.UTC().Format(time.RFC3339), p.by.Duration, p.by.Source())
+	}
+	if more := len(b.victims) - len(b.earliest); more > 0 {
+		fmt.Fprintf(&m, " and %d more", more)
+	}
+	fmt.Fprintf(&m, "; the first protection ends at %s", b.earliest[0].until.UTC().Format(time.RFC3339))
+	return api.PendingReason{Reason: api.ReasonMinRuntimeProtected, Message: m.String()}
 }
 
 // scenarioFilters returns the elastic filter for eviction actions.

@@ -1,0 +1,38 @@
+package api
+
+import "strings"
+
+// PendingReason is one explanation of why a job waits: Reason is for tools (a CamelCase
+// word, as in Kubernetes conditions and events), Message for people.
+type PendingReason struct {
+	Reason  string
+	Message string
+}
+
+// The reasons a job may wait for.
+const (
+	// ReasonUnschedulable: the job does not fit, for a reason the message tells.
+	ReasonUnschedulable = "Unschedulable"
+	// ReasonMinRuntimeProtected: the jobs that could make room are protected by their
+	// min-runtime; the message names them and when each protection ends.
+	ReasonMinRuntimeProtected = "MinRuntimeProtected"
+)
+
+// Unschedulable is a pending reason with the general reason and the given message.
+func Unschedulable(message string) PendingReason {
+	return PendingReason{Reason: ReasonUnschedulable, Message: message}
+}
+
+// Messages lists the reasons' messages in order.
+func Messages(reasons []PendingReason) []string {
+	messages := make([]string, len(reasons))
+	for i, r := range reasons {
+		messages[i] = r.Message
+	}
+	return messages
+}
+
+// JoinMessages joins the reasons' messages with "; ", as a condition's message.
+func JoinMessages(reasons []PendingReason) string {
+	return strings.Join(Messages(reasons), "; ")
+}
