@@ -68,6 +68,10 @@ var _ = Describe("Reclaim min-runtime", func() {
 		Eventually(runningPods("reclaim", "owned")).Should(Equal(4))
 		Expect(time.Now()).To(BeTemporally(">=", protectedUntil))
 		Eventually(func() []string { return eventReasons("reclaim", "borrowed") }).Should(ContainElement("Reclaimed"))
+		// The victim's owner is told who took the GPUs, how long the job ran, and which
+		// protection it had.
+		Expect(eventMessages("reclaim", "borrowed", "Reclaimed")).To(ContainElement(MatchRegexp(
+			`evicted by reclaim for job reclaim/owned: it ran \d+s; its reclaim min-runtime of 4s from queue borrower ended at `)))
 		// While it waited, the owner was told it waits on a protection, by reason and by name.
 		Eventually(func() []string { return eventReasons("reclaim", "owned") }).Should(ContainElement("MinRuntimeProtected"))
 		Expect(eventMessages("reclaim", "owned", "MinRuntimeProtected")).To(ContainElement(

@@ -35,6 +35,9 @@ type EvictionReason struct {
 	Action    ActionType
 	Preemptor api.JobID
 	Message   string
+	// Notes are what the plugins had to say about this victim (see EvictionNoteFn), for the
+	// event its owner reads; Message stays as ParseEvictionMessage reads it.
+	Notes string
 }
 
 // NewEvictionReason is the reason an eviction action gives its victims. Its Message is what

@@ -74,6 +74,11 @@ type (
 	// of victims for pendingJob before simulating placement. The filters of all plugins are
 	// concatenated; a candidate set must pass all of them.
 	ScenarioFiltersFn func(action ActionType, pendingJob *api.JobInfo) []ScenarioFilter
+
+	// EvictionNoteFn explains, for the victim's owner, what the plugin made of an eviction
+	// being decided: for instance how long the victim ran and which protection it had.
+	// Empty when the plugin has nothing to say. The notes of all plugins are joined.
+	EvictionNoteFn func(action ActionType, preemptor, victim *api.JobInfo) string
 )
 
 // PlanFilter is a ScenarioFilter that also judges the finished plan, once every victim is

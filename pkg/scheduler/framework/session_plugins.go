@@ -3,6 +3,7 @@ package framework
 import (
 	"cmp"
 	"fmt"
+	"strings"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 )
@@ -24,6 +25,7 @@ type hooks struct {
 	statusChange    []hook[PodStatusChangeFn]
 	isPreemptible   []hook[IsPreemptibleFn]
 	scenarioFilters []hook[ScenarioFiltersFn]
+	evictionNotes   []hook[EvictionNoteFn]
 }
 
 // AddJobOrderFn registers a job comparison.
@@ -69,6 +71,23 @@ func (ssn *Session) AddIsPreemptibleFn(plugin string, fn IsPreemptibleFn) {
 // AddScenarioFiltersFn registers a source of victim-set filters.
 func (ssn *Session) AddScenarioFiltersFn(plugin string, fn ScenarioFiltersFn) {
 	ssn.hooks.scenarioFilters = append(ssn.hooks.scenarioFilters, hook[ScenarioFiltersFn]{plugin, fn})
+}
+
+// AddEvictionNoteFn registers an explanation of evictions.
+func (ssn *Session) AddEvictionNoteFn(plugin string, fn EvictionNoteFn) {
+	ssn.hooks.evictionNotes = append(ssn.hooks.evictionNotes, hook[EvictionNoteFn]{plugin, fn})
+}
+
+// EvictionNotes joins, in plugin order, what the plugins have to say about evicting victim
+// for preemptor in this action ("" when none says anything).
+func (ssn *Session) EvictionNotes(action ActionType, preemptor, victim *api.JobInfo) string {
+	var notes []string
+	for _, h := range ssn.hooks.evictionNotes {
+		if note := h.fn(action, preemptor, victim); note != "" {
+			notes = append(notes, note)
+		}
+	}
+	return strings.Join(notes, "; ")
 }
 
 // firstOpinion returns the first non-zero answer of the registered comparisons.

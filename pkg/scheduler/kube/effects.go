@@ -79,7 +79,11 @@ func (e *Effects) Evict(ctx context.Context, pod *api.PodInfo, reason framework.
 	if verb == "" {
 		verb = "Evicted"
 	}
-	e.event(pod.Job, v1.EventTypeWarning, verb, fmt.Sprintf("Pod %s evicted by %s for job %s", pod.Name, reason.Action, reason.Preemptor))
+	message := fmt.Sprintf("Pod %s evicted by %s for job %s", pod.Name, reason.Action, reason.Preemptor)
+	if reason.Notes != "" {
+		message += ": " + reason.Notes
+	}
+	e.event(pod.Job, v1.EventTypeWarning, verb, message)
 	return nil
 }
 

@@ -78,8 +78,17 @@ func Run(ctx context.Context, ssn *framework.Session, rules Rules) {
 func apply(ctx context.Context, ssn *framework.Session, action framework.ActionType, job *api.JobInfo, plan *Plan) {
 	st := ssn.NewStatement()
 	reason := framework.NewEvictionReason(action, job.ID)
-	for _, victim := range plan.Victims {
-		if err := st.Evict(victim, reason); err != nil {
+	victimReason := reason
+	for i, victim := range plan.Victims {
+		// Victims come grouped by job: the plugins' notes are asked once per victim job, as
+		// the search judged it, before any of its pods is evicted.
+		if i == 0 || victim.Job != plan.Victims[i-1].Job {
+			victimReason.Notes = ""
+			if v := ssn.Snapshot().Job(victim.Job); v != nil {
+				victimReason.Notes = ssn.EvictionNotes(action, job, v)
+			}
+		}
+		if err := st.Evict(victim, victimReason); err != nil {
 			st.Discard()
 			ssn.Logger().Error(err, "Plan no longer applies", "action", action, "job", job.ID)
 			return

@@ -76,6 +76,7 @@ func (p *Plugin) OnSessionOpen(ssn *framework.Session) {
 	s := newSession(ssn, p.defaults, p.method)
 	ssn.AddIsPreemptibleFn(Name, s.isPreemptible)
 	ssn.AddScenarioFiltersFn(Name, s.scenarioFilters)
+	ssn.AddEvictionNoteFn(Name, s.evictionNote)
 }
 
 // OnSessionClose has nothing to release: the session value goes with the hooks.

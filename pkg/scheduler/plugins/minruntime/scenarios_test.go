@@ -31,6 +31,8 @@ var _ = Describe("Protection over virtual time", func() {
 		Expect(at).NotTo(Equal(-1), "the reclaim must happen once protection ends")
 		Expect(rounds[at].Time).To(Equal(expiry), "the queue's 30s, not the 5m default, counted from the start stamp")
 		Expect(rounds[at].EvictedPods()).To(Equal(map[string]int{"borrowed": 4}))
+		Expect(rounds[at].Evictions[0].Reason.Notes).To(Equal(
+			"it ran 30s; its reclaim min-runtime of 30s from queue borrower ended at 2026-01-01T00:00:20Z"))
 		Expect(h.PodsIn("owned", api.Running)).To(Equal(4))
 	})
 
@@ -132,6 +134,8 @@ var _ = Describe("Protected elastic jobs with sub-groups", func() {
 		Expect(round.EvictedPods()).To(Equal(map[string]int{"elastic": 1}))
 		evicted := round.Evictions[0].Pod
 		Expect(evicted).To(Equal("ns/elastic-2"), "the last pod of sub-group b, not a's only running pod")
+		Expect(round.Evictions[0].Reason.Notes).To(Equal("it ran 0s; its preempt min-runtime of 1h0m0s from the default " +
+			"protects it until 2026-01-01T01:00:00Z, so it keeps its minimum"))
 		Expect(round.PipelinedPods()).To(Equal(map[string]int{"urgent": 1}))
 	})
 
