@@ -32,7 +32,9 @@ type demoOptions struct {
 	MinRuntime time.Duration
 	BurstAfter time.Duration
 	Dir        string
-	Out        io.Writer
+	// MetricsAddress is where the scheduler serves /metrics ("" or "0": not served).
+	MetricsAddress string
+	Out            io.Writer
 	// Events, when set, receives every line the timeline prints (for tests).
 	Events chan<- string
 }
@@ -81,6 +83,11 @@ func runDemo(ctx context.Context, opts demoOptions) error {
 	}
 	schedulerOpts := app.DefaultOptions()
 	schedulerOpts.ListenAddress, schedulerOpts.HealthAddress = "0", "0"
+	metricsLine := ""
+	if opts.MetricsAddress != "" && opts.MetricsAddress != "0" {
+		schedulerOpts.ListenAddress = opts.MetricsAddress
+		metricsLine = fmt.Sprintf("\nMetrics (kai_scheduler_min_runtime_* among them): http://%s/metrics\n", opts.MetricsAddress)
+	}
 	schedulerDone := make(chan error, 1)
 	go func() { schedulerDone <- app.Run(ctx, env.Config, schedulerOpts) }()
 
@@ -100,10 +107,10 @@ Look for yourself:
   %s get pods -A -o wide -w
   %s get pg serve -n production -o jsonpath='{.status.schedulingConditions[0].message}'
   %s get events -A --field-selector involvedObject.kind=PodGroup
-
+%s
 Press Ctrl-C to stop everything.
 
-`, opts.MinRuntime, opts.BurstAfter, k, k, k, k, k)
+`, opts.MinRuntime, opts.BurstAfter, k, k, k, k, k, metricsLine)
 
 	start := time.Now()
 	timeline := &timeline{c: c, out: opts.Out, events: opts.Events, start: start, seen: map[string]string{}}

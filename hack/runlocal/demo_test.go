@@ -3,7 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
+	"net"
+	"net/http"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -26,8 +30,10 @@ func TestDemoShowsMinRuntimeAtWork(t *testing.T) {
 			t.Logf("the demo printed:\n%s", out.String())
 		}
 	})
+	metricsAddress := freeAddress(t)
 	go func() {
-		done <- runDemo(ctx, demoOptions{MinRuntime: 6 * time.Second, BurstAfter: time.Second, Dir: t.TempDir(), Out: &out, Events: events})
+		done <- runDemo(ctx, demoOptions{MinRuntime: 6 * time.Second, BurstAfter: time.Second, Dir: t.TempDir(),
+			MetricsAddress: metricsAddress, Out: &out, Events: events})
 	}()
 	waitFor := func(text string) string { return waitForLine(t, events, done, text) }
 	waitFor("production submits serve")
@@ -45,6 +51,17 @@ func TestDemoShowsMinRuntimeAtWork(t *testing.T) {
 		}
 	}
 	waitFor("pod production/serve-0 running")
+	if !strings.Contains(out.String(), "http://"+metricsAddress+"/metrics") {
+		t.Error("the demo does not say where its metrics are")
+	}
+	// The reclaim shows in the metrics: the evicted job's runtime, and production's wait.
+	body := httpGet(t, "http://"+metricsAddress+"/metrics")
+	for _, series := range []string{`kai_scheduler_runtime_at_eviction_seconds_count\{action="reclaim"\} [1-9]`,
+		`kai_scheduler_min_runtime_wait_seconds_count [1-9]`} {
+		if !regexp.MustCompile(series).MatchString(body) {
+			t.Errorf("metrics lack %s", series)
+		}
+	}
 	if waited := evictedAt.Sub(burstAt); waited < 3*time.Second {
 		t.Fatalf("research was evicted %v after production asked; its 6s of protection were not respected", waited)
 	}
@@ -92,4 +109,29 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// freeAddress returns a loopback address with a port nothing listens on.
+func freeAddress(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().String()
+}
+
+func httpGet(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(body)
 }

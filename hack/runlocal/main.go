@@ -26,6 +26,7 @@ func main() {
 	flag.DurationVar(&opts.MinRuntime, "min-runtime", 2*time.Minute, "reclaimMinRuntime of the research queue")
 	flag.DurationVar(&opts.BurstAfter, "burst-after", 20*time.Second, "when production asks for its GPUs")
 	flag.StringVar(&opts.Dir, "dir", filepath.Join("_output", "local"), "where to write the kubeconfig")
+	flag.StringVar(&opts.MetricsAddress, "metrics-address", "127.0.0.1:18080", "where the scheduler serves Prometheus /metrics (0: nowhere)")
 	flag.Parse()
 	opts.Out = os.Stdout
 	// The scheduler's own logs would drown the demo's story; -v style logs stay off.

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -34,6 +35,8 @@ type Loop struct {
 	// reported remembers the problems of the last cycle, so each is told once, not every
 	// cycle; current collects this cycle's.
 	reported, current map[string]bool
+	// blockedSince holds, per job a min-runtime protection holds back, the cycle it began.
+	blockedSince map[api.JobID]time.Time
 }
 
 // Start runs cycles until ctx ends. It never returns an error for a bad cycle: a failed
@@ -77,11 +80,34 @@ func (l *Loop) RunOnce(ctx context.Context) CycleResult {
 	l.endReports()
 	metrics.PendingJobs.Set(float64(len(result.PendingReasons)))
 	metrics.InvalidQueues.Set(float64(len(result.QueueProblems)))
+	l.observeProtectionWaits(began, result.PendingReasons)
 	for action, n := range result.ProtectedRefusals {
 		metrics.MinRuntimeRefusals.WithLabelValues(string(action)).Add(float64(n))
 	}
 	metrics.CycleDuration.Observe(l.Clock.Since(began).Seconds())
 	return result
+}
+
+// observeProtectionWaits times how long jobs are held back by min-runtime: from the first
+// cycle that told a job it waits on a protection to the first that did not (it got its
+// resources, waits for something else, or is gone).
+func (l *Loop) observeProtectionWaits(now time.Time, pending map[api.JobID][]api.PendingReason) {
+	if l.blockedSince == nil {
+		l.blockedSince = map[api.JobID]time.Time{}
+	}
+	for job, reasons := range pending {
+		if _, seen := l.blockedSince[job]; !seen && slices.ContainsFunc(reasons, func(r api.PendingReason) bool {
+			return r.Reason == api.ReasonMinRuntimeProtected
+		}) {
+			l.blockedSince[job] = now
+		}
+	}
+	for job, since := range l.blockedSince {
+		if !slices.ContainsFunc(pending[job], func(r api.PendingReason) bool { return r.Reason == api.ReasonMinRuntimeProtected }) {
+			metrics.MinRuntimeWait.Observe(now.Sub(since).Seconds())
+			delete(l.blockedSince, job)
+		}
+	}
 }
 
 func (l *Loop) report(ctx context.Context, problems []cache.Problem) {

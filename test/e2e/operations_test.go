@@ -41,7 +41,8 @@ var _ = Describe("Operating the scheduler", func() {
 
 		Eventually(get("http://127.0.0.1:18081/healthz")).Should(Equal("ok"))
 		Eventually(get("http://127.0.0.1:18080/metrics"), 10*time.Second).Should(And(
-			ContainSubstring("kai_scheduler_cycle_duration_seconds"), ContainSubstring("kai_scheduler_binds_total")))
+			ContainSubstring("kai_scheduler_cycle_duration_seconds"), ContainSubstring("kai_scheduler_binds_total"),
+			ContainSubstring("kai_scheduler_min_runtime_wait_seconds")))
 	})
 })
 

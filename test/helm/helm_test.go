@@ -150,3 +150,45 @@ func TestSchedulePeriodMustBeAPositiveDurationTheBinaryAccepts(t *testing.T) {
 		t.Errorf("500ms is a fine period: %v", err)
 	}
 }
+
+// With a Prometheus Operator, one value makes it scrape the scheduler: the ServiceMonitor
+// selects the metrics Service by its labels and scrapes its metrics port.
+func TestServiceMonitorScrapesTheMetricsService(t *testing.T) {
+	objects, err := Template()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if Find(objects, "ServiceMonitor", "kai") != nil {
+		t.Fatal("a ServiceMonitor by default: clusters without the Prometheus Operator could not install the chart")
+	}
+	objects, err = Template("--set", "metrics.serviceMonitor.enabled=true", "--set", "metrics.serviceMonitor.labels.release=prom")
+	if err != nil {
+		t.Fatal(err)
+	}
+	monitor := Find(objects, "ServiceMonitor", "kai")
+	service := Find(objects, "Service", "kai-metrics")
+	if monitor == nil || service == nil {
+		t.Fatalf("want a ServiceMonitor and the metrics Service, got monitor %v, service %v", monitor != nil, service != nil)
+	}
+	selector, _, _ := unstructured.NestedStringMap(monitor.Object, "spec", "selector", "matchLabels")
+	labels := service.GetLabels()
+	for k, v := range selector {
+		if labels[k] != v {
+			t.Errorf("the ServiceMonitor selects %s=%s, the Service has %q", k, v, labels[k])
+		}
+	}
+	if len(selector) == 0 {
+		t.Error("the ServiceMonitor selects every Service")
+	}
+	endpoints, _, _ := unstructured.NestedSlice(monitor.Object, "spec", "endpoints")
+	if len(endpoints) != 1 || endpoints[0].(map[string]any)["port"] != "metrics" {
+		t.Errorf("endpoints %v, want the metrics port", endpoints)
+	}
+	if monitor.GetLabels()["release"] != "prom" {
+		t.Errorf("labels %v, want release=prom for the Prometheus that selects it", monitor.GetLabels())
+	}
+	if _, err := Template("--set", "metrics.serviceMonitor.enabled=true", "--set", "metrics.service.enabled=false"); err == nil ||
+		!strings.Contains(err.Error(), "metrics.serviceMonitor.enabled needs metrics.service.enabled") {
+		t.Errorf("a ServiceMonitor without the Service it scrapes was not refused clearly: %v", err)
+	}
+}

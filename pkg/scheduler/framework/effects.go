@@ -35,9 +35,10 @@ type EvictionReason struct {
 	Action    ActionType
 	Preemptor api.JobID
 	Message   string
-	// Notes are what the plugins had to say about this victim (see EvictionNoteFn), for the
-	// event its owner reads; Message stays as ParseEvictionMessage reads it.
-	Notes string
+	// Note is what the plugins had to say about this victim (see EvictionNoteFn): its text
+	// goes into the event the owner reads (Message stays as ParseEvictionMessage reads it),
+	// its runtime into the runtime-at-eviction metric.
+	Note EvictionNote
 }
 
 // NewEvictionReason is the reason an eviction action gives its victims. Its Message is what

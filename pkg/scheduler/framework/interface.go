@@ -3,6 +3,7 @@ package framework
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 )
@@ -77,9 +78,19 @@ type (
 
 	// EvictionNoteFn explains, for the victim's owner, what the plugin made of an eviction
 	// being decided: for instance how long the victim ran and which protection it had.
-	// Empty when the plugin has nothing to say. The notes of all plugins are joined.
-	EvictionNoteFn func(action ActionType, preemptor, victim *api.JobInfo) string
+	// The zero note says nothing. The notes of all plugins are joined.
+	EvictionNoteFn func(action ActionType, preemptor, victim *api.JobInfo) EvictionNote
 )
+
+// EvictionNote is what a plugin says about one victim job of an eviction.
+type EvictionNote struct {
+	// Text is for the victim's owner (see EvictionReason.Notes).
+	Text string
+	// Ran is how long the victim had run, when RanKnown: the plugin that counts runtime
+	// (min-runtime) knows which start to trust.
+	Ran      time.Duration
+	RanKnown bool
+}
 
 // PlanFilter is a ScenarioFilter that also judges the finished plan, once every victim is
 // chosen and the gang placed. A rule about what a plan adds up to — a queue's allocation once

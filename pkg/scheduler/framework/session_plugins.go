@@ -3,7 +3,6 @@ package framework
 import (
 	"cmp"
 	"fmt"
-	"strings"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 )
@@ -79,15 +78,22 @@ func (ssn *Session) AddEvictionNoteFn(plugin string, fn EvictionNoteFn) {
 }
 
 // EvictionNotes joins, in plugin order, what the plugins have to say about evicting victim
-// for preemptor in this action ("" when none says anything).
-func (ssn *Session) EvictionNotes(action ActionType, preemptor, victim *api.JobInfo) string {
-	var notes []string
+// for preemptor in this action; the runtime is the first plugin's that knows it.
+func (ssn *Session) EvictionNotes(action ActionType, preemptor, victim *api.JobInfo) EvictionNote {
+	var joined EvictionNote
 	for _, h := range ssn.hooks.evictionNotes {
-		if note := h.fn(action, preemptor, victim); note != "" {
-			notes = append(notes, note)
+		note := h.fn(action, preemptor, victim)
+		if note.Text != "" {
+			if joined.Text != "" {
+				joined.Text += "; "
+			}
+			joined.Text += note.Text
+		}
+		if note.RanKnown && !joined.RanKnown {
+			joined.Ran, joined.RanKnown = note.Ran, true
 		}
 	}
-	return strings.Join(notes, "; ")
+	return joined
 }
 
 // firstOpinion returns the first non-zero answer of the registered comparisons.

@@ -80,8 +80,11 @@ func (e *Effects) Evict(ctx context.Context, pod *api.PodInfo, reason framework.
 		verb = "Evicted"
 	}
 	message := fmt.Sprintf("Pod %s evicted by %s for job %s", pod.Name, reason.Action, reason.Preemptor)
-	if reason.Notes != "" {
-		message += ": " + reason.Notes
+	if reason.Note.Text != "" {
+		message += ": " + reason.Note.Text
+	}
+	if reason.Note.RanKnown {
+		metrics.RuntimeAtEviction.WithLabelValues(string(reason.Action)).Observe(reason.Note.Ran.Seconds())
 	}
 	e.event(pod.Job, v1.EventTypeWarning, verb, message)
 	return nil

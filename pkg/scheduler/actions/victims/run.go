@@ -83,9 +83,9 @@ func apply(ctx context.Context, ssn *framework.Session, action framework.ActionT
 		// Victims come grouped by job: the plugins' notes are asked once per victim job, as
 		// the search judged it, before any of its pods is evicted.
 		if i == 0 || victim.Job != plan.Victims[i-1].Job {
-			victimReason.Notes = ""
+			victimReason.Note = framework.EvictionNote{}
 			if v := ssn.Snapshot().Job(victim.Job); v != nil {
-				victimReason.Notes = ssn.EvictionNotes(action, job, v)
+				victimReason.Note = ssn.EvictionNotes(action, job, v)
 			}
 		}
 		if err := st.Evict(victim, victimReason); err != nil {

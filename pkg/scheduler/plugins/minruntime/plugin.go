@@ -77,6 +77,7 @@ func (p *Plugin) OnSessionOpen(ssn *framework.Session) {
 	ssn.AddIsPreemptibleFn(Name, s.isPreemptible)
 	ssn.AddScenarioFiltersFn(Name, s.scenarioFilters)
 	ssn.AddEvictionNoteFn(Name, s.evictionNote)
+	s.reportProtected()
 }
 
 // OnSessionClose has nothing to release: the session value goes with the hooks.

@@ -66,6 +66,22 @@ func ReclaimMinRuntime(tree *api.QueueTree, method ResolveMethod, reclaimerQueue
 	return firstSetFrom(tree, victim, start, reclaimOf, defaults.Reclaim)
 }
 
+// LongestReclaimMinRuntime is the longest reclaim min-runtime a job of victimQueue has against
+// any reclaimer: with LCA each level of its ancestry can be where resolution starts, with
+// Queue only its leaf.
+func LongestReclaimMinRuntime(tree *api.QueueTree, method ResolveMethod, victimQueue string, defaults Defaults) Resolution {
+	victim := tree.Ancestry(victimQueue)
+	longest := firstSetFrom(tree, victim, len(victim)-1, reclaimOf, defaults.Reclaim)
+	if method == LCA {
+		for start := len(victim) - 2; start >= 0; start-- {
+			if r := firstSetFrom(tree, victim, start, reclaimOf, defaults.Reclaim); r.Duration > longest.Duration {
+				longest = r
+			}
+		}
+	}
+	return longest
+}
+
 func preemptOf(q *api.QueueInfo) *time.Duration { return q.PreemptMinRuntime }
 func reclaimOf(q *api.QueueInfo) *time.Duration { return q.ReclaimMinRuntime }
 

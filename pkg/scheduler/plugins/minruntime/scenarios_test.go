@@ -6,9 +6,11 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/metrics"
 	. "github.com/kai-minruntime/kai-scheduler/pkg/scheduler/scenario"
 )
 
@@ -31,7 +33,7 @@ var _ = Describe("Protection over virtual time", func() {
 		Expect(at).NotTo(Equal(-1), "the reclaim must happen once protection ends")
 		Expect(rounds[at].Time).To(Equal(expiry), "the queue's 30s, not the 5m default, counted from the start stamp")
 		Expect(rounds[at].EvictedPods()).To(Equal(map[string]int{"borrowed": 4}))
-		Expect(rounds[at].Evictions[0].Reason.Notes).To(Equal(
+		Expect(rounds[at].Evictions[0].Reason.Note.Text).To(Equal(
 			"it ran 30s; its reclaim min-runtime of 30s from queue borrower ended at 2026-01-01T00:00:20Z"))
 		Expect(h.PodsIn("owned", api.Running)).To(Equal(4))
 	})
@@ -134,7 +136,7 @@ var _ = Describe("Protected elastic jobs with sub-groups", func() {
 		Expect(round.EvictedPods()).To(Equal(map[string]int{"elastic": 1}))
 		evicted := round.Evictions[0].Pod
 		Expect(evicted).To(Equal("ns/elastic-2"), "the last pod of sub-group b, not a's only running pod")
-		Expect(round.Evictions[0].Reason.Notes).To(Equal("it ran 0s; its preempt min-runtime of 1h0m0s from the default " +
+		Expect(round.Evictions[0].Reason.Note.Text).To(Equal("it ran 0s; its preempt min-runtime of 1h0m0s from the default " +
 			"protects it until 2026-01-01T01:00:00Z, so it keeps its minimum"))
 		Expect(round.PipelinedPods()).To(Equal(map[string]int{"urgent": 1}))
 	})
@@ -238,5 +240,28 @@ var _ = Describe("Naming the protected victims", func() {
 				"ns/b0 until 2026-01-01T00:25:00Z (30m0s from queue lender) and 2 more; " +
 				"the first protection ends at 2026-01-01T00:07:00Z"))
 		Expect(round.AnswersChangeAt).To(Equal(Epoch.Add(7 * time.Minute)))
+	})
+})
+
+var _ = Describe("The protected-jobs metric", func() {
+	It("counts, per queue and action, the running jobs protected now", func() {
+		// fresh started 10 minutes ago, old 2 hours ago; team protects 30m against preempt
+		// and 1h against reclaim. A pending job has an old stamp from an earlier run: it runs
+		// nothing, so it is not counted.
+		h := New(withMinRuntime(`defaultPreemptMinRuntime: 30m, defaultReclaimMinRuntime: 1h`)).
+			Nodes(Node("n1").GPUs(4)).
+			Queues(Queue("team").GPUQuota(4), Queue("other").GPUQuota(0).ReclaimMinRuntime(5*time.Minute)).
+			Jobs(Job("fresh").Queue("team").Priority(10).GPUs(1).Running("n1").StartedAt(Epoch.Add(-10*time.Minute)),
+				Job("old").Queue("team").Priority(10).GPUs(1).Running("n1").StartedAt(Epoch.Add(-2*time.Hour)),
+				Job("borrowed").Queue("other").Priority(10).GPUs(1).Running("n1").StartedAt(Epoch.Add(-10*time.Minute)),
+				Job("waiting").Queue("team").Priority(10).GPUs(8).StartedAt(Epoch.Add(-time.Minute)))
+		h.RunCycle(ctx)
+		gauge := func(queue, action string) float64 {
+			return testutil.ToFloat64(metrics.ProtectedJobs.WithLabelValues(queue, action))
+		}
+		Expect(gauge("team", "preempt")).To(Equal(1.0))
+		Expect(gauge("team", "reclaim")).To(Equal(1.0))
+		Expect(gauge("other", "preempt")).To(Equal(1.0))
+		Expect(gauge("other", "reclaim")).To(Equal(0.0), "its own 5m is over")
 	})
 })

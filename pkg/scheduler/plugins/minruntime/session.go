@@ -8,6 +8,7 @@ import (
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/metrics"
 )
 
 // session is the plugin's state for one cycle: resolution caches and what it told pending
@@ -61,16 +62,11 @@ func newSession(ssn *framework.Session, defaults Defaults, method ResolveMethod)
 
 // minRuntime resolves the min-runtime that applies to victim in this action.
 func (s *session) minRuntime(action framework.ActionType, preemptor, victim *api.JobInfo) Resolution {
-	tree := s.ssn.Snapshot().Queues
 	switch action {
 	case framework.Preempt:
-		r, ok := s.preempt[victim.Queue]
-		if !ok {
-			r = PreemptMinRuntime(tree, victim.Queue, s.defaults)
-			s.preempt[victim.Queue] = r
-		}
-		return r
+		return s.preemptMinRuntime(victim.Queue)
 	case framework.Reclaim:
+		tree := s.ssn.Snapshot().Queues
 		key := [2]string{preemptor.Queue, victim.Queue}
 		r, ok := s.reclaim[key]
 		if !ok {
@@ -80,6 +76,17 @@ func (s *session) minRuntime(action framework.ActionType, preemptor, victim *api
 		return r
 	}
 	return Resolution{}
+}
+
+// preemptMinRuntime resolves, once per session and queue, the preempt min-runtime of a
+// victim in the queue.
+func (s *session) preemptMinRuntime(queue string) Resolution {
+	r, ok := s.preempt[queue]
+	if !ok {
+		r = PreemptMinRuntime(s.ssn.Snapshot().Queues, queue, s.defaults)
+		s.preempt[queue] = r
+	}
+	return r
 }
 
 // protectedUntil returns victim's protection against preemptor in this action, and whether
@@ -175,9 +182,9 @@ func (b *blockedBy) reason(action framework.ActionType) api.PendingReason {
 // evictionNote tells a victim's owner how long the job ran, counted from the start this
 // plugin trusts, and which min-runtime applied: the answer to "why was my job killed after
 // three minutes?". Built by appending: reclaiming a large cluster evicts thousands of jobs.
-func (s *session) evictionNote(action framework.ActionType, preemptor, victim *api.JobInfo) string {
+func (s *session) evictionNote(action framework.ActionType, preemptor, victim *api.JobInfo) framework.EvictionNote {
 	if action == framework.Allocate {
-		return ""
+		return framework.EvictionNote{}
 	}
 	r := s.minRuntime(action, preemptor, victim)
 	now := s.ssn.Now()
@@ -207,7 +214,48 @@ func (s *session) evictionNote(action framework.ActionType, preemptor, victim *a
 		b = append(minRuntime(append(b, "; "...)), " ended at "...)
 		b = until.UTC().AppendFormat(b, time.RFC3339)
 	}
-	return string(b)
+	note := framework.EvictionNote{Text: string(b), RanKnown: known}
+	if known {
+		note.Ran = now.Sub(start)
+	}
+	return note
+}
+
+// reportProtected sets the protected-jobs gauge: per queue and action, the running jobs
+// still within their min-runtime at the session's now (for reclaim, against some reclaimer).
+func (s *session) reportProtected() {
+	type key struct {
+		queue  string
+		action framework.ActionType
+	}
+	counts := map[key]int{}
+	tree := s.ssn.Snapshot().Queues
+	reclaim := map[string]Resolution{}
+	now := s.ssn.Now()
+	for _, job := range s.ssn.Snapshot().Jobs {
+		if !job.Preemptible || job.CountActive() == 0 {
+			continue // never a victim, or nothing running to protect
+		}
+		start, known, _ := EffectiveStart(job, now)
+		if !known {
+			continue
+		}
+		if now.Before(start.Add(s.preemptMinRuntime(job.Queue).Duration)) {
+			counts[key{job.Queue, framework.Preempt}]++
+		}
+		r, ok := reclaim[job.Queue]
+		if !ok {
+			r = LongestReclaimMinRuntime(tree, s.method, job.Queue, s.defaults)
+			reclaim[job.Queue] = r
+		}
+		if now.Before(start.Add(r.Duration)) {
+			counts[key{job.Queue, framework.Reclaim}]++
+		}
+	}
+	metrics.ProtectedJobs.Reset()
+	for k, n := range counts {
+		metrics.ProtectedJobs.WithLabelValues(k.queue, string(k.action)).Set(float64(n))
+	}
 }
 
 // scenarioFilters returns the elastic filter for eviction actions.

@@ -7,6 +7,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 	. "github.com/kai-minruntime/kai-scheduler/pkg/scheduler/scenario"
 )
 
@@ -55,8 +56,8 @@ var _ = Describe("Min-runtime of zero", func() {
 		// The plugin explains each eviction (no min-runtime applied); the decisions are the same.
 		for _, r := range with {
 			for i := range r.Evictions {
-				Expect(r.Evictions[i].Reason.Notes).To(ContainSubstring("min-runtime applied (0s from "))
-				r.Evictions[i].Reason.Notes = ""
+				Expect(r.Evictions[i].Reason.Note.Text).To(ContainSubstring("min-runtime applied (0s from "))
+				r.Evictions[i].Reason.Note = framework.EvictionNote{}
 			}
 		}
 		Expect(with).To(Equal(without))
