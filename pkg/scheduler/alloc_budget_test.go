@@ -21,6 +21,7 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 	. "github.com/kai-minruntime/kai-scheduler/pkg/scheduler/scenario"
 )
 
@@ -45,6 +46,8 @@ var budgetCases = map[string]func() *Harness{
 		return reclaimShape{minRuntime: true}.build(10)
 	},
 	"ReclaimShapes/large/nodes=50": func() *Harness { return reclaimShape{large: true}.build(50) },
+	// Every victim protected: refusals and the pending reasons that name them.
+	"ReclaimShapes/many-protected/nodes=10": func() *Harness { return reclaimShape{protected: true}.build(10) },
 }
 
 func TestAllocationBudget(t *testing.T) {
@@ -98,12 +101,13 @@ func cycleAllocs(h *Harness, policy *scheduler.Policy) int64 {
 	const runs = 3
 	var snapshot *api.Snapshot
 	setup := testing.AllocsPerRun(runs, func() { snapshot = h.Snapshot() })
+	var result scheduler.CycleResult
 	total := testing.AllocsPerRun(runs, func() {
 		snapshot = h.Snapshot()
-		scheduler.RunCycle(context.Background(), snapshot, h.Clock, policy, Discard{})
+		result = scheduler.RunCycle(context.Background(), snapshot, h.Clock, policy, Discard{})
 	})
-	if countReleasing(snapshot) == 0 {
-		panic("the cycle evicted nothing: the budget case does not exercise eviction")
+	if countReleasing(snapshot) == 0 && result.ProtectedRefusals[framework.Reclaim] == 0 {
+		panic("the cycle neither evicted nor refused a protected victim: the budget case exercises no victim search")
 	}
 	return int64(total - setup)
 }

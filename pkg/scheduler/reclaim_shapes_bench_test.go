@@ -15,14 +15,18 @@ import (
 // and in an owner queue that deserves all 8n GPUs either 8n pending single-GPU jobs (many)
 // or one gang of n/2 pods of 8 GPUs (large). With minRuntime, the borrower queue has a 30s
 // reclaim min-runtime that the victims, started a minute earlier, have served: protection
-// is checked and protects nothing.
+// is checked and protects nothing. With protected, the min-runtime is an hour: every victim
+// is refused, and every reclaimer told which protections hold it back.
 type reclaimShape struct {
-	large, minRuntime bool
+	large, minRuntime, protected bool
 }
 
 func (s reclaimShape) build(n int) *Harness {
 	borrower := Queue("borrower").GPUQuota(0).GPUWeight(0)
-	if s.minRuntime {
+	switch {
+	case s.protected:
+		borrower = borrower.ReclaimMinRuntime(time.Hour)
+	case s.minRuntime:
 		borrower = borrower.ReclaimMinRuntime(30 * time.Second)
 	}
 	h := New("").Queues(Queue("owner").GPUQuota(float64(8*n)), borrower)

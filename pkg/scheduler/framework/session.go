@@ -86,10 +86,12 @@ func (ssn *Session) Logger() logr.Logger {
 	return ssn.log
 }
 
-// pendingReason is one explanation, replaceable by its key.
+// pendingReason is one explanation, replaceable by its key: a reason, or a function that
+// tells it when it is read (see SetPendingReasonFunc).
 type pendingReason struct {
 	key    string
 	reason api.PendingReason
+	tell   func() api.PendingReason
 }
 
 // RecordPendingReason notes why a job could not be scheduled in this cycle (as
@@ -103,21 +105,36 @@ func (ssn *Session) RecordPendingReason(job api.JobID, message string) {
 // key, so that a plugin can keep one up-to-date summary (for instance the earliest time a
 // protected victim becomes evictable) instead of piling up variants.
 func (ssn *Session) SetPendingReason(job api.JobID, key string, reason api.PendingReason) {
+	ssn.setPendingReason(job, pendingReason{key: key, reason: reason})
+}
+
+// SetPendingReasonFunc is SetPendingReason for a reason that keeps changing while the
+// actions run (a count, the earliest of many times): tell is called only when the reasons
+// are read, so a plugin updates its own state as often as it likes and formats once.
+func (ssn *Session) SetPendingReasonFunc(job api.JobID, key string, tell func() api.PendingReason) {
+	ssn.setPendingReason(job, pendingReason{key: key, tell: tell})
+}
+
+func (ssn *Session) setPendingReason(job api.JobID, r pendingReason) {
 	reasons := ssn.pendingReasons[job]
 	for i := range reasons {
-		if reasons[i].key == key {
-			reasons[i].reason = reason
+		if reasons[i].key == r.key {
+			reasons[i] = r
 			return
 		}
 	}
-	ssn.pendingReasons[job] = append(reasons, pendingReason{key: key, reason: reason})
+	ssn.pendingReasons[job] = append(reasons, r)
 }
 
 // PendingReasons returns the reasons recorded for a job, in the order they were first found.
 func (ssn *Session) PendingReasons(job api.JobID) []api.PendingReason {
 	var reasons []api.PendingReason
 	for _, r := range ssn.pendingReasons[job] {
-		reasons = append(reasons, r.reason)
+		if r.tell != nil {
+			reasons = append(reasons, r.tell())
+		} else {
+			reasons = append(reasons, r.reason)
+		}
 	}
 	return reasons
 }

@@ -133,22 +133,17 @@ func (s *session) block(action framework.ActionType, preemptor *api.JobInfo, p p
 	if b == nil {
 		b = &blockedBy{victims: map[api.JobID]bool{}}
 		s.blocked[key] = b
+		s.ssn.SetPendingReasonFunc(preemptor.ID, reasonKey(action), func() api.PendingReason { return b.reason(action) })
 	}
 	if b.victims[p.victim] {
 		return
 	}
 	b.victims[p.victim] = true
 	s.ssn.RecordProtectedRefusal(action, p.until)
-	k, _ := slices.BinarySearchFunc(b.earliest, p, compareProtections)
-	if k >= maxNamedVictims {
-		s.ssn.SetPendingReason(preemptor.ID, reasonKey(action), b.reason(action)) // only the count moved
-		return
+	if k, _ := slices.BinarySearchFunc(b.earliest, p, compareProtections); k < maxNamedVictims {
+		b.earliest = slices.Insert(b.earliest, k, p)
+		b.earliest = b.earliest[:min(len(b.earliest), maxNamedVictims)]
 	}
-	b.earliest = slices.Insert(b.earliest, k, p)
-	if len(b.earliest) > maxNamedVictims {
-		b.earliest = b.earliest[:maxNamedVictims]
-	}
-	s.ssn.SetPendingReason(preemptor.ID, reasonKey(action), b.reason(action))
 }
 
 func compareProtections(a, b protection) int {
