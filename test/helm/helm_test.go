@@ -192,3 +192,35 @@ func TestServiceMonitorScrapesTheMetricsService(t *testing.T) {
 		t.Errorf("a ServiceMonitor without the Service it scrapes was not refused clearly: %v", err)
 	}
 }
+
+// The first thing an operator types: `--set minRuntime.defaultReclaimMinRuntime=0`. Helm reads
+// 0 as a number; the chart takes it as the duration it means.
+func TestZeroAsANumberIsAZeroDuration(t *testing.T) {
+	_, reclaim, _, _ := minRuntimeArgs(t, "--set", "minRuntime.defaultReclaimMinRuntime=0", "--set", "minRuntime.defaultPreemptMinRuntime=90s")
+	if reclaim != 0 {
+		t.Errorf("reclaim min-runtime %v, want 0", reclaim)
+	}
+}
+
+// Several mistakes are reported together, each by its key with an example of a right value,
+// and never as a raw pattern; arguments under the plugin list that minRuntime.* would
+// replace are refused rather than dropped.
+func TestEveryMistakeIsNamedAtOnce(t *testing.T) {
+	_, err := Template("--set", "minRuntime.defaultReclaimMinRuntime=10x", "--set", "schedulePeriod=0s",
+		"--set-json", `scheduler.plugins=[{"name":"proportion"},{"name":"minruntime","arguments":{"defaultReclaimMinRuntime":"5m"}}]`)
+	if err == nil {
+		t.Fatal("the chart accepted three mistakes")
+	}
+	for _, want := range []string{
+		`minRuntime.defaultReclaimMinRuntime: "10x" is not a duration; use a non-negative Go duration such as 0s, 90s, 10m, 1h30m or 1d`,
+		`schedulePeriod: "0s" must be a positive Go duration such as 1s or 500ms`,
+		"scheduler.plugins: minruntime's arguments come from minRuntime.*",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the error does not say %q:\n%v", want, err)
+		}
+	}
+	if strings.Contains(err.Error(), "^(") || strings.Contains(err.Error(), "'not' failed") {
+		t.Errorf("the error shows a schema's internals:\n%v", err)
+	}
+}
