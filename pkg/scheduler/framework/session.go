@@ -91,7 +91,12 @@ func (ssn *Session) Logger() logr.Logger {
 type pendingReason struct {
 	key    string
 	reason api.PendingReason
-	tell   func() api.PendingReason
+	teller ReasonTeller
+}
+
+// ReasonTeller tells a pending reason when it is read (see SetPendingReasonTeller).
+type ReasonTeller interface {
+	PendingReason() api.PendingReason
 }
 
 // RecordPendingReason notes why a job could not be scheduled in this cycle (as
@@ -108,11 +113,11 @@ func (ssn *Session) SetPendingReason(job api.JobID, key string, reason api.Pendi
 	ssn.setPendingReason(job, pendingReason{key: key, reason: reason})
 }
 
-// SetPendingReasonFunc is SetPendingReason for a reason that keeps changing while the
-// actions run (a count, the earliest of many times): tell is called only when the reasons
-// are read, so a plugin updates its own state as often as it likes and formats once.
-func (ssn *Session) SetPendingReasonFunc(job api.JobID, key string, tell func() api.PendingReason) {
-	ssn.setPendingReason(job, pendingReason{key: key, tell: tell})
+// SetPendingReasonTeller is SetPendingReason for a reason that keeps changing while the
+// actions run (a count, the earliest of many times): the teller is asked only when the
+// reasons are read, so a plugin updates its own state as often as it likes and formats once.
+func (ssn *Session) SetPendingReasonTeller(job api.JobID, key string, teller ReasonTeller) {
+	ssn.setPendingReason(job, pendingReason{key: key, teller: teller})
 }
 
 func (ssn *Session) setPendingReason(job api.JobID, r pendingReason) {
@@ -130,8 +135,8 @@ func (ssn *Session) setPendingReason(job api.JobID, r pendingReason) {
 func (ssn *Session) PendingReasons(job api.JobID) []api.PendingReason {
 	var reasons []api.PendingReason
 	for _, r := range ssn.pendingReasons[job] {
-		if r.tell != nil {
-			reasons = append(reasons, r.tell())
+		if r.teller != nil {
+			reasons = append(reasons, r.teller.PendingReason())
 		} else {
 			reasons = append(reasons, r.reason)
 		}

@@ -21,9 +21,16 @@ type session struct {
 	preempt map[string]Resolution
 	reclaim map[[2]string]Resolution
 	// blocked holds, per action and pending job, the protected victims it was refused, for
-	// its pending reason; each victim is counted once (see block).
+	// its pending reason; refused holds every (action, preemptor, victim) refusal already
+	// counted, so that each victim counts once however often the search asks.
 	blocked  map[blockKey]*blockedBy
+	refused  map[refusal]bool
 	reported map[api.JobID]bool
+}
+
+type refusal struct {
+	action            framework.ActionType
+	preemptor, victim api.JobID
 }
 
 type blockKey struct {
@@ -40,10 +47,13 @@ type protection struct {
 }
 
 // blockedBy are the protections a pending job ran into in one action: the earliest
-// maxNamedVictims of them by end (then job), and how many there were in all.
+// maxNamedVictims of them by end (then job), and how many there were in all. It tells the
+// job's pending reason when the cycle reads it.
 type blockedBy struct {
-	earliest []protection
-	victims  map[api.JobID]bool
+	action   framework.ActionType
+	earliest [maxNamedVictims]protection
+	named    int
+	count    int
 }
 
 // maxNamedVictims bounds the victims a pending reason names: enough to act on, short enough
@@ -56,6 +66,7 @@ func newSession(ssn *framework.Session, defaults Defaults, method ResolveMethod)
 		preempt:  map[string]Resolution{},
 		reclaim:  map[[2]string]Resolution{},
 		blocked:  map[blockKey]*blockedBy{},
+		refused:  map[refusal]bool{},
 		reported: map[api.JobID]bool{},
 	}
 }
@@ -128,22 +139,38 @@ func (s *session) isPreemptible(action framework.ActionType, preemptor, victim *
 // (the victim search asks again for every candidate set, the metric counts victims), noted
 // as a time the answer changes, and told in the preemptor's pending reason.
 func (s *session) block(action framework.ActionType, preemptor *api.JobInfo, p protection) {
+	r := refusal{action, preemptor.ID, p.victim}
+	if s.refused[r] {
+		return
+	}
+	s.refused[r] = true
+	s.ssn.RecordProtectedRefusal(action, p.until)
 	key := blockKey{action, preemptor.ID}
 	b := s.blocked[key]
 	if b == nil {
-		b = &blockedBy{victims: map[api.JobID]bool{}}
+		b = &blockedBy{action: action}
 		s.blocked[key] = b
-		s.ssn.SetPendingReasonFunc(preemptor.ID, reasonKey(action), func() api.PendingReason { return b.reason(action) })
+		s.ssn.SetPendingReasonTeller(preemptor.ID, reasonKeys[action], b)
 	}
-	if b.victims[p.victim] {
+	b.add(p)
+}
+
+// reasonKeys keep one min-runtime reason per action on a pending job.
+var reasonKeys = map[framework.ActionType]string{
+	framework.Reclaim: Name + "/" + string(framework.Reclaim),
+	framework.Preempt: Name + "/" + string(framework.Preempt),
+}
+
+// add counts a protection and keeps it if it is among the earliest to end.
+func (b *blockedBy) add(p protection) {
+	b.count++
+	k, _ := slices.BinarySearchFunc(b.earliest[:b.named], p, compareProtections)
+	if k >= maxNamedVictims {
 		return
 	}
-	b.victims[p.victim] = true
-	s.ssn.RecordProtectedRefusal(action, p.until)
-	if k, _ := slices.BinarySearchFunc(b.earliest, p, compareProtections); k < maxNamedVictims {
-		b.earliest = slices.Insert(b.earliest, k, p)
-		b.earliest = b.earliest[:min(len(b.earliest), maxNamedVictims)]
-	}
+	b.named = min(b.named+1, maxNamedVictims)
+	copy(b.earliest[k+1:b.named], b.earliest[k:b.named-1])
+	b.earliest[k] = p
 }
 
 func compareProtections(a, b protection) int {
@@ -153,21 +180,19 @@ func compareProtections(a, b protection) int {
 	return strings.Compare(string(a.victim), string(b.victim))
 }
 
-// reasonKey keeps one min-runtime reason per action on a pending job.
-func reasonKey(action framework.ActionType) string { return Name + "/" + string(action) }
-
 // reason tells the pending job which protected jobs hold it back, where each min-runtime was
 // set and until when; the first end is when the job can next hope to move.
-func (b *blockedBy) reason(action framework.ActionType) api.PendingReason {
+func (b *blockedBy) PendingReason() api.PendingReason {
+	action := b.action
 	var m strings.Builder
 	fmt.Fprintf(&m, "%s: victims are protected by min-runtime: ", action)
-	for i, p := range b.earliest {
+	for i, p := range b.earliest[:b.named] {
 		if i > 0 {
 			m.WriteString(", ")
 		}
 		fmt.Fprintf(&m, "%s until %s (%s from %s)", p.victim, p.until.UTC().Format(time.RFC3339), p.by.Duration, p.by.Source())
 	}
-	if more := len(b.victims) - len(b.earliest); more > 0 {
+	if more := b.count - b.named; more > 0 {
 		fmt.Fprintf(&m, " and %d more", more)
 	}
 	fmt.Fprintf(&m, "; the first protection ends at %s", b.earliest[0].until.UTC().Format(time.RFC3339))
