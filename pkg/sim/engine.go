@@ -37,10 +37,11 @@ type Options struct {
 	// cluster, and fails the run on the first difference. A self-check for tests: it makes
 	// every cycle list and convert the whole cluster.
 	VerifySnapshots bool
-	// EveryPeriod runs a cycle every period, as a scheduler on a real cluster does, instead
-	// of only when something can change (see nextTime). The result is the same but for the
-	// count of protected refusals, which grows with the cycles run; a self-check for tests
-	// that the skipped cycles would have decided nothing.
+	// EveryPeriod runs a cycle every period up to Until (which it needs), as a scheduler on
+	// a real cluster does, instead of only when something can change (see nextTime). The
+	// events are the same; a self-check for tests that the skipped cycles would have decided
+	// nothing. The report covers the whole horizon, and protected refusals, counted per
+	// cycle, grow with the cycles run.
 	EveryPeriod bool
 }
 
@@ -80,6 +81,9 @@ type engine struct {
 func Run(ctx context.Context, sc *Scenario, opts Options) (*Result, error) {
 	if opts.Period <= 0 {
 		opts.Period = time.Second
+	}
+	if opts.EveryPeriod && opts.Until <= 0 {
+		return nil, fmt.Errorf("a cycle every period needs a time limit (Until)")
 	}
 	policy, _, err := scheduler.LoadPolicy(opts.Config)
 	if err != nil {
@@ -342,7 +346,7 @@ func (e *engine) onDelete(pod *v1.Pod) {
 // see the same cluster, get the same answers and decide nothing. ok is false when nothing
 // can happen any more.
 func (e *engine) nextTime(now time.Time) (time.Time, bool) {
-	if e.changed {
+	if e.changed || e.opts.EveryPeriod {
 		return now.Add(e.opts.Period), true
 	}
 	var next time.Time
@@ -369,9 +373,6 @@ func (e *engine) nextTime(now time.Time) (time.Time, bool) {
 	}
 	if next.IsZero() {
 		return next, false
-	}
-	if e.opts.EveryPeriod {
-		return now.Add(e.opts.Period), true
 	}
 	periods := (next.Sub(Start) + e.opts.Period - 1) / e.opts.Period
 	return Start.Add(periods * e.opts.Period), true

@@ -213,10 +213,14 @@ func TestSkippedCyclesDecideNothing(t *testing.T) {
 				t.Errorf("a cycle every period counted fewer protected refusals (%d) than skipping (%d)",
 					every.Totals.ProtectedRefusals, skipping.Totals.ProtectedRefusals)
 			}
-			// Refusals are counted per cycle run; everything else must match.
-			every.Totals.ProtectedRefusals, skipping.Totals.ProtectedRefusals = 0, 0
-			if diff := cmp.Diff(every, skipping); diff != "" {
-				t.Fatalf("skipping cycles changed the outcome (-every period +skipping; replay with PROPERTY_SEED=%d):\n%s", seed, diff)
+			// Every bind, eviction, start and completion, at the same times. The cycles every
+			// period go on to the horizon, so a wake-up the skipping run missed on a quiet
+			// cluster shows as events it never had.
+			if diff := cmp.Diff(every.Events, skipping.Events); diff != "" {
+				t.Fatalf("skipping cycles changed the decisions (-every period +skipping; replay with PROPERTY_SEED=%d):\n%s", seed, diff)
+			}
+			if diff := cmp.Diff(every.Series, skipping.Series); diff != "" {
+				t.Fatalf("skipping cycles changed what queues held (-every period +skipping; PROPERTY_SEED=%d):\n%s", seed, diff)
 			}
 		})
 	}

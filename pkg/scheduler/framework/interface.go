@@ -84,7 +84,7 @@ type (
 
 // EvictionNote is what a plugin says about one victim job of an eviction.
 type EvictionNote struct {
-	// Text is for the victim's owner (see EvictionReason.Notes).
+	// Text is for the victim's owner (EvictionReason.Note goes into the victim's event).
 	Text string
 	// Ran is how long the victim had run, when RanKnown: the plugin that counts runtime
 	// (min-runtime) knows which start to trust.

@@ -87,7 +87,7 @@ func (ssn *Session) Logger() logr.Logger {
 }
 
 // pendingReason is one explanation, replaceable by its key: a reason, or a function that
-// tells it when it is read (see SetPendingReasonFunc).
+// tells it when it is read (see SetPendingReasonTeller).
 type pendingReason struct {
 	key    string
 	reason api.PendingReason

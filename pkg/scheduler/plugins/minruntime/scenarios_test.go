@@ -6,7 +6,9 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
@@ -243,6 +245,25 @@ var _ = Describe("Naming the protected victims", func() {
 	})
 })
 
+// shown reports whether the protected-jobs gauge has a series for the queue and action.
+func shown(queue, action string) bool {
+	ch := make(chan prometheus.Metric, 64)
+	metrics.ProtectedJobs.Collect(ch)
+	close(ch)
+	for m := range ch {
+		var d dto.Metric
+		Expect(m.Write(&d)).To(Succeed())
+		labels := map[string]string{}
+		for _, l := range d.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		if labels["queue"] == queue && labels["action"] == action {
+			return true
+		}
+	}
+	return false
+}
+
 var _ = Describe("The protected-jobs metric", func() {
 	It("counts, per queue and action, the running jobs protected now", func() {
 		// fresh started 10 minutes ago, old 2 hours ago; team protects 30m against preempt
@@ -263,5 +284,12 @@ var _ = Describe("The protected-jobs metric", func() {
 		Expect(gauge("team", "reclaim")).To(Equal(1.0))
 		Expect(gauge("other", "preempt")).To(Equal(1.0))
 		Expect(gauge("other", "reclaim")).To(Equal(0.0), "its own 5m is over")
+
+		// An hour later nothing is protected: the series go, rather than stay at their
+		// last value.
+		h.Clock.SetTime(Epoch.Add(time.Hour))
+		h.RunCycle(ctx)
+		Expect(shown("team", "preempt")).To(BeFalse())
+		Expect(shown("other", "preempt")).To(BeFalse())
 	})
 })

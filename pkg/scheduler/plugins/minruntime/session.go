@@ -241,13 +241,18 @@ func (s *session) evictionNote(action framework.ActionType, preemptor, victim *a
 	return note
 }
 
+// protectedSeries is one series of the protected-jobs gauge.
+type protectedSeries struct {
+	queue  string
+	action framework.ActionType
+}
+
 // reportProtected sets the protected-jobs gauge: per queue and action, the running jobs
 // still within their min-runtime at the session's now (for reclaim, against some reclaimer).
-func (s *session) reportProtected() {
-	type key struct {
-		queue  string
-		action framework.ActionType
-	}
+// It deletes the series of shown (the previous cycle's) that have no jobs now, and returns
+// the series it set.
+func (s *session) reportProtected(shown map[protectedSeries]bool) map[protectedSeries]bool {
+	type key = protectedSeries
 	counts := map[key]int{}
 	tree := s.ssn.Snapshot().Queues
 	reclaim := map[string]Resolution{}
@@ -272,10 +277,17 @@ func (s *session) reportProtected() {
 			counts[key{job.Queue, framework.Reclaim}]++
 		}
 	}
-	metrics.ProtectedJobs.Reset()
+	set := make(map[protectedSeries]bool, len(counts))
 	for k, n := range counts {
 		metrics.ProtectedJobs.WithLabelValues(k.queue, string(k.action)).Set(float64(n))
+		set[k] = true
 	}
+	for k := range shown {
+		if !set[k] {
+			metrics.ProtectedJobs.DeleteLabelValues(k.queue, string(k.action))
+		}
+	}
+	return set
 }
 
 // scenarioFilters returns the elastic filter for eviction actions.
