@@ -95,15 +95,14 @@ func (l *Loop) observeProtectionWaits(now time.Time, pending map[api.JobID][]api
 	if l.blockedSince == nil {
 		l.blockedSince = map[api.JobID]time.Time{}
 	}
+	protected := func(r api.PendingReason) bool { return r.Reason == api.ReasonMinRuntimeProtected }
 	for job, reasons := range pending {
-		if _, seen := l.blockedSince[job]; !seen && slices.ContainsFunc(reasons, func(r api.PendingReason) bool {
-			return r.Reason == api.ReasonMinRuntimeProtected
-		}) {
+		if _, seen := l.blockedSince[job]; !seen && slices.ContainsFunc(reasons, protected) {
 			l.blockedSince[job] = now
 		}
 	}
 	for job, since := range l.blockedSince {
-		if !slices.ContainsFunc(pending[job], func(r api.PendingReason) bool { return r.Reason == api.ReasonMinRuntimeProtected }) {
+		if !slices.ContainsFunc(pending[job], protected) {
 			metrics.MinRuntimeWait.Observe(now.Sub(since).Seconds())
 			delete(l.blockedSince, job)
 		}

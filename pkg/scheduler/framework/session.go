@@ -86,7 +86,7 @@ func (ssn *Session) Logger() logr.Logger {
 	return ssn.log
 }
 
-// pendingReason is one explanation, replaceable by its key: a reason, or a function that
+// pendingReason is one explanation, replaceable by its key: a reason, or a teller that
 // tells it when it is read (see SetPendingReasonTeller).
 type pendingReason struct {
 	key    string
@@ -103,19 +103,13 @@ type ReasonTeller interface {
 // api.ReasonUnschedulable), for the status updater and for tests. Repeated reasons are kept
 // once.
 func (ssn *Session) RecordPendingReason(job api.JobID, message string) {
-	ssn.SetPendingReason(job, message, api.Unschedulable(message))
+	ssn.setPendingReason(job, pendingReason{key: message, reason: api.Unschedulable(message)})
 }
 
-// SetPendingReason records a reason under a key, replacing an earlier reason with the same
-// key, so that a plugin can keep one up-to-date summary (for instance the earliest time a
-// protected victim becomes evictable) instead of piling up variants.
-func (ssn *Session) SetPendingReason(job api.JobID, key string, reason api.PendingReason) {
-	ssn.setPendingReason(job, pendingReason{key: key, reason: reason})
-}
-
-// SetPendingReasonTeller is SetPendingReason for a reason that keeps changing while the
-// actions run (a count, the earliest of many times): the teller is asked only when the
-// reasons are read, so a plugin updates its own state as often as it likes and formats once.
+// SetPendingReasonTeller records a reason under a key, replacing an earlier one with the same
+// key, for a reason that keeps changing while the actions run (a count, the earliest of many
+// times): the teller is asked only when the reasons are read, so a plugin keeps one
+// up-to-date summary, updates its state as often as it likes and formats once.
 func (ssn *Session) SetPendingReasonTeller(job api.JobID, key string, teller ReasonTeller) {
 	ssn.setPendingReason(job, pendingReason{key: key, teller: teller})
 }

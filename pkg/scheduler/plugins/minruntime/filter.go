@@ -67,8 +67,8 @@ func (f *elasticFilter) judge(sc framework.Scenario, victim *api.JobInfo) (bool,
 	if !IsElastic(victim) {
 		return true, ""
 	}
-	prot, protected := f.s.protectedUntil(f.action, sc.Preemptor(), victim)
-	if !protected {
+	prot := f.s.protectionOf(f.action, sc.Preemptor(), victim)
+	if !prot.holds(f.s.ssn.Now()) {
 		return true, ""
 	}
 	guard := victim.NewMinimumGuard()

@@ -38,12 +38,20 @@ type blockKey struct {
 	preemptor api.JobID
 }
 
-// protection is why a victim may not go yet: its min-runtime, where that value was set, and
-// when it ends.
+// protection is a victim's min-runtime against one preemptor: the value and where it was
+// set, the start it counts from and when it ends. The start is looked up only when a
+// min-runtime applies (see protectionOf).
 type protection struct {
-	victim api.JobID
-	until  time.Time
-	by     Resolution
+	victim     api.JobID
+	by         Resolution
+	start      time.Time
+	startKnown bool
+	until      time.Time
+}
+
+// holds reports whether the protection still holds at now.
+func (p protection) holds(now time.Time) bool {
+	return p.by.Duration > 0 && p.startKnown && now.Before(p.until)
 }
 
 // blockedBy are the protections a pending job ran into in one action: the earliest
@@ -100,13 +108,21 @@ func (s *session) preemptMinRuntime(queue string) Resolution {
 	return r
 }
 
-// protectedUntil returns victim's protection against preemptor in this action, and whether
-// it still holds at the session's now.
-func (s *session) protectedUntil(action framework.ActionType, preemptor, victim *api.JobInfo) (protection, bool) {
-	r := s.minRuntime(action, preemptor, victim)
-	if r.Duration <= 0 {
-		return protection{}, false
+// protectionOf returns victim's protection against preemptor in this action. A zero
+// min-runtime protects whatever the start, so the start is left unknown then: the victim
+// search asks for every candidate, and most configurations set no min-runtime for most.
+func (s *session) protectionOf(action framework.ActionType, preemptor, victim *api.JobInfo) protection {
+	p := protection{victim: victim.ID, by: s.minRuntime(action, preemptor, victim)}
+	if p.by.Duration > 0 {
+		p.start, p.startKnown = s.effectiveStart(victim)
+		p.until = p.start.Add(p.by.Duration)
 	}
+	return p
+}
+
+// effectiveStart is the start min-runtime counts from (see EffectiveStart). A stamp in the
+// future is noted as a time the answers change; a stamp not trusted is logged once.
+func (s *session) effectiveStart(victim *api.JobInfo) (time.Time, bool) {
 	now := s.ssn.Now()
 	start, known, note := EffectiveStart(victim, now)
 	if stamp := victim.LastStartTimestamp; stamp != nil && stamp.After(now) {
@@ -116,11 +132,7 @@ func (s *session) protectedUntil(action framework.ActionType, preemptor, victim 
 		s.reported[victim.ID] = true
 		s.ssn.Logger().Info("Start stamp not trusted for min-runtime", "job", victim.ID, "reason", note)
 	}
-	if !known {
-		return protection{}, false
-	}
-	p := protection{victim: victim.ID, until: start.Add(r.Duration), by: r}
-	return p, now.Before(p.until)
+	return start, known
 }
 
 // isPreemptible refuses a protected non-elastic victim and tells the preemptor until when.
@@ -128,11 +140,12 @@ func (s *session) isPreemptible(action framework.ActionType, preemptor, victim *
 	if action == framework.Allocate || IsElastic(victim) {
 		return true
 	}
-	p, protected := s.protectedUntil(action, preemptor, victim)
-	if protected {
+	p := s.protectionOf(action, preemptor, victim)
+	if p.holds(s.ssn.Now()) {
 		s.block(action, preemptor, p)
+		return false
 	}
-	return !protected
+	return true
 }
 
 // block records that a protection refused a victim to a preemptor: counted once per cycle
@@ -180,8 +193,8 @@ func compareProtections(a, b protection) int {
 	return strings.Compare(string(a.victim), string(b.victim))
 }
 
-// reason tells the pending job which protected jobs hold it back, where each min-runtime was
-// set and until when; the first end is when the job can next hope to move.
+// PendingReason tells the pending job which protected jobs hold it back, where each
+// min-runtime was set and until when; the first end is when the job can next hope to move.
 func (b *blockedBy) PendingReason() api.PendingReason {
 	action := b.action
 	var m strings.Builder
@@ -206,9 +219,11 @@ func (s *session) evictionNote(action framework.ActionType, preemptor, victim *a
 	if action == framework.Allocate {
 		return framework.EvictionNote{}
 	}
-	r := s.minRuntime(action, preemptor, victim)
-	now := s.ssn.Now()
-	start, known, _ := EffectiveStart(victim, now)
+	p := s.protectionOf(action, preemptor, victim)
+	if p.by.Duration <= 0 {
+		p.start, p.startKnown = s.effectiveStart(victim) // for how long it ran
+	}
+	r, start, known, until, now := p.by, p.start, p.startKnown, p.until, s.ssn.Now()
 	b := make([]byte, 0, 160)
 	if known {
 		b = append(append(b, "it ran "...), now.Sub(start).Round(time.Second).String()...)
@@ -219,14 +234,13 @@ func (s *session) evictionNote(action framework.ActionType, preemptor, victim *a
 		b = append(append(append(b, "its "...), action...), " min-runtime of "...)
 		return append(append(append(b, r.Duration.String()...), " from "...), r.Source()...)
 	}
-	until := start.Add(r.Duration)
 	switch {
 	case r.Duration <= 0:
 		b = append(append(append(append(b, "; no "...), action...), " min-runtime applied (0s from "...), r.Source()...)
 		b = append(b, ')')
 	case !known:
 		b = append(minRuntime(append(b, ", so "...)), " could not protect it"...)
-	case now.Before(until):
+	case p.holds(now):
 		// Only an elastic job loses pods while protected, and only those above its minimums.
 		b = append(minRuntime(append(b, "; "...)), " protects it until "...)
 		b = append(until.UTC().AppendFormat(b, time.RFC3339), ", so it keeps its minimum"...)
@@ -252,8 +266,7 @@ type protectedSeries struct {
 // It deletes the series of shown (the previous cycle's) that have no jobs now, and returns
 // the series it set.
 func (s *session) reportProtected(shown map[protectedSeries]bool) map[protectedSeries]bool {
-	type key = protectedSeries
-	counts := map[key]int{}
+	counts := map[protectedSeries]int{}
 	tree := s.ssn.Snapshot().Queues
 	reclaim := map[string]Resolution{}
 	now := s.ssn.Now()
@@ -266,7 +279,7 @@ func (s *session) reportProtected(shown map[protectedSeries]bool) map[protectedS
 			continue
 		}
 		if now.Before(start.Add(s.preemptMinRuntime(job.Queue).Duration)) {
-			counts[key{job.Queue, framework.Preempt}]++
+			counts[protectedSeries{job.Queue, framework.Preempt}]++
 		}
 		r, ok := reclaim[job.Queue]
 		if !ok {
@@ -274,7 +287,7 @@ func (s *session) reportProtected(shown map[protectedSeries]bool) map[protectedS
 			reclaim[job.Queue] = r
 		}
 		if now.Before(start.Add(r.Duration)) {
-			counts[key{job.Queue, framework.Reclaim}]++
+			counts[protectedSeries{job.Queue, framework.Reclaim}]++
 		}
 	}
 	set := make(map[protectedSeries]bool, len(counts))
