@@ -25,6 +25,9 @@ type CycleResult struct {
 	// passing of time alone (a protection that refused a victim ends), or zero. A later cycle
 	// on the same cluster state before then decides nothing new.
 	AnswersChangeAt time.Time
+	// ProtectionChanges are the jobs whose status shows a protection other than the one the
+	// plugins now give them.
+	ProtectionChanges []api.ProtectionChange
 }
 
 // RunCycle runs one scheduling cycle, in its phases:
@@ -54,7 +57,24 @@ func RunCycle(ctx context.Context, snapshot *api.Snapshot, clk clock.PassiveCloc
 			result.PendingReasons[job.ID] = []api.PendingReason{api.Unschedulable(waitingForPromise(pipelined))}
 		}
 	}
+	result.ProtectionChanges = protectionChanges(ssn, snapshot.Jobs)
 	return result
+}
+
+// protectionChanges compares the protection each job's status shows with the one the
+// plugins give it now, so that the status is written only when what it says changes.
+func protectionChanges(ssn *framework.Session, jobs []*api.JobInfo) []api.ProtectionChange {
+	var changes []api.ProtectionChange
+	for _, job := range jobs {
+		p, ok := ssn.Protection(job)
+		switch {
+		case ok && (job.ShownProtection == nil || !p.Shown().Equal(*job.ShownProtection)):
+			changes = append(changes, api.ProtectionChange{Job: job.ID, Protection: p})
+		case !ok && job.ShownProtection != nil:
+			changes = append(changes, api.ProtectionChange{Job: job.ID, None: true})
+		}
+	}
+	return changes
 }
 
 // waitingForPromise tells a job whose gang is promised resources still being released where

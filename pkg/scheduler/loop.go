@@ -69,6 +69,7 @@ func (l *Loop) RunOnce(ctx context.Context) CycleResult {
 	result := RunCycle(ctx, snapshot, l.Clock, l.Policy, l.Effects)
 	l.Status.SetPending(result.PendingReasons, unschedulablePods(snapshot, result.PendingReasons))
 	l.Status.SetQueues(queueReports(snapshot))
+	l.Status.SetProtections(result.ProtectionChanges)
 	for _, p := range result.QueueProblems {
 		l.once(p.Queue+p.Message, func() {
 			log.Info("Queue cannot be scheduled", "queue", p.Queue, "reason", p.Message)

@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"encoding/json"
+	"fmt"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -54,19 +56,42 @@ var _ = Describe("Reclaim min-runtime", func() {
 	It("holds a reclaim back until the victim's protection ends, then reclaims", func() {
 		createNamespace("reclaim")
 		createQueue("owner", 4, nil)
-		createQueue("borrower", 0, func(s *v2.QueueSpec) { s.ReclaimMinRuntime = &metav1.Duration{Duration: 4 * time.Second} })
+		createQueue("borrower", 0, func(s *v2.QueueSpec) {
+			s.ReclaimMinRuntime = &metav1.Duration{Duration: 4 * time.Second}
+			s.PreemptMinRuntime = &metav1.Duration{Duration: 4 * time.Second}
+		})
 		createNode("reclaim-node", 4)
 		DeferCleanup(startScheduler(schedulerOptions("")))
 
 		createJob("reclaim", "borrowed", "borrower", "train", 4, 4, 1)
 		Eventually(runningPods("reclaim", "borrowed")).Should(Equal(4))
 		Eventually(startStamp("reclaim", "borrowed")).ShouldNot(BeNil())
-		protectedUntil := startStamp("reclaim", "borrowed")().Add(4 * time.Second)
+		stamp := *startStamp("reclaim", "borrowed")()
+		protectedUntil := stamp.Add(4 * time.Second)
+
+		// The running job's status shows the start counted and what protects it until when,
+		// and kubectl get pg shows when the protection ends.
+		Eventually(minRuntimeStatus("reclaim", "borrowed")).ShouldNot(BeNil())
+		shown := minRuntimeStatus("reclaim", "borrowed")()
+		endShown := protectedUntil.Truncate(time.Second) // whole seconds, an end rounded up
+		if !endShown.Equal(protectedUntil) {
+			endShown = endShown.Add(time.Second)
+		}
+		Expect(shown.Start.Time).To(BeTemporally("==", stamp.Truncate(time.Second)))
+		Expect(shown.Preempt.MinRuntime.Duration).To(Equal(4 * time.Second))
+		Expect(shown.Preempt.SetBy).To(Equal("borrower"))
+		Expect(shown.Reclaim).To(HaveLen(1))
+		Expect(shown.Reclaim[0].FromOutside).To(Equal("borrower"))
+		Expect(shown.Reclaim[0].SetBy).To(Equal("borrower"))
+		Expect(shown.Reclaim[0].Until.Time).To(BeTemporally("==", endShown))
+		Expect(shown.ProtectedUntil.Time).To(BeTemporally("==", endShown))
+		Expect(printedColumn("reclaim", "borrowed", "Protected-Until")).To(Equal(endShown.UTC().Format(time.RFC3339)))
 
 		createJob("reclaim", "owned", "owner", "train", 4, 4, 1)
 		Consistently(runningPods("reclaim", "borrowed"), time.Until(protectedUntil)-500*time.Millisecond).Should(Equal(4))
 		Eventually(runningPods("reclaim", "owned")).Should(Equal(4))
 		Expect(time.Now()).To(BeTemporally(">=", protectedUntil))
+		Eventually(minRuntimeStatus("reclaim", "borrowed")).Should(BeNil(), "a job no longer running shows no protection")
 		Eventually(func() []string { return eventReasons("reclaim", "borrowed") }).Should(ContainElement("Reclaimed"))
 		// The victim's owner is told who took the GPUs, how long the job ran, and which
 		// protection it had.
@@ -99,6 +124,34 @@ var _ = Describe("Reclaim min-runtime", func() {
 		Expect(bindErrorCount()).To(Equal(bindErrors), "no pod was bound twice")
 	})
 })
+
+// minRuntimeStatus reads the protection a PodGroup's status shows.
+func minRuntimeStatus(namespace, name string) func() *v2alpha2.MinRuntimeStatus {
+	return func() *v2alpha2.MinRuntimeStatus {
+		pg := &v2alpha2.PodGroup{}
+		Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: namespace, Name: name}, pg)).To(Succeed())
+		return pg.Status.MinRuntime
+	}
+}
+
+// printedColumn is a PodGroup's cell in the named column of kubectl get, as the API server
+// prints it (the Table kubectl asks for).
+func printedColumn(namespace, name, column string) string {
+	raw, err := clientset.Discovery().RESTClient().Get().
+		AbsPath("/apis", v2alpha2.SchemeGroupVersion.Group, v2alpha2.SchemeGroupVersion.Version, "namespaces", namespace, "podgroups", name).
+		SetHeader("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io").Do(suiteCtx).Raw()
+	Expect(err).NotTo(HaveOccurred())
+	table := &metav1.Table{}
+	Expect(json.Unmarshal(raw, table)).To(Succeed())
+	Expect(table.Rows).To(HaveLen(1))
+	for i, c := range table.ColumnDefinitions {
+		if c.Name == column {
+			return fmt.Sprint(table.Rows[0].Cells[i])
+		}
+	}
+	Fail(fmt.Sprintf("kubectl get podgroups has no column %q", column))
+	return ""
+}
 
 // eventReasons lists the reasons of the events about a PodGroup.
 func eventReasons(namespace, podGroup string) []string {

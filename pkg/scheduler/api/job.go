@@ -49,6 +49,9 @@ type JobInfo struct {
 	// LastStartTimestamp is when the job last went from no active pods to a placed gang; nil
 	// if it never started (or the stamp was unreadable). Min-runtime protection counts from it.
 	LastStartTimestamp *time.Time
+	// ShownProtection is the min-runtime protection the PodGroup's status shows (see
+	// Protection.Shown); nil when it shows none.
+	ShownProtection *Protection
 	// Pods are the job's pods sorted by name.
 	Pods []*PodInfo
 	// MarkUnschedulable asks for PodScheduled=False on the pods of a job left pending, which

@@ -80,6 +80,10 @@ type (
 	// being decided: for instance how long the victim ran and which protection it had.
 	// The zero note says nothing. The notes of all plugins are joined.
 	EvictionNoteFn func(action ActionType, preemptor, victim *api.JobInfo) EvictionNote
+
+	// ProtectionFn tells how the plugin protects a running job from eviction, for the job's
+	// status; false when it does not. The first plugin that answers is shown.
+	ProtectionFn func(job *api.JobInfo) (api.Protection, bool)
 )
 
 // EvictionNote is what a plugin says about one victim job of an eviction.

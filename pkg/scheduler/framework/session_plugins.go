@@ -25,6 +25,7 @@ type hooks struct {
 	isPreemptible   []hook[IsPreemptibleFn]
 	scenarioFilters []hook[ScenarioFiltersFn]
 	evictionNotes   []hook[EvictionNoteFn]
+	protections     []hook[ProtectionFn]
 }
 
 // AddJobOrderFn registers a job comparison.
@@ -94,6 +95,22 @@ func (ssn *Session) EvictionNotes(action ActionType, preemptor, victim *api.JobI
 		}
 	}
 	return joined
+}
+
+// AddProtectionFn registers a source of the protection a job's status shows.
+func (ssn *Session) AddProtectionFn(plugin string, fn ProtectionFn) {
+	ssn.hooks.protections = append(ssn.hooks.protections, hook[ProtectionFn]{plugin, fn})
+}
+
+// Protection is the first registered plugin's account of how job is protected; false when
+// none protects it.
+func (ssn *Session) Protection(job *api.JobInfo) (api.Protection, bool) {
+	for _, h := range ssn.hooks.protections {
+		if p, ok := h.fn(job); ok {
+			return p, true
+		}
+	}
+	return api.Protection{}, false
 }
 
 // firstOpinion returns the first non-zero answer of the registered comparisons.

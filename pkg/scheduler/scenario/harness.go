@@ -113,6 +113,7 @@ func (h *Harness) RunCycle(ctx context.Context) Round {
 	round.QueueProblems = result.QueueProblems
 	round.ProtectedRefusals = result.ProtectedRefusals
 	round.AnswersChangeAt = result.AnswersChangeAt
+	round.ProtectionChanges = result.ProtectionChanges
 	h.apply(&round)
 	return round
 }
@@ -177,6 +178,14 @@ func (h *Harness) apply(round *Round) {
 	for _, started := range round.Started {
 		t := started.At
 		h.Job(started.Job).LastStartTimestamp = &t
+	}
+	for _, c := range round.ProtectionChanges {
+		job := h.Job(c.Job)
+		job.ShownProtection = nil
+		if !c.None {
+			shown := c.Protection.Shown()
+			job.ShownProtection = &shown
+		}
 	}
 }
 

@@ -47,6 +47,8 @@ type Round struct {
 	ProtectedRefusals map[framework.ActionType]int
 	// AnswersChangeAt is when an answer the cycle's plugins gave changes by time alone.
 	AnswersChangeAt time.Time
+	// ProtectionChanges are the protections the jobs' statuses are to show from now on.
+	ProtectionChanges []api.ProtectionChange
 }
 
 // IsQuiet reports whether the cycle changed nothing in the cluster.

@@ -50,7 +50,10 @@ type Updater struct {
 	writtenAt map[api.JobID]time.Time
 	// queues holds what to report about each queue.
 	queues map[string]*queueState
-	kick   chan struct{}
+	// protections are the min-runtime protections to write (nil: clear), per job; shown
+	// what was written, until the informers show it (see SetProtections).
+	protections, shown map[api.JobID]api.ProtectionChange
+	kick               chan struct{}
 }
 
 // NewUpdater returns an updater; Run performs its writes.
@@ -60,6 +63,7 @@ func NewUpdater(c client.Client, recorder record.EventRecorder, clk clock.Passiv
 		stamps: map[api.JobID]time.Time{}, pending: map[api.JobID][]api.PendingReason{}, written: map[api.JobID]string{},
 		podsOf:    map[api.JobID][]string{},
 		writtenAt: map[api.JobID]time.Time{}, kick: make(chan struct{}, 1),
+		protections: map[api.JobID]api.ProtectionChange{}, shown: map[api.JobID]api.ProtectionChange{},
 	}
 }
 
@@ -98,7 +102,7 @@ func (u *Updater) SetPending(reasons map[api.JobID][]api.PendingReason, unschedu
 func (u *Updater) PendingWrites() int {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	return len(u.stamps) + len(u.pending)
+	return len(u.stamps) + len(u.pending) + len(u.protections)
 }
 
 func (u *Updater) wake() {
@@ -132,6 +136,7 @@ func (u *Updater) Start(ctx context.Context) error {
 // Flush tries every queued write once; failures stay queued.
 func (u *Updater) Flush(ctx context.Context) {
 	defer u.flushQueues(ctx)
+	defer u.flushProtections(ctx)
 	u.mu.Lock()
 	stamps := make(map[api.JobID]time.Time, len(u.stamps))
 	for k, v := range u.stamps {

@@ -13,6 +13,7 @@ import (
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="Queue",type=string,JSONPath=`.spec.queue`,description="Queue the job is scheduled in"
 // +kubebuilder:printcolumn:name="MinMember",type=integer,JSONPath=`.spec.minMember`,description="Pods that must be placed together (gang size)"
+// +kubebuilder:printcolumn:name="Protected-Until",type=string,JSONPath=`.status.minRuntime.protectedUntil`,description="Earliest time any job could take this running job's resources (end of its first min-runtime protection)"
 // +kubebuilder:printcolumn:name="Priority-Class",type=string,JSONPath=`.spec.priorityClassName`,priority=1
 // +kubebuilder:printcolumn:name="Preemptibility",type=string,JSONPath=`.spec.preemptibility`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
@@ -137,6 +138,51 @@ type PodGroupStatus struct {
 	// ResourcesStatus sums the resources of the job's pods.
 	// +optional
 	ResourcesStatus PodGroupResourcesStatus `json:"resourcesStatus,omitempty"`
+
+	// MinRuntime shows how min-runtime protects the running job from preemption and
+	// reclaim; absent while the job does not run or can never be a victim.
+	// +optional
+	MinRuntime *MinRuntimeStatus `json:"minRuntime,omitempty"`
+}
+
+// MinRuntimeStatus is the protection the scheduler gives a running job: the start it counts
+// from and when each protection ends. Times are whole seconds: starts rounded down, ends up.
+type MinRuntimeStatus struct {
+	// Start is the start of the current run that min-runtime counts from.
+	Start metav1.Time `json:"start"`
+	// StartNote says why the kai.scheduler/last-start-timestamp annotation was not used as
+	// written (it may shorten protection, never lengthen it); empty when it was.
+	// +optional
+	StartNote string `json:"startNote,omitempty"`
+	// ProtectedUntil is the earliest end of the protections below: from then on some job
+	// may take this job's resources.
+	ProtectedUntil metav1.Time `json:"protectedUntil"`
+	// Preempt is the protection against higher-priority jobs of the same queue.
+	Preempt MinRuntimeProtection `json:"preempt"`
+	// Reclaim is the protection against jobs of other queues, outermost first: each entry
+	// holds against reclaimers from outside its queue that no earlier entry covers.
+	// +listType=atomic
+	Reclaim []ReclaimProtection `json:"reclaim"`
+}
+
+// MinRuntimeProtection is one min-runtime that applies to the job and when it ends.
+type MinRuntimeProtection struct {
+	// MinRuntime is the value that applies; 0s protects nothing.
+	MinRuntime metav1.Duration `json:"minRuntime"`
+	// SetBy is the queue whose spec set the value; absent when the scheduler's default
+	// (the minruntime plugin's argument) applies.
+	// +optional
+	SetBy string `json:"setBy,omitempty"`
+	// Until is when the protection ends.
+	Until metav1.Time `json:"until"`
+}
+
+// ReclaimProtection is the reclaim protection against reclaimers from outside a queue.
+type ReclaimProtection struct {
+	// FromOutside names the queue (the job's leaf queue or one of its ancestors).
+	FromOutside string `json:"fromOutside"`
+
+	MinRuntimeProtection `json:",inline"`
 }
 
 // SchedulingCondition is one observation of the scheduler about a job.

@@ -80,6 +80,7 @@ func (p *Plugin) OnSessionOpen(ssn *framework.Session) {
 	ssn.AddIsPreemptibleFn(Name, s.isPreemptible)
 	ssn.AddScenarioFiltersFn(Name, s.scenarioFilters)
 	ssn.AddEvictionNoteFn(Name, s.evictionNote)
+	ssn.AddProtectionFn(Name, s.jobProtection)
 	p.shown = s.reportProtected(p.shown)
 }
 

@@ -23,21 +23,9 @@ type Defaults struct {
 	Preempt, Reclaim time.Duration
 }
 
-// Resolution is a resolved min-runtime and where it came from, so that an operator told of a
-// protection can find the value to change.
-type Resolution struct {
-	Duration time.Duration
-	// Queue is the queue whose spec set the value; empty when the node-pool default applied.
-	Queue string
-}
-
-// Source names where the value came from: "queue NAME" or "the default".
-func (r Resolution) Source() string {
-	if r.Queue == "" {
-		return "the default"
-	}
-	return "queue " + r.Queue
-}
+// Resolution is a resolved min-runtime and the queue that set it, so that an operator told
+// of a protection can find the value to change.
+type Resolution = api.MinRuntime
 
 // PreemptMinRuntime resolves the preempt min-runtime of a victim's leaf queue: the first value
 // set walking up from the leaf, else the default. An unknown or invalid queue (orphan, cycle)
@@ -66,17 +54,38 @@ func ReclaimMinRuntime(tree *api.QueueTree, method ResolveMethod, reclaimerQueue
 	return firstSetFrom(tree, victim, start, reclaimOf, defaults.Reclaim)
 }
 
-// LongestReclaimMinRuntime is the longest reclaim min-runtime a job of victimQueue has against
-// any reclaimer: with LCA each level of its ancestry can be where resolution starts, with
-// Queue only its leaf.
-func LongestReclaimMinRuntime(tree *api.QueueTree, method ResolveMethod, victimQueue string, defaults Defaults) Resolution {
+// ReclaimLevels lists the reclaim min-runtimes a job of victimQueue has, by where the
+// reclaimer sits, outermost first: each level holds against reclaimers from outside its
+// queue that no earlier level covers. With LCA, resolution starts at the child of the
+// lowest common ancestor, so each queue of the victim's ancestry can be a level; adjacent
+// levels that resolve alike are one, named by the deeper queue. With Queue there is one.
+func ReclaimLevels(tree *api.QueueTree, method ResolveMethod, victimQueue string, defaults Defaults) []api.ReclaimLevel {
 	victim := tree.Ancestry(victimQueue)
-	longest := firstSetFrom(tree, victim, len(victim)-1, reclaimOf, defaults.Reclaim)
-	if method == LCA {
-		for start := len(victim) - 2; start >= 0; start-- {
-			if r := firstSetFrom(tree, victim, start, reclaimOf, defaults.Reclaim); r.Duration > longest.Duration {
-				longest = r
-			}
+	if len(victim) == 0 { // an unknown or invalid queue: the default alone
+		return []api.ReclaimLevel{{Outside: victimQueue, MinRuntime: Resolution{Duration: defaults.Reclaim}}}
+	}
+	first := 0
+	if method == Queue {
+		first = len(victim) - 1
+	}
+	var levels []api.ReclaimLevel
+	for start := first; start < len(victim); start++ {
+		r := firstSetFrom(tree, victim, start, reclaimOf, defaults.Reclaim)
+		if n := len(levels); n > 0 && levels[n-1].MinRuntime == r {
+			levels[n-1].Outside = victim[start] // one level deeper alike: one entry says both
+			continue
+		}
+		levels = append(levels, api.ReclaimLevel{Outside: victim[start], MinRuntime: r})
+	}
+	return levels
+}
+
+// Longest is the longest of the levels' min-runtimes (the innermost of equals).
+func Longest(levels []api.ReclaimLevel) Resolution {
+	var longest Resolution
+	for i := len(levels) - 1; i >= 0; i-- {
+		if r := levels[i].MinRuntime; i == len(levels)-1 || r.Duration > longest.Duration {
+			longest = r
 		}
 	}
 	return longest
@@ -90,7 +99,7 @@ func reclaimOf(q *api.QueueInfo) *time.Duration { return q.ReclaimMinRuntime }
 func firstSetFrom(tree *api.QueueTree, ancestry []string, start int, get func(*api.QueueInfo) *time.Duration, def time.Duration) Resolution {
 	for i := start; i >= 0; i-- {
 		if v := get(tree.Get(ancestry[i])); v != nil {
-			return Resolution{Duration: *v, Queue: ancestry[i]}
+			return Resolution{Duration: *v, SetBy: ancestry[i]}
 		}
 	}
 	return Resolution{Duration: def}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -111,5 +112,56 @@ func TestResolutionFallsBackToTheNodePoolDefault(t *testing.T) {
 				t.Errorf("got %v, want %v", tt.got, tt.want)
 			}
 		})
+	}
+}
+
+// A running job's status lists its reclaim protection per level of its ancestry, outermost
+// first; each level must say what ReclaimMinRuntime says for every reclaimer it covers.
+func TestReclaimLevelsOfTheDesignTree(t *testing.T) {
+	tree := exampleTree(t, "queues-reclaim-lca-tree.yaml")
+	defaults := minruntime.Defaults{Reclaim: 7 * time.Second}
+	level := func(outside string, d time.Duration, setBy string) api.ReclaimLevel {
+		return api.ReclaimLevel{Outside: outside, MinRuntime: api.MinRuntime{Duration: d, SetBy: setBy}}
+	}
+	tests := []struct {
+		name   string
+		victim string
+		method minruntime.ResolveMethod
+		want   []api.ReclaimLevel
+	}{
+		{"leaf1: outside a nothing is set (the default); b's 600s covers reclaimers under a but outside c; its own 0s its siblings",
+			"leaf1", minruntime.LCA, []api.ReclaimLevel{level("a", 7*time.Second, ""), level("c", 600*time.Second, "b"), level("leaf1", 0, "leaf1")}},
+		{"leaf3: d's 60s holds for reclaimers under b, both d and leaf3 resolve to it and are one level",
+			"leaf3", minruntime.LCA, []api.ReclaimLevel{level("a", 7*time.Second, ""), level("b", 600*time.Second, "b"), level("leaf3", 60*time.Second, "d")}},
+		{"the queue method has one level, the victim's leaf",
+			"leaf3", minruntime.Queue, []api.ReclaimLevel{level("leaf3", 60*time.Second, "d")}},
+		{"an unknown queue gets the default against everyone",
+			"missing", minruntime.LCA, []api.ReclaimLevel{level("missing", 7*time.Second, "")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := minruntime.ReclaimLevels(tree, tt.method, tt.victim, defaults)
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("got %+v\nwant %+v", got, tt.want)
+			}
+		})
+	}
+	// Cross-check against the resolution of one reclaim, for every queue as the reclaimer:
+	// the first level whose queue the reclaimer is outside of says what applies.
+	queues := []string{"a", "b", "c", "d", "leaf1", "leaf2", "leaf3"}
+	for _, victim := range []string{"leaf1", "leaf2", "leaf3"} {
+		levels := minruntime.ReclaimLevels(tree, minruntime.LCA, victim, defaults)
+		for _, reclaimer := range append(queues, "elsewhere") {
+			if slices.Contains(tree.Ancestry(reclaimer), victim) {
+				continue // its own queue: preemption, not reclaim
+			}
+			k := slices.IndexFunc(levels, func(l api.ReclaimLevel) bool {
+				return !slices.Contains(tree.Ancestry(reclaimer), l.Outside)
+			})
+			want := minruntime.ReclaimMinRuntime(tree, minruntime.LCA, reclaimer, victim, defaults)
+			if k < 0 || levels[k].MinRuntime != want {
+				t.Errorf("%s reclaiming from %s: levels %+v, want %+v", reclaimer, victim, levels, want)
+			}
+		}
 	}
 }

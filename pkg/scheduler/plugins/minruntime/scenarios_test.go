@@ -293,3 +293,36 @@ var _ = Describe("The protected-jobs metric", func() {
 		Expect(shown("other", "preempt")).To(BeFalse())
 	})
 })
+
+var _ = Describe("The protection a running job's status shows", func() {
+	It("shows the start, the preempt end and the reclaim end per level, changes only when they do, and goes with the run", func() {
+		h := New(withMinRuntime(`defaultPreemptMinRuntime: 1m, defaultReclaimMinRuntime: 5m`)).
+			Nodes(Node("n1").GPUs(2)).
+			Queues(Queue("dept").GPUQuota(2).ReclaimMinRuntime(time.Hour),
+				Queue("team").Parent("dept").GPUQuota(2).ReclaimMinRuntime(2*time.Minute).PreemptMinRuntime(10*time.Minute)).
+			Jobs(Job("train").Queue("team").Priority(10).GPUs(1).Running("n1").StartedAt(Epoch.Add(-2*time.Minute)),
+				Job("serve").Queue("team").Priority(100).GPUs(1).Running("n1").StartedAt(Epoch.Add(-2*time.Minute)),
+				Job("urgent").Queue("team").Priority(50).GPUs(1))
+
+		first := h.RunCycle(ctx)
+		Expect(first.ProtectionChanges).To(Equal([]api.ProtectionChange{{Job: "ns/train", Protection: api.Protection{
+			Start:   Epoch.Add(-2 * time.Minute),
+			Preempt: api.MinRuntime{Duration: 10 * time.Minute, SetBy: "team"},
+			Reclaim: []api.ReclaimLevel{
+				{Outside: "dept", MinRuntime: api.MinRuntime{Duration: time.Hour, SetBy: "dept"}},
+				{Outside: "team", MinRuntime: api.MinRuntime{Duration: 2 * time.Minute, SetBy: "team"}},
+			},
+		}}}), "serve is non-preemptible and urgent is not running: neither has a protection to show")
+		Expect(first.ProtectionChanges[0].Protection.Earliest()).To(Equal(Epoch),
+			"a sibling of team could reclaim train once its 2m are over")
+
+		rounds := h.RunUntil(ctx, Epoch.Add(9*time.Minute))
+		at := firstEviction(rounds)
+		Expect(at).NotTo(Equal(-1), "urgent preempts train once its 10m are over")
+		for _, r := range rounds[:at] {
+			Expect(r.ProtectionChanges).To(BeEmpty(), "nothing changed at %s: nothing to write", r.Time)
+		}
+		Expect(rounds[at].ProtectionChanges).To(Equal([]api.ProtectionChange{{Job: "ns/train", None: true}}),
+			"an evicted job no longer runs: its status stops showing a protection")
+	})
+})

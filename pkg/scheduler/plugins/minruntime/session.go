@@ -20,6 +20,8 @@ type session struct {
 	// preempt caches resolution per victim queue; reclaim per (reclaimer, victim) queue pair.
 	preempt map[string]Resolution
 	reclaim map[[2]string]Resolution
+	// levels caches ReclaimLevels per victim queue, shared by the queue's jobs.
+	levels map[string][]api.ReclaimLevel
 	// blocked holds, per action and pending job, the protected victims it was refused, for
 	// its pending reason; refused holds every (action, preemptor, victim) refusal already
 	// counted, so that each victim counts once however often the search asks.
@@ -73,6 +75,7 @@ func newSession(ssn *framework.Session, defaults Defaults, method ResolveMethod)
 		ssn: ssn, defaults: defaults, method: method,
 		preempt:  map[string]Resolution{},
 		reclaim:  map[[2]string]Resolution{},
+		levels:   map[string][]api.ReclaimLevel{},
 		blocked:  map[blockKey]*blockedBy{},
 		refused:  map[refusal]bool{},
 		reported: map[api.JobID]bool{},
@@ -261,32 +264,40 @@ type protectedSeries struct {
 	action framework.ActionType
 }
 
+// jobProtection is how the plugin protects a running job, as its status shows it: none for
+// a job that can never be a victim or has no start to count from.
+func (s *session) jobProtection(job *api.JobInfo) (api.Protection, bool) {
+	if !job.Preemptible || job.CountActive() == 0 {
+		return api.Protection{}, false
+	}
+	start, known, note := EffectiveStart(job, s.ssn.Now())
+	if !known {
+		return api.Protection{}, false
+	}
+	levels, ok := s.levels[job.Queue]
+	if !ok {
+		levels = ReclaimLevels(s.ssn.Snapshot().Queues, s.method, job.Queue, s.defaults)
+		s.levels[job.Queue] = levels
+	}
+	return api.Protection{Start: start, StartNote: note, Preempt: s.preemptMinRuntime(job.Queue), Reclaim: levels}, true
+}
+
 // reportProtected sets the protected-jobs gauge: per queue and action, the running jobs
 // still within their min-runtime at the session's now (for reclaim, against some reclaimer).
 // It deletes the series of shown (the previous cycle's) that have no jobs now, and returns
 // the series it set.
 func (s *session) reportProtected(shown map[protectedSeries]bool) map[protectedSeries]bool {
 	counts := map[protectedSeries]int{}
-	tree := s.ssn.Snapshot().Queues
-	reclaim := map[string]Resolution{}
 	now := s.ssn.Now()
 	for _, job := range s.ssn.Snapshot().Jobs {
-		if !job.Preemptible || job.CountActive() == 0 {
-			continue // never a victim, or nothing running to protect
-		}
-		start, known, _ := EffectiveStart(job, now)
-		if !known {
+		p, ok := s.jobProtection(job)
+		if !ok {
 			continue
 		}
-		if now.Before(start.Add(s.preemptMinRuntime(job.Queue).Duration)) {
+		if now.Before(p.Until(p.Preempt)) {
 			counts[protectedSeries{job.Queue, framework.Preempt}]++
 		}
-		r, ok := reclaim[job.Queue]
-		if !ok {
-			r = LongestReclaimMinRuntime(tree, s.method, job.Queue, s.defaults)
-			reclaim[job.Queue] = r
-		}
-		if now.Before(start.Add(r.Duration)) {
+		if now.Before(p.Until(Longest(p.Reclaim))) {
 			counts[protectedSeries{job.Queue, framework.Reclaim}]++
 		}
 	}

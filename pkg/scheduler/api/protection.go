@@ -1,0 +1,83 @@
+package api
+
+import (
+	"slices"
+	"time"
+)
+
+// Protection is how min-runtime protects a running job from eviction: the start it counts
+// from and, per action, how long and where the value was set. It is what the PodGroup's
+// status shows, so that the job's owner can see it without asking the scheduler.
+type Protection struct {
+	// Start is the start of the current run that protection counts from.
+	Start time.Time
+	// StartNote says why the job's start stamp was not used as written; empty when it was.
+	StartNote string
+	// Preempt protects against higher-priority jobs of the job's own queue.
+	Preempt MinRuntime
+	// Reclaim protects against jobs of other queues, outermost level first: each entry holds
+	// against reclaimers from outside its queue that no earlier entry covers. With the lca
+	// method the value depends on where the reclaimer sits; with queue there is one entry.
+	// Entries are shared between the jobs of a queue: never modify them.
+	Reclaim []ReclaimLevel
+}
+
+// ProtectionChange is a job whose status must show another protection: Protection, or none
+// when None is set.
+type ProtectionChange struct {
+	Job        JobID
+	Protection Protection
+	None       bool
+}
+
+// MinRuntime is a resolved min-runtime and the queue whose spec set it ("" for the default).
+type MinRuntime struct {
+	Duration time.Duration
+	SetBy    string
+}
+
+// Source names where the value came from: "queue NAME" or "the default".
+func (m MinRuntime) Source() string {
+	if m.SetBy == "" {
+		return "the default"
+	}
+	return "queue " + m.SetBy
+}
+
+// ReclaimLevel is the reclaim min-runtime against reclaimers from outside a queue.
+type ReclaimLevel struct {
+	Outside string
+	MinRuntime
+}
+
+// Until is when a protection of the given min-runtime ends.
+func (p Protection) Until(m MinRuntime) time.Time {
+	return p.Start.Add(m.Duration)
+}
+
+// Earliest is the earliest time any job could take the job's resources: the first end of its
+// protections.
+func (p Protection) Earliest() time.Time {
+	earliest := p.Until(p.Preempt)
+	for _, r := range p.Reclaim {
+		if u := p.Until(r.MinRuntime); u.Before(earliest) {
+			earliest = u
+		}
+	}
+	return earliest
+}
+
+// ShownPrecision is the precision of the times a PodGroup's status shows.
+const ShownPrecision = time.Second
+
+// Shown is the protection as a PodGroup's status keeps it: the start at whole seconds.
+func (p Protection) Shown() Protection {
+	p.Start = p.Start.Truncate(ShownPrecision)
+	return p
+}
+
+// Equal reports whether two protections say the same.
+func (p Protection) Equal(o Protection) bool {
+	return p.Start.Equal(o.Start) && p.StartNote == o.StartNote && p.Preempt == o.Preempt &&
+		slices.Equal(p.Reclaim, o.Reclaim)
+}

@@ -1,0 +1,88 @@
+package status
+
+import (
+	"context"
+	"encoding/json"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
+)
+
+// SetProtections records, at the end of a cycle, the jobs whose status shows a protection
+// other than the one they have now. A job left out needs no write: its status is right, or
+// it is gone. A change the updater has already written is not written again while the
+// informers catch up with it.
+func (u *Updater) SetProtections(changes []api.ProtectionChange) {
+	u.mu.Lock()
+	queued := make(map[api.JobID]api.ProtectionChange, len(changes))
+	lagging := make(map[api.JobID]api.ProtectionChange, len(u.shown))
+	for _, c := range changes {
+		if shown, ok := u.shown[c.Job]; ok && sameProtection(shown, c) {
+			lagging[c.Job] = shown
+		} else {
+			queued[c.Job] = c
+		}
+	}
+	// Written changes the informers now show, or whose jobs are gone, are forgotten.
+	u.protections, u.shown = queued, lagging
+	u.mu.Unlock()
+	u.wake()
+}
+
+// sameProtection reports whether two changes make a status show the same.
+func sameProtection(a, b api.ProtectionChange) bool {
+	if a.None || b.None {
+		return a.None == b.None
+	}
+	return a.Protection.Shown().Equal(b.Protection.Shown())
+}
+
+// flushProtections writes the queued protections; failures stay queued until the next
+// cycle says what to write.
+func (u *Updater) flushProtections(ctx context.Context) {
+	u.mu.Lock()
+	todo := make([]api.ProtectionChange, 0, len(u.protections))
+	for _, c := range u.protections {
+		todo = append(todo, c)
+	}
+	u.mu.Unlock()
+	for _, c := range todo {
+		err := u.Client.Status().Patch(ctx, cache.PodGroupRef(c.Job), client.RawPatch(types.MergePatchType, protectionPatch(c)))
+		if err != nil && !apierrors.IsNotFound(err) {
+			klog.FromContext(ctx).Error(err, "Writing min-runtime protection failed; will retry", "job", c.Job)
+			continue
+		}
+		u.mu.Lock()
+		if queued, ok := u.protections[c.Job]; ok && sameProtection(queued, c) {
+			delete(u.protections, c.Job)
+			u.shown[c.Job] = c
+		}
+		u.mu.Unlock()
+	}
+}
+
+// protectionPatch is the merge patch that makes the status show the change. A merge patch
+// keeps the fields it does not name, so the optional fields left empty are named as null:
+// a note or a queue shown before must not linger.
+func protectionPatch(c api.ProtectionChange) []byte {
+	var value any // null removes the field
+	if !c.None {
+		raw, _ := json.Marshal(cache.ProtectionStatus(c.Protection))
+		var fields map[string]any
+		_ = json.Unmarshal(raw, &fields) // just marshalled: cannot fail
+		if _, ok := fields["startNote"]; !ok {
+			fields["startNote"] = nil
+		}
+		if preempt, _ := fields["preempt"].(map[string]any); preempt["setBy"] == nil {
+			preempt["setBy"] = nil
+		}
+		value = fields
+	}
+	patch, _ := json.Marshal(map[string]any{"status": map[string]any{"minRuntime": value}})
+	return patch
+}

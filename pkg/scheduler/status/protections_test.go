@@ -1,0 +1,98 @@
+package status_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
+)
+
+// A running job's status shows its protection in whole seconds, never shorter than it is;
+// the same protection is written once however many cycles report it before the informers
+// catch up; fields a later protection leaves empty are removed; and a job that stops being
+// protected stops showing it.
+func TestProtectionIsShownOnceAndCleared(t *testing.T) {
+	writes := 0
+	c, updater, _ := setup(t, interceptor.Funcs{
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			writes++
+			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+		},
+	})
+	ctx := context.Background()
+	began := start.Add(1500 * time.Millisecond)
+	p := api.Protection{
+		Start: began, StartNote: "start stamp is later than the job's pods started; their start counts",
+		Preempt: api.MinRuntime{Duration: 10 * time.Minute, SetBy: "team"},
+		Reclaim: []api.ReclaimLevel{
+			{Outside: "dept", MinRuntime: api.MinRuntime{Duration: time.Hour}},
+			{Outside: "team", MinRuntime: api.MinRuntime{Duration: 5 * time.Minute, SetBy: "team"}},
+		},
+	}
+	updater.SetProtections([]api.ProtectionChange{{Job: "ns/job", Protection: p}})
+	updater.Flush(ctx)
+
+	at := func(d time.Duration) metav1.Time { return metav1.NewTime(start.Add(d)) }
+	want := &v2alpha2.MinRuntimeStatus{
+		Start: at(time.Second), StartNote: p.StartNote,
+		ProtectedUntil: at(5*time.Minute + 2*time.Second), // 1.5 s past the start rounds up
+		Preempt:        v2alpha2.MinRuntimeProtection{MinRuntime: metav1.Duration{Duration: 10 * time.Minute}, SetBy: "team", Until: at(10*time.Minute + 2*time.Second)},
+		Reclaim: []v2alpha2.ReclaimProtection{
+			{FromOutside: "dept", MinRuntimeProtection: v2alpha2.MinRuntimeProtection{MinRuntime: metav1.Duration{Duration: time.Hour}, Until: at(time.Hour + 2*time.Second)}},
+			{FromOutside: "team", MinRuntimeProtection: v2alpha2.MinRuntimeProtection{MinRuntime: metav1.Duration{Duration: 5 * time.Minute}, SetBy: "team", Until: at(5*time.Minute + 2*time.Second)}},
+		},
+	}
+	group := read(t, c)
+	if diff := cmp.Diff(want, group.Status.MinRuntime); diff != "" {
+		t.Fatalf("status (-want +got):\n%s", diff)
+	}
+	if writes != 1 || updater.PendingWrites() != 0 {
+		t.Fatalf("%d writes, %d still queued; want one write, none queued", writes, updater.PendingWrites())
+	}
+
+	// The scheduler reads the status back as the protection it wrote, so the next cycle
+	// finds nothing to change.
+	store := cache.NewStore("kai-scheduler")
+	store.Handler().OnAdd(group, true)
+	snapshot, _, err := (&cache.Builder{Store: store}).Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if shown := snapshot.Job("ns/job").ShownProtection; shown == nil || !shown.Equal(p.Shown()) {
+		t.Fatalf("read back %+v, want %+v", shown, p.Shown())
+	}
+
+	// Cycles that run before the informers show the write report it again: no second write.
+	updater.SetProtections([]api.ProtectionChange{{Job: "ns/job", Protection: p}})
+	updater.Flush(ctx)
+	if writes != 1 {
+		t.Fatalf("the same protection was written %d times", writes)
+	}
+
+	// A new run with a trusted stamp and default values: the note and the queue go.
+	later := p
+	later.Start, later.StartNote, later.Preempt = start.Add(time.Hour), "", api.MinRuntime{Duration: time.Minute}
+	updater.SetProtections([]api.ProtectionChange{{Job: "ns/job", Protection: later}})
+	updater.Flush(ctx)
+	got := read(t, c).Status.MinRuntime
+	if got == nil || got.StartNote != "" || got.Preempt.SetBy != "" || !got.Start.Equal(&metav1.Time{Time: start.Add(time.Hour)}) {
+		t.Fatalf("after a new run the status shows %+v, want the new start without note or queue", got)
+	}
+
+	updater.SetProtections([]api.ProtectionChange{{Job: "ns/job", None: true}})
+	updater.Flush(ctx)
+	if got := read(t, c).Status.MinRuntime; got != nil {
+		t.Fatalf("a job no longer protected still shows %+v", got)
+	}
+	if writes != 3 {
+		t.Fatalf("%d writes, want 3 (shown, changed, cleared)", writes)
+	}
+}
