@@ -67,6 +67,18 @@ func (p Protection) Earliest() time.Time {
 	return earliest
 }
 
+// Latest is when the last of the job's protections ends: from then on every job that may
+// evict it can.
+func (p Protection) Latest() time.Time {
+	latest := p.Until(p.Preempt)
+	for _, r := range p.Reclaim {
+		if u := p.Until(r.MinRuntime); u.After(latest) {
+			latest = u
+		}
+	}
+	return latest
+}
+
 // ShownPrecision is the precision of the times a PodGroup's status shows.
 const ShownPrecision = time.Second
 

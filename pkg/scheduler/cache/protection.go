@@ -30,9 +30,9 @@ func ProtectionStatus(p api.Protection) *v2alpha2.MinRuntimeStatus {
 	return s
 }
 
-// shownProtection reads back what ProtectionStatus wrote, as Protection.Shown would give
+// ShownProtection reads back what ProtectionStatus wrote, as Protection.Shown would give
 // it (the ends follow from the start); nil when the status shows none.
-func shownProtection(s *v2alpha2.MinRuntimeStatus) *api.Protection {
+func ShownProtection(s *v2alpha2.MinRuntimeStatus) *api.Protection {
 	if s == nil {
 		return nil
 	}

@@ -234,7 +234,7 @@ func (s *Store) upsertGroup(pg *v2alpha2.PodGroup) {
 		g.problem = &Problem{Object: pg, Reason: "InvalidStartTimestamp", Message: err.Error()}
 	}
 	g.job.LastStartTimestamp = stamp
-	g.job.ShownProtection = shownProtection(pg.Status.MinRuntime)
+	g.job.ShownProtection = ShownProtection(pg.Status.MinRuntime)
 	s.job(g.job.ID).group = g
 }
 

@@ -74,6 +74,12 @@ func New(args framework.Arguments) (framework.Plugin, error) {
 // Name is the plugin's name.
 func (p *Plugin) Name() string { return Name }
 
+// Defaults are the node-pool level values the arguments set.
+func (p *Plugin) Defaults() Defaults { return p.defaults }
+
+// Method is the reclaim resolve method the arguments chose.
+func (p *Plugin) Method() ResolveMethod { return p.method }
+
 // OnSessionOpen registers the hooks of this cycle, backed by caches that end with it.
 func (p *Plugin) OnSessionOpen(ssn *framework.Session) {
 	s := newSession(ssn, p.defaults, p.method)

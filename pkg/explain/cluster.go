@@ -1,0 +1,84 @@
+package explain
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/plugins/minruntime"
+	"k8s.io/utils/clock"
+)
+
+// Cluster is what an explanation reads: the cluster as the scheduler would see it in a
+// cycle at Now, and the scheduler's policy.
+type Cluster struct {
+	Reader   client.Reader
+	Snapshot *api.Snapshot
+	Policy   *scheduler.Policy
+	// MinRuntime is the policy's minruntime plugin; nil when the configuration has none.
+	MinRuntime *minruntime.Plugin
+	// Warnings are what loading the configuration reported as accepted but without effect.
+	Warnings []string
+	Now      time.Time
+}
+
+// Load reads the cluster through reader, as the scheduler named schedulerName would, and
+// builds the policy of config (the built-in default when config is nil).
+func Load(ctx context.Context, reader client.Reader, schedulerName string, config []byte, clk clock.PassiveClock) (*Cluster, error) {
+	policy, warnings, err := scheduler.LoadPolicy(config)
+	if err != nil {
+		return nil, fmt.Errorf("the scheduler configuration is invalid (the scheduler would not start with it): %w", err)
+	}
+	snapshot, _, err := (&cache.Builder{Reader: reader, SchedulerName: schedulerName}).Snapshot(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading the cluster: %w", err)
+	}
+	c := &Cluster{Reader: reader, Snapshot: snapshot, Policy: policy, Warnings: warnings, Now: clk.Now()}
+	for _, p := range policy.Plugins {
+		if m, ok := p.(*minruntime.Plugin); ok {
+			c.MinRuntime = m
+		}
+	}
+	return c, nil
+}
+
+// ConfigFromMap reads the scheduler configuration from key of the ConfigMap ref, where the
+// chart keeps it.
+func ConfigFromMap(ctx context.Context, reader client.Reader, ref types.NamespacedName, key string) ([]byte, error) {
+	cm := &v1.ConfigMap{}
+	if err := reader.Get(ctx, ref, cm); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("ConfigMap %s not found: name the scheduler's with --config-map NAMESPACE/NAME, or give the configuration with --config-file", ref)
+		}
+		return nil, fmt.Errorf("reading ConfigMap %s: %w", ref, err)
+	}
+	data, ok := cm.Data[key]
+	if !ok {
+		return nil, fmt.Errorf("ConfigMap %s has no key %q: name the right one with --config-key", ref, key)
+	}
+	return []byte(data), nil
+}
+
+// session opens a scheduling session on the snapshot, as a cycle at Now would, so that the
+// plugins answer with the code they answer the scheduler with. Nothing it decides is sent
+// anywhere: it runs no action and has no effects.
+func (c *Cluster) session(ctx context.Context) *framework.Session {
+	return framework.OpenSession(ctx, framework.SessionOptions{
+		Snapshot: c.Snapshot, Clock: fixedClock(c.Now), Plugins: c.Policy.Plugins,
+	})
+}
+
+// fixedClock is a clock that always says the same time: an explanation is about one moment.
+type fixedClock time.Time
+
+func (f fixedClock) Now() time.Time                  { return time.Time(f) }
+func (f fixedClock) Since(t time.Time) time.Duration { return time.Time(f).Sub(t) }

@@ -1,0 +1,241 @@
+package explain
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/plugins/minruntime"
+)
+
+// PodGroup writes what the scheduler makes of one job: for a running job, what protects it
+// against whom until when; for a waiting job, why it waits.
+func (c *Cluster) PodGroup(ctx context.Context, w io.Writer, id api.JobID) error {
+	job := c.Snapshot.Job(id)
+	group := &v2alpha2.PodGroup{}
+	if err := c.Reader.Get(ctx, client.ObjectKeyFromObject(cache.PodGroupRef(id)), group); err != nil {
+		if apierrors.IsNotFound(err) {
+			return fmt.Errorf("PodGroup %s not found", id)
+		}
+		return fmt.Errorf("reading PodGroup %s: %w", id, err)
+	}
+	if job == nil {
+		return fmt.Errorf("PodGroup %s exists but the scheduler does not see it as a job", id)
+	}
+	p := &printer{w: w}
+	c.describeJob(p, job)
+	ssn := c.session(ctx)
+	defer ssn.Close()
+	if job.CountActive() > 0 {
+		c.explainRunning(p, ssn, job, group)
+	}
+	if pending := len(job.PendingPods()); pending > 0 {
+		c.explainWaiting(p, ssn, job, group, pending)
+	}
+	if job.CountActive() == 0 && len(job.PendingPods()) == 0 {
+		p.line(0, "It has no running or pending pods: nothing to schedule and nothing to protect.")
+	}
+	return p.err
+}
+
+// describeJob says where the job sits and what it has.
+func (c *Cluster) describeJob(p *printer, job *api.JobInfo) {
+	kind := "preemptible"
+	if !job.Preemptible {
+		kind = "non-preemptible"
+	}
+	p.line(0, "PodGroup %s", job.ID)
+	p.line(1, "queue:    %s", c.queuePath(job.Queue))
+	p.line(1, "priority: %d (%s)", job.Priority, kind)
+	p.line(1, "pods:     %d running, %d pending; gang of %d", job.CountActive(), len(job.PendingPods()), job.MinMember)
+	p.line(1, "at:       %s", stamp(c.Now))
+}
+
+// explainRunning tells what protects a running job: the plugin's own account, the one the
+// scheduler writes into the PodGroup's status.
+func (c *Cluster) explainRunning(p *printer, ssn *framework.Session, job *api.JobInfo, group *v2alpha2.PodGroup) {
+	p.blank()
+	switch {
+	case !job.Preemptible:
+		p.line(0, "It is non-preemptible: neither preempt nor reclaim ever evicts it.")
+		return
+	case c.MinRuntime == nil:
+		p.line(0, "The scheduler's configuration has no minruntime plugin: no min-runtime protects it.")
+		return
+	}
+	protection, ok := ssn.Protection(job)
+	if !ok {
+		p.line(0, "It has no known start (no start stamp and no pod start time yet): min-runtime cannot protect it yet.")
+		return
+	}
+	p.line(0, "Running since %s (%s ago).", stamp(protection.Start), ago(c.Now.Sub(protection.Start)))
+	if protection.StartNote != "" {
+		p.line(1, "Note: %s.", protection.StartNote)
+	}
+	tree := c.Snapshot.Queues
+	ancestry := tree.Ancestry(job.Queue)
+	p.blank()
+	p.line(0, "Against preemption (higher-priority jobs of queue %s):", job.Queue)
+	c.explainEnd(p, 1, protection, protection.Preempt)
+	p.line(2, "resolved: %s", c.walk(ancestry, len(ancestry)-1, protection.Preempt, false))
+	p.blank()
+	p.line(0, "Against reclaim (jobs of other queues; reclaimResolveMethod %s):", c.MinRuntime.Method())
+	for k, level := range protection.Reclaim {
+		who := "from outside " + level.Outside
+		if k > 0 {
+			who += " (inside " + protection.Reclaim[k-1].Outside + ")"
+		}
+		p.line(1, "%s:", who)
+		c.explainEnd(p, 2, protection, level.MinRuntime)
+		p.line(3, "resolved: %s", c.walk(ancestry, slices.Index(ancestry, level.Outside), level.MinRuntime, true))
+	}
+	if minruntime.IsElastic(job) {
+		p.line(0, "It has pods above its gang of %d: those may be taken at any time; protection keeps its minimum.", job.MinMember)
+	}
+	p.blank()
+	earliest := protection.Earliest()
+	if c.Now.Before(earliest) {
+		p.line(0, "No job can take its resources before %s (%s from now).", stamp(earliest), ago(earliest.Sub(c.Now)))
+	} else {
+		p.line(0, "Some job may take its resources now: a protection ended at %s.", stamp(earliest))
+	}
+	if shown := cache.ShownProtection(group.Status.MinRuntime); shown != nil && shown.Equal(protection.Shown()) {
+		p.line(0, "The PodGroup's status (status.minRuntime, kubectl get pg) shows this protection.")
+	} else {
+		p.line(0, "The PodGroup's status does not show this protection yet: the scheduler writes it at its next cycle.")
+	}
+}
+
+// explainEnd says one min-runtime, where it was set and whether it still protects.
+func (c *Cluster) explainEnd(p *printer, depth int, protection api.Protection, m api.MinRuntime) {
+	until := protection.Until(m)
+	switch {
+	case m.Duration <= 0:
+		p.line(depth, "0s from %s: not protected", m.Source())
+	case c.Now.Before(until):
+		p.line(depth, "%s from %s: protected until %s (%s from now)", m.Duration, m.Source(), stamp(until), ago(until.Sub(c.Now)))
+	default:
+		p.line(depth, "%s from %s: ended at %s (%s ago)", m.Duration, m.Source(), stamp(until), ago(c.Now.Sub(until)))
+	}
+}
+
+// explainWaiting tells why a job waits: what the scheduler last wrote on it, and the
+// min-runtime protections it would meet now among the jobs it could take from.
+func (c *Cluster) explainWaiting(p *printer, ssn *framework.Session, job *api.JobInfo, group *v2alpha2.PodGroup, pending int) {
+	p.blank()
+	p.line(0, "It waits: %d pods pending.", pending)
+	if q := c.Snapshot.Queues.Get(job.Queue); q == nil {
+		p.line(1, "Its queue %q does not exist: it cannot be scheduled until it does.", job.Queue)
+	} else if q.Problem != "" {
+		p.line(1, "Its queue %q cannot be scheduled: %s.", job.Queue, q.Problem)
+	} else if !q.IsLeaf() {
+		p.line(1, "Its queue %q has child queues: only leaf queues hold jobs.", job.Queue)
+	}
+	told := false
+	for _, condition := range group.Status.SchedulingConditions {
+		told = true
+		p.line(0, "The scheduler says (%s, since %s):", condition.Type, stamp(condition.LastTransitionTime.Time))
+		for _, r := range condition.Reasons {
+			p.line(1, "[%s] %s", r.Reason, r.Message)
+		}
+		if len(condition.Reasons) == 0 {
+			p.line(1, "%s", condition.Message)
+		}
+	}
+	if !told {
+		p.line(0, "The scheduler has not said why yet: it reports at the end of each cycle (is the scheduler running, and are the pods' schedulerName and the PodGroup annotation right?).")
+	}
+	if c.MinRuntime == nil {
+		return
+	}
+	// Ask the plugins about every running job this one could take from: the reasons a cycle
+	// would record, before fair share and room decide which of them it would need.
+	for _, victim := range c.Snapshot.Jobs {
+		if victim.ID == job.ID || !victim.Preemptible || victim.CountActive() == 0 {
+			continue
+		}
+		switch {
+		case victim.Queue != job.Queue:
+			ssn.IsPreemptible(framework.Reclaim, job, victim)
+		case victim.Priority < job.Priority:
+			ssn.IsPreemptible(framework.Preempt, job, victim)
+		}
+	}
+	var protected []string
+	for _, r := range ssn.PendingReasons(job.ID) {
+		if r.Reason == api.ReasonMinRuntimeProtected {
+			protected = append(protected, r.Message)
+		}
+	}
+	p.blank()
+	if len(protected) == 0 {
+		p.line(0, "No running job it could take from is protected by min-runtime now.")
+		return
+	}
+	p.line(0, "Min-runtime protections it meets now (among all running jobs it could take from, before fair share decides which it may):")
+	for _, m := range protected {
+		p.line(1, "%s", m)
+	}
+}
+
+// walk tells how a min-runtime was resolved: the queues asked, from ancestry[start] up, and
+// the one that set it, or the default.
+func (c *Cluster) walk(ancestry []string, start int, m api.MinRuntime, reclaim bool) string {
+	arg, field := minruntime.ArgDefaultPreemptMinRuntime, "preemptMinRuntime"
+	if reclaim {
+		arg, field = minruntime.ArgDefaultReclaimMinRuntime, "reclaimMinRuntime"
+	}
+	var steps []string
+	for i := start; i >= 0 && i < len(ancestry); i-- {
+		if ancestry[i] == m.SetBy {
+			steps = append(steps, fmt.Sprintf("%s sets %s %s", ancestry[i], field, m.Duration))
+			return strings.Join(steps, " → ")
+		}
+		steps = append(steps, ancestry[i]+" does not set it")
+	}
+	steps = append(steps, fmt.Sprintf("the default (the minruntime plugin's %s, %s)", arg, m.Duration))
+	return strings.Join(steps, " → ")
+}
+
+// queuePath names a queue with its ancestry, or says why it has none.
+func (c *Cluster) queuePath(name string) string {
+	tree := c.Snapshot.Queues
+	q := tree.Get(name)
+	switch {
+	case name == "":
+		return "(none)"
+	case q == nil:
+		return name + " (does not exist)"
+	case q.Problem != "":
+		return name + " (invalid: " + q.Problem + ")"
+	}
+	return strings.Join(tree.Ancestry(name), " → ")
+}
+
+// printer writes indented lines and keeps the first error.
+type printer struct {
+	w   io.Writer
+	err error
+}
+
+func (p *printer) line(depth int, format string, args ...any) {
+	if p.err == nil {
+		_, p.err = fmt.Fprintf(p.w, strings.Repeat("  ", depth)+format+"\n", args...)
+	}
+}
+
+func (p *printer) blank() { p.line(0, "") }
+
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+func ago(d time.Duration) string { return d.Round(time.Second).String() }

@@ -1,0 +1,203 @@
+package kubectlkai_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/install"
+	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
+	"github.com/kai-minruntime/kai-scheduler/pkg/kubectlkai"
+)
+
+var now = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+
+const config = `actions: "allocate, reclaim, preempt"
+tiers:
+- plugins:
+  - name: priority
+  - name: proportion
+  - name: minruntime
+    arguments: {defaultPreemptMinRuntime: 5m, defaultReclaimMinRuntime: 7s}
+  - name: predicates
+`
+
+// designCluster is the design's reclaim tree (docs/examples) with a job running in leaf2,
+// one in leaf3, both started two minutes ago, and one waiting in leaf1.
+func designCluster(t *testing.T) client.Client {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := install.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	objects := []client.Object{
+		&v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "kai-scheduler", Name: "kai-scheduler-config"},
+			Data: map[string]string{"scheduler-config.yaml": config}},
+		&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}, Status: v1.NodeStatus{Allocatable: v1.ResourceList{
+			v1.ResourceCPU: resource.MustParse("64"), v1.ResourceMemory: resource.MustParse("256Gi"), v1.ResourcePods: resource.MustParse("110"),
+			"nvidia.com/gpu": resource.MustParse("2")}}},
+	}
+	objects = append(objects, exampleQueues(t, "queues-reclaim-lca-tree.yaml")...)
+	started := now.Add(-2 * time.Minute)
+	objects = append(objects, job("run2", "leaf2", "n1", &started)...)
+	objects = append(objects, job("run3", "leaf3", "n1", &started)...)
+	objects = append(objects, job("wait1", "leaf1", "", nil)...)
+	return fake.NewClientBuilder().WithScheme(scheme).WithObjects(objects...).Build()
+}
+
+// job is a PodGroup of one one-GPU pod: running on node since started, or pending.
+func job(name, queue, node string, started *time.Time) []client.Object {
+	group := &v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name},
+		Spec: v2alpha2.PodGroupSpec{MinMember: 1, Queue: queue}}
+	pod := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name + "-0", Annotations: map[string]string{scheduling.PodGroupNameAnnotation: name}},
+		Spec: v1.PodSpec{SchedulerName: "kai-scheduler", NodeName: node, Containers: []v1.Container{{Name: "main", Resources: v1.ResourceRequirements{
+			Requests: v1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}, Limits: v1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}}}}},
+		Status: v1.PodStatus{Phase: v1.PodPending},
+	}
+	if started != nil {
+		group.Annotations = map[string]string{scheduling.LastStartTimestampAnnotation: started.Format(time.RFC3339Nano)}
+		pod.Status = v1.PodStatus{Phase: v1.PodRunning, StartTime: &metav1.Time{Time: *started}}
+	}
+	return []client.Object{group, pod}
+}
+
+func exampleQueues(t *testing.T, file string) []client.Object {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "docs", "examples", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	decoder := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	var queues []client.Object
+	for {
+		q := &v2.Queue{}
+		if err := decoder.Decode(q); errors.Is(err, io.EOF) {
+			return queues
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		queues = append(queues, q)
+	}
+}
+
+func explain(t *testing.T, c client.Client, args ...string) (string, string, int) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	connect := func(string, string) (client.Reader, string, error) { return c, "ns", nil }
+	code := kubectlkai.Run(context.Background(), args, &stdout, &stderr, connect, clocktesting.NewFakePassiveClock(now))
+	return stdout.String(), stderr.String(), code
+}
+
+func expectLines(t *testing.T, out string, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(out, w) {
+			t.Errorf("output lacks %q", w)
+		}
+	}
+	if t.Failed() {
+		t.Logf("output:\n%s", out)
+	}
+}
+
+// A running job of leaf3 is told, per level of its path a → b → d → leaf3, who may reclaim
+// it from when, and which queue's value applied; the design's lca example in reverse.
+func TestExplainRunningJobOnTheDesignTree(t *testing.T) {
+	out, stderr, code := explain(t, designCluster(t), "explain", "podgroup", "ns/run3")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	expectLines(t, out,
+		"queue:    a → b → d → leaf3",
+		"Running since 2026-01-01T11:58:00Z (2m0s ago).",
+		"Against preemption (higher-priority jobs of queue leaf3):",
+		"5m0s from the default: protected until 2026-01-01T12:03:00Z (3m0s from now)",
+		"resolved: leaf3 does not set it → d does not set it → b does not set it → a does not set it → the default (the minruntime plugin's defaultPreemptMinRuntime, 5m0s)",
+		"Against reclaim (jobs of other queues; reclaimResolveMethod lca):",
+		"from outside a:", "7s from the default: ended at 2026-01-01T11:58:07Z (1m53s ago)",
+		"from outside b (inside a):", "10m0s from queue b: protected until 2026-01-01T12:08:00Z (8m0s from now)",
+		"resolved: b sets reclaimMinRuntime 10m0s",
+		"from outside leaf3 (inside b):", "1m0s from queue d: ended at 2026-01-01T11:59:00Z (1m0s ago)",
+		"resolved: leaf3 does not set it → d sets reclaimMinRuntime 1m0s",
+		"Some job may take its resources now: a protection ended at 2026-01-01T11:58:07Z.",
+		"The PodGroup's status does not show this protection yet",
+	)
+}
+
+// A waiting job of leaf1 is told which running jobs protect themselves against it now: the
+// one in leaf2 (its sibling's 180s), not the one in leaf3 (d's 60s are over).
+func TestExplainWaitingJobNamesTheProtectionsItMeets(t *testing.T) {
+	out, stderr, code := explain(t, designCluster(t), "explain", "pg", "wait1")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	expectLines(t, out,
+		"It waits: 1 pods pending.",
+		"The scheduler has not said why yet",
+		"reclaim: victims are protected by min-runtime: ns/run2 until 2026-01-01T12:01:00Z (3m0s from queue leaf2); the first protection ends at 2026-01-01T12:01:00Z",
+	)
+	if strings.Contains(out, "ns/run3") {
+		t.Errorf("run3's protection against leaf1 ended a minute ago, yet it is named:\n%s", out)
+	}
+}
+
+// A queue with children lists what each leaf below it gets.
+func TestExplainQueueListsItsLeaves(t *testing.T) {
+	out, stderr, code := explain(t, designCluster(t), "explain", "queue", "c")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	expectLines(t, out,
+		"path:     a → b → c",
+		"settings: preemptMinRuntime not set, reclaimMinRuntime not set",
+		"defaults: defaultPreemptMinRuntime 5m0s, defaultReclaimMinRuntime 7s; reclaimResolveMethod lca",
+		"Only leaf queues hold jobs. The 2 leaves under c get:",
+		"Jobs of leaf1:", "from outside c (inside a): 10m0s from queue b", "from outside leaf1 (inside c): 0s from queue leaf1",
+		"Jobs of leaf2:", "from outside leaf2 (inside c): 3m0s from queue leaf2",
+		"jobs: 0 running (0 protected against some jobs, 0 against all), 1 waiting",
+		// run2 is past the default 7s against reclaimers from outside a, not past its 3m.
+		"jobs: 1 running (1 protected against some jobs, 0 against all), 0 waiting",
+	)
+}
+
+func TestMistakesAreNamedAllAtOnce(t *testing.T) {
+	_, stderr, code := explain(t, designCluster(t), "explain", "nodes", "x", "--config-map", "nonamespace")
+	if code != 2 {
+		t.Fatalf("exit %d, want 2", code)
+	}
+	expectLines(t, stderr, `explain: unknown kind "nodes"`, `--config-map: want NAMESPACE/NAME, got "nonamespace"`, "kubectl kai --help")
+
+	_, stderr, code = explain(t, designCluster(t), "explain", "queue", "c", "--config-map", "kai-scheduler/other")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1", code)
+	}
+	expectLines(t, stderr, "ConfigMap kai-scheduler/other not found: name the scheduler's with --config-map NAMESPACE/NAME, or give the configuration with --config-file")
+
+	_, stderr, code = explain(t, designCluster(t), "explain", "queue", "nosuch")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1", code)
+	}
+	expectLines(t, stderr, `queue "nosuch" not found`)
+}
