@@ -48,7 +48,7 @@ func TestBrokenConfigurationIsAStartupError(t *testing.T) {
 	if code := run([]string{"--scheduler-conf", path, "--kubeconfig", "/nonexistent"}, &out); code != 1 {
 		t.Fatalf("exit code %d, want 1", code)
 	}
-	want := `plugin minruntime: defaultReclaimMinRuntime: must not be negative, got "-5m"`
+	want := `tiers[0].plugins[0].arguments (plugin minruntime): defaultReclaimMinRuntime: must not be negative, got "-5m"`
 	if !strings.Contains(out.String(), want) || !strings.Contains(out.String(), path) {
 		t.Errorf("output does not name the file and the argument:\n%s", out.String())
 	}

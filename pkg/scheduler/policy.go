@@ -29,7 +29,7 @@ type Policy struct {
 
 // Known returns the action and plugin names a configuration may use.
 func Known(registry *framework.Registry) conf.Known {
-	known := conf.Known{Plugins: registry.Names()}
+	known := conf.Known{Plugins: registry.Names(), CheckArguments: registry.CheckArguments}
 	for name := range actionFactories {
 		known.Actions = append(known.Actions, string(name))
 	}

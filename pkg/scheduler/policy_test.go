@@ -39,13 +39,19 @@ func TestPolicyErrorsNameTheProblem(t *testing.T) {
 		{"unknown plugin", "actions: allocate\ntiers:\n- plugins:\n  - name: priorty\n",
 			[]string{`tiers[0].plugins[0].name: unknown plugin "priorty"`, "nodeplacement, predicates, priority, proportion"}},
 		{"bad plugin argument value", "actions: allocate\ntiers:\n- plugins:\n  - name: nodeplacement\n    arguments: {gpu: pack}\n",
-			[]string{`plugin nodeplacement: gpu: must be "binpack" or "spread", got "pack"`}},
+			[]string{`tiers[0].plugins[0].arguments (plugin nodeplacement): gpu: must be "binpack" or "spread", got "pack"`}},
 		{"unknown plugin argument", "actions: allocate\ntiers:\n- plugins:\n  - name: nodeplacement\n    arguments: {gpus: spread}\n",
-			[]string{`plugin nodeplacement: unknown argument "gpus"`}},
+			[]string{`tiers[0].plugins[0].arguments (plugin nodeplacement): unknown argument "gpus"`}},
 		{"argument to a plugin that takes none", "actions: allocate\ntiers:\n- plugins:\n  - name: priority\n    arguments: {weight: \"2\"}\n",
-			[]string{"plugin priority: takes no arguments, got weight"}},
+			[]string{"tiers[0].plugins[0].arguments (plugin priority): takes no arguments, got weight"}},
 		{"several mistakes at once", "actions: allocate, bogus\ntiers:\n- plugins:\n  - name: nope\n",
 			[]string{`unknown action "bogus"`, `unknown plugin "nope"`}},
+		{"mistakes in names and in every argument at once",
+			"actions: allocate, bogus\ntiers:\n- plugins:\n  - name: minruntime\n    arguments: {defaultPreemptMinRuntime: -5m, defaultReclaimMinRuntime: 1x, reclaimResolveMethod: up}\n  - name: nope\n",
+			[]string{`unknown action "bogus"`, `unknown plugin "nope"`,
+				`tiers[0].plugins[0].arguments (plugin minruntime): defaultPreemptMinRuntime: must not be negative, got "-5m"`,
+				`tiers[0].plugins[0].arguments (plugin minruntime): defaultReclaimMinRuntime: invalid duration "1x"`,
+				`tiers[0].plugins[0].arguments (plugin minruntime): reclaimResolveMethod: must be "lca" or "queue", got "up"`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -49,6 +49,7 @@ func (l *loader) plugins(path string, raw json.RawMessage) []PluginOption {
 		plugin, ok := l.plugin(entryPath, entry)
 		if ok && l.keepPlugin(entryPath, plugin.Name) {
 			kept = append(kept, plugin)
+			l.checkArguments(entryPath+".arguments", plugin)
 		}
 	}
 	return kept
@@ -79,6 +80,18 @@ func (l *loader) plugin(path string, raw json.RawMessage) (PluginOption, bool) {
 		return PluginOption{}, false
 	}
 	return PluginOption{Name: name, Arguments: args}, true
+}
+
+// checkArguments reports each mistake the plugin finds in its arguments, one per line.
+func (l *loader) checkArguments(path string, plugin PluginOption) {
+	if l.known.CheckArguments == nil {
+		return
+	}
+	if err := l.known.CheckArguments(plugin.Name, plugin.Arguments); err != nil {
+		for _, line := range strings.Split(err.Error(), "\n") {
+			l.errorf("%s (plugin %s): %s", path, plugin.Name, line)
+		}
+	}
 }
 
 // arguments decodes a plugin's arguments. Values must be YAML strings: an unquoted 1.50 or yes

@@ -43,4 +43,8 @@ func (c *Config) Plugins() []PluginOption {
 type Known struct {
 	Actions []string
 	Plugins []string
+	// CheckArguments, when set, validates a known plugin's arguments while the file is
+	// loaded, so that their mistakes are reported with every other one, under the entry's
+	// path; a plugin's factory is the one judge of its arguments.
+	CheckArguments func(plugin string, args map[string]string) error
 }

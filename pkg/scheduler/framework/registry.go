@@ -49,6 +49,17 @@ func (r *Registry) Names() []string {
 	return names
 }
 
+// CheckArguments reports what a registered plugin's factory finds wrong with its arguments;
+// nil for a name that is not registered (the configuration's loader reports those).
+func (r *Registry) CheckArguments(name string, args map[string]string) error {
+	factory, ok := r.factories[name]
+	if !ok {
+		return nil
+	}
+	_, err := factory(Arguments(args))
+	return err
+}
+
 // Build constructs the configured plugins in configuration order. All argument errors are
 // reported together, each prefixed with the plugin's name.
 func (r *Registry) Build(options []conf.PluginOption) ([]Plugin, error) {

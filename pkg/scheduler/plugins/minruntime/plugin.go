@@ -10,6 +10,7 @@
 package minruntime
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -44,8 +45,8 @@ var _ framework.Plugin = &Plugin{}
 // scheduler refuses to start instead of silently protecting nothing.
 func New(args framework.Arguments) (framework.Plugin, error) {
 	p := &Plugin{method: LCA}
-	keys := slices.Sorted(maps.Keys(args))
-	for _, key := range keys {
+	var errs []error
+	for _, key := range slices.Sorted(maps.Keys(args)) {
 		value := args[key]
 		var err error
 		switch key {
@@ -64,9 +65,10 @@ func New(args framework.Arguments) (framework.Plugin, error) {
 			err = fmt.Errorf("unknown argument %q (known: %s, %s, %s)", key,
 				ArgDefaultPreemptMinRuntime, ArgDefaultReclaimMinRuntime, ArgReclaimResolveMethod)
 		}
-		if err != nil {
-			return nil, err
-		}
+		errs = append(errs, err) // every bad argument at once
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	return p, nil
 }
