@@ -7,6 +7,8 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -14,6 +16,7 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/metrics"
 )
 
 var _ = Describe("Gang scheduling", func() {
@@ -87,11 +90,23 @@ var _ = Describe("Reclaim min-runtime", func() {
 		Expect(shown.ProtectedUntil.Time).To(BeTemporally("==", endShown))
 		Expect(printedColumn("reclaim", "borrowed", "Protected-Until")).To(Equal(endShown.UTC().Format(time.RFC3339)))
 
+		Eventually(protectedJobs("borrower", "reclaim")).Should(Equal(1.0), "the gauge counts the protected job")
+		refusals := testutil.ToFloat64(metrics.MinRuntimeRefusals.WithLabelValues("reclaim"))
+		evictedRuntimes := samples(metrics.RuntimeAtEviction.WithLabelValues("reclaim").(prometheus.Histogram))
+		waits := samples(metrics.MinRuntimeWait)
+
 		createJob("reclaim", "owned", "owner", "train", 4, 4, 1)
+		Eventually(func() float64 { return testutil.ToFloat64(metrics.MinRuntimeRefusals.WithLabelValues("reclaim")) }).
+			Should(BeNumerically(">", refusals), "the blocked reclaim is counted")
 		Consistently(runningPods("reclaim", "borrowed"), time.Until(protectedUntil)-500*time.Millisecond).Should(Equal(4))
 		Eventually(runningPods("reclaim", "owned")).Should(Equal(4))
 		Expect(time.Now()).To(BeTemporally(">=", protectedUntil))
 		Eventually(minRuntimeStatus("reclaim", "borrowed")).Should(BeNil(), "a job no longer running shows no protection")
+		Eventually(protectedJobs("borrower", "reclaim")).Should(BeZero())
+		Eventually(func() uint64 { return samples(metrics.RuntimeAtEviction.WithLabelValues("reclaim").(prometheus.Histogram)) }).
+			Should(Equal(evictedRuntimes+4), "each evicted pod's runtime is observed")
+		Eventually(func() uint64 { return samples(metrics.MinRuntimeWait) }).Should(BeNumerically(">", waits),
+			"the owner's wait on protection is observed")
 		Eventually(func() []string { return eventReasons("reclaim", "borrowed") }).Should(ContainElement("Reclaimed"))
 		// The victim's owner is told who took the GPUs, how long the job ran, and which
 		// protection it had.
