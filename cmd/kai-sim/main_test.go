@@ -39,7 +39,7 @@ func TestScenarioFileAsJSONWithPlot(t *testing.T) {
 		t.Fatalf("jobs %d, events %d", len(result.Jobs), len(result.Events))
 	}
 	svg, err := os.ReadFile(plot)
-	if err != nil || !bytes.Contains(svg, []byte("<svg")) || !bytes.Contains(svg, []byte("stroke=\"red\"")) {
+	if err != nil || !bytes.Contains(svg, []byte("<svg")) || !bytes.Contains(svg, []byte("fill=\"red\"")) {
 		t.Fatalf("the plot is missing or marks no eviction: %v", err)
 	}
 }

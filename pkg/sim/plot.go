@@ -3,64 +3,195 @@ package sim
 import (
 	"fmt"
 	"io"
+	"math"
+	"slices"
 	"strings"
+	"time"
 )
 
 // palette colours the queues of a plot in order.
 var palette = []string{"#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22"}
 
-// WritePlot draws, for each variant, the GPUs each queue holds over time as step lines, with
-// every eviction marked by a red tick under the time axis.
+// The plot's geometry, in pixels.
+const (
+	plotWidth     = 900.0
+	plotLeft      = 70.0 // room for the GPU axis
+	plotRight     = 20.0
+	legendHeight  = 50.0
+	panelHeight   = 200.0
+	evictionStrip = 36.0 // under each panel: evictions per time slot, as bars
+	panelGap      = 70.0 // the time axis, its labels and the next panel's title
+	evictionSlot  = 6.0  // width of one eviction bar
+)
+
+// WritePlot draws, one panel per variant on one shared time axis, the GPUs each queue holds
+// as stacked bands (so no queue hides another), with a bar strip under each panel counting
+// the evictions in each time slot: a person comparing two runs reads them in seconds.
 func WritePlot(w io.Writer, variants []Variant) error {
-	const width, panelHeight, left, top, gap = 900.0, 220.0, 60.0, 30.0, 50.0
-	plotWidth := width - left - 20
-	height := top + float64(len(variants))*(panelHeight+gap)
-	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" font-family="sans-serif" font-size="12">`+"\n", width, height)
-	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
-	for i, v := range variants {
+	var queues []string // every variant's queues, first seen first, so colours match
+	span, peak := 1.0, int64(1)
+	for _, v := range variants {
 		r := v.Result
-		y0 := top + float64(i)*(panelHeight+gap)
-		span := max(r.Totals.SimulatedSeconds, 1)
-		var peak int64 = 1
+		span = max(span, r.Totals.SimulatedSeconds)
+		for _, q := range r.Queues {
+			if !slices.Contains(queues, q) {
+				queues = append(queues, q)
+			}
+		}
 		for _, s := range r.Series {
+			var total int64
 			for _, n := range s.GPUs {
-				peak = max(peak, n)
+				total += n
 			}
+			peak = max(peak, total)
 		}
-		x := func(t float64) float64 { return left + t/span*plotWidth }
-		y := func(n int64) float64 { return y0 + panelHeight - float64(n)/float64(peak)*panelHeight }
-		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" font-weight="bold">%s — GPUs per queue, evictions in red</text>`+"\n", left, y0-8, v.Name)
-		fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="black"/>`+"\n", left, y0+panelHeight, left+plotWidth, y0+panelHeight)
-		fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="black"/>`+"\n", left, y0, left, y0+panelHeight)
-		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="end">%d</text>`+"\n", left-6, y0+4, peak)
-		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="end">0</text>`+"\n", left-6, y0+panelHeight+4)
-		for h := 0.0; h <= span; h += 3600 {
-			fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="middle">%.0fh</text>`+"\n", x(h), y0+panelHeight+28, h/3600)
+	}
+	gpuStep := niceStep(float64(peak), 4)
+	top := math.Ceil(float64(peak)/gpuStep) * gpuStep
+	inner := plotWidth - plotLeft - plotRight
+	x := func(t float64) float64 { return plotLeft + t/span*inner }
+	height := legendHeight + float64(len(variants))*(panelHeight+evictionStrip+panelGap)
+
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" font-family="sans-serif" font-size="12">`+"\n", plotWidth, height)
+	b.WriteString(`<rect width="100%" height="100%" fill="white"/>` + "\n")
+	writeLegend(&b, queues)
+	for i, v := range variants {
+		y0 := legendHeight + float64(i)*(panelHeight+evictionStrip+panelGap) + 20
+		y := func(n float64) float64 { return y0 + panelHeight - n/top*panelHeight }
+		evictions := evictionTimes(v.Result)
+		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" font-weight="bold">%s: %d evictions</text>`+"\n", plotLeft, y0-8, v.Name, len(evictions))
+		// GPU axis: gridlines at round numbers, labelled.
+		for n := 0.0; n <= top+gpuStep/2; n += gpuStep {
+			fmt.Fprintf(&b, `<line x1="%.0f" y1="%.1f" x2="%.0f" y2="%.1f" stroke="#ddd"/>`+"\n", plotLeft, y(n), plotLeft+inner, y(n))
+			fmt.Fprintf(&b, `<text x="%.0f" y="%.1f" text-anchor="end">%.0f</text>`+"\n", plotLeft-6, y(n)+4, n)
 		}
-		for qi, queue := range r.Queues {
-			colour := palette[qi%len(palette)]
-			var points []string
-			var last int64
-			for k, s := range r.Series {
-				n := s.GPUs[queue]
-				if k > 0 {
-					points = append(points, fmt.Sprintf("%.1f,%.1f", x(s.Time), y(last)))
-				}
-				points = append(points, fmt.Sprintf("%.1f,%.1f", x(s.Time), y(n)))
-				last = n
-			}
-			points = append(points, fmt.Sprintf("%.1f,%.1f", x(span), y(last)))
-			fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>`+"\n", colour, strings.Join(points, " "))
-			fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" fill="%s">%s</text>`+"\n", left+plotWidth-120, y0+14+float64(qi)*14, colour, queue)
-		}
-		for _, e := range r.Events {
-			if e.Type == EventEvict {
-				fmt.Fprintf(&b, `<line x1="%.1f" y1="%.0f" x2="%.1f" y2="%.0f" stroke="red"/>`+"\n", x(e.Time), y0+panelHeight+2, x(e.Time), y0+panelHeight+12)
-			}
-		}
+		fmt.Fprintf(&b, `<text x="6" y="%.0f">GPUs</text>`+"\n", y0+panelHeight/2)
+		writeBands(&b, v.Result, queues, span, x, y)
+		writeEvictions(&b, evictions, span, x, y0+panelHeight, inner)
+		writeTimeAxis(&b, span, x, y0+panelHeight+evictionStrip)
 	}
 	b.WriteString("</svg>\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeLegend names every queue's colour, and the eviction bars, above the panels.
+func writeLegend(b *strings.Builder, queues []string) {
+	at := plotLeft
+	for i, q := range queues {
+		fmt.Fprintf(b, `<rect x="%.0f" y="14" width="14" height="14" fill="%s"/>`+"\n", at, palette[i%len(palette)])
+		fmt.Fprintf(b, `<text x="%.0f" y="26">%s</text>`+"\n", at+20, q)
+		at += 20 + 7.5*float64(len(q)) + 24
+	}
+	fmt.Fprintf(b, `<rect x="%.0f" y="14" width="6" height="14" fill="red"/>`+"\n", at)
+	fmt.Fprintf(b, `<text x="%.0f" y="26">evictions (bar height: how many in that moment)</text>`+"\n", at+12)
+}
+
+// writeBands stacks the queues' GPUs over time: each queue a band on top of the ones before
+// it, stepping at each sample.
+func writeBands(b *strings.Builder, r *Result, queues []string, span float64, x func(float64) float64, y func(float64) float64) {
+	below := make([]float64, len(r.Series)) // the stack's height under the current queue
+	for qi, q := range queues {
+		var upper, lower []string
+		for k, s := range r.Series {
+			end := span
+			if k+1 < len(r.Series) {
+				end = r.Series[k+1].Time
+			}
+			base, height := below[k], float64(s.GPUs[q])
+			upper = append(upper, fmt.Sprintf("%.1f,%.1f %.1f,%.1f", x(s.Time), y(base+height), x(end), y(base+height)))
+			lower = append(lower, fmt.Sprintf("%.1f,%.1f %.1f,%.1f", x(end), y(base), x(s.Time), y(base)))
+			below[k] = base + height
+		}
+		if len(upper) == 0 {
+			continue
+		}
+		slices.Reverse(lower)
+		fmt.Fprintf(b, `<polygon fill="%s" stroke="none" points="%s %s"/>`+"\n", palette[qi%len(palette)],
+			strings.Join(upper, " "), strings.Join(lower, " "))
+	}
+}
+
+// evictionTimes lists when each eviction happened.
+func evictionTimes(r *Result) []float64 {
+	var times []float64
+	for _, e := range r.Events {
+		if e.Type == EventEvict {
+			times = append(times, e.Time)
+		}
+	}
+	return times
+}
+
+// writeEvictions draws, under a panel, one bar per time slot that had evictions, as tall as
+// how many there were (scaled to the busiest slot), with the count written on bars of more
+// than one: simultaneous evictions must not look like a single one.
+func writeEvictions(b *strings.Builder, times []float64, span float64, x func(float64) float64, y0, inner float64) {
+	slots := int(inner / evictionSlot)
+	counts := make([]int, slots+1)
+	busiest := 0
+	for _, t := range times {
+		k := min(int(t/span*float64(slots)), slots)
+		counts[k]++
+		busiest = max(busiest, counts[k])
+	}
+	const barRoom = evictionStrip - 14 // leaves room for a count above the bar
+	for k, n := range counts {
+		if n == 0 {
+			continue
+		}
+		left := x(float64(k) / float64(slots) * span)
+		height := max(3, float64(n)/float64(busiest)*barRoom)
+		fmt.Fprintf(b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="red"/>`+"\n", left, y0+evictionStrip-height, evictionSlot-1, height)
+		if n > 1 {
+			fmt.Fprintf(b, `<text x="%.1f" y="%.1f" text-anchor="middle" font-size="10">%d</text>`+"\n", left+evictionSlot/2, y0+evictionStrip-height-2, n)
+		}
+	}
+}
+
+// writeTimeAxis draws the shared time axis with ticks at a round step.
+func writeTimeAxis(b *strings.Builder, span float64, x func(float64) float64, y float64) {
+	fmt.Fprintf(b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="black"/>`+"\n", x(0), y, x(span), y)
+	step := timeStep(span)
+	for t := 0.0; t <= span+step/1000; t += step {
+		fmt.Fprintf(b, `<line x1="%.1f" y1="%.0f" x2="%.1f" y2="%.0f" stroke="black"/>`+"\n", x(t), y, x(t), y+4)
+		fmt.Fprintf(b, `<text x="%.1f" y="%.0f" text-anchor="middle">%s</text>`+"\n", x(t), y+17, clockLabel(t))
+	}
+}
+
+// timeSteps are the tick steps a time axis may use, in seconds.
+var timeSteps = []float64{10, 30, 60, 300, 600, 900, 1800, 3600, 7200, 3 * 3600, 6 * 3600, 12 * 3600, 86400}
+
+// timeStep is the smallest round step that puts at most 12 ticks on span.
+func timeStep(span float64) float64 {
+	for _, s := range timeSteps {
+		if span/s <= 12 {
+			return s
+		}
+	}
+	return math.Ceil(span/12/86400) * 86400
+}
+
+// clockLabel writes t as a short duration: 90m as 1h30m, 4h as 4h, 30s as 30s.
+func clockLabel(t float64) string {
+	label := (time.Duration(math.Round(t)) * time.Second).String()
+	if label != "0s" {
+		label = strings.TrimSuffix(label, "0s")
+		if strings.HasSuffix(label, "h0m") {
+			label = strings.TrimSuffix(label, "0m")
+		}
+	}
+	return label
+}
+
+// niceStep is a step of 1, 2 or 5 times a power of ten that cuts top into at most ticks parts.
+func niceStep(top float64, ticks int) float64 {
+	for scale := 1.0; ; scale *= 10 {
+		for _, m := range []float64{1, 2, 5} {
+			if top/(m*scale) <= float64(ticks) {
+				return m * scale
+			}
+		}
+	}
 }

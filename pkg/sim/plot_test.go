@@ -1,0 +1,54 @@
+package sim_test
+
+import (
+	"bytes"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
+)
+
+// Two runs of different lengths share one time axis, their queues keep one colour each,
+// and four pods evicted in the same moment show as one bar counting 4, not as one mark.
+func TestPlotComparesRunsOnOneAxisAndCountsEveryEviction(t *testing.T) {
+	short := &sim.Result{
+		Queues: []string{"prod", "research"},
+		Series: []sim.Sample{{Time: 0, GPUs: map[string]int64{"research": 8}}, {Time: 1800, GPUs: map[string]int64{"prod": 8}}},
+		Events: []sim.Event{{Time: 1800, Type: sim.EventEvict}, {Time: 1800, Type: sim.EventEvict},
+			{Time: 1800, Type: sim.EventEvict}, {Time: 1800, Type: sim.EventEvict}},
+		Totals: sim.Totals{SimulatedSeconds: 3600},
+	}
+	long := &sim.Result{
+		Queues: []string{"research", "prod"}, // another order: colours must still match
+		Series: []sim.Sample{{Time: 0, GPUs: map[string]int64{"research": 8}}},
+		Totals: sim.Totals{SimulatedSeconds: 7200},
+	}
+	var out bytes.Buffer
+	if err := sim.WritePlot(&out, []sim.Variant{{Name: "short", Result: short}, {Name: "long", Result: long}}); err != nil {
+		t.Fatal(err)
+	}
+	svg := out.String()
+
+	// Both panels end their time axis at 2h, the longer run's end.
+	if got := strings.Count(svg, `text-anchor="middle">2h</text>`); got != 2 {
+		t.Errorf("the 2h tick appears on %d time axes, want both", got)
+	}
+	axis := regexp.MustCompile(`<line x1="70" y1="\d+" x2="(\d+)"`).FindAllStringSubmatch(svg, -1)
+	if len(axis) < 2 || axis[0][1] != axis[len(axis)-1][1] {
+		t.Errorf("the panels' axes end at different x: %v", axis)
+	}
+	// Research is orange in both panels (the legend's second colour), prod blue.
+	if strings.Count(svg, `<polygon fill="#ff7f0e"`) != 2 || strings.Count(svg, `<polygon fill="#1f77b4"`) != 2 {
+		t.Errorf("queues change colour between panels:\n%s", svg)
+	}
+	if !strings.Contains(svg, "short: 4 evictions") || !strings.Contains(svg, "long: 0 evictions") {
+		t.Error("the panel titles do not count the evictions")
+	}
+	if bars := strings.Count(svg, `fill="red"/>`); bars != 2 { // the legend's swatch and one bar
+		t.Errorf("%d red bars and swatches, want the legend's and one bar for the four evictions", bars)
+	}
+	if !strings.Contains(svg, `font-size="10">4</text>`) {
+		t.Error("the bar of four simultaneous evictions does not say 4")
+	}
+}
