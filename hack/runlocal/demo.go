@@ -76,8 +76,9 @@ func runDemo(ctx context.Context, opts demoOptions) error {
 	go (&testenv.Kubelet{Client: clientset, Period: 200 * time.Millisecond}).Run(ctx)
 
 	examples := filepath.Join(repoRoot(), "docs", "examples")
+	manifests := map[string]*unstructured.Unstructured{} // the demo's pods, to recreate as a Job controller would
 	for _, file := range []string{filepath.Join(examples, "queues-default.yaml"), filepath.Join(examples, "local", "demo.yaml")} {
-		if err := apply(ctx, c, file, opts.MinRuntime); err != nil {
+		if err := apply(ctx, c, file, opts.MinRuntime, manifests); err != nil {
 			return err
 		}
 	}
@@ -113,7 +114,7 @@ Press Ctrl-C to stop everything.
 `, opts.MinRuntime, opts.BurstAfter, k, k, k, k, k, metricsLine)
 
 	start := time.Now()
-	timeline := &timeline{c: c, out: opts.Out, events: opts.Events, start: start, seen: map[string]string{}}
+	timeline := &timeline{c: c, out: opts.Out, events: opts.Events, start: start, seen: map[string]string{}, manifests: manifests}
 	burst := time.After(opts.BurstAfter)
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
@@ -126,7 +127,7 @@ Press Ctrl-C to stop everything.
 		case err := <-schedulerDone:
 			return fmt.Errorf("the scheduler stopped: %w", err)
 		case <-burst:
-			if err := apply(ctx, c, filepath.Join(examples, "local", "burst.yaml"), opts.MinRuntime); err != nil {
+			if err := apply(ctx, c, filepath.Join(examples, "local", "burst.yaml"), opts.MinRuntime, manifests); err != nil {
 				return err
 			}
 			timeline.say("production submits serve (2 pods x 8 GPUs) and wants its quota back")
@@ -136,8 +137,9 @@ Press Ctrl-C to stop everything.
 	}
 }
 
-// apply creates every object of a manifest file, with the research queue's min-runtime set.
-func apply(ctx context.Context, c client.Client, path string, minRuntime time.Duration) error {
+// apply creates every object of a manifest file, with the research queue's min-runtime set,
+// and keeps each pod's manifest in pods (by namespace/name).
+func apply(ctx context.Context, c client.Client, path string, minRuntime time.Duration, pods map[string]*unstructured.Unstructured) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return err
@@ -163,19 +165,25 @@ func apply(ctx context.Context, c client.Client, path string, minRuntime time.Du
 				return err
 			}
 		}
+		if obj.GetKind() == "Pod" {
+			pods[obj.GetNamespace()+"/"+obj.GetName()] = obj.DeepCopy()
+		}
 		if err := c.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("%s: creating %s %s: %w", path, obj.GetKind(), obj.GetName(), err)
 		}
 	}
 }
 
-// timeline prints changes of pods and of PodGroup conditions as they happen.
+// timeline prints, as they happen, changes of pods, of PodGroup conditions and protections,
+// and the evictions the scheduler reports in events. It also plays the workloads'
+// controllers: an evicted pod comes back pending, as a Job's would.
 type timeline struct {
-	c      client.Client
-	out    io.Writer
-	events chan<- string
-	start  time.Time
-	seen   map[string]string
+	c         client.Client
+	out       io.Writer
+	events    chan<- string
+	start     time.Time
+	seen      map[string]string
+	manifests map[string]*unstructured.Unstructured
 }
 
 func (t *timeline) say(line string) {
@@ -210,11 +218,17 @@ func (t *timeline) observe(ctx context.Context) {
 			lines = append(lines, fmt.Sprintf("%s %s", key, state))
 		}
 	}
-	// A pod evicted and removed between two looks is never seen terminating: say it is gone.
+	// A pod evicted and removed between two looks is never seen terminating: say it is gone,
+	// and bring it back as its controller would.
 	for key, state := range t.seen {
 		if strings.HasPrefix(key, "pod ") && !listed[key] && state != "gone" {
 			t.seen[key] = "gone"
 			lines = append(lines, key+" gone")
+			if manifest := t.manifests[strings.TrimPrefix(key, "pod ")]; manifest != nil {
+				if err := t.c.Create(ctx, manifest.DeepCopy()); err == nil {
+					lines = append(lines, key+" recreated pending by its controller, as a Job's pod would be")
+				}
+			}
 		}
 	}
 	for _, g := range groups.Items {
@@ -228,8 +242,55 @@ func (t *timeline) observe(ctx context.Context) {
 		}
 		t.seen[key] = message
 	}
+	lines = append(lines, t.protections(groups.Items)...)
+	lines = append(lines, t.evictions(ctx)...)
 	sort.Strings(lines)
 	for _, l := range lines {
 		t.say(strings.TrimSpace(l))
 	}
+}
+
+// protections tells each running job's reclaim protection when the scheduler shows a new one
+// on its PodGroup.
+func (t *timeline) protections(groups []v2alpha2.PodGroup) []string {
+	var lines []string
+	for _, g := range groups {
+		key := "protection " + g.Namespace + "/" + g.Name
+		shown := ""
+		if m := g.Status.MinRuntime; m != nil {
+			for _, r := range m.Reclaim {
+				if r.MinRuntime.Duration > 0 {
+					source := "the default"
+					if r.SetBy != "" {
+						source = "queue " + r.SetBy
+					}
+					shown += fmt.Sprintf("; against reclaimers from outside %s until %s (%s from %s)",
+						r.FromOutside, r.Until.UTC().Format(time.RFC3339), r.MinRuntime.Duration, source)
+				}
+			}
+		}
+		if shown != "" && t.seen[key] != shown {
+			lines = append(lines, fmt.Sprintf("podgroup %s/%s is protected%s", g.Namespace, g.Name, shown))
+		}
+		t.seen[key] = shown
+	}
+	return lines
+}
+
+// evictions tells each eviction the scheduler explained in an event on the victim's PodGroup.
+func (t *timeline) evictions(ctx context.Context) []string {
+	events := &v1.EventList{}
+	if t.c.List(ctx, events) != nil {
+		return nil
+	}
+	var lines []string
+	for _, e := range events.Items {
+		key := "event " + string(e.UID)
+		if e.InvolvedObject.Kind != "PodGroup" || (e.Reason != "Reclaimed" && e.Reason != "Preempted") || t.seen[key] != "" {
+			continue
+		}
+		t.seen[key] = "told"
+		lines = append(lines, fmt.Sprintf("podgroup %s/%s %s: %s", e.InvolvedObject.Namespace, e.InvolvedObject.Name, e.Reason, e.Message))
+	}
+	return lines
 }

@@ -51,6 +51,20 @@ func TestDemoShowsMinRuntimeAtWork(t *testing.T) {
 		}
 	}
 	waitFor("pod production/serve-0 running")
+	// The story is told in full: research's protection, the reclaim as the scheduler explains
+	// it, and the evicted pods coming back, as a Job controller would bring them.
+	for _, want := range []string{
+		"podgroup research/pretrain is protected; against reclaimers from outside research until",
+		"podgroup research/pretrain Reclaimed: Pod pretrain-0 evicted by reclaim for job production/serve: it ran",
+		"pod research/pretrain-0 recreated pending by its controller",
+	} {
+		waitForOutput(t, &out, want)
+	}
+	recreated := strings.Index(out.String(), "pod research/pretrain-0 recreated")
+	if !strings.Contains(out.String()[recreated:], "pod research/pretrain-0 pending") {
+		t.Error("the recreated pod is not seen pending again")
+	}
+	t.Logf("the demo printed:\n%s", out.String())
 	if !strings.Contains(out.String(), "http://"+metricsAddress+"/metrics") {
 		t.Error("the demo does not say where its metrics are")
 	}
@@ -89,6 +103,16 @@ func waitForLine(t *testing.T, events <-chan string, done <-chan error, text str
 			t.Fatalf("the demo stopped before printing %q: %v", text, err)
 		case <-deadline:
 			t.Fatalf("no %q within a minute", text)
+		}
+	}
+}
+
+// waitForOutput waits up to a minute for the demo to have printed text.
+func waitForOutput(t *testing.T, out *syncBuffer, text string) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(out.String(), text); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the demo never printed %q", text)
 		}
 	}
 }

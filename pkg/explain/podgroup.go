@@ -105,9 +105,9 @@ func (c *Cluster) explainRunning(p *printer, ssn *framework.Session, job *api.Jo
 	p.blank()
 	earliest := protection.Earliest()
 	if c.Now.Before(earliest) {
-		p.line(0, "No job can take its resources before %s (%s from now).", stamp(earliest), ago(earliest.Sub(c.Now)))
+		p.line(0, "No job can take its resources before %s (%s from now).", end(earliest), ago(earliest.Sub(c.Now)))
 	} else {
-		p.line(0, "Some job may take its resources now: a protection ended at %s.", stamp(earliest))
+		p.line(0, "Some job may take its resources now: a protection ended at %s.", end(earliest))
 	}
 	if shown := cache.ShownProtection(group.Status.MinRuntime); shown != nil && shown.Equal(protection.Shown()) {
 		p.line(0, "The PodGroup's status (status.minRuntime, kubectl get pg) shows this protection.")
@@ -123,9 +123,9 @@ func (c *Cluster) explainEnd(p *printer, depth int, protection api.Protection, m
 	case m.Duration <= 0:
 		p.line(depth, "0s from %s: not protected", m.Source())
 	case c.Now.Before(until):
-		p.line(depth, "%s from %s: protected until %s (%s from now)", m.Duration, m.Source(), stamp(until), ago(until.Sub(c.Now)))
+		p.line(depth, "%s from %s: protected until %s (%s from now)", m.Duration, m.Source(), end(until), ago(until.Sub(c.Now)))
 	default:
-		p.line(depth, "%s from %s: ended at %s (%s ago)", m.Duration, m.Source(), stamp(until), ago(c.Now.Sub(until)))
+		p.line(depth, "%s from %s: ended at %s (%s ago)", m.Duration, m.Source(), end(until), ago(c.Now.Sub(until)))
 	}
 }
 
@@ -237,5 +237,8 @@ func (p *printer) line(depth int, format string, args ...any) {
 func (p *printer) blank() { p.line(0, "") }
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// end writes when a protection ends as the scheduler's messages and status do (rounded up).
+func end(t time.Time) string { return stamp(api.ShownEnd(t)) }
 
 func ago(d time.Duration) string { return d.Round(time.Second).String() }

@@ -18,6 +18,7 @@ import (
 
 	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/kubectlkai"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 )
 
 const explainConfig = `actions: "allocate, reclaim, preempt"
@@ -57,13 +58,13 @@ var _ = Describe("kubectl kai explain", func() {
 		createJob("explain", "run3", "leaf3", "train", 1, 1, 1)
 		Eventually(runningPods("explain", "run3")).Should(Equal(1), func() string { return pendingMessage("explain", "run3")() })
 		Eventually(minRuntimeStatus("explain", "run3")).ShouldNot(BeNil())
-		started := minRuntimeStatus("explain", "run3")().Start.Time
+		started := *startStamp("explain", "run3")()
 
 		out := kubectlKai("explain", "podgroup", "explain/run3", "--config-map", "explain/kai-scheduler-config")
 		Expect(out).To(ContainSubstring("queue:    a → b → d → leaf3"))
 		Expect(out).To(ContainSubstring("Running since " + started.UTC().Format(time.RFC3339)))
 		Expect(out).To(ContainSubstring("from outside b (inside a):\n    10m0s from queue b: protected until " +
-			started.Add(10*time.Minute).UTC().Format(time.RFC3339)))
+			api.ShownEnd(started.Add(10*time.Minute)).UTC().Format(time.RFC3339)))
 		Expect(out).To(ContainSubstring("resolved: leaf3 does not set it → d sets reclaimMinRuntime 1m0s"))
 		Expect(out).To(ContainSubstring("The PodGroup's status (status.minRuntime, kubectl get pg) shows this protection."),
 			"explain and the scheduler agree on the protection")

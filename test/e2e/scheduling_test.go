@@ -115,7 +115,7 @@ var _ = Describe("Reclaim min-runtime", func() {
 		// While it waited, the owner was told it waits on a protection, by reason and by name.
 		Eventually(func() []string { return eventReasons("reclaim", "owned") }).Should(ContainElement("MinRuntimeProtected"))
 		Expect(eventMessages("reclaim", "owned", "MinRuntimeProtected")).To(ContainElement(
-			ContainSubstring("reclaim/borrowed until %s (4s from queue borrower)", protectedUntil.UTC().Format(time.RFC3339))))
+			ContainSubstring("reclaim/borrowed until %s (4s from queue borrower)", endShown.UTC().Format(time.RFC3339))))
 	})
 
 	It("keeps protecting across a scheduler restart, binding nothing twice", func() {

@@ -82,6 +82,15 @@ func (p Protection) Latest() time.Time {
 // ShownPrecision is the precision of the times a PodGroup's status shows.
 const ShownPrecision = time.Second
 
+// ShownEnd is the end of a protection as every message and status shows it: rounded up to
+// whole seconds, so that a job is never shown unprotected while it still is.
+func ShownEnd(t time.Time) time.Time {
+	if down := t.Truncate(ShownPrecision); !down.Equal(t) {
+		return down.Add(ShownPrecision)
+	}
+	return t
+}
+
 // Shown is the protection as a PodGroup's status keeps it: the start at whole seconds.
 func (p Protection) Shown() Protection {
 	p.Start = p.Start.Truncate(ShownPrecision)

@@ -1,8 +1,6 @@
 package cache
 
 import (
-	"time"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
@@ -13,14 +11,14 @@ import (
 // whole seconds: the start is rounded down, and every end up, so that a job is never shown
 // unprotected while it still is.
 func ProtectionStatus(p api.Protection) *v2alpha2.MinRuntimeStatus {
-	until := func(m api.MinRuntime) metav1.Time { return metav1.NewTime(ceilSecond(p.Until(m))) }
+	until := func(m api.MinRuntime) metav1.Time { return metav1.NewTime(api.ShownEnd(p.Until(m))) }
 	shown := func(m api.MinRuntime) v2alpha2.MinRuntimeProtection {
 		return v2alpha2.MinRuntimeProtection{MinRuntime: metav1.Duration{Duration: m.Duration}, SetBy: m.SetBy, Until: until(m)}
 	}
 	s := &v2alpha2.MinRuntimeStatus{
 		Start:          metav1.NewTime(p.Start.Truncate(api.ShownPrecision)),
 		StartNote:      p.StartNote,
-		ProtectedUntil: metav1.NewTime(ceilSecond(p.Earliest())),
+		ProtectedUntil: metav1.NewTime(api.ShownEnd(p.Earliest())),
 		Preempt:        shown(p.Preempt),
 		Reclaim:        make([]v2alpha2.ReclaimProtection, 0, len(p.Reclaim)),
 	}
@@ -46,12 +44,4 @@ func ShownProtection(s *v2alpha2.MinRuntimeStatus) *api.Protection {
 			MinRuntime: api.MinRuntime{Duration: r.MinRuntime.Duration, SetBy: r.SetBy}})
 	}
 	return p
-}
-
-// ceilSecond rounds t up to a whole second.
-func ceilSecond(t time.Time) time.Time {
-	if down := t.Truncate(api.ShownPrecision); !down.Equal(t) {
-		return down.Add(api.ShownPrecision)
-	}
-	return t
 }

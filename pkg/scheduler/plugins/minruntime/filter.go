@@ -76,7 +76,7 @@ func (f *elasticFilter) judge(sc framework.Scenario, victim *api.JobInfo) (bool,
 		if group, left, minimum := guard.Shortfall(p); group != "" {
 			f.s.block(f.action, sc.Preemptor(), prot)
 			return false, fmt.Sprintf("job %s is protected until %s: these evictions would leave %d pods where its %s needs %d",
-				victim.ID, prot.until.UTC().Format(time.RFC3339), left, group, minimum)
+				victim.ID, api.ShownEnd(prot.until).UTC().Format(time.RFC3339), left, group, minimum)
 		}
 		guard.Lose(p)
 	}

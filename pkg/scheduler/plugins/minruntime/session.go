@@ -206,12 +206,12 @@ func (b *blockedBy) PendingReason() api.PendingReason {
 		if i > 0 {
 			m.WriteString(", ")
 		}
-		fmt.Fprintf(&m, "%s until %s (%s from %s)", p.victim, p.until.UTC().Format(time.RFC3339), p.by.Duration, p.by.Source())
+		fmt.Fprintf(&m, "%s until %s (%s from %s)", p.victim, api.ShownEnd(p.until).UTC().Format(time.RFC3339), p.by.Duration, p.by.Source())
 	}
 	if more := b.count - b.named; more > 0 {
 		fmt.Fprintf(&m, " and %d more", more)
 	}
-	fmt.Fprintf(&m, "; the first protection ends at %s", b.earliest[0].until.UTC().Format(time.RFC3339))
+	fmt.Fprintf(&m, "; the first protection ends at %s", api.ShownEnd(b.earliest[0].until).UTC().Format(time.RFC3339))
 	return api.PendingReason{Reason: api.ReasonMinRuntimeProtected, Message: m.String()}
 }
 
@@ -246,10 +246,10 @@ func (s *session) evictionNote(action framework.ActionType, preemptor, victim *a
 	case p.holds(now):
 		// Only an elastic job loses pods while protected, and only those above its minimums.
 		b = append(minRuntime(append(b, "; "...)), " protects it until "...)
-		b = append(until.UTC().AppendFormat(b, time.RFC3339), ", so it keeps its minimum"...)
+		b = append(api.ShownEnd(until).UTC().AppendFormat(b, time.RFC3339), ", so it keeps its minimum"...)
 	default:
 		b = append(minRuntime(append(b, "; "...)), " ended at "...)
-		b = until.UTC().AppendFormat(b, time.RFC3339)
+		b = api.ShownEnd(until).UTC().AppendFormat(b, time.RFC3339)
 	}
 	note := framework.EvictionNote{Text: string(b), RanKnown: known}
 	if known {
