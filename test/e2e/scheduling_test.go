@@ -92,7 +92,10 @@ var _ = Describe("Reclaim min-runtime", func() {
 
 		Eventually(protectedJobs("borrower", "reclaim")).Should(Equal(1.0), "the gauge counts the protected job")
 		refusals := testutil.ToFloat64(metrics.MinRuntimeRefusals.WithLabelValues("reclaim"))
-		evictedRuntimes := samples(metrics.RuntimeAtEviction.WithLabelValues("reclaim").(prometheus.Histogram))
+		runtimesObserved := func() uint64 {
+			return samples(metrics.RuntimeAtEviction.WithLabelValues("reclaim").(prometheus.Histogram))
+		}
+		evictedRuntimes := runtimesObserved()
 		waits := samples(metrics.MinRuntimeWait)
 
 		createJob("reclaim", "owned", "owner", "train", 4, 4, 1)
@@ -103,8 +106,7 @@ var _ = Describe("Reclaim min-runtime", func() {
 		Expect(time.Now()).To(BeTemporally(">=", protectedUntil))
 		Eventually(minRuntimeStatus("reclaim", "borrowed")).Should(BeNil(), "a job no longer running shows no protection")
 		Eventually(protectedJobs("borrower", "reclaim")).Should(BeZero())
-		Eventually(func() uint64 { return samples(metrics.RuntimeAtEviction.WithLabelValues("reclaim").(prometheus.Histogram)) }).
-			Should(Equal(evictedRuntimes+4), "each evicted pod's runtime is observed")
+		Eventually(runtimesObserved).Should(Equal(evictedRuntimes+4), "each evicted pod's runtime is observed")
 		Eventually(func() uint64 { return samples(metrics.MinRuntimeWait) }).Should(BeNumerically(">", waits),
 			"the owner's wait on protection is observed")
 		Eventually(func() []string { return eventReasons("reclaim", "borrowed") }).Should(ContainElement("Reclaimed"))
