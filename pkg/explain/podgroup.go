@@ -90,6 +90,9 @@ func (c *Cluster) explainRunning(p *printer, ssn *framework.Session, job *api.Jo
 	p.line(2, "resolved: %s", c.walk(ancestry, len(ancestry)-1, protection.Preempt, false))
 	p.blank()
 	p.line(0, "Against reclaim (jobs of other queues; reclaimResolveMethod %s):", c.MinRuntime.Method())
+	if len(protection.Reclaim) == 0 {
+		p.line(1, "no queue sits beside any queue of its path: no other queue can reclaim it")
+	}
 	for k, level := range protection.Reclaim {
 		who := "from outside " + level.Outside
 		if k > 0 {
@@ -239,6 +242,6 @@ func (p *printer) blank() { p.line(0, "") }
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 // end writes when a protection ends as the scheduler's messages and status do (rounded up).
-func end(t time.Time) string { return stamp(api.ShownEnd(t)) }
+func end(t time.Time) string { return api.FormatEnd(t) }
 
 func ago(d time.Duration) string { return d.Round(time.Second).String() }

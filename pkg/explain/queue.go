@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/plugins/minruntime"
 )
 
@@ -35,8 +36,10 @@ func (c *Cluster) Queue(ctx context.Context, w io.Writer, name string) error {
 	defaults := c.MinRuntime.Defaults()
 	p.line(1, "defaults: defaultPreemptMinRuntime %s, defaultReclaimMinRuntime %s; reclaimResolveMethod %s",
 		defaults.Preempt, defaults.Reclaim, c.MinRuntime.Method())
+	ssn := c.session(ctx)
+	defer ssn.Close()
 	if q.IsLeaf() {
-		c.explainLeaf(ctx, p, name, true)
+		c.explainLeaf(p, ssn, name, true)
 		return p.err
 	}
 	if q.Problem != "" {
@@ -46,13 +49,13 @@ func (c *Cluster) Queue(ctx context.Context, w io.Writer, name string) error {
 	p.blank()
 	p.line(0, "Only leaf queues hold jobs. The %d leaves under %s get:", len(leaves), name)
 	for _, leaf := range leaves {
-		c.explainLeaf(ctx, p, leaf, false)
+		c.explainLeaf(p, ssn, leaf, false)
 	}
 	return p.err
 }
 
 // explainLeaf says what the jobs of a leaf queue get, with the resolution paths when detailed.
-func (c *Cluster) explainLeaf(ctx context.Context, p *printer, leaf string, detailed bool) {
+func (c *Cluster) explainLeaf(p *printer, ssn *framework.Session, leaf string, detailed bool) {
 	tree := c.Snapshot.Queues
 	ancestry := tree.Ancestry(leaf)
 	defaults := c.MinRuntime.Defaults()
@@ -65,6 +68,9 @@ func (c *Cluster) explainLeaf(ctx context.Context, p *printer, leaf string, deta
 		p.line(2, "resolved: %s", c.walk(ancestry, len(ancestry)-1, preempt, false))
 	}
 	p.line(1, "against reclaim:")
+	if len(levels) == 0 {
+		p.line(2, "no queue sits beside any queue of its path: no other queue can reclaim its jobs")
+	}
 	for k, level := range levels {
 		who := "from outside " + level.Outside
 		if k > 0 {
@@ -75,14 +81,12 @@ func (c *Cluster) explainLeaf(ctx context.Context, p *printer, leaf string, deta
 			p.line(3, "resolved: %s", c.walk(ancestry, slices.Index(ancestry, level.Outside), level.MinRuntime, true))
 		}
 	}
-	c.summarizeJobs(ctx, p, leaf)
+	c.summarizeJobs(p, ssn, leaf)
 }
 
 // summarizeJobs counts a leaf's jobs and the protections of those running, as the plugin
 // gives them to the scheduler.
-func (c *Cluster) summarizeJobs(ctx context.Context, p *printer, leaf string) {
-	ssn := c.session(ctx)
-	defer ssn.Close()
+func (c *Cluster) summarizeJobs(p *printer, ssn *framework.Session, leaf string) {
 	var running, pending, some, all int
 	for _, job := range c.Snapshot.Jobs {
 		if job.Queue != leaf {

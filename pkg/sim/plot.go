@@ -129,10 +129,10 @@ func evictionTimes(r *Result) []float64 {
 // than one: simultaneous evictions must not look like a single one.
 func writeEvictions(b *strings.Builder, times []float64, span float64, x func(float64) float64, y0, inner float64) {
 	slots := int(inner / evictionSlot)
-	counts := make([]int, slots+1)
+	counts := make([]int, slots)
 	busiest := 0
 	for _, t := range times {
-		k := min(int(t/span*float64(slots)), slots)
+		k := min(int(t/span*float64(slots)), slots-1) // the run's last moment is in the last slot
 		counts[k]++
 		busiest = max(busiest, counts[k])
 	}
@@ -173,14 +173,14 @@ func timeStep(span float64) float64 {
 	return math.Ceil(span/12/86400) * 86400
 }
 
-// clockLabel writes t as a short duration: 90m as 1h30m, 4h as 4h, 30s as 30s.
+// clockLabel writes t as a short duration: 90m as 1h30m, 4h as 4h, 90s as 1m30s.
 func clockLabel(t float64) string {
 	label := (time.Duration(math.Round(t)) * time.Second).String()
-	if label != "0s" {
+	if strings.HasSuffix(label, "m0s") {
 		label = strings.TrimSuffix(label, "0s")
-		if strings.HasSuffix(label, "h0m") {
-			label = strings.TrimSuffix(label, "0m")
-		}
+	}
+	if strings.HasSuffix(label, "h0m") {
+		label = strings.TrimSuffix(label, "0m")
 	}
 	return label
 }

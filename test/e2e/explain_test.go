@@ -63,9 +63,10 @@ var _ = Describe("kubectl kai explain", func() {
 		out := kubectlKai("explain", "podgroup", "explain/run3", "--config-map", "explain/kai-scheduler-config")
 		Expect(out).To(ContainSubstring("queue:    a → b → d → leaf3"))
 		Expect(out).To(ContainSubstring("Running since " + started.UTC().Format(time.RFC3339)))
-		Expect(out).To(ContainSubstring("from outside b (inside a):\n    10m0s from queue b: protected until " +
-			api.ShownEnd(started.Add(10*time.Minute)).UTC().Format(time.RFC3339)))
-		Expect(out).To(ContainSubstring("resolved: leaf3 does not set it → d sets reclaimMinRuntime 1m0s"))
+		// Only d has a sibling on the path a → b → d → leaf3: reclaimers come from beside d.
+		Expect(out).To(ContainSubstring("from outside d:\n    1m0s from queue d: protected until " +
+			api.ShownEnd(started.Add(time.Minute)).UTC().Format(time.RFC3339)))
+		Expect(out).To(ContainSubstring("resolved: d sets reclaimMinRuntime 1m0s"))
 		Expect(out).To(ContainSubstring("The PodGroup's status (status.minRuntime, kubectl get pg) shows this protection."),
 			"explain and the scheduler agree on the protection")
 

@@ -91,6 +91,11 @@ func ShownEnd(t time.Time) time.Time {
 	return t
 }
 
+// FormatEnd writes the end of a protection as messages show it (see ShownEnd).
+func FormatEnd(t time.Time) string {
+	return ShownEnd(t).UTC().Format(time.RFC3339)
+}
+
 // Shown is the protection as a PodGroup's status keeps it: the start at whole seconds.
 func (p Protection) Shown() Protection {
 	p.Start = p.Start.Truncate(ShownPrecision)

@@ -144,3 +144,21 @@ func (t *QueueTree) Ancestry(name string) []string {
 	}
 	return path
 }
+
+// HasSibling reports whether another valid queue shares the queue's parent (for a top-level
+// queue, whether there is another top-level queue): only then can a job come from beside it.
+func (t *QueueTree) HasSibling(name string) bool {
+	q := t.byName[name]
+	if q == nil {
+		return false
+	}
+	if parent := t.byName[q.Parent]; q.Parent != "" && parent != nil {
+		return len(parent.Children) > 1
+	}
+	for _, other := range t.names {
+		if o := t.byName[other]; other != name && o.Parent == "" && o.IsValid() {
+			return true
+		}
+	}
+	return false
+}

@@ -3,6 +3,7 @@ package status
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -16,13 +17,14 @@ import (
 // SetProtections records, at the end of a cycle, the jobs whose status shows a protection
 // other than the one they have now. A job left out needs no write: its status is right, or
 // it is gone. A change the updater has already written is not written again while the
-// informers catch up with it.
+// informers catch up with it, for up to conditionRefresh: after that, something else has
+// undone the write (another writer, a PodGroup recreated), and it is written again.
 func (u *Updater) SetProtections(changes []api.ProtectionChange) {
 	u.mu.Lock()
 	queued := make(map[api.JobID]api.ProtectionChange, len(changes))
-	lagging := make(map[api.JobID]api.ProtectionChange, len(u.shown))
+	lagging := make(map[api.JobID]writtenProtection, len(u.shown))
 	for _, c := range changes {
-		if shown, ok := u.shown[c.Job]; ok && sameProtection(shown, c) {
+		if shown, ok := u.shown[c.Job]; ok && sameProtection(shown.change, c) && u.Clock.Since(shown.at) < conditionRefresh {
 			lagging[c.Job] = shown
 		} else {
 			queued[c.Job] = c
@@ -32,6 +34,12 @@ func (u *Updater) SetProtections(changes []api.ProtectionChange) {
 	u.protections, u.shown = queued, lagging
 	u.mu.Unlock()
 	u.wake()
+}
+
+// writtenProtection is a change the updater wrote, and when.
+type writtenProtection struct {
+	change api.ProtectionChange
+	at     time.Time
 }
 
 // sameProtection reports whether two changes make a status show the same.
@@ -60,7 +68,7 @@ func (u *Updater) flushProtections(ctx context.Context) {
 		u.mu.Lock()
 		if queued, ok := u.protections[c.Job]; ok && sameProtection(queued, c) {
 			delete(u.protections, c.Job)
-			u.shown[c.Job] = c
+			u.shown[c.Job] = writtenProtection{change: c, at: u.Clock.Now()}
 		}
 		u.mu.Unlock()
 	}

@@ -21,7 +21,7 @@ import (
 // protected stops showing it.
 func TestProtectionIsShownOnceAndCleared(t *testing.T) {
 	writes := 0
-	c, updater, _ := setup(t, interceptor.Funcs{
+	c, updater, clk := setup(t, interceptor.Funcs{
 		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
 			writes++
 			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
@@ -76,6 +76,14 @@ func TestProtectionIsShownOnceAndCleared(t *testing.T) {
 	if writes != 1 {
 		t.Fatalf("the same protection was written %d times", writes)
 	}
+	// Still reported after a while: something undid the write (another writer, a PodGroup
+	// recreated under the name), and it is written again rather than never.
+	clk.Step(time.Minute)
+	updater.SetProtections([]api.ProtectionChange{{Job: "ns/job", Protection: p}})
+	updater.Flush(ctx)
+	if writes != 2 {
+		t.Fatalf("a protection still reported a minute after its write was written %d times, want 2", writes)
+	}
 
 	// A new run with a trusted stamp and default values: the note and the queue go.
 	later := p
@@ -92,7 +100,7 @@ func TestProtectionIsShownOnceAndCleared(t *testing.T) {
 	if got := read(t, c).Status.MinRuntime; got != nil {
 		t.Fatalf("a job no longer protected still shows %+v", got)
 	}
-	if writes != 3 {
-		t.Fatalf("%d writes, want 3 (shown, changed, cleared)", writes)
+	if writes != 4 {
+		t.Fatalf("%d writes, want 4 (shown, shown again, changed, cleared)", writes)
 	}
 }

@@ -52,8 +52,9 @@ type Updater struct {
 	queues map[string]*queueState
 	// protections are the min-runtime protections to write (nil: clear), per job; shown
 	// what was written, until the informers show it (see SetProtections).
-	protections, shown map[api.JobID]api.ProtectionChange
-	kick               chan struct{}
+	protections map[api.JobID]api.ProtectionChange
+	shown       map[api.JobID]writtenProtection
+	kick        chan struct{}
 }
 
 // NewUpdater returns an updater; Run performs its writes.
@@ -63,7 +64,7 @@ func NewUpdater(c client.Client, recorder record.EventRecorder, clk clock.Passiv
 		stamps: map[api.JobID]time.Time{}, pending: map[api.JobID][]api.PendingReason{}, written: map[api.JobID]string{},
 		podsOf:    map[api.JobID][]string{},
 		writtenAt: map[api.JobID]time.Time{}, kick: make(chan struct{}, 1),
-		protections: map[api.JobID]api.ProtectionChange{}, shown: map[api.JobID]api.ProtectionChange{},
+		protections: map[api.JobID]api.ProtectionChange{}, shown: map[api.JobID]writtenProtection{},
 	}
 }
 

@@ -3,7 +3,6 @@ package minruntime
 import (
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
@@ -76,7 +75,7 @@ func (f *elasticFilter) judge(sc framework.Scenario, victim *api.JobInfo) (bool,
 		if group, left, minimum := guard.Shortfall(p); group != "" {
 			f.s.block(f.action, sc.Preemptor(), prot)
 			return false, fmt.Sprintf("job %s is protected until %s: these evictions would leave %d pods where its %s needs %d",
-				victim.ID, api.ShownEnd(prot.until).UTC().Format(time.RFC3339), left, group, minimum)
+				victim.ID, api.FormatEnd(prot.until), left, group, minimum)
 		}
 		guard.Lose(p)
 	}

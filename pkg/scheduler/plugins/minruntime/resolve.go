@@ -57,19 +57,24 @@ func ReclaimMinRuntime(tree *api.QueueTree, method ResolveMethod, reclaimerQueue
 // ReclaimLevels lists the reclaim min-runtimes a job of victimQueue has, by where the
 // reclaimer sits, outermost first: each level holds against reclaimers from outside its
 // queue that no earlier level covers. With LCA, resolution starts at the child of the
-// lowest common ancestor, so each queue of the victim's ancestry can be a level; adjacent
-// levels that resolve alike are one, named by the deeper queue. With Queue there is one.
+// lowest common ancestor, so each queue of the victim's ancestry can be a level; a queue
+// without siblings is none (no reclaimer can sit beside it), and adjacent levels that
+// resolve alike are one, named by the deeper queue. With Queue there is one level, the
+// leaf's. No level at all means no other queue can reclaim the job.
 func ReclaimLevels(tree *api.QueueTree, method ResolveMethod, victimQueue string, defaults Defaults) []api.ReclaimLevel {
 	victim := tree.Ancestry(victimQueue)
 	if len(victim) == 0 { // an unknown or invalid queue: the default alone
 		return []api.ReclaimLevel{{Outside: victimQueue, MinRuntime: Resolution{Duration: defaults.Reclaim}}}
 	}
-	first := 0
 	if method == Queue {
-		first = len(victim) - 1
+		leaf := len(victim) - 1
+		return []api.ReclaimLevel{{Outside: victimQueue, MinRuntime: firstSetFrom(tree, victim, leaf, reclaimOf, defaults.Reclaim)}}
 	}
 	var levels []api.ReclaimLevel
-	for start := first; start < len(victim); start++ {
+	for start := range victim {
+		if !tree.HasSibling(victim[start]) {
+			continue
+		}
 		r := firstSetFrom(tree, victim, start, reclaimOf, defaults.Reclaim)
 		if n := len(levels); n > 0 && levels[n-1].MinRuntime == r {
 			levels[n-1].Outside = victim[start] // one level deeper alike: one entry says both

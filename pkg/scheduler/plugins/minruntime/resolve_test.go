@@ -129,10 +129,10 @@ func TestReclaimLevelsOfTheDesignTree(t *testing.T) {
 		method minruntime.ResolveMethod
 		want   []api.ReclaimLevel
 	}{
-		{"leaf1: outside a nothing is set (the default); b's 600s covers reclaimers under a but outside c; its own 0s its siblings",
-			"leaf1", minruntime.LCA, []api.ReclaimLevel{level("a", 7*time.Second, ""), level("c", 600*time.Second, "b"), level("leaf1", 0, "leaf1")}},
-		{"leaf3: d's 60s holds for reclaimers under b, both d and leaf3 resolve to it and are one level",
-			"leaf3", minruntime.LCA, []api.ReclaimLevel{level("a", 7*time.Second, ""), level("b", 600*time.Second, "b"), level("leaf3", 60*time.Second, "d")}},
+		{"leaf1: a is the only root and b an only child, so no reclaimer sits beside them; b's 600s holds beside c, its own 0s beside leaf1",
+			"leaf1", minruntime.LCA, []api.ReclaimLevel{level("c", 600*time.Second, "b"), level("leaf1", 0, "leaf1")}},
+		{"leaf3: d's 60s holds for reclaimers beside d; leaf3, an only child, is no level",
+			"leaf3", minruntime.LCA, []api.ReclaimLevel{level("d", 60*time.Second, "d")}},
 		{"the queue method has one level, the victim's leaf",
 			"leaf3", minruntime.Queue, []api.ReclaimLevel{level("leaf3", 60*time.Second, "d")}},
 		{"an unknown queue gets the default against everyone",
@@ -146,12 +146,12 @@ func TestReclaimLevelsOfTheDesignTree(t *testing.T) {
 			}
 		})
 	}
-	// Cross-check against the resolution of one reclaim, for every queue as the reclaimer:
+	// Cross-check against the resolution of one reclaim, for every leaf as the reclaimer:
 	// the first level whose queue the reclaimer is outside of says what applies.
-	queues := []string{"a", "b", "c", "d", "leaf1", "leaf2", "leaf3"}
+	queues := []string{"leaf1", "leaf2", "leaf3"} // only leaf queues hold jobs that reclaim
 	for _, victim := range []string{"leaf1", "leaf2", "leaf3"} {
 		levels := minruntime.ReclaimLevels(tree, minruntime.LCA, victim, defaults)
-		for _, reclaimer := range append(queues, "elsewhere") {
+		for _, reclaimer := range queues {
 			if slices.Contains(tree.Ancestry(reclaimer), victim) {
 				continue // its own queue: preemption, not reclaim
 			}

@@ -299,7 +299,8 @@ var _ = Describe("The protection a running job's status shows", func() {
 		h := New(withMinRuntime(`defaultPreemptMinRuntime: 1m, defaultReclaimMinRuntime: 5m`)).
 			Nodes(Node("n1").GPUs(2)).
 			Queues(Queue("dept").GPUQuota(2).ReclaimMinRuntime(time.Hour),
-				Queue("team").Parent("dept").GPUQuota(2).ReclaimMinRuntime(2*time.Minute).PreemptMinRuntime(10*time.Minute)).
+				Queue("team").Parent("dept").GPUQuota(2).ReclaimMinRuntime(2*time.Minute).PreemptMinRuntime(10*time.Minute),
+				Queue("lab").Parent("dept"), Queue("ops")). // reclaimers may sit beside team and beside dept
 			Jobs(Job("train").Queue("team").Priority(10).GPUs(1).Running("n1").StartedAt(Epoch.Add(-2*time.Minute)),
 				Job("serve").Queue("team").Priority(100).GPUs(1).Running("n1").StartedAt(Epoch.Add(-2*time.Minute)),
 				Job("urgent").Queue("team").Priority(50).GPUs(1))
@@ -314,7 +315,7 @@ var _ = Describe("The protection a running job's status shows", func() {
 			},
 		}}}), "serve is non-preemptible and urgent is not running: neither has a protection to show")
 		Expect(first.ProtectionChanges[0].Protection.Earliest()).To(Equal(Epoch),
-			"a sibling of team could reclaim train once its 2m are over")
+			"lab, team's sibling, could reclaim train once its 2m are over")
 
 		rounds := h.RunUntil(ctx, Epoch.Add(9*time.Minute))
 		at := firstEviction(rounds)

@@ -206,12 +206,12 @@ func (b *blockedBy) PendingReason() api.PendingReason {
 		if i > 0 {
 			m.WriteString(", ")
 		}
-		fmt.Fprintf(&m, "%s until %s (%s from %s)", p.victim, api.ShownEnd(p.until).UTC().Format(time.RFC3339), p.by.Duration, p.by.Source())
+		fmt.Fprintf(&m, "%s until %s (%s from %s)", p.victim, api.FormatEnd(p.until), p.by.Duration, p.by.Source())
 	}
 	if more := b.count - b.named; more > 0 {
 		fmt.Fprintf(&m, " and %d more", more)
 	}
-	fmt.Fprintf(&m, "; the first protection ends at %s", api.ShownEnd(b.earliest[0].until).UTC().Format(time.RFC3339))
+	fmt.Fprintf(&m, "; the first protection ends at %s", api.FormatEnd(b.earliest[0].until))
 	return api.PendingReason{Reason: api.ReasonMinRuntimeProtected, Message: m.String()}
 }
 
