@@ -278,11 +278,13 @@ func (c *memCluster) applyMergePatch(target any, patch client.Patch, obj client.
 }
 
 // groupPatch is a decoded merge patch that only sets annotations and/or replaces the
-// scheduling conditions.
+// scheduling conditions and/or the min-runtime protection.
 type groupPatch struct {
 	annotations   map[string]*string
 	conditions    []v2alpha2.SchedulingCondition
 	setConditions bool
+	minRuntime    *v2alpha2.MinRuntimeStatus
+	setMinRuntime bool
 }
 
 func decodeGroupPatch(data []byte) (*groupPatch, bool) {
@@ -293,6 +295,7 @@ func decodeGroupPatch(data []byte) (*groupPatch, bool) {
 		Status *struct {
 			// Raw, to tell a list set to null from a list not mentioned.
 			SchedulingConditions json.RawMessage `json:"schedulingConditions"`
+			MinRuntime           json.RawMessage `json:"minRuntime"`
 		} `json:"status"`
 	}
 	if !decodeOnly(data, &patch) {
@@ -308,11 +311,33 @@ func decodeGroupPatch(data []byte) (*groupPatch, bool) {
 			return nil, false
 		}
 	}
+	if patch.Status != nil && patch.Status.MinRuntime != nil {
+		decoded.setMinRuntime = true
+		if !namesEveryField(patch.Status.MinRuntime) || !decodeOnly(patch.Status.MinRuntime, &decoded.minRuntime) {
+			return nil, false
+		}
+	}
 	return decoded, true
 }
 
+// namesEveryField reports whether a min-runtime patch is null or names every field of the
+// status (optional ones as null), as the status updater writes it: merging it is then
+// replacing, which is all the fast path does.
+func namesEveryField(raw json.RawMessage) bool {
+	var fields map[string]json.RawMessage
+	if string(raw) == "null" {
+		return true
+	}
+	if json.Unmarshal(raw, &fields) != nil || len(fields) != 5 {
+		return false
+	}
+	var preempt map[string]json.RawMessage
+	return json.Unmarshal(fields["preempt"], &preempt) == nil && len(preempt) == 3
+}
+
 // applyPodGroupPatch applies a merge patch that only sets annotations and/or replaces the
-// scheduling conditions; it reports false, changing nothing, for any other patch.
+// scheduling conditions or the min-runtime protection; it reports false, changing nothing,
+// for any other patch.
 func (c *memCluster) applyPodGroupPatch(group *v2alpha2.PodGroup, data []byte) bool {
 	patch, ok := remembered(&c.groupPatches, data, decodeGroupPatch)
 	if !ok {
@@ -334,6 +359,9 @@ func (c *memCluster) applyPodGroupPatch(group *v2alpha2.PodGroup, data []byte) b
 		for i := range patch.conditions {
 			group.Status.SchedulingConditions = append(group.Status.SchedulingConditions, *patch.conditions[i].DeepCopy())
 		}
+	}
+	if patch.setMinRuntime {
+		group.Status.MinRuntime = patch.minRuntime.DeepCopy() // nil for null
 	}
 	return true
 }
