@@ -57,26 +57,21 @@ func (p Protection) Until(m MinRuntime) time.Time {
 
 // Earliest is the earliest time any job could take the job's resources: the first end of its
 // protections.
-func (p Protection) Earliest() time.Time {
-	earliest := p.Until(p.Preempt)
-	for _, r := range p.Reclaim {
-		if u := p.Until(r.MinRuntime); u.Before(earliest) {
-			earliest = u
-		}
-	}
-	return earliest
-}
+func (p Protection) Earliest() time.Time { return p.extremeEnd(time.Time.Before) }
 
 // Latest is when the last of the job's protections ends: from then on every job that may
 // evict it can.
-func (p Protection) Latest() time.Time {
-	latest := p.Until(p.Preempt)
+func (p Protection) Latest() time.Time { return p.extremeEnd(time.Time.After) }
+
+// extremeEnd is the end of the protections that beats every other by beats.
+func (p Protection) extremeEnd(beats func(a, b time.Time) bool) time.Time {
+	extreme := p.Until(p.Preempt)
 	for _, r := range p.Reclaim {
-		if u := p.Until(r.MinRuntime); u.After(latest) {
-			latest = u
+		if u := p.Until(r.MinRuntime); beats(u, extreme) {
+			extreme = u
 		}
 	}
-	return latest
+	return extreme
 }
 
 // ShownPrecision is the precision of the times a PodGroup's status shows.
