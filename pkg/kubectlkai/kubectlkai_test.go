@@ -44,6 +44,17 @@ tiers:
 // one in leaf3, both started two minutes ago, and one waiting in leaf1.
 func designCluster(t *testing.T) client.Client {
 	t.Helper()
+	started := now.Add(-2 * time.Minute)
+	objects := exampleQueues(t, "queues-reclaim-lca-tree.yaml")
+	objects = append(objects, job("run2", "leaf2", "n1", &started)...)
+	objects = append(objects, job("run3", "leaf3", "n1", &started)...)
+	objects = append(objects, job("wait1", "leaf1", "", nil)...)
+	return fakeCluster(t, objects...)
+}
+
+// fakeCluster is a cluster with the scheduler's ConfigMap, a node of two GPUs and objects.
+func fakeCluster(t *testing.T, extra ...client.Object) client.Client {
+	t.Helper()
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
@@ -58,11 +69,7 @@ func designCluster(t *testing.T) client.Client {
 			v1.ResourceCPU: resource.MustParse("64"), v1.ResourceMemory: resource.MustParse("256Gi"), v1.ResourcePods: resource.MustParse("110"),
 			"nvidia.com/gpu": resource.MustParse("2")}}},
 	}
-	objects = append(objects, exampleQueues(t, "queues-reclaim-lca-tree.yaml")...)
-	started := now.Add(-2 * time.Minute)
-	objects = append(objects, job("run2", "leaf2", "n1", &started)...)
-	objects = append(objects, job("run3", "leaf3", "n1", &started)...)
-	objects = append(objects, job("wait1", "leaf1", "", nil)...)
+	objects = append(objects, extra...)
 	return fake.NewClientBuilder().WithScheme(scheme).WithObjects(objects...).Build()
 }
 
@@ -198,4 +205,32 @@ func TestMistakesAreNamedAllAtOnce(t *testing.T) {
 		t.Fatalf("exit %d, want 1", code)
 	}
 	expectLines(t, stderr, `queue "nosuch" not found`)
+}
+
+// On the design's preemption tree, a parent queue lists what each leaf's jobs get and from
+// where: p-leaf1 sets its own 300s, p-leaf2 inherits p-b's 600s.
+func TestExplainQueueOnThePreemptionTree(t *testing.T) {
+	started := now.Add(-10 * time.Minute)
+	c := fakeCluster(t, append(exampleQueues(t, "queues-preempt-tree.yaml"), job("low", "p-leaf2", "n1", &started)...)...)
+	out, stderr, code := explain(t, c, "explain", "queue", "p-b")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	expectLines(t, out,
+		"path:     p-a → p-b",
+		"settings: preemptMinRuntime 10m0s, reclaimMinRuntime not set",
+		"Only leaf queues hold jobs. The 2 leaves under p-b get:",
+		"Jobs of p-leaf1:\n  against preemption: 5m0s from queue p-leaf1",
+		"Jobs of p-leaf2:\n  against preemption: 10m0s from queue p-b",
+		// p-leaf1 and p-leaf2 are each other's only neighbours: reclaim can only come from there.
+		"against reclaim:\n    from outside p-leaf2: 7s from the default\n",
+	)
+	out, stderr, code = explain(t, c, "explain", "pg", "ns/low")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	expectLines(t, out,
+		"10m0s from queue p-b: ended at 2026-01-01T12:00:00Z (0s ago)",
+		"resolved: p-leaf2 does not set it → p-c does not set it → p-b sets preemptMinRuntime 10m0s",
+	)
 }

@@ -33,7 +33,7 @@ tiers:
 `
 
 var _ = Describe("kubectl kai explain", func() {
-	It("tells a running job of the design's tree what protects it per level, and a waiting job whom it waits for", func() {
+	It("tells, on the design's trees, a running job what protects it per level, a waiting job whom it waits for, and a queue what its jobs get", func() {
 		createNamespace("explain")
 		for _, q := range designQueues("queues-reclaim-lca-tree.yaml") {
 			// One GPU, deserved by leaf1's branch and borrowed by leaf3 while leaf1 has no job.
@@ -81,6 +81,17 @@ var _ = Describe("kubectl kai explain", func() {
 		out = kubectlKai("explain", "queue", "b", "--config-map", "explain/kai-scheduler-config")
 		Expect(out).To(ContainSubstring("Only leaf queues hold jobs. The 3 leaves under b get:"))
 		Expect(out).To(ContainSubstring("Jobs of leaf3:\n  against preemption: 5m0s from the default"))
+
+		// The design's preemption tree: p-leaf1 sets its own 300s, p-leaf2 inherits p-b's 600s.
+		for _, q := range designQueues("queues-preempt-tree.yaml") {
+			Expect(k8sClient.Create(suiteCtx, q)).To(Succeed())
+			cleanUp(q)
+		}
+		out = kubectlKai("explain", "queue", "p-b", "--config-map", "explain/kai-scheduler-config")
+		Expect(out).To(ContainSubstring("Jobs of p-leaf1:\n  against preemption: 5m0s from queue p-leaf1"))
+		Expect(out).To(ContainSubstring("Jobs of p-leaf2:\n  against preemption: 10m0s from queue p-b"))
+		out = kubectlKai("explain", "queue", "p-leaf2", "--config-map", "explain/kai-scheduler-config")
+		Expect(out).To(ContainSubstring("resolved: p-leaf2 does not set it → p-c does not set it → p-b sets preemptMinRuntime 10m0s"))
 	})
 })
 
