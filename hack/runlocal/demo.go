@@ -24,6 +24,7 @@ import (
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/app"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/test/testenv"
 )
 
@@ -225,7 +226,9 @@ func (t *timeline) observe(ctx context.Context) {
 			t.seen[key] = "gone"
 			lines = append(lines, key+" gone")
 			if manifest := t.manifests[strings.TrimPrefix(key, "pod ")]; manifest != nil {
-				if err := t.c.Create(ctx, manifest.DeepCopy()); err == nil {
+				if err := t.c.Create(ctx, manifest.DeepCopy()); err != nil {
+					lines = append(lines, key+" could not be recreated: "+err.Error())
+				} else {
 					lines = append(lines, key+" recreated pending by its controller, as a Job's pod would be")
 				}
 			}
@@ -260,10 +263,7 @@ func (t *timeline) protections(groups []v2alpha2.PodGroup) []string {
 		if m := g.Status.MinRuntime; m != nil {
 			for _, r := range m.Reclaim {
 				if r.MinRuntime.Duration > 0 {
-					source := "the default"
-					if r.SetBy != "" {
-						source = "queue " + r.SetBy
-					}
+					source := api.MinRuntime{Duration: r.MinRuntime.Duration, SetBy: r.SetBy}.Source()
 					shown += fmt.Sprintf("; against reclaimers from outside %s until %s (%s from %s)",
 						r.FromOutside, r.Until.UTC().Format(time.RFC3339), r.MinRuntime.Duration, source)
 				}

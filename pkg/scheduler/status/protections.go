@@ -3,6 +3,8 @@ package status
 import (
 	"context"
 	"encoding/json"
+	"slices"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -59,6 +61,8 @@ func (u *Updater) flushProtections(ctx context.Context) {
 		todo = append(todo, c)
 	}
 	u.mu.Unlock()
+	// In job order: retries and their logs come out the same way every time.
+	slices.SortFunc(todo, func(a, b api.ProtectionChange) int { return strings.Compare(string(a.Job), string(b.Job)) })
 	for _, c := range todo {
 		err := u.Client.Status().Patch(ctx, cache.PodGroupRef(c.Job), client.RawPatch(types.MergePatchType, protectionPatch(c)))
 		if err != nil && !apierrors.IsNotFound(err) {
