@@ -8,10 +8,12 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 )
@@ -82,19 +84,47 @@ func (u *Updater) flushProtections(ctx context.Context) {
 // keeps the fields it does not name, so the optional fields left empty are named as null:
 // a note or a queue shown before must not linger.
 func protectionPatch(c api.ProtectionChange) []byte {
-	var value any // null removes the field
-	if !c.None {
-		raw, _ := json.Marshal(cache.ProtectionStatus(c.Protection))
-		var fields map[string]any
-		_ = json.Unmarshal(raw, &fields) // just marshalled: cannot fail
-		if _, ok := fields["startNote"]; !ok {
-			fields["startNote"] = nil
-		}
-		if preempt, _ := fields["preempt"].(map[string]any); preempt["setBy"] == nil {
-			preempt["setBy"] = nil
-		}
-		value = fields
+	var patch struct {
+		Status struct {
+			MinRuntime *minRuntimePatch `json:"minRuntime"` // nil removes the status
+		} `json:"status"`
 	}
-	patch, _ := json.Marshal(map[string]any{"status": map[string]any{"minRuntime": value}})
-	return patch
+	if !c.None {
+		s := cache.ProtectionStatus(c.Protection)
+		patch.Status.MinRuntime = &minRuntimePatch{
+			Start:          s.Start,
+			StartNote:      orNull(s.StartNote),
+			ProtectedUntil: s.ProtectedUntil,
+			Preempt:        protectionFieldsPatch{MinRuntime: s.Preempt.MinRuntime, SetBy: orNull(s.Preempt.SetBy), Until: s.Preempt.Until},
+			Reclaim:        s.Reclaim,
+		}
+	}
+	raw, _ := json.Marshal(patch) // plain fields: cannot fail
+	return raw
+}
+
+// minRuntimePatch is v2alpha2.MinRuntimeStatus with its optional fields as pointers, so
+// that an empty one is written as null (TestProtectionPatchNamesEveryField keeps the two
+// alike). A reclaim list is replaced whole by a merge patch, so its entries need no nulls.
+type minRuntimePatch struct {
+	Start          metav1.Time                  `json:"start"`
+	StartNote      *string                      `json:"startNote"`
+	ProtectedUntil metav1.Time                  `json:"protectedUntil"`
+	Preempt        protectionFieldsPatch        `json:"preempt"`
+	Reclaim        []v2alpha2.ReclaimProtection `json:"reclaim"`
+}
+
+// protectionFieldsPatch is v2alpha2.MinRuntimeProtection as minRuntimePatch writes it.
+type protectionFieldsPatch struct {
+	MinRuntime metav1.Duration `json:"minRuntime"`
+	SetBy      *string         `json:"setBy"`
+	Until      metav1.Time     `json:"until"`
+}
+
+// orNull is s, or nil (null in the patch) when s is empty.
+func orNull(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
