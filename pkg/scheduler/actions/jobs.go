@@ -3,6 +3,7 @@ package actions
 import (
 	"container/heap"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
@@ -43,24 +44,36 @@ func GangPods(ssn *framework.Session, job *api.JobInfo) ([]*api.PodInfo, error) 
 // JobQueues holds the jobs still to serve, one heap per queue, so that actions serve queues
 // in queue order and, within a queue, jobs in job order.
 type JobQueues struct {
-	ssn   *framework.Session
-	names []string // queue names in sorted order, for a deterministic scan
-	jobs  map[string]*jobHeap
+	ssn *framework.Session
+	// queues are in name order, for a deterministic scan; Best scans them for every job
+	// served, so each keeps its queue at hand rather than looking it up by name.
+	queues []jobQueue
+	index  map[string]int // queue name -> position in queues
+}
+
+// jobQueue is one queue's jobs still to serve.
+type jobQueue struct {
+	info *api.QueueInfo
+	jobs *jobHeap
 }
 
 // NewJobQueues sorts jobs into per-queue heaps.
 func NewJobQueues(ssn *framework.Session, jobs []*api.JobInfo) *JobQueues {
-	q := &JobQueues{ssn: ssn, jobs: map[string]*jobHeap{}}
+	heaps := map[string]*jobHeap{}
+	less := func(l, r *api.JobInfo) bool { return ssn.JobOrder(l, r) < 0 }
 	for _, job := range jobs {
-		h := q.jobs[job.Queue]
+		h := heaps[job.Queue]
 		if h == nil {
-			h = &jobHeap{less: func(l, r *api.JobInfo) bool { return ssn.JobOrder(l, r) < 0 }}
-			q.jobs[job.Queue] = h
-			q.names = append(q.names, job.Queue)
+			h = &jobHeap{less: less}
+			heaps[job.Queue] = h
 		}
-		heap.Push(h, job)
+		heap.Push(h, job) // one by one, as before: the layout matters if a job's order changes as it waits
 	}
-	slices.Sort(q.names)
+	q := &JobQueues{ssn: ssn, index: make(map[string]int, len(heaps))}
+	for _, name := range slices.Sorted(maps.Keys(heaps)) {
+		q.index[name] = len(q.queues)
+		q.queues = append(q.queues, jobQueue{info: ssn.Snapshot().Queues.Get(name), jobs: heaps[name]})
+	}
 	return q
 }
 
@@ -68,12 +81,11 @@ func NewJobQueues(ssn *framework.Session, jobs []*api.JobInfo) *JobQueues {
 // compared with the job it would serve next.
 func (q *JobQueues) Best() *api.QueueInfo {
 	var best framework.QueueTurn
-	for _, name := range q.names {
-		h := q.jobs[name]
-		if h.Len() == 0 {
+	for _, jq := range q.queues {
+		if jq.jobs.Len() == 0 {
 			continue
 		}
-		turn := framework.QueueTurn{Queue: q.ssn.Snapshot().Queues.Get(name), Job: h.items[0]}
+		turn := framework.QueueTurn{Queue: jq.info, Job: jq.jobs.items[0]}
 		if best.Queue == nil || q.ssn.QueueOrder(turn, best) < 0 {
 			best = turn
 		}
@@ -83,12 +95,12 @@ func (q *JobQueues) Best() *api.QueueInfo {
 
 // Pop removes and returns the first job of a queue.
 func (q *JobQueues) Pop(queue *api.QueueInfo) *api.JobInfo {
-	return heap.Pop(q.jobs[queue.Name]).(*api.JobInfo)
+	return heap.Pop(q.queues[q.index[queue.Name]].jobs).(*api.JobInfo)
 }
 
 // Push returns a job to its queue's heap.
 func (q *JobQueues) Push(job *api.JobInfo) {
-	heap.Push(q.jobs[job.Queue], job)
+	heap.Push(q.queues[q.index[job.Queue]].jobs, job)
 }
 
 // jobHeap is a container/heap of jobs.

@@ -18,12 +18,13 @@ type queueState struct {
 	// allocated is what its jobs hold or were promised (pipelined); nonPreemptible the part
 	// held by non-preemptible jobs. Kept current as the session decides.
 	allocated, nonPreemptible Vector
-	// owedCache remembers the last owedFor answer: choosing the next queue compares the
-	// current best with every other queue, asking the same question again and again.
+	// owedCache, on a leaf, remembers owedFor answers for the leaf's next job at each level
+	// of its chain: choosing the next queue compares every leaf's turn with the best one,
+	// turn after turn, asking the same questions while nothing changes.
 	owedCache struct {
 		generation uint64
 		job        *api.JobInfo
-		owed       bool
+		owed       []owedAnswer // by depth
 	}
 	// ratio caches shareRatio until allocated changes (ratioOK false); comparing queues asks
 	// for it on every comparison.
@@ -211,7 +212,7 @@ func (st *shareState) compareQueues(l, r framework.QueueTurn) int {
 		return 0
 	}
 	a, b := lc[d], rc[d]
-	if ao, bo := st.owedFor(a, l.Job), st.owedFor(b, r.Job); ao != bo {
+	if ao, bo := st.owedFor(lc, d, l.Job), st.owedFor(rc, d, r.Job); ao != bo {
 		if ao {
 			return -1
 		}
@@ -223,14 +224,34 @@ func (st *shareState) compareQueues(l, r framework.QueueTurn) int {
 	return cmp.Compare(a.shareRatio(), b.shareRatio())
 }
 
-// owedFor is q.owed for job's next request, remembered until a pod changes status.
-func (st *shareState) owedFor(q *queueState, job *api.JobInfo) bool {
-	c := &q.owedCache
+// owedFor is chain[depth].owed for job's next request, remembered on the chain's leaf until
+// a pod changes status or the leaf serves another job.
+func (st *shareState) owedFor(chain []*queueState, depth int, job *api.JobInfo) bool {
+	c := &chain[len(chain)-1].owedCache
 	if c.generation != st.generation || c.job != job {
-		c.generation, c.job, c.owed = st.generation, job, q.owed(st.nextRequest(job))
+		c.generation, c.job = st.generation, job
+		if c.owed == nil {
+			c.owed = make([]owedAnswer, len(chain))
+		}
+		clear(c.owed)
 	}
-	return c.owed
+	if c.owed[depth] == owedUnknown {
+		c.owed[depth] = owedNo
+		if chain[depth].owed(st.nextRequest(job)) {
+			c.owed[depth] = owedYes
+		}
+	}
+	return c.owed[depth] == owedYes
 }
+
+// owedAnswer is a remembered owedFor answer.
+type owedAnswer uint8
+
+const (
+	owedUnknown owedAnswer = iota
+	owedNo
+	owedYes
+)
 
 // nextRequest is what a job would take in its next turn: the rest of its gang, or one more
 // pod once the gang is placed. It is computed once per job and forgotten when one of the
