@@ -33,19 +33,33 @@ func (c Capacity) free(node *api.NodeInfo) api.Resources {
 //
 // What a node offers a pod — refused and why, or fitting with a score — depends only on the
 // pod's class (its request and placement, and the capacity asked for) and on the node's
-// version, so a search keeps every node's answer for the class it last served, with the
+// version, so a search keeps every node's answer for the classes it served lately, with the
 // fitting nodes in a heap, and asks again only about nodes whose version moved: a thousand
-// jobs alike cost one pass over the nodes plus the node each placement changes.
+// jobs alike cost one pass over the nodes plus the node each placement changes, and so do
+// jobs of a few classes taking turns (each gang is tried in idle, then in releasing
+// resources; the queues' turns interleave sizes).
 type NodeSearch struct {
 	ssn *framework.Session
-	// refusals counts nodes per reason in the latest failed search, nodes how many it looked at.
-	refusals map[string]int
-	nodes    int
+	// classes are the answers kept, most recently used first; at most maxSearchClasses.
+	classes []*classAnswers
+	// latest is the class of the latest failed search, whose refusals Explain gives.
+	latest *classAnswers
+	// scratch collects a node's reasons before they are kept.
+	scratch []string
+}
 
+// maxSearchClasses bounds the answers a search keeps: each class holds an answer per node.
+const maxSearchClasses = 16
+
+// classAnswers are the nodes' answers for one class.
+type classAnswers struct {
 	class   searchClass
-	set     bool
 	answers []nodeAnswer
 	fitting *NodeHeap
+	// refusals counts nodes per reason, as of the latest failed search (counted is false
+	// once an answer changed since).
+	refusals map[string]int
+	counted  bool
 }
 
 // searchClass is what makes two pods' answers on a node the same.
@@ -61,25 +75,63 @@ func (c searchClass) equal(o searchClass) bool {
 
 // nodeAnswer is a node's answer for the class, valid while the node keeps its version.
 type nodeAnswer struct {
-	valid   bool
+	valid bool
+	// refused says the node refuses the pod, because of reason and then of more (most nodes
+	// have one reason: kept inline, a thousand nodes' answers cost no allocation).
+	refused bool
 	version uint64
 	score   float64
-	// reasons are why the node refuses the pod; none when it fits.
-	reasons []string
+	reason  string
+	more    []string
+}
+
+// set keeps reasons as the answer's.
+func (a *nodeAnswer) set(reasons []string) {
+	a.refused, a.reason, a.more = len(reasons) > 0, "", a.more[:0]
+	if a.refused {
+		a.reason, a.more = reasons[0], append(a.more, reasons[1:]...)
+	}
 }
 
 // NewNodeSearch starts a search on the session's nodes.
 func NewNodeSearch(ssn *framework.Session) *NodeSearch {
-	s := &NodeSearch{ssn: ssn, refusals: map[string]int{}}
-	n := len(ssn.Snapshot().Nodes)
-	s.answers = make([]nodeAnswer, n)
-	s.fitting = NewNodeHeap(n, func(a, b int) bool {
-		if s.answers[a].score != s.answers[b].score {
-			return s.answers[a].score > s.answers[b].score
+	return &NodeSearch{ssn: ssn}
+}
+
+// answersFor returns the kept answers for the class, making it the most recently used;
+// a class not kept takes the place of the least recently used one beyond the bound.
+func (s *NodeSearch) answersFor(class searchClass) *classAnswers {
+	for i, c := range s.classes {
+		if c.class.equal(class) {
+			copy(s.classes[1:i+1], s.classes[:i])
+			s.classes[0] = c
+			return c
 		}
-		return a < b // ties go to the first node by name
-	})
-	return s
+	}
+	var c *classAnswers
+	if len(s.classes) == maxSearchClasses {
+		c = s.classes[len(s.classes)-1]
+		for i := range c.answers {
+			c.answers[i] = nodeAnswer{more: c.answers[i].more[:0]}
+		}
+		c.fitting.Reset()
+		c.counted = false
+		s.classes = s.classes[:len(s.classes)-1]
+	} else {
+		n := len(s.ssn.Snapshot().Nodes)
+		c = &classAnswers{answers: make([]nodeAnswer, n), refusals: map[string]int{}}
+		c.fitting = NewNodeHeap(n, func(a, b int) bool {
+			if c.answers[a].score != c.answers[b].score {
+				return c.answers[a].score > c.answers[b].score
+			}
+			return a < b // ties go to the first node by name
+		})
+	}
+	c.class = class
+	s.classes = append(s.classes, nil)
+	copy(s.classes[1:], s.classes)
+	s.classes[0] = c
+	return c
 }
 
 // BestNode returns the schedulable node with the highest score among those where the pod
@@ -87,34 +139,37 @@ func NewNodeSearch(ssn *framework.Session) *NodeSearch {
 // It returns nil if none fits.
 func (s *NodeSearch) BestNode(pod *api.PodInfo, capacity Capacity) *api.NodeInfo {
 	nodes := s.ssn.Snapshot().Nodes
-	if class := (searchClass{capacity: capacity, request: pod.Request, placement: pod.Placement.Key()}); !s.set || !s.class.equal(class) {
-		s.class, s.set = class, true
-		for i := range s.answers {
-			s.answers[i].valid = false
-		}
-		s.fitting.Reset()
-	}
+	c := s.answersFor(searchClass{capacity: capacity, request: pod.Request, placement: pod.Placement.Key()})
 	for i, node := range nodes {
-		a := &s.answers[i]
+		a := &c.answers[i]
 		if a.valid && a.version == node.Version() {
 			continue
 		}
-		a.valid, a.version, a.reasons = true, node.Version(), s.reasons(pod, node, capacity, a.reasons[:0])
-		if len(a.reasons) == 0 {
+		s.scratch = s.reasons(pod, node, capacity, s.scratch[:0])
+		a.valid, a.version = true, node.Version()
+		a.set(s.scratch)
+		if !a.refused {
 			a.score = s.ssn.NodeScore(pod, node)
 		}
-		s.fitting.Update(i, len(a.reasons) == 0)
+		c.fitting.Update(i, !a.refused)
+		c.counted = false
 	}
-	if best := s.fitting.Best(); best >= 0 {
+	if best := c.fitting.Best(); best >= 0 {
 		return nodes[best]
 	}
-	clear(s.refusals)
-	s.nodes = len(nodes)
-	for _, a := range s.answers {
-		for _, r := range a.reasons {
-			s.refusals[r]++
+	if !c.counted {
+		clear(c.refusals)
+		for _, a := range c.answers {
+			if a.refused {
+				c.refusals[a.reason]++
+			}
+			for _, r := range a.more {
+				c.refusals[r]++
+			}
 		}
+		c.counted = true
 	}
+	s.latest = c
 	return nil
 }
 
@@ -149,13 +204,14 @@ func (s *NodeSearch) reasons(pod *api.PodInfo, node *api.NodeInfo, capacity Capa
 // inference}, 8 Insufficient nvidia.com/gpu." Counts and reasons are sorted as text, as
 // kube-scheduler sorts them, so the message is the same every cycle.
 func (s *NodeSearch) Explain() string {
-	if s.nodes == 0 {
+	n := len(s.ssn.Snapshot().Nodes)
+	if n == 0 || s.latest == nil {
 		return "0/0 nodes are available: no nodes."
 	}
-	reasons := make([]string, 0, len(s.refusals))
-	for r, n := range s.refusals {
-		reasons = append(reasons, fmt.Sprintf("%d %s", n, r))
+	reasons := make([]string, 0, len(s.latest.refusals))
+	for r, count := range s.latest.refusals {
+		reasons = append(reasons, fmt.Sprintf("%d %s", count, r))
 	}
 	sort.Strings(reasons)
-	return fmt.Sprintf("0/%d nodes are available: %s.", s.nodes, strings.Join(reasons, ", "))
+	return fmt.Sprintf("0/%d nodes are available: %s.", n, strings.Join(reasons, ", "))
 }
