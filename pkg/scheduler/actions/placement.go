@@ -34,10 +34,10 @@ func (c Capacity) free(node *api.NodeInfo) api.Resources {
 // What a node offers a pod — refused and why, or fitting with a score — depends only on the
 // pod's class (its request and placement, and the capacity asked for) and on the node's
 // version, so a search keeps every node's answer for the classes it served lately, with the
-// fitting nodes in a heap, and asks again only about nodes whose version moved: a thousand
-// jobs alike cost one pass over the nodes plus the node each placement changes, and so do
-// jobs of a few classes taking turns (each gang is tried in idle, then in releasing
-// resources; the queues' turns interleave sizes).
+// fitting nodes in a heap, and asks again only about the nodes the snapshot says moved
+// since: a thousand jobs alike cost one pass over the nodes plus the node each placement
+// changes, and so do jobs of a few classes taking turns (each gang is tried in idle, then
+// in releasing resources; the queues' turns interleave sizes).
 type NodeSearch struct {
 	ssn *framework.Session
 	// classes are the answers kept, most recently used first; at most maxSearchClasses.
@@ -56,6 +56,10 @@ type classAnswers struct {
 	class   searchClass
 	answers []nodeAnswer
 	fitting *NodeHeap
+	// mark is where the class last read the snapshot's moved nodes; primed is false until
+	// every node has answered for the class.
+	mark   int
+	primed bool
 	// refusals counts nodes per reason, as of the latest failed search (counted is false
 	// once an answer changed since).
 	refusals map[string]int
@@ -115,7 +119,7 @@ func (s *NodeSearch) answersFor(class searchClass) *classAnswers {
 			c.answers[i] = nodeAnswer{more: c.answers[i].more[:0]}
 		}
 		c.fitting.Reset()
-		c.counted = false
+		c.counted, c.primed = false, false
 		s.classes = s.classes[:len(s.classes)-1]
 	} else {
 		n := len(s.ssn.Snapshot().Nodes)
@@ -140,20 +144,18 @@ func (s *NodeSearch) answersFor(class searchClass) *classAnswers {
 func (s *NodeSearch) BestNode(pod *api.PodInfo, capacity Capacity) *api.NodeInfo {
 	nodes := s.ssn.Snapshot().Nodes
 	c := s.answersFor(searchClass{capacity: capacity, request: pod.Request, placement: pod.Placement.Key()})
-	for i, node := range nodes {
-		a := &c.answers[i]
-		if a.valid && a.version == node.Version() {
-			continue
+	// Only nodes that moved since the class last looked can answer otherwise.
+	moved, mark := s.ssn.Snapshot().NodesMovedSince(c.mark)
+	if !c.primed {
+		moved = nil
+		for i := range nodes {
+			s.answer(c, pod, capacity, i)
 		}
-		s.scratch = s.reasons(pod, node, capacity, s.scratch[:0])
-		a.valid, a.version = true, node.Version()
-		a.set(s.scratch)
-		if !a.refused {
-			a.score = s.ssn.NodeScore(pod, node)
-		}
-		c.fitting.Update(i, !a.refused)
-		c.counted = false
 	}
+	for _, i := range moved {
+		s.answer(c, pod, capacity, i)
+	}
+	c.mark, c.primed = mark, true
 	if best := c.fitting.Best(); best >= 0 {
 		return nodes[best]
 	}
@@ -171,6 +173,23 @@ func (s *NodeSearch) BestNode(pod *api.PodInfo, capacity Capacity) *api.NodeInfo
 	}
 	s.latest = c
 	return nil
+}
+
+// answer brings node i's answer for the class up to date.
+func (s *NodeSearch) answer(c *classAnswers, pod *api.PodInfo, capacity Capacity, i int) {
+	node := s.ssn.Snapshot().Nodes[i]
+	a := &c.answers[i]
+	if a.valid && a.version == node.Version() {
+		return
+	}
+	s.scratch = s.reasons(pod, node, capacity, s.scratch[:0])
+	a.valid, a.version = true, node.Version()
+	a.set(s.scratch)
+	if !a.refused {
+		a.score = s.ssn.NodeScore(pod, node)
+	}
+	c.fitting.Update(i, !a.refused)
+	c.counted = false
 }
 
 // PreferredNode returns the first of the preferred nodes (those promised to the pod's job)

@@ -32,8 +32,11 @@ type NodeInfo struct {
 	Pods []*PodInfo
 
 	// version changes whenever what the node holds changes, or the job of a running or bound
-	// pod on it changes: searches keep what they computed for a node until it moves.
+	// pod on it changes: searches keep what they computed for a node until it moves. Only
+	// the snapshot moves it (Snapshot.bump), so that it can tell which nodes moved.
 	version uint64
+	// position is the node's index in its snapshot's Nodes.
+	position int
 
 	// object is the node as the Kubernetes helpers read it (name, labels, taints), and
 	// taintErrs the refusal for each taint; built once, when a placement check first needs them.
@@ -147,7 +150,6 @@ func (n *NodeInfo) removePod(p *PodInfo) { n.account(p, -1) }
 // account adds (sign 1) or removes (sign -1) a pod's request from the amount its status
 // holds on the node: used, releasing or promised.
 func (n *NodeInfo) account(p *PodInfo, sign int64) {
-	n.version++
 	var amount *Resources
 	switch {
 	case p.Status.IsActive():

@@ -17,6 +17,10 @@ type Snapshot struct {
 
 	nodeByName map[string]*NodeInfo
 	jobByID    map[JobID]*JobInfo
+	// moved lists, in order, the index in Nodes of every node whose version moved since the
+	// snapshot was built, repeats included: a search that keeps an answer per node reads
+	// what moved since it last looked, instead of checking every node for every pod.
+	moved []int
 }
 
 // NewSnapshot indexes nodes, jobs and queues and accounts every pod on its node. Pods must
@@ -32,11 +36,12 @@ func NewSnapshot(nodes []*NodeInfo, jobs []*JobInfo, queues []*QueueInfo) (*Snap
 	}
 	sort.Slice(s.Nodes, func(i, j int) bool { return s.Nodes[i].Name < s.Nodes[j].Name })
 	sort.Slice(s.Jobs, func(i, j int) bool { return s.Jobs[i].ID < s.Jobs[j].ID })
-	for _, n := range s.Nodes {
+	for i, n := range s.Nodes {
 		if _, dup := s.nodeByName[n.Name]; dup {
 			return nil, fmt.Errorf("duplicate node %q", n.Name)
 		}
 		s.nodeByName[n.Name] = n
+		n.position = i
 	}
 	for _, j := range s.Jobs {
 		if _, dup := s.jobByID[j.ID]; dup {
@@ -71,6 +76,19 @@ func (s *Snapshot) Job(id JobID) *JobInfo {
 	return s.jobByID[id]
 }
 
+// NodesMovedSince returns the indices in Nodes of the nodes whose version moved since mark
+// (0: since the snapshot was built), in the order they moved and with repeats, and the mark
+// to ask from next time.
+func (s *Snapshot) NodesMovedSince(mark int) (moved []int, next int) {
+	return s.moved[mark:], len(s.moved)
+}
+
+// bump moves a node's version; see NodeInfo.Version.
+func (s *Snapshot) bump(n *NodeInfo) {
+	n.version++
+	s.moved = append(s.moved, n.position)
+}
+
 // SetPodStatus moves a pod to a status and node (empty for none), updating the accounting of
 // the nodes it leaves and joins.
 func (s *Snapshot) SetPodStatus(p *PodInfo, status PodStatus, nodeName string) error {
@@ -82,6 +100,7 @@ func (s *Snapshot) SetPodStatus(p *PodInfo, status PodStatus, nodeName string) e
 	}
 	if old := s.nodeByName[p.NodeName]; old != nil {
 		old.removePod(p)
+		s.bump(old)
 		if old != target {
 			removePod(&old.Pods, p)
 		}
@@ -92,6 +111,7 @@ func (s *Snapshot) SetPodStatus(p *PodInfo, status PodStatus, nodeName string) e
 	p.Status, p.NodeName = status, nodeName
 	if target != nil {
 		target.addPod(p)
+		s.bump(target)
 	}
 	if job := s.jobByID[p.Job]; job != nil {
 		for _, q := range job.Pods {
@@ -101,7 +121,7 @@ func (s *Snapshot) SetPodStatus(p *PodInfo, status PodStatus, nodeName string) e
 				continue
 			}
 			if n := s.nodeByName[q.NodeName]; n != nil {
-				n.version++ // see NodeInfo.Version
+				s.bump(n)
 			}
 		}
 	}

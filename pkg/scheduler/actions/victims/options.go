@@ -1,6 +1,8 @@
 package victims
 
 import (
+	"slices"
+
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/actions"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 )
@@ -20,6 +22,20 @@ type nodeOptions struct {
 	entries []optionEntry
 	// heap holds the nodes with a feasible, current option, ordered by better.
 	heap *actions.NodeHeap
+
+	// What a refresh must visit, so that it need not check every node for every pod: the
+	// nodes that moved in the snapshot since mark, the nodes the plan made stale, and the
+	// nodes whose option has refused units (whose preemptor is asked about them). primed is
+	// false until a refresh has visited every node for the class.
+	primed      bool
+	mark        int
+	stale       []int
+	withRefused []int
+	listed      []bool // per node: in withRefused
+	// visit collects the nodes of one refresh; seen marks them (by refresh, in seenAt).
+	visit  []int
+	seenAt []uint32
+	visits uint32
 }
 
 // optionClass is what makes two pods' options on a node the same: the rules and plugins may
@@ -68,11 +84,69 @@ func (o *nodeOptions) reset(class optionClass, nodes int) {
 	}
 	o.class, o.set = class, true
 	o.heap.Reset()
+	o.primed, o.stale, o.withRefused = false, o.stale[:0], o.withRefused[:0]
+	if len(o.listed) != nodes {
+		o.listed = make([]bool, nodes)
+	}
+	clear(o.listed)
 }
 
 // invalidate marks a node's option as stale: the plan changed what the node has free.
 func (o *nodeOptions) invalidate(node int) {
 	if o.entries != nil {
 		o.entries[node].valid = false
+		o.stale = append(o.stale, node)
+	}
+}
+
+// visitEveryNode makes every refresh visit every node, as a walk without the snapshot's
+// list of moved nodes would: tests compare the two.
+var visitEveryNode = false
+
+// toVisit returns, in node order, the nodes a refresh must visit: those in moved, the stale
+// ones and those with refused units; every node before the class was primed, or when that
+// is a good part of them anyway. It forgets the stale nodes and drops from withRefused the
+// nodes that no longer have any.
+func (o *nodeOptions) toVisit(moved []int) []int {
+	n := len(o.entries)
+	kept := o.withRefused[:0]
+	for _, i := range o.withRefused {
+		if len(o.entries[i].refused) > 0 {
+			kept = append(kept, i)
+		} else {
+			o.listed[i] = false
+		}
+	}
+	o.withRefused = kept
+	o.visit = o.visit[:0]
+	if o.seenAt == nil {
+		o.seenAt = make([]uint32, n)
+	}
+	o.visits++
+	for _, list := range [][]int{moved, o.stale, o.withRefused} {
+		for _, i := range list {
+			if o.seenAt[i] != o.visits {
+				o.seenAt[i] = o.visits
+				o.visit = append(o.visit, i)
+			}
+		}
+	}
+	if !o.primed || visitEveryNode || len(o.visit) >= n/4 {
+		o.visit = o.visit[:0]
+		for i := range n {
+			o.visit = append(o.visit, i)
+		}
+	} else {
+		slices.Sort(o.visit)
+	}
+	o.stale, o.primed = o.stale[:0], true
+	return o.visit
+}
+
+// noteRefused keeps withRefused current after node i's option was computed anew.
+func (o *nodeOptions) noteRefused(i int) {
+	if len(o.entries[i].refused) > 0 && !o.listed[i] {
+		o.listed[i] = true
+		o.withRefused = append(o.withRefused, i)
 	}
 }

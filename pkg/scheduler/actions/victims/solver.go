@@ -334,13 +334,18 @@ func better(a, b option) bool {
 
 // refreshOptions brings every node's option up to date for pod: a node whose version moved,
 // or that the plan touched, is evaluated anew; on the others the preemptor is asked about
-// the refused victims the option was computed past, as if it had walked them itself.
+// the refused victims the option was computed past, as if it had walked them itself. Only
+// nodes that moved, were touched or have refused victims are visited (in node order, as a
+// walk over every node would meet them): the others' options stand as they are.
 func (s *Solver) refreshOptions(st *search, pod *api.PodInfo) {
 	opts := &s.options
 	if class := classOf(st.preemptor, pod); !opts.set || !opts.class.equal(class) {
 		opts.reset(class, len(s.nodes))
 	}
-	for i, node := range s.nodes {
+	moved, mark := s.ssn.Snapshot().NodesMovedSince(opts.mark)
+	opts.mark = mark
+	for _, i := range opts.toVisit(moved) {
+		node := s.nodes[i]
 		e := &opts.entries[i]
 		if e.valid && e.version == node.Version() {
 			for _, u := range e.refused {
@@ -357,6 +362,7 @@ func (s *Solver) refreshOptions(st *search, pod *api.PodInfo) {
 			}
 		}
 		opts.heap.Update(i, e.feasible)
+		opts.noteRefused(i)
 	}
 }
 
