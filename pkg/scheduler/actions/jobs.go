@@ -95,12 +95,21 @@ func (q *JobQueues) Best() *api.QueueInfo {
 
 // Pop removes and returns the first job of a queue.
 func (q *JobQueues) Pop(queue *api.QueueInfo) *api.JobInfo {
-	return heap.Pop(q.queues[q.index[queue.Name]].jobs).(*api.JobInfo)
+	return heap.Pop(q.heapOf(queue.Name)).(*api.JobInfo)
 }
 
 // Push returns a job to its queue's heap.
 func (q *JobQueues) Push(job *api.JobInfo) {
-	heap.Push(q.queues[q.index[job.Queue]].jobs, job)
+	heap.Push(q.heapOf(job.Queue), job)
+}
+
+// heapOf is the queue's heap; only queues that held jobs at the start have one.
+func (q *JobQueues) heapOf(name string) *jobHeap {
+	i, ok := q.index[name]
+	if !ok {
+		panic(fmt.Sprintf("JobQueues: queue %q held no jobs to serve", name))
+	}
+	return q.queues[i].jobs
 }
 
 // jobHeap is a container/heap of jobs.

@@ -146,7 +146,7 @@ func (s *NodeSearch) BestNode(pod *api.PodInfo, capacity Capacity) *api.NodeInfo
 	c := s.answersFor(searchClass{capacity: capacity, request: pod.Request, placement: pod.Placement.Key()})
 	// Only nodes that moved since the class last looked can answer otherwise.
 	moved, mark := s.ssn.Snapshot().NodesMovedSince(c.mark)
-	if !c.primed {
+	if !c.primed || len(moved) >= len(nodes) {
 		moved = nil
 		for i := range nodes {
 			s.answer(c, pod, capacity, i)

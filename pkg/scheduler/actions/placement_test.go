@@ -45,13 +45,23 @@ func TestNodeSearchKeepsAnswersRight(t *testing.T) {
 		t.Fatal(err)
 	}
 	snapshot := h.Snapshot()
-	for _, p := range snapshot.Job("ns/leaving").Pods {
-		p.Status = api.Releasing
-	}
 	ssn := framework.OpenSession(context.Background(), framework.SessionOptions{
 		Snapshot: snapshot, Clock: clocktesting.NewFakePassiveClock(Epoch), Plugins: policy.Plugins, Effects: Discard{},
 	})
 	defer ssn.Close()
+	// Releasing GPUs on r1-b: idle and releasing capacity answer differently there.
+	st := ssn.NewStatement()
+	for _, p := range snapshot.Job("ns/leaving").Pods {
+		if err := st.Evict(p, framework.NewEvictionReason(framework.Reclaim, "ns/p00")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.Commit(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if node := snapshot.Node("r1-b"); node.Releasing.Get(api.GPU) != 4 {
+		t.Fatalf("r1-b releases %d GPUs, want 4", node.Releasing.Get(api.GPU))
+	}
 	var pending []*api.PodInfo
 	for _, job := range snapshot.Jobs {
 		pending = append(pending, job.PendingPods()...)

@@ -35,8 +35,9 @@ type NodeInfo struct {
 	// pod on it changes: searches keep what they computed for a node until it moves. Only
 	// the snapshot moves it (Snapshot.bump), so that it can tell which nodes moved.
 	version uint64
-	// position is the node's index in its snapshot's Nodes.
-	position int
+	// position is the node's index in its snapshot's Nodes; listed is 1 + the index of its
+	// latest entry in the snapshot's list of moved nodes (0: none).
+	position, listed int
 
 	// object is the node as the Kubernetes helpers read it (name, labels, taints), and
 	// taintErrs the refusal for each taint; built once, when a placement check first needs them.

@@ -1,6 +1,10 @@
 package api
 
-import "testing"
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
 
 // Two promises on one 8-GPU node: a's victims are gone, b's victim still terminates. Idle
 // resources go to a's promise first; b's is covered by its own victim, so others may bind
@@ -62,5 +66,76 @@ func TestNodeVersionMovesWithTheJobsRunningThere(t *testing.T) {
 	}
 	if s.Node("n2").Version() != v2 || s.Node("n3").Version() == v3 {
 		t.Fatal("placing another job's pod on n3 moves n3 only")
+	}
+}
+
+// Whoever reads the moved nodes, whenever: every node whose version moved since the
+// reader's mark is listed, and a node moved again and again between two reads (by anyone)
+// is listed once, not once per move (evicting a large job moves its nodes once per pod).
+func TestNodesMovedSinceListsEveryMovedNode(t *testing.T) {
+	gpu := NewResources(0, 0, 1).With(Pods, 1)
+	var nodes []*NodeInfo
+	for i := range 6 {
+		nodes = append(nodes, &NodeInfo{Name: fmt.Sprintf("n%d", i), Allocatable: NewResources(0, 0, 8).With(Pods, 110)})
+	}
+	var jobs []*JobInfo
+	for j := range 4 {
+		job := &JobInfo{ID: JobID(fmt.Sprintf("ns/j%d", j)), Namespace: "ns", Name: fmt.Sprintf("j%d", j), MinMember: 1}
+		for p := range 6 {
+			job.AddPod(&PodInfo{Namespace: "ns", Name: fmt.Sprintf("j%d-%d", j, p), Job: job.ID, Request: gpu,
+				Status: Running, NodeName: fmt.Sprintf("n%d", (j+p)%6)})
+		}
+		jobs = append(jobs, job)
+	}
+	s, err := NewSnapshot(nodes, jobs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type reader struct {
+		mark     int
+		versions []uint64
+		reads    int // everyone's reads when this reader last read
+	}
+	versions := func() []uint64 {
+		var v []uint64
+		for _, n := range s.Nodes {
+			v = append(v, n.Version())
+		}
+		return v
+	}
+	readers := []*reader{{versions: versions()}, {versions: versions()}, {versions: versions()}}
+	rng := rand.New(rand.NewPCG(3, 5))
+	moves, reads := 0, 0
+	statuses := []PodStatus{Running, Releasing, Bound, Pipelined}
+	for step := range 2000 {
+		job := jobs[rng.IntN(len(jobs))]
+		pod := job.Pods[rng.IntN(len(job.Pods))]
+		if err := s.SetPodStatus(pod, statuses[rng.IntN(len(statuses))], fmt.Sprintf("n%d", rng.IntN(6))); err != nil {
+			t.Fatal(err)
+		}
+		moves++
+		r := readers[rng.IntN(len(readers))]
+		if rng.IntN(4) > 0 {
+			continue
+		}
+		moved, next := s.NodesMovedSince(r.mark)
+		listed := map[int]bool{}
+		for _, i := range moved {
+			listed[i] = true
+		}
+		now := versions()
+		for i := range now {
+			if now[i] != r.versions[i] && !listed[i] {
+				t.Fatalf("step %d: node n%d moved since the reader's mark but is not listed", step, i)
+			}
+		}
+		if limit := len(s.Nodes) * (reads - r.reads + 1); len(moved) > limit {
+			t.Fatalf("step %d: %d entries since the reader's mark, more than %d (each node once between reads)", step, len(moved), limit)
+		}
+		reads++
+		r.mark, r.versions, r.reads = next, now, reads
+	}
+	if moves < 1000 {
+		t.Fatalf("only %d moves", moves)
 	}
 }

@@ -18,9 +18,13 @@ type Snapshot struct {
 	nodeByName map[string]*NodeInfo
 	jobByID    map[JobID]*JobInfo
 	// moved lists, in order, the index in Nodes of every node whose version moved since the
-	// snapshot was built, repeats included: a search that keeps an answer per node reads
-	// what moved since it last looked, instead of checking every node for every pod.
+	// snapshot was built: a search that keeps an answer per node reads what moved since it
+	// last looked, instead of checking every node for every pod. A node is listed again
+	// only once a reader may have read past its latest entry (read is the highest mark
+	// handed out), so that evicting a large job, which moves its nodes once per pod, does
+	// not list each node once per pod.
 	moved []int
+	read  int
 }
 
 // NewSnapshot indexes nodes, jobs and queues and accounts every pod on its node. Pods must
@@ -41,7 +45,7 @@ func NewSnapshot(nodes []*NodeInfo, jobs []*JobInfo, queues []*QueueInfo) (*Snap
 			return nil, fmt.Errorf("duplicate node %q", n.Name)
 		}
 		s.nodeByName[n.Name] = n
-		n.position = i
+		n.position, n.listed = i, 0
 	}
 	for _, j := range s.Jobs {
 		if _, dup := s.jobByID[j.ID]; dup {
@@ -77,16 +81,21 @@ func (s *Snapshot) Job(id JobID) *JobInfo {
 }
 
 // NodesMovedSince returns the indices in Nodes of the nodes whose version moved since mark
-// (0: since the snapshot was built), in the order they moved and with repeats, and the mark
-// to ask from next time.
+// (0: since the snapshot was built), in the order they moved, possibly with repeats, and
+// the mark to ask from next time.
 func (s *Snapshot) NodesMovedSince(mark int) (moved []int, next int) {
+	s.read = len(s.moved)
 	return s.moved[mark:], len(s.moved)
 }
 
 // bump moves a node's version; see NodeInfo.Version.
 func (s *Snapshot) bump(n *NodeInfo) {
 	n.version++
+	if n.listed > s.read { // its latest entry is still ahead of every reader
+		return
+	}
 	s.moved = append(s.moved, n.position)
+	n.listed = len(s.moved)
 }
 
 // SetPodStatus moves a pod to a status and node (empty for none), updating the accounting of

@@ -32,7 +32,7 @@ type nodeOptions struct {
 	stale       []int
 	withRefused []int
 	listed      []bool // per node: in withRefused
-	// visit collects the nodes of one refresh; seen marks them (by refresh, in seenAt).
+	// visit collects the nodes of one refresh; seenAt marks them with the refresh's number.
 	visit  []int
 	seenAt []uint32
 	visits uint32
