@@ -40,15 +40,7 @@ func TestNodeSearchKeepsAnswersRight(t *testing.T) {
 		}
 		h.Jobs(job)
 	}
-	policy, _, err := scheduler.LoadPolicy(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	snapshot := h.Snapshot()
-	ssn := framework.OpenSession(context.Background(), framework.SessionOptions{
-		Snapshot: snapshot, Clock: clocktesting.NewFakePassiveClock(Epoch), Plugins: policy.Plugins, Effects: Discard{},
-	})
-	defer ssn.Close()
+	ssn, snapshot := openSession(t, h)
 	// Releasing GPUs on r1-b: idle and releasing capacity answer differently there.
 	st := ssn.NewStatement()
 	for _, p := range snapshot.Job("ns/leaving").Pods {
@@ -98,6 +90,21 @@ func TestNodeSearchKeepsAnswersRight(t *testing.T) {
 	}
 }
 
+// openSession opens a session of the default configuration on h's cluster, closed when
+// the test ends.
+func openSession(t *testing.T, h *Harness) (*framework.Session, *api.Snapshot) {
+	policy, _, err := scheduler.LoadPolicy(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snapshot := h.Snapshot()
+	ssn := framework.OpenSession(context.Background(), framework.SessionOptions{
+		Snapshot: snapshot, Clock: clocktesting.NewFakePassiveClock(Epoch), Plugins: policy.Plugins, Effects: Discard{},
+	})
+	t.Cleanup(ssn.Close)
+	return ssn, snapshot
+}
+
 func name(n *api.NodeInfo) string {
 	if n == nil {
 		return "none"
@@ -110,15 +117,7 @@ func name(n *api.NodeInfo) string {
 func TestNodeSearchExplainsWhatChangedSince(t *testing.T) {
 	h := New("").Queues(Queue("q")).Nodes(Node("n1").GPUs(2).MaxPods(1), Node("n2").GPUs(2)).
 		Jobs(Job("big").Queue("q").GPUs(4), Job("small").Queue("q").CPUs(1))
-	policy, _, err := scheduler.LoadPolicy(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	snapshot := h.Snapshot()
-	ssn := framework.OpenSession(context.Background(), framework.SessionOptions{
-		Snapshot: snapshot, Clock: clocktesting.NewFakePassiveClock(Epoch), Plugins: policy.Plugins, Effects: Discard{},
-	})
-	defer ssn.Close()
+	ssn, snapshot := openSession(t, h)
 	search := actions.NewNodeSearch(ssn)
 	big, small := snapshot.Job("ns/big").Pods[0], snapshot.Job("ns/small").Pods[0]
 	if node := search.BestNode(big, actions.IdleNow); node != nil {
