@@ -117,6 +117,17 @@ func explain(t *testing.T, c client.Client, args ...string) (string, string, int
 	return stdout.String(), stderr.String(), code
 }
 
+// explainOK runs the plugin like explain and fails the test unless it succeeds; it returns
+// what it printed.
+func explainOK(t *testing.T, c client.Client, args ...string) string {
+	t.Helper()
+	out, stderr, code := explain(t, c, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	return out
+}
+
 func expectLines(t *testing.T, out string, want ...string) {
 	t.Helper()
 	for _, w := range want {
@@ -133,10 +144,7 @@ func expectLines(t *testing.T, out string, want ...string) {
 // applied: on the path a → b → d → leaf3 only d has a sibling (c), so reclaimers can only
 // come from beside d, and d's own 60s applies to them.
 func TestExplainRunningJobOnTheDesignTree(t *testing.T) {
-	out, stderr, code := explain(t, designCluster(t), "explain", "podgroup", "ns/run3")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
+	out := explainOK(t, designCluster(t), "explain", "podgroup", "ns/run3")
 	expectLines(t, out,
 		"queue:    a → b → d → leaf3",
 		"Running since 2026-01-01T11:58:00Z (2m0s ago).",
@@ -154,10 +162,7 @@ func TestExplainRunningJobOnTheDesignTree(t *testing.T) {
 // A waiting job of leaf1 is told which running jobs protect themselves against it now: the
 // one in leaf2 (its sibling's 180s), not the one in leaf3 (d's 60s are over).
 func TestExplainWaitingJobNamesTheProtectionsItMeets(t *testing.T) {
-	out, stderr, code := explain(t, designCluster(t), "explain", "pg", "wait1")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
+	out := explainOK(t, designCluster(t), "explain", "pg", "wait1")
 	expectLines(t, out,
 		"It waits: 1 pods pending.",
 		"The scheduler has not said why yet",
@@ -170,10 +175,7 @@ func TestExplainWaitingJobNamesTheProtectionsItMeets(t *testing.T) {
 
 // A queue with children lists what each leaf below it gets.
 func TestExplainQueueListsItsLeaves(t *testing.T) {
-	out, stderr, code := explain(t, designCluster(t), "explain", "queue", "c")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
+	out := explainOK(t, designCluster(t), "explain", "queue", "c")
 	expectLines(t, out,
 		"path:     a → b → c",
 		"settings: preemptMinRuntime not set, reclaimMinRuntime not set",
@@ -212,10 +214,7 @@ func TestMistakesAreNamedAllAtOnce(t *testing.T) {
 func TestExplainQueueOnThePreemptionTree(t *testing.T) {
 	started := now.Add(-10 * time.Minute)
 	c := fakeCluster(t, append(exampleQueues(t, "queues-preempt-tree.yaml"), job("low", "p-leaf2", "n1", &started)...)...)
-	out, stderr, code := explain(t, c, "explain", "queue", "p-b")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
+	out := explainOK(t, c, "explain", "queue", "p-b")
 	expectLines(t, out,
 		"path:     p-a → p-b",
 		"settings: preemptMinRuntime 10m0s, reclaimMinRuntime not set",
@@ -225,10 +224,7 @@ func TestExplainQueueOnThePreemptionTree(t *testing.T) {
 		// p-leaf1 and p-leaf2 are each other's only neighbours: reclaim can only come from there.
 		"against reclaim:\n    from outside p-leaf2: 7s from the default\n",
 	)
-	out, stderr, code = explain(t, c, "explain", "pg", "ns/low")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
+	out = explainOK(t, c, "explain", "pg", "ns/low")
 	expectLines(t, out,
 		"10m0s from queue p-b: ended at 2026-01-01T12:00:00Z (0s ago)",
 		"resolved: p-leaf2 does not set it → p-c does not set it → p-b sets preemptMinRuntime 10m0s",

@@ -119,19 +119,23 @@ func (o *nodeOptions) toVisit(moved []int) []int {
 	}
 	o.withRefused = kept
 	o.visit = o.visit[:0]
-	if o.seenAt == nil {
-		o.seenAt = make([]uint32, n)
-	}
-	o.visits++
-	for _, list := range [][]int{moved, o.stale, o.withRefused} {
-		for _, i := range list {
-			if o.seenAt[i] != o.visits {
-				o.seenAt[i] = o.visits
-				o.visit = append(o.visit, i)
+	all := !o.primed || visitEveryNode
+	if !all {
+		if o.seenAt == nil {
+			o.seenAt = make([]uint32, n)
+		}
+		o.visits++
+		for _, list := range [][]int{moved, o.stale, o.withRefused} {
+			for _, i := range list {
+				if o.seenAt[i] != o.visits {
+					o.seenAt[i] = o.visits
+					o.visit = append(o.visit, i)
+				}
 			}
 		}
+		all = len(o.visit) >= n/4
 	}
-	if !o.primed || visitEveryNode || len(o.visit) >= n/4 {
+	if all {
 		o.visit = o.visit[:0]
 		for i := range n {
 			o.visit = append(o.visit, i)
