@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
 )
 
@@ -69,6 +70,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		configData = data
+		// Checked before the scenario is read, as kai-scheduler checks it before it connects:
+		// what the configuration asks for that this scheduler does not do must not go unseen.
+		_, warnings, err := scheduler.LoadPolicy(configData)
+		for _, w := range warnings {
+			fmt.Fprintf(stderr, "kai-sim: warning: %s: %s\n", *config, w)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "kai-sim: scheduler configuration %s: %v\n", *config, err)
+			return 1
+		}
 	}
 	var err error
 	if flags.NArg() == 0 {

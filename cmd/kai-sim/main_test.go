@@ -78,3 +78,48 @@ func TestFlagsThatCannotBeRightAreRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestUpstreamConfigurationIsRunWithItsWarnings runs a scenario under the configuration of
+// upstream's minruntime documentation: it has no actions, so upstream's defaults run, and
+// the two of them this scheduler does not implement are named on stderr and in the JSON.
+func TestUpstreamConfigurationIsRunWithItsWarnings(t *testing.T) {
+	config := filepath.Join("..", "..", "pkg", "scheduler", "conf", "testdata", "upstream-minruntime-doc.yaml")
+	scenario := filepath.Join("..", "..", "docs", "examples", "sim", "preempt-tree.yaml")
+	var out, errs bytes.Buffer
+	if code := run([]string{"--scheduler-conf", config, "--output", "json", scenario}, &out, &errs); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs.String())
+	}
+	for _, want := range []string{
+		"kai-sim: warning: " + config + `: actions: not set; running upstream KAI-Scheduler's default actions`,
+		`action "consolidation" is a KAI-Scheduler action this scheduler does not implement`,
+		`action "stalegangeviction" is a KAI-Scheduler action this scheduler does not implement`,
+		`action "reclaim" is skipped: it needs the proportion plugin`,
+	} {
+		if !strings.Contains(errs.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errs.String())
+		}
+	}
+	var result struct {
+		ConfigWarnings []string `json:"configWarnings"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &result); err != nil {
+		t.Fatalf("not JSON: %v", err)
+	}
+	if len(result.ConfigWarnings) != 4 {
+		t.Fatalf("configWarnings %q, want the four of the configuration", result.ConfigWarnings)
+	}
+}
+
+func TestBadConfigurationStopsBeforeTheScenario(t *testing.T) {
+	config := filepath.Join(t.TempDir(), "conf.yaml")
+	if err := os.WriteFile(config, []byte("actions: alocate\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errs bytes.Buffer
+	if code := run([]string{"--scheduler-conf", config, "no-such-scenario.yaml"}, &out, &errs); code != 1 {
+		t.Fatalf("exit %d: %s", code, errs.String())
+	}
+	if !strings.Contains(errs.String(), `actions: unknown action "alocate"`) || strings.Contains(errs.String(), "no-such-scenario") {
+		t.Fatalf("want the configuration's mistake, before the scenario is read: %s", errs.String())
+	}
+}

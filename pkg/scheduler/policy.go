@@ -20,6 +20,12 @@ var actionFactories = map[framework.ActionType]func() framework.Action{
 	framework.Preempt:  func() framework.Action { return preempt.New() },
 }
 
+// actionNeeds are the plugins an action cannot run safely without.
+var actionNeeds = map[string]conf.Need{
+	string(framework.Reclaim): {Plugin: "proportion", Why: "its fair shares decide which queue may take from which; " +
+		"without them jobs of different queues would evict each other in turn"},
+}
+
 // Policy is what a configuration file decides: which actions run, in which order, and which
 // plugins give them policy.
 type Policy struct {
@@ -29,7 +35,7 @@ type Policy struct {
 
 // Known returns the action and plugin names a configuration may use.
 func Known(registry *framework.Registry) conf.Known {
-	known := conf.Known{Plugins: registry.Names(), CheckArguments: registry.CheckArguments}
+	known := conf.Known{Plugins: registry.Names(), CheckArguments: registry.CheckArguments, Needs: actionNeeds}
 	for name := range actionFactories {
 		known.Actions = append(known.Actions, string(name))
 	}

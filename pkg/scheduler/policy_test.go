@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
@@ -88,5 +89,40 @@ tiers:
 	}
 	if len(policy.Plugins) != 4 {
 		t.Fatalf("plugins = %d, want predicates, proportion, priority, nodeplacement", len(policy.Plugins))
+	}
+}
+
+// TestUpstreamDocumentationSnippetStarts loads the configuration of upstream's minruntime
+// documentation as written: no actions (upstream's defaults run) and only the minruntime
+// plugin. Reclaim is skipped with a warning: without proportion's fair shares nothing
+// would stop two queues from reclaiming from each other in turn.
+func TestUpstreamDocumentationSnippetStarts(t *testing.T) {
+	data, err := os.ReadFile("conf/testdata/upstream-minruntime-doc.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy, warnings, err := LoadPolicy(data)
+	if err != nil {
+		t.Fatalf("the snippet of upstream's documentation must start: %v", err)
+	}
+	var actions []string
+	for _, a := range policy.Actions {
+		actions = append(actions, string(a.Name()))
+	}
+	if got := strings.Join(actions, ","); got != "allocate,preempt" {
+		t.Fatalf("actions = %s, want allocate,preempt", got)
+	}
+	if len(warnings) != 4 || !strings.Contains(warnings[3], `action "reclaim" is skipped: it needs the proportion plugin`) {
+		t.Fatalf("warnings = %q, want the default actions, the two unimplemented ones and reclaim's missing plugin", warnings)
+	}
+	if len(policy.Plugins) != 1 || policy.Plugins[0].Name() != "minruntime" {
+		t.Fatalf("plugins = %v, want minruntime", policy.Plugins)
+	}
+}
+
+func TestReclaimWithoutProportionAloneIsRefused(t *testing.T) {
+	_, _, err := LoadPolicy([]byte("actions: reclaim\ntiers:\n- plugins:\n  - name: minruntime\n"))
+	if err == nil || !strings.Contains(err.Error(), "actions: none of reclaim can run with the plugins listed") {
+		t.Fatalf("error = %v, want that no action can run", err)
 	}
 }

@@ -85,7 +85,7 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Result, error) {
 	if opts.EveryPeriod && opts.Until <= 0 {
 		return nil, fmt.Errorf("a cycle every period needs a time limit (Until)")
 	}
-	policy, _, err := scheduler.LoadPolicy(opts.Config)
+	policy, configWarnings, err := scheduler.LoadPolicy(opts.Config)
 	if err != nil {
 		return nil, fmt.Errorf("scheduler configuration: %w", err)
 	}
@@ -124,7 +124,9 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Result, error) {
 		}
 		e.clock.SetTime(next)
 	}
-	return e.report(), nil
+	result := e.report()
+	result.ConfigWarnings = append([]string{}, configWarnings...)
+	return result, nil
 }
 
 func newEngine(sc *Scenario, opts Options, policy *scheduler.Policy) *engine {

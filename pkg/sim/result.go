@@ -78,6 +78,10 @@ type Result struct {
 	// Warnings name what a scheduler should never do, such as evicting a job again and again
 	// for the same preemptor; empty when all went well.
 	Warnings []string `json:"warnings"`
-	Series   []Sample `json:"-"`
+	// ConfigWarnings name what the scheduler configuration asked for that this scheduler
+	// does not do (upstream KAI-Scheduler actions and plugins it skips, defaults it
+	// applied); always an array.
+	ConfigWarnings []string `json:"configWarnings"`
+	Series           []Sample `json:"-"`
 	Queues   []string `json:"-"`
 }

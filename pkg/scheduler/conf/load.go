@@ -1,6 +1,7 @@
 package conf
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -58,6 +59,11 @@ func load(data []byte, known Known) (*Config, []string, []error) {
 	if err != nil {
 		return nil, nil, []error{fmt.Errorf("invalid YAML: %w", err)}
 	}
+	if trimmed := string(bytes.TrimSpace(doc)); trimmed == "null" || trimmed == "{}" {
+		// Upstream would run its defaults, but an empty file is far more often a ConfigMap
+		// key that did not reach the mount than a choice.
+		return nil, nil, []error{errors.New("the configuration is empty; write actions and tiers, or pass no file for the built-in default")}
+	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(doc, &top); err != nil {
 		return nil, nil, []error{fmt.Errorf("the configuration must be a mapping with actions and tiers, got %s", describe(doc))}
@@ -75,6 +81,9 @@ func load(data []byte, known Known) (*Config, []string, []error) {
 	config := &Config{
 		Actions: l.actions(top["actions"]),
 		Tiers:   l.tiers(top["tiers"]),
+	}
+	if len(l.errs) == 0 {
+		config.Actions = l.withNeeds(config)
 	}
 	return config, l.warnings, l.errs
 }

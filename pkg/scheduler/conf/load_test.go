@@ -129,3 +129,28 @@ tiers:
 		t.Fatalf("a non-boolean switch should stay an error, got %v", err)
 	}
 }
+
+// TestLoadWithoutActionsRunsUpstreamDefaults loads the snippet of upstream's minruntime
+// documentation, which has no actions key: upstream then runs its default actions, and so do
+// we, saying so and naming the two we skip.
+func TestLoadWithoutActionsRunsUpstreamDefaults(t *testing.T) {
+	config, warnings, err := LoadFile("testdata/upstream-minruntime-doc.yaml", testKnown)
+	if err != nil {
+		t.Fatalf("LoadFile: %v", err)
+	}
+	want := []string{
+		`testdata/upstream-minruntime-doc.yaml: actions: not set; running upstream KAI-Scheduler's default actions "allocate, consolidation, reclaim, preempt, stalegangeviction"`,
+		`testdata/upstream-minruntime-doc.yaml: action "consolidation" is a KAI-Scheduler action this scheduler does not implement; it is skipped`,
+		`testdata/upstream-minruntime-doc.yaml: action "stalegangeviction" is a KAI-Scheduler action this scheduler does not implement; it is skipped`,
+	}
+	if !reflect.DeepEqual(warnings, want) {
+		t.Fatalf("warnings:\n%s\nwant:\n%s", strings.Join(warnings, "\n"), strings.Join(want, "\n"))
+	}
+	if got := strings.Join(config.Actions, ","); got != "allocate,reclaim,preempt" {
+		t.Fatalf("actions = %s, want allocate,reclaim,preempt", got)
+	}
+	plugins := config.Plugins()
+	if len(plugins) != 1 || plugins[0].Arguments["defaultReclaimMinRuntime"] != "10m" {
+		t.Fatalf("plugins = %+v, want minruntime with its arguments", plugins)
+	}
+}

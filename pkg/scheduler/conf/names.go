@@ -10,6 +10,11 @@ import (
 // configurations list them routinely, so they are skipped with a warning instead of rejected.
 var kaiOnlyActions = []string{"consolidation", "stalegangeviction"}
 
+// UpstreamDefaultActions are what upstream KAI-Scheduler runs when a configuration has no
+// actions key. Its own documentation's snippets leave the key out, so such a file means
+// these, not a mistake.
+const UpstreamDefaultActions = "allocate, consolidation, reclaim, preempt, stalegangeviction"
+
 // kaiPlugins are the upstream KAI-Scheduler plugin names. Those this scheduler does not
 // implement are skipped with a warning; a name in Known.Plugins is used normally.
 var kaiPlugins = []string{
@@ -22,12 +27,11 @@ var kaiPlugins = []string{
 // actions splits and checks the comma-separated actions string and returns the actions this
 // scheduler runs, in file order.
 func (l *loader) actions(raw json.RawMessage) []string {
-	if absent(raw) {
-		l.errorf(`actions: missing; list the actions to run, e.g. actions: "allocate"`)
-		return nil
-	}
 	var list string
-	if err := json.Unmarshal(raw, &list); err != nil {
+	if absent(raw) {
+		l.warnf("actions: not set; running upstream KAI-Scheduler's default actions %q", UpstreamDefaultActions)
+		list = UpstreamDefaultActions
+	} else if err := json.Unmarshal(raw, &list); err != nil {
 		l.errorf("actions: must be a comma-separated string, got %s", describe(raw))
 		return nil
 	}
@@ -58,6 +62,28 @@ func (l *loader) actions(raw json.RawMessage) []string {
 	// A scheduler with nothing to run is certainly misconfigured, e.g. only "consolidation".
 	if len(kept) == 0 && len(l.errs) == errsBefore {
 		l.errorf("actions: none of %q is implemented by this scheduler (known: %s)", list, sortedList(l.known.Actions))
+	}
+	return kept
+}
+
+// withNeeds returns the actions whose needed plugins are configured, warning about each one
+// skipped: an upstream configuration may rely on plugins this file does not list.
+func (l *loader) withNeeds(config *Config) []string {
+	var listed []string
+	for _, plugin := range config.Plugins() {
+		listed = append(listed, plugin.Name)
+	}
+	var kept []string
+	for _, action := range config.Actions {
+		need, ok := l.known.Needs[action]
+		if ok && !slices.Contains(listed, need.Plugin) {
+			l.warnf("action %q is skipped: it needs the %s plugin, which the tiers do not list (%s)", action, need.Plugin, need.Why)
+			continue
+		}
+		kept = append(kept, action)
+	}
+	if len(kept) == 0 && len(config.Actions) > 0 {
+		l.errorf("actions: none of %s can run with the plugins listed", strings.Join(config.Actions, ", "))
 	}
 	return kept
 }

@@ -47,4 +47,13 @@ type Known struct {
 	// loaded, so that their mistakes are reported with every other one, under the entry's
 	// path; a plugin's factory is the one judge of its arguments.
 	CheckArguments func(plugin string, args map[string]string) error
+	// Needs names, per action, a plugin the action cannot run safely without. A
+	// configuration that lists the action but not the plugin loads, the action skipped
+	// with a warning that says why.
+	Needs map[string]Need
+}
+
+// Need is a plugin an action depends on, and what would go wrong without it.
+type Need struct {
+	Plugin, Why string
 }
