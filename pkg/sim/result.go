@@ -82,6 +82,6 @@ type Result struct {
 	// does not do (upstream KAI-Scheduler actions and plugins it skips, defaults it
 	// applied); always an array.
 	ConfigWarnings []string `json:"configWarnings"`
-	Series           []Sample `json:"-"`
-	Queues   []string `json:"-"`
+	Series         []Sample `json:"-"`
+	Queues         []string `json:"-"`
 }
