@@ -17,13 +17,24 @@ import (
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stderr))
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// run parses the flags and runs the scheduler until SIGTERM; it returns the exit code.
-func run(args []string, output io.Writer) int {
+// run parses the flags and runs the scheduler until SIGTERM, or only checks the
+// configuration (check-config, the report on stdout); it returns the exit code.
+func run(args []string, stdout, output io.Writer) int {
 	opts := app.DefaultOptions()
+	checkOnly := len(args) > 0 && args[0] == "check-config"
+	if checkOnly {
+		args = args[1:]
+	}
 	flags := newFlags(&opts)
+	flags.Usage = func() {
+		fmt.Fprintf(output, "Usage: kai-scheduler [flags]\n       kai-scheduler check-config [--scheduler-conf FILE]\n"+
+			"\ncheck-config prints what the scheduler would do with the configuration (actions, plugins and\n"+
+			"their settings, what it ignores or refuses) and exits 0 if it would start, 1 if not.\n\nFlags:\n")
+		flags.PrintDefaults()
+	}
 	flags.SetOutput(output)
 	if err := flags.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -39,6 +50,12 @@ func run(args []string, output io.Writer) int {
 	if opts.DispatchWorkers < 0 {
 		fmt.Fprintf(output, "--dispatch-workers: must be 0 or more, got %d\n", opts.DispatchWorkers)
 		return 2
+	}
+	if checkOnly {
+		if app.CheckConfig(stdout, opts.SchedulerConf) {
+			return 0
+		}
+		return 1
 	}
 	// The configuration is checked before anything connects to a cluster, so a mistake in it
 	// is the first and only thing an operator sees.

@@ -3,13 +3,14 @@ package main
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
 
 func TestHelpListsTheKAIFlags(t *testing.T) {
 	var out bytes.Buffer
-	if code := run([]string{"--help"}, &out); code != 0 {
+	if code := run([]string{"--help"}, &out, &out); code != 0 {
 		t.Fatalf("--help exited %d", code)
 	}
 	for _, flag := range []string{"--scheduler-conf", "--scheduler-name", "--schedule-period", "--leader-elect",
@@ -22,14 +23,14 @@ func TestHelpListsTheKAIFlags(t *testing.T) {
 
 func TestNegativeDispatchWorkersAreRefused(t *testing.T) {
 	var out bytes.Buffer
-	if code := run([]string{"--dispatch-workers=-1"}, &out); code != 2 || !strings.Contains(out.String(), "--dispatch-workers: must be 0 or more") {
+	if code := run([]string{"--dispatch-workers=-1"}, &out, &out); code != 2 || !strings.Contains(out.String(), "--dispatch-workers: must be 0 or more") {
 		t.Fatalf("exit %d, output %q; want 2 and the flag named", code, out.String())
 	}
 }
 
 func TestBadFlagIsAUsageError(t *testing.T) {
 	var out bytes.Buffer
-	if code := run([]string{"--schedule-period=soon"}, &out); code != 2 {
+	if code := run([]string{"--schedule-period=soon"}, &out, &out); code != 2 {
 		t.Fatalf("exit code %d, want 2", code)
 	}
 	if !strings.Contains(out.String(), "schedule-period") {
@@ -45,7 +46,7 @@ func TestBrokenConfigurationIsAStartupError(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if code := run([]string{"--scheduler-conf", path, "--kubeconfig", "/nonexistent"}, &out); code != 1 {
+	if code := run([]string{"--scheduler-conf", path, "--kubeconfig", "/nonexistent"}, &out, &out); code != 1 {
 		t.Fatalf("exit code %d, want 1", code)
 	}
 	want := `tiers[0].plugins[0].arguments (plugin minruntime): defaultReclaimMinRuntime: must not be negative, got "-5m"`
@@ -56,4 +57,42 @@ func TestBrokenConfigurationIsAStartupError(t *testing.T) {
 
 func writeFile(path, text string) error {
 	return os.WriteFile(path, []byte(text), 0o600)
+}
+
+func TestCheckConfigReportsWithoutConnecting(t *testing.T) {
+	var out, errs bytes.Buffer
+	config := filepath.Join("..", "..", "pkg", "scheduler", "conf", "testdata", "upstream-minruntime-doc.yaml")
+	// No cluster is reachable here: check-config must not try.
+	if code := run([]string{"check-config", "--scheduler-conf", config, "--kubeconfig", "/nonexistent"}, &out, &errs); code != 0 {
+		t.Fatalf("exit %d: %s%s", code, out.String(), errs.String())
+	}
+	for _, want := range []string{
+		"Actions, in order: allocate, preempt\n",
+		"  minruntime: defaultPreemptMinRuntime=10m0s defaultReclaimMinRuntime=10m0s reclaimResolveMethod=lca\n",
+		`action "consolidation" is a KAI-Scheduler action this scheduler does not implement`,
+		`action "reclaim" is skipped: it needs the proportion plugin`,
+		"kai-scheduler would start with this configuration.",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, out.String())
+		}
+	}
+
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(bad, []byte("actions: alocate\ntiers:\n- plugins:\n  - name: minruntime\n    arguments: {defaultReclaimMinRuntime: \"-1m\"}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if code := run([]string{"check-config", "--scheduler-conf", bad}, &out, &errs); code != 1 {
+		t.Fatalf("exit %d for a configuration the scheduler refuses:\n%s", code, out.String())
+	}
+	for _, want := range []string{
+		"Refused:\n  actions: unknown action \"alocate\"",
+		"  tiers[0].plugins[0].arguments (plugin minruntime): defaultReclaimMinRuntime: must not be negative",
+		"kai-scheduler would not start with this configuration.",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, out.String())
+		}
+	}
 }

@@ -35,6 +35,13 @@ type Plugin interface {
 	OnSessionClose(ssn *Session)
 }
 
+// Describer is a plugin that can say which settings it runs with, its defaults included, for
+// an operator checking a configuration before using it (kai-scheduler check-config).
+type Describer interface {
+	// Settings are "name=value" pairs in a stable order.
+	Settings() []string
+}
+
 // Hooks a plugin may register on a session, and how several plugins' answers combine.
 type (
 	// CompareFn orders two items: negative if l goes first, positive if r does, 0 if this

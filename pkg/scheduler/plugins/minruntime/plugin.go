@@ -79,6 +79,17 @@ func (p *Plugin) Name() string { return Name }
 // Defaults are the node-pool level values the arguments set.
 func (p *Plugin) Defaults() Defaults { return p.defaults }
 
+// Settings are the arguments in effect, those left out at their defaults.
+func (p *Plugin) Settings() []string {
+	return []string{
+		ArgDefaultPreemptMinRuntime + "=" + p.defaults.Preempt.String(),
+		ArgDefaultReclaimMinRuntime + "=" + p.defaults.Reclaim.String(),
+		ArgReclaimResolveMethod + "=" + string(p.method),
+	}
+}
+
+var _ framework.Describer = &Plugin{}
+
 // Method is the reclaim resolve method the arguments chose.
 func (p *Plugin) Method() ResolveMethod { return p.method }
 

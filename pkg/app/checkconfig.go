@@ -1,0 +1,57 @@
+package app
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+)
+
+// CheckConfig writes what the scheduler would make of a configuration file (the built-in
+// default when path is empty): the actions it would run, the plugins with the settings they
+// would run with, what it would ignore and what it would refuse. It returns false when the
+// scheduler would refuse to start. Nothing connects to a cluster: an operator can check a
+// ConfigMap's content, upstream's included, before rolling it out.
+func CheckConfig(w io.Writer, path string) bool {
+	source := path
+	if source == "" {
+		source = "the built-in default"
+	}
+	fmt.Fprintf(w, "Scheduler configuration: %s\n", source)
+	policy, warnings, err := LoadPolicy(path)
+	if len(warnings) > 0 {
+		fmt.Fprintln(w, "\nIgnored or defaulted:")
+		for _, warning := range warnings {
+			fmt.Fprintf(w, "  %s\n", warning)
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(w, "\nRefused:")
+		// The source is named above; each line is one mistake.
+		message := strings.TrimPrefix(err.Error(), "scheduler configuration "+path+": ")
+		for _, line := range strings.Split(message, "\n") {
+			fmt.Fprintf(w, "  %s\n", line)
+		}
+		fmt.Fprintln(w, "\nkai-scheduler would not start with this configuration.")
+		return false
+	}
+	var actions []string
+	for _, action := range policy.Actions {
+		actions = append(actions, string(action.Name()))
+	}
+	fmt.Fprintf(w, "\nActions, in order: %s\n", strings.Join(actions, ", "))
+	fmt.Fprintln(w, "Plugins, in order:")
+	if len(policy.Plugins) == 0 {
+		fmt.Fprintln(w, "  none")
+	}
+	for _, plugin := range policy.Plugins {
+		line := "  " + plugin.Name()
+		if d, ok := plugin.(framework.Describer); ok {
+			line += ": " + strings.Join(d.Settings(), " ")
+		}
+		fmt.Fprintln(w, line)
+	}
+	fmt.Fprintln(w, "\nkai-scheduler would start with this configuration.")
+	return true
+}
