@@ -47,6 +47,10 @@ func run(args []string, stdout, output io.Writer) int {
 		fmt.Fprintf(output, "--schedule-period: must be positive, got %s\n", opts.SchedulePeriod)
 		return 2
 	}
+	if err := applyPool(&opts, flags.Changed("leader-elect-id")); err != nil {
+		fmt.Fprintln(output, err)
+		return 2
+	}
 	if opts.DispatchWorkers < 0 {
 		fmt.Fprintf(output, "--dispatch-workers: must be 0 or more, got %d\n", opts.DispatchWorkers)
 		return 2
@@ -93,10 +97,27 @@ func newFlags(opts *app.Options) *pflag.FlagSet {
 	flags.StringVar(&opts.LeaderElectionNamespace, "leader-elect-namespace", opts.LeaderElectionNamespace, "Namespace of the leader-election Lease ($POD_NAMESPACE if set).")
 	flags.StringVar(&opts.ListenAddress, "listen-address", opts.ListenAddress, "Address serving Prometheus /metrics (\"0\" disables).")
 	flags.StringVar(&opts.HealthAddress, "health-address", opts.HealthAddress, "Address serving /healthz and /readyz (\"0\" disables).")
+	flags.StringVar(&opts.NodePoolLabelKey, "nodepool-label-key", opts.NodePoolLabelKey, "Label that assigns Nodes, Queues and PodGroups to node pools (scheduler shards); empty serves the whole cluster.")
+	flags.StringVar(&opts.PartitionLabelValue, "partition-label-value", "", "Node pool this scheduler serves: the objects whose --nodepool-label-key label has this value. Empty serves the objects without the label.")
 	flags.IntVar(&opts.DispatchWorkers, "dispatch-workers", opts.DispatchWorkers, "Binds and evictions sent to the API server in parallel, off the scheduling cycle; 0 sends them within the cycle, one at a time.")
 	goFlags := flag.NewFlagSet("go", flag.ContinueOnError)
 	klog.InitFlags(goFlags)
 	ctrl.RegisterFlags(goFlags) // --kubeconfig; in-cluster configuration when empty
 	flags.AddGoFlagSet(goFlags)
 	return flags
+}
+
+// applyPool checks the node-pool flags and gives a pool's scheduler its own Lease, unless
+// --leader-elect-id was given: one Lease for every pool would let only one pool be scheduled.
+func applyPool(opts *app.Options, leaseIDGiven bool) error {
+	if opts.PartitionLabelValue == "" {
+		return nil
+	}
+	if opts.NodePoolLabelKey == "" {
+		return errors.New("--partition-label-value: needs --nodepool-label-key, which is empty")
+	}
+	if !leaseIDGiven {
+		opts.LeaderElectionID += "-" + opts.PartitionLabelValue
+	}
+	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/app"
 )
 
 func TestHelpListsTheKAIFlags(t *testing.T) {
@@ -14,7 +16,8 @@ func TestHelpListsTheKAIFlags(t *testing.T) {
 		t.Fatalf("--help exited %d", code)
 	}
 	for _, flag := range []string{"--scheduler-conf", "--scheduler-name", "--schedule-period", "--leader-elect",
-		"--listen-address", "--health-address", "--kubeconfig", "--v", "--dispatch-workers"} {
+		"--listen-address", "--health-address", "--kubeconfig", "--v", "--dispatch-workers",
+		"--nodepool-label-key", "--partition-label-value"} {
 		if !strings.Contains(out.String(), flag) {
 			t.Errorf("--help does not list %s:\n%s", flag, out.String())
 		}
@@ -94,5 +97,27 @@ func TestCheckConfigReportsWithoutConnecting(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+func TestEachPoolHasItsOwnLease(t *testing.T) {
+	opts := app.DefaultOptions()
+	opts.PartitionLabelValue = "a100"
+	if err := applyPool(&opts, false); err != nil || opts.LeaderElectionID != "kai-scheduler-a100" {
+		t.Fatalf("Lease %q, error %v; want kai-scheduler-a100", opts.LeaderElectionID, err)
+	}
+	opts = app.DefaultOptions()
+	opts.PartitionLabelValue, opts.LeaderElectionID = "a100", "mine"
+	if err := applyPool(&opts, true); err != nil || opts.LeaderElectionID != "mine" {
+		t.Fatalf("Lease %q, error %v; a Lease named by flag is kept", opts.LeaderElectionID, err)
+	}
+	opts = app.DefaultOptions()
+	if err := applyPool(&opts, false); err != nil || opts.LeaderElectionID != "kai-scheduler" {
+		t.Fatalf("Lease %q, error %v; the default pool keeps the default Lease", opts.LeaderElectionID, err)
+	}
+	var out bytes.Buffer
+	if code := run([]string{"--nodepool-label-key=", "--partition-label-value=a100"}, &out, &out); code != 2 ||
+		!strings.Contains(out.String(), "--partition-label-value: needs --nodepool-label-key") {
+		t.Fatalf("exit %d, output %q; want 2 and both flags named", code, out.String())
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/install"
 	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
@@ -30,6 +31,7 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/kube"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/metrics"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/status"
 )
 
@@ -50,6 +52,11 @@ type Options struct {
 	// disables either.
 	ListenAddress string
 	HealthAddress string
+	// NodePoolLabelKey and PartitionLabelValue choose the node pool this scheduler serves
+	// (scheduling.NodePool): the Nodes, Queues and PodGroups whose NodePoolLabelKey label is
+	// PartitionLabelValue, or, without a value, those without the label.
+	NodePoolLabelKey    string
+	PartitionLabelValue string
 	// DispatchWorkers send binds and evictions to the API server in parallel, off the
 	// scheduling cycle (kube.Dispatcher); 0 sends them within the cycle, one at a time.
 	DispatchWorkers int
@@ -68,6 +75,7 @@ func DefaultOptions() Options {
 		SchedulerName: "kai-scheduler", SchedulePeriod: time.Second,
 		LeaderElectionID: "kai-scheduler", LeaderElectionNamespace: defaultNamespace(),
 		ListenAddress: ":8080", HealthAddress: ":8081", DispatchWorkers: kube.DefaultDispatchWorkers,
+		NodePoolLabelKey: scheduling.NodePoolLabel,
 	}
 }
 
@@ -119,6 +127,10 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		}
 		policy = loaded
 	}
+	pool := scheduling.NodePool{LabelKey: opts.NodePoolLabelKey, Name: opts.PartitionLabelValue}
+	if shared := metrics.Register(pool.Name); shared != pool.Name {
+		log.Info("Metrics are shared with another scheduler of this process", "registeredFor", shared)
+	}
 	clk := opts.Clock
 	if clk == nil {
 		clk = clock.RealClock{}
@@ -156,6 +168,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	recorder := mgr.GetEventRecorderFor(opts.SchedulerName) //nolint:staticcheck // the events.k8s.io recorder is not wired for PodGroups yet
 	overlay := cache.NewOverlay(clk.Now)
 	updater := status.NewUpdater(writer, recorder, clk)
+	updater.NodePool = pool.String()
 	direct := &kube.Effects{Client: mgr.GetClient(), Recorder: recorder, Overlay: overlay, Status: updater}
 	var effects framework.Effects = direct
 	if opts.DispatchWorkers > 0 {
@@ -165,7 +178,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		}
 		effects = dispatcher
 	}
-	store := cache.NewStore(opts.SchedulerName)
+	store := cache.NewStore(opts.SchedulerName, pool)
 	synced, err := feed(ctx, mgr.GetCache(), store)
 	if err != nil {
 		return err
@@ -186,11 +199,12 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	if err := mgr.Add(updater); err != nil {
 		return err
 	}
-	grouper := &podgrouper.Reconciler{Client: mgr.GetClient(), SchedulerName: opts.SchedulerName}
+	grouper := &podgrouper.Reconciler{Client: mgr.GetClient(), SchedulerName: opts.SchedulerName, Pool: pool}
 	if err := grouper.SetupWithManager(mgr); err != nil {
 		return err
 	}
-	log.Info("Starting scheduler", "name", opts.SchedulerName, "period", opts.SchedulePeriod, "leaderElect", opts.LeaderElect)
+	log.Info("Starting scheduler", "name", opts.SchedulerName, "nodePool", pool.String(), "poolLabel", pool.LabelKey,
+		"period", opts.SchedulePeriod, "leaderElect", opts.LeaderElect, "lease", opts.LeaderElectionID)
 	return mgr.Start(ctx)
 }
 

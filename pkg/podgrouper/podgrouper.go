@@ -27,6 +27,10 @@ const DefaultQueue = "default-queue"
 type Reconciler struct {
 	Client        client.Client
 	SchedulerName string
+	// Pool is the node pool of the scheduler: it groups the workloads labelled for the pool
+	// (on the pod, or on its top owner), and labels their PodGroups so, which is how that
+	// pool's scheduler finds them.
+	Pool scheduling.NodePool
 }
 
 // SetupWithManager watches the pods of this scheduler that still lack a PodGroup.
@@ -52,6 +56,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	if group == nil {
+		return ctrl.Result{}, nil // another pool's scheduler groups it
+	}
 	if err := r.Client.Create(ctx, group); err != nil && !apierrors.IsAlreadyExists(err) {
 		return ctrl.Result{}, fmt.Errorf("creating PodGroup %s/%s: %w", group.Namespace, group.Name, err)
 	}
@@ -62,10 +69,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 // groupFor describes the PodGroup of a pod's top owner: a batch Job (gang of its
 // parallelism) or the pod itself (gang of one). The PodGroup is owned by that owner, so it
-// goes away with it.
+// goes away with it. It is nil for a workload of another node pool.
 func (r *Reconciler) groupFor(ctx context.Context, pod *v1.Pod) (*v2alpha2.PodGroup, error) {
 	owner := metav1.OwnerReference{APIVersion: "v1", Kind: "Pod", Name: pod.Name, UID: pod.UID}
-	labels := pod.Labels
+	// The queue and the pool may each be labelled on the pod or on its owner.
+	labels, poolLabels := pod.Labels, pod.Labels
 	minMember := int32(1)
 	if ref := metav1.GetControllerOf(pod); ref != nil && ref.Kind == "Job" && strings.HasPrefix(ref.APIVersion, "batch/") {
 		job := &batchv1.Job{}
@@ -83,6 +91,12 @@ func (r *Reconciler) groupFor(ctx context.Context, pod *v1.Pod) (*v2alpha2.PodGr
 		if _, ok := labels[scheduling.QueueLabel]; !ok {
 			labels = job.Labels
 		}
+		if _, ok := poolLabels[r.Pool.LabelKey]; !ok {
+			poolLabels = job.Labels
+		}
+	}
+	if !r.Pool.Includes(poolLabels) {
+		return nil, nil
 	}
 	queue := labels[scheduling.QueueLabel]
 	if queue == "" {
@@ -95,6 +109,9 @@ func (r *Reconciler) groupFor(ctx context.Context, pod *v1.Pod) (*v2alpha2.PodGr
 			Labels:          map[string]string{scheduling.QueueLabel: queue},
 		},
 		Spec: v2alpha2.PodGroupSpec{MinMember: minMember, Queue: queue, PriorityClassName: pod.Spec.PriorityClassName},
+	}
+	if pool, ok := poolLabels[r.Pool.LabelKey]; ok && r.Pool.LabelKey != "" {
+		group.Labels[r.Pool.LabelKey] = pool
 	}
 	if p := labels[scheduling.PreemptibilityLabel]; p == string(v2alpha2.Preemptible) || p == string(v2alpha2.NonPreemptible) {
 		group.Spec.Preemptibility = v2alpha2.Preemptibility(p)

@@ -116,7 +116,7 @@ func cycleAllocs(h *Harness, policy *scheduler.Policy) int64 {
 // store of nodes, and of jobs with two pods each, half of them running: what every cycle
 // pays before it decides anything.
 func snapshotAllocs(nodes, jobs int) int64 {
-	store := cache.NewStore("kai-scheduler")
+	store := cache.NewStore("kai-scheduler", scheduling.NodePool{})
 	gpus := resource.MustParse("1")
 	for i := range nodes {
 		store.Upsert(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("node-%03d", i)},

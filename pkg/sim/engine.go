@@ -16,6 +16,7 @@ import (
 	"k8s.io/klog/v2"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
@@ -133,7 +134,7 @@ func newEngine(sc *Scenario, opts Options, policy *scheduler.Policy) *engine {
 	clk := clocktesting.NewFakeClock(Start)
 	cluster := newMemCluster(clk)
 	cluster.nodes, cluster.queues, cluster.classes = sc.Nodes, sc.Queues, sc.Classes
-	cluster.store = cache.NewStore(schedulerName)
+	cluster.store = cache.NewStore(schedulerName, scheduling.NodePool{})
 	for _, n := range sc.Nodes {
 		cluster.changed(n)
 	}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
@@ -35,8 +36,10 @@ type Builder struct {
 	// Store holds the converted objects; a Builder with a Reader makes its own.
 	Store *Store
 	// SchedulerName selects the pods this scheduler schedules (other pods only use
-	// resources), for the store a Builder with a Reader makes; a given Store has its own.
+	// resources) and Pool the node pool it serves, for the store a Builder with a Reader
+	// makes; a given Store has its own.
 	SchedulerName string
+	Pool          scheduling.NodePool
 	Overlay       *Overlay
 }
 
@@ -53,7 +56,7 @@ type objects struct {
 // returned as problems and left out or defaulted; only a failing list is an error.
 func (b *Builder) Snapshot(ctx context.Context) (*api.Snapshot, []Problem, error) {
 	if b.Store == nil {
-		b.Store = NewStore(b.SchedulerName)
+		b.Store = NewStore(b.SchedulerName, b.Pool)
 	}
 	if b.Reader != nil {
 		var o objects
@@ -103,6 +106,16 @@ func (s *Store) assemble(overlay *Overlay) (*api.Snapshot, []Problem, error) {
 	a.pods = make([]*api.PodInfo, 0, len(s.pods))
 	a.podInfos = make([]api.PodInfo, 0, len(s.pods))
 	for _, je := range s.sortedJobs() {
+		if je.otherPool {
+			// Another pool's scheduler places these; where one of them stands on a node of
+			// this pool (moved since, or placed by hand) it still uses the node.
+			for _, e := range je.pods {
+				if !e.terminal {
+					a.charge(e, a.view(e))
+				}
+			}
+			continue
+		}
 		if je.group == nil {
 			for _, e := range je.pods {
 				if !e.terminal {

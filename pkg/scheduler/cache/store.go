@@ -30,6 +30,9 @@ import (
 // scheduler's own writes, priority classes named by PodGroups — is applied at assembly.
 type Store struct {
 	schedulerName string
+	// pool is the shard this scheduler serves: nodes, queues and PodGroups of other pools
+	// are not kept (the pods of other pools' jobs only charge nodes, as foreign pods do).
+	pool scheduling.NodePool
 
 	mu    sync.Mutex
 	nodes map[string]*nodeEntry
@@ -49,12 +52,12 @@ type Store struct {
 	jobOrder  []*jobEntry
 }
 
-// NewStore returns an empty store for the scheduler of that name: its pods are placed, all
-// other pods only use resources.
-func NewStore(schedulerName string) *Store {
+// NewStore returns an empty store for the scheduler of that name serving pool: its pods are
+// placed, all other pods only use resources.
+func NewStore(schedulerName string, pool scheduling.NodePool) *Store {
 	return &Store{
-		schedulerName: schedulerName,
-		nodes:         map[string]*nodeEntry{}, pods: map[string]*podEntry{}, byUID: map[types.UID]*podEntry{},
+		schedulerName: schedulerName, pool: pool,
+		nodes: map[string]*nodeEntry{}, pods: map[string]*podEntry{}, byUID: map[types.UID]*podEntry{},
 		jobs: map[api.JobID]*jobEntry{}, foreign: map[string]*podEntry{},
 		queues: map[string]*api.QueueInfo{}, priorities: map[string]int32{},
 	}
@@ -83,7 +86,7 @@ func (s *Store) Upsert(obj any) {
 	case *v2alpha2.PodGroup:
 		s.upsertGroup(o)
 	case *v2.Queue:
-		s.queues[o.Name] = QueueInfo(o)
+		s.upsertQueue(o)
 	case *schedulingv1.PriorityClass:
 		s.priorities[o.Name] = o.Value
 	}
@@ -109,7 +112,7 @@ func (s *Store) Delete(obj any) {
 	case *v2alpha2.PodGroup:
 		id := api.NewJobID(o.Namespace, o.Name)
 		// As for pods: a late delete of a recreated PodGroup spares its successor.
-		if je := s.jobs[id]; je != nil && je.group != nil && (o.UID == "" || o.UID == je.group.uid) {
+		if je := s.jobs[id]; je != nil && (je.otherPool || je.group != nil && (o.UID == "" || o.UID == je.group.uid)) {
 			s.removeGroup(je)
 		}
 	case *v2.Queue:
@@ -141,7 +144,7 @@ func (s *Store) replace(o *objects) {
 	}
 	clear(s.queues)
 	for i := range o.queues.Items {
-		s.queues[o.queues.Items[i].Name] = QueueInfo(&o.queues.Items[i])
+		s.upsertQueue(&o.queues.Items[i])
 	}
 	clear(s.priorities)
 	for _, pc := range o.priority.Items {
@@ -173,6 +176,10 @@ type nodeEntry struct {
 }
 
 func (s *Store) upsertNode(n *v1.Node) {
+	if !s.pool.Includes(n.Labels) {
+		s.removeNode(n.Name) // it may have just been moved to another pool
+		return
+	}
 	e := &nodeEntry{info: api.NodeInfo{
 		Name: n.Name, Labels: n.Labels, Unschedulable: n.Spec.Unschedulable, Taints: n.Spec.Taints,
 		Allocatable: api.ResourcesFromList(n.Status.Allocatable),
@@ -201,8 +208,16 @@ func (s *Store) removeNode(name string) {
 
 // removeGroup forgets a job's PodGroup; its pods, if any, stay, reported as orphans.
 func (s *Store) removeGroup(je *jobEntry) {
-	je.group = nil
+	je.group, je.otherPool = nil, false
 	s.dropIfEmpty(je)
+}
+
+func (s *Store) upsertQueue(q *v2.Queue) {
+	if !s.pool.Includes(q.Labels) {
+		delete(s.queues, q.Name)
+		return
+	}
+	s.queues[q.Name] = QueueInfo(q)
 }
 
 // groupEntry is a PodGroup converted, less what depends on other objects (its priority).
@@ -215,6 +230,12 @@ type groupEntry struct {
 }
 
 func (s *Store) upsertGroup(pg *v2alpha2.PodGroup) {
+	if !s.pool.Includes(pg.Labels) {
+		// Another scheduler's job: its pods are neither scheduled nor orphans here.
+		je := s.job(api.NewJobID(pg.Namespace, pg.Name))
+		je.group, je.otherPool = nil, true
+		return
+	}
 	g := &groupEntry{
 		job: api.JobInfo{
 			ID: api.NewJobID(pg.Namespace, pg.Name), Namespace: pg.Namespace, Name: pg.Name,
@@ -235,7 +256,8 @@ func (s *Store) upsertGroup(pg *v2alpha2.PodGroup) {
 	}
 	g.job.LastStartTimestamp = stamp
 	g.job.ShownProtection = ShownProtection(pg.Status.MinRuntime)
-	s.job(g.job.ID).group = g
+	je := s.job(g.job.ID)
+	je.group, je.otherPool = g, false
 }
 
 // job returns the entry of a job, creating it.
@@ -256,7 +278,7 @@ func compareJobEntry(e *jobEntry, id api.JobID) int { return strings.Compare(str
 
 // dropIfEmpty forgets a job that has neither a PodGroup nor pods.
 func (s *Store) dropIfEmpty(je *jobEntry) {
-	if je.group == nil && len(je.pods) == 0 {
+	if je.group == nil && !je.otherPool && len(je.pods) == 0 {
 		delete(s.jobs, je.id)
 		if i, found := slices.BinarySearchFunc(s.jobOrder, je.id, compareJobEntry); found {
 			s.jobOrder = slices.Delete(s.jobOrder, i, i+1)
@@ -264,11 +286,14 @@ func (s *Store) dropIfEmpty(je *jobEntry) {
 	}
 }
 
-// jobEntry is a job's PodGroup (nil while it does not exist) and its pods by name.
+// jobEntry is a job's PodGroup (nil while it does not exist or belongs to another pool)
+// and its pods by name.
 type jobEntry struct {
 	id    api.JobID
 	group *groupEntry
-	pods  []*podEntry
+	// otherPool is set while the job's PodGroup belongs to another node pool.
+	otherPool bool
+	pods      []*podEntry
 }
 
 // podEntry is what a snapshot reads of a pod, taken when the pod changed.

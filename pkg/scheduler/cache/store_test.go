@@ -13,6 +13,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
+	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 )
@@ -41,7 +43,7 @@ func podNames(job *api.JobInfo) []string {
 // PodGroup deleted before its pods leaves them charged to their node and reported; a changed
 // priority class reprioritises jobs that did not change; a tombstone deletes.
 func TestStoreFollowsInformerEvents(t *testing.T) {
-	s := NewStore("kai-scheduler")
+	s := NewStore("kai-scheduler", scheduling.NodePool{})
 	h := s.Handler()
 	group := &v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job"},
 		Spec: v2alpha2.PodGroupSpec{MinMember: 1, Queue: "q", PriorityClassName: "train"}}
@@ -108,7 +110,7 @@ func TestStoreFollowsInformerEvents(t *testing.T) {
 
 // Each snapshot gets its own objects: what a session changes in one never shows in the next.
 func TestStoreSnapshotsDoNotShareState(t *testing.T) {
-	s := NewStore("kai-scheduler")
+	s := NewStore("kai-scheduler", scheduling.NodePool{})
 	s.Upsert(gpuNode("n1", 8))
 	s.Upsert(&v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job"}, Spec: v2alpha2.PodGroupSpec{MinMember: 1, Queue: "q"}})
 	s.Upsert(pod("p", nil))
@@ -134,7 +136,7 @@ func TestStoreSnapshotsDoNotDependOnEventOrder(t *testing.T) {
 	}
 	var ports [][]int32
 	for _, order := range [][]string{{"a", "b", "c"}, {"c", "b", "a"}, {"b", "c", "a"}} {
-		s := NewStore("kai-scheduler")
+		s := NewStore("kai-scheduler", scheduling.NodePool{})
 		s.Upsert(gpuNode("n1", 8))
 		for _, name := range order {
 			s.Upsert(foreign(name, map[string]int32{"a": 9000, "b": 8080, "c": 8443}[name]))
@@ -152,7 +154,7 @@ func TestStoreSnapshotsDoNotDependOnEventOrder(t *testing.T) {
 		}
 	}
 
-	s := NewStore("kai-scheduler")
+	s := NewStore("kai-scheduler", scheduling.NodePool{})
 	old := &v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job", UID: "first"}, Spec: v2alpha2.PodGroupSpec{MinMember: 1, Queue: "q"}}
 	successor := old.DeepCopy()
 	successor.UID = "second"
@@ -192,5 +194,74 @@ func TestListingBuilderForgetsDeletedObjects(t *testing.T) {
 	}
 	if len(problems) != 1 || problems[0].Reason != "PodGroupNotFound" || problems[0].Object.GetName() != "kept" {
 		t.Fatalf("problems %v, want the kept pod's PodGroupNotFound", problems)
+	}
+}
+
+// A store serving a node pool keeps only the pool's nodes, queues and PodGroups, following
+// relabels both ways; the pods of another pool's job are neither scheduled nor reported as
+// orphans, but still use a node of this pool they stand on.
+func TestStoreKeepsOnlyItsNodePool(t *testing.T) {
+	pool := scheduling.NodePool{LabelKey: scheduling.NodePoolLabel, Name: "a100"}
+	inPool := func() map[string]string { return map[string]string{scheduling.NodePoolLabel: "a100"} }
+	s := NewStore("kai-scheduler", pool)
+	h := s.Handler()
+	mine, theirs := gpuNode("mine", 8), gpuNode("theirs", 8)
+	mine.Labels = inPool()
+	theirs.Labels = map[string]string{scheduling.NodePoolLabel: "h100"}
+	h.OnAdd(mine, true)
+	h.OnAdd(theirs, true)
+	h.OnAdd(&v2.Queue{ObjectMeta: metav1.ObjectMeta{Name: "q", Labels: inPool()}}, true)
+	h.OnAdd(&v2.Queue{ObjectMeta: metav1.ObjectMeta{Name: "unlabelled"}}, true)
+	group := &v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job", UID: "uid-job",
+		Labels: map[string]string{scheduling.NodePoolLabel: "h100"}}, Spec: v2alpha2.PodGroupSpec{MinMember: 1, Queue: "q"}}
+	h.OnAdd(group, true)
+	// One pod of the other pool's job was bound, by hand, onto this pool's node.
+	h.OnAdd(pod("a", func(p *v1.Pod) { p.Spec.NodeName = "mine" }), false)
+	h.OnAdd(pod("b", nil), false)
+
+	snapshot, problems := storeSnapshot(t, s)
+	if len(snapshot.Nodes) != 1 || snapshot.Node("mine") == nil {
+		t.Fatalf("nodes %v, want only the pool's node", snapshot.Nodes)
+	}
+	if snapshot.Queues.Get("q") == nil || snapshot.Queues.Get("unlabelled") != nil {
+		t.Fatal("want only the pool's queue")
+	}
+	if snapshot.Job("ns/job") != nil || len(problems) != 0 {
+		t.Fatalf("job %v, problems %v: another pool's job is neither scheduled nor an orphan", snapshot.Job("ns/job"), problems)
+	}
+	if used := snapshot.Node("mine").Used.Get(api.GPU); used != 1 {
+		t.Fatalf("the pool's node uses %d GPUs, want the 1 of the pod standing on it", used)
+	}
+
+	// Relabelled: the PodGroup joins the pool, the other node too; this pool's node leaves.
+	moved := group.DeepCopy()
+	moved.Labels = inPool()
+	h.OnUpdate(group, moved)
+	joined := theirs.DeepCopy()
+	joined.Labels = inPool()
+	h.OnUpdate(theirs, joined)
+	left := mine.DeepCopy()
+	left.Labels = nil
+	h.OnUpdate(mine, left)
+	snapshot, problems = storeSnapshot(t, s)
+	// a stands on the node that left the pool: a job of this pool on a node it cannot see,
+	// reported; b is the job's pending pod.
+	if job := snapshot.Job("ns/job"); job == nil || len(job.Pods) != 1 || job.Pods[0].Name != "b" {
+		t.Fatalf("job %v: the relabelled PodGroup is this pool's job, with b pending", job)
+	}
+	if len(problems) != 1 || problems[0].Reason != "UnknownNode" || problems[0].Object.GetName() != "a" {
+		t.Fatalf("problems %v, want pod a reported on a node outside the pool", problems)
+	}
+	if len(snapshot.Nodes) != 1 || snapshot.Node("theirs") == nil {
+		t.Fatalf("nodes %v, want only the node relabelled into the pool", snapshot.Nodes)
+	}
+
+	// Moved back out and deleted: nothing of the job remains once its pods are gone.
+	h.OnUpdate(moved, group)
+	h.OnDelete(group)
+	h.OnDelete(pod("a", nil))
+	h.OnDelete(pod("b", nil))
+	if _, problems = storeSnapshot(t, s); len(problems) != 0 || len(s.jobs) != 0 {
+		t.Fatalf("problems %v, %d job entries; want nothing left", problems, len(s.jobs))
 	}
 }

@@ -3,6 +3,8 @@
 package metrics
 
 import (
+	"sync"
+
 	"github.com/prometheus/client_golang/prometheus"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 )
@@ -66,6 +68,24 @@ var (
 var all = []prometheus.Collector{CycleDuration, Binds, BindErrors, Evictions, MinRuntimeRefusals, RuntimeAtEviction,
 	ProtectedJobs, MinRuntimeWait, PendingJobs, InvalidQueues}
 
-func init() {
-	ctrlmetrics.Registry.MustRegister(all...)
+// registered is the node pool the metrics were registered for, once per process.
+var (
+	registerOnce sync.Once
+	registered   string
+)
+
+// Register serves the metrics on controller-runtime's registry, labelled node_pool=pool when
+// the scheduler serves a named pool, so that the shards' series stay apart wherever they are
+// collected. The metrics are the process's: a second scheduler in the same process (tests)
+// shares them, and Register returns the pool they were registered for.
+func Register(pool string) string {
+	registerOnce.Do(func() {
+		registered = pool
+		var registerer prometheus.Registerer = ctrlmetrics.Registry
+		if pool != "" {
+			registerer = prometheus.WrapRegistererWith(prometheus.Labels{"node_pool": pool}, registerer)
+		}
+		registerer.MustRegister(all...)
+	})
+	return registered
 }

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
@@ -60,7 +61,7 @@ func TestProtectionIsShownOnceAndCleared(t *testing.T) {
 
 	// The scheduler reads the status back as the protection it wrote, so the next cycle
 	// finds nothing to change.
-	store := cache.NewStore("kai-scheduler")
+	store := cache.NewStore("kai-scheduler", scheduling.NodePool{})
 	store.Handler().OnAdd(group, true)
 	snapshot, _, err := (&cache.Builder{Store: store}).Snapshot(ctx)
 	if err != nil {

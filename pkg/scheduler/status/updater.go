@@ -37,6 +37,9 @@ type Updater struct {
 	Client   client.Client
 	Recorder record.EventRecorder
 	Clock    clock.PassiveClock
+	// NodePool names, in the jobs' scheduling conditions, the pool the scheduler serves:
+	// with one scheduler per pool, a condition says which pool could not place the job.
+	NodePool string
 
 	mu sync.Mutex
 	// stamps waiting to be written, per job.
@@ -225,7 +228,7 @@ func (u *Updater) writeCondition(ctx context.Context, job api.JobID, reasons []a
 	message := api.JoinMessages(reasons)
 	if len(reasons) > 0 {
 		condition := v2alpha2.SchedulingCondition{
-			Type: v2alpha2.UnschedulableOnNodePool, Status: v1.ConditionTrue,
+			Type: v2alpha2.UnschedulableOnNodePool, NodePool: u.NodePool, Status: v1.ConditionTrue,
 			Message: message, LastTransitionTime: metav1.NewTime(u.Clock.Now()),
 			TransitionID: fmt.Sprint(u.Clock.Now().Unix()),
 		}
