@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -20,13 +21,14 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
+	"github.com/kai-minruntime/kai-scheduler/pkg/app"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 	"github.com/kai-minruntime/kai-scheduler/test/helm"
 	"github.com/kai-minruntime/kai-scheduler/test/testenv"
 )
 
 var _ = Describe("The Helm chart", func() {
-	It("installs, and with its RBAC identity and rendered configuration the scheduler schedules", func() {
+	It("installs a scheduler per node pool, and with its RBAC identity and rendered configuration each schedules its pool", func() {
 		// A control plane of its own: the suite's already has the PriorityClasses the chart owns.
 		own, err := testenv.Start()
 		Expect(err).NotTo(HaveOccurred())
@@ -34,32 +36,42 @@ var _ = Describe("The Helm chart", func() {
 		kubeconfig := filepath.Join(GinkgoT().TempDir(), "kubeconfig")
 		Expect(own.WriteKubeconfig(kubeconfig)).To(Succeed())
 		out, err := helm.Run("install", "kai", helm.ChartDir(), "--namespace", "kai-system", "--create-namespace",
-			"--kubeconfig", kubeconfig, "--set", "minRuntime.defaultReclaimMinRuntime=1h")
+			"--kubeconfig", kubeconfig, "--set", "minRuntime.defaultReclaimMinRuntime=1h",
+			"--set", "nodePools.a100.minRuntime.defaultReclaimMinRuntime=2h")
 		Expect(err).NotTo(HaveOccurred(), out)
 
 		c := own.Client
-		Expect(c.Get(suiteCtx, client.ObjectKey{Namespace: "kai-system", Name: "kai"}, &appsv1.Deployment{})).To(Succeed())
 		Expect(c.Get(suiteCtx, client.ObjectKey{Name: "train"}, &schedulingv1.PriorityClass{})).To(Succeed())
 		Expect(c.Get(suiteCtx, client.ObjectKey{Name: "default-queue"}, &v2.Queue{})).To(Succeed())
-		cm := &v1.ConfigMap{}
-		Expect(c.Get(suiteCtx, client.ObjectKey{Namespace: "kai-system", Name: "kai-config"}, cm)).To(Succeed())
-		config := filepath.Join(GinkgoT().TempDir(), "scheduler-config.yaml")
-		Expect(os.WriteFile(config, []byte(cm.Data["scheduler-config.yaml"]), 0o600)).To(Succeed())
-		Expect(cm.Data["scheduler-config.yaml"]).To(ContainSubstring(`defaultReclaimMinRuntime: "1h"`))
 
-		// The scheduler as the Deployment runs it: the chart's ServiceAccount, the mounted
-		// configuration, leader election in the release namespace.
+		// Each scheduler as its Deployment runs it: the chart's ServiceAccount, its mounted
+		// configuration, its arguments (pool, Lease), leader election in the release namespace.
 		identity := rest.CopyConfig(own.Config)
 		identity.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:kai-system:kai",
 			Groups: []string{"system:serviceaccounts", "system:serviceaccounts:kai-system", "system:authenticated"}}
-		opts := schedulerOptions(config)
-		opts.LeaderElect, opts.LeaderElectionNamespace = true, "kai-system"
-		DeferCleanup(startSchedulerOn(identity, opts))
+		for deployment, reclaim := range map[string]string{"kai": "1h", "kai-a100": "2h"} {
+			opts, config := chartScheduler(c, deployment)
+			Expect(config).To(ContainSubstring(fmt.Sprintf("defaultReclaimMinRuntime: %q", reclaim)))
+			DeferCleanup(startSchedulerOn(identity, opts))
+		}
 		ownClientset, err := kubernetes.NewForConfig(own.Config)
 		Expect(err).NotTo(HaveOccurred())
 		go (&testenv.Kubelet{Client: ownClientset, Period: 100 * time.Millisecond}).Run(suiteCtx)
 		Expect(testenv.CreateNode(suiteCtx, ownClientset, "chart-node", 4)).To(Succeed())
+		Expect(testenv.CreateNode(suiteCtx, ownClientset, "chart-a100-node", 4)).To(Succeed())
+		a100 := map[string]string{scheduling.NodePoolLabel: "a100"}
+		node := &v1.Node{}
+		Expect(c.Get(suiteCtx, client.ObjectKey{Name: "chart-a100-node"}, node)).To(Succeed())
+		node.Labels = a100
+		Expect(c.Update(suiteCtx, node)).To(Succeed())
 		Expect(c.Create(suiteCtx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}})).To(Succeed())
+		Expect(c.Create(suiteCtx, &v2.Queue{ObjectMeta: metav1.ObjectMeta{Name: "a100-queue", Labels: a100},
+			Spec: v2.QueueSpec{Resources: &v2.QueueResources{GPU: v2.QueueResource{Quota: 4, Limit: -1},
+				CPU: v2.QueueResource{Quota: -1, Limit: -1}, Memory: v2.QueueResource{Quota: -1, Limit: -1}}}})).To(Succeed())
+		// The a100 pool's job: its scheduler places it, on its pool's node.
+		Expect(c.Create(suiteCtx, &v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "a100-trainer", Labels: a100},
+			Spec: v2alpha2.PodGroupSpec{MinMember: 1, Queue: "a100-queue", PriorityClassName: "train"}})).To(Succeed())
+		Expect(c.Create(suiteCtx, chartPod("a100-trainer-0", map[string]string{scheduling.PodGroupNameAnnotation: "a100-trainer"}))).To(Succeed())
 
 		// A PodGroup job, and a bare pod the pod grouper must group: binding, eviction-free
 		// start stamping and PodGroup creation all need the chart's RBAC.
@@ -81,7 +93,14 @@ var _ = Describe("The Helm chart", func() {
 			}
 			return n
 		}
-		Eventually(running).Should(Equal(3))
+		Eventually(running).Should(Equal(4))
+		nodeOf := func(name string) string {
+			pod := &v1.Pod{}
+			Expect(c.Get(suiteCtx, client.ObjectKey{Namespace: "team", Name: name}, pod)).To(Succeed())
+			return pod.Spec.NodeName
+		}
+		Expect(nodeOf("a100-trainer-0")).To(Equal("chart-a100-node"))
+		Expect([]string{nodeOf("trainer-0"), nodeOf("trainer-1"), nodeOf("notebook")}).To(HaveEach("chart-node"))
 		Eventually(func() *time.Time {
 			pg := &v2alpha2.PodGroup{}
 			Expect(c.Get(suiteCtx, client.ObjectKey{Namespace: "team", Name: "trainer"}, pg)).To(Succeed())
@@ -90,6 +109,31 @@ var _ = Describe("The Helm chart", func() {
 		}).ShouldNot(BeNil())
 	})
 })
+
+// chartScheduler returns the options a Deployment of the chart runs its scheduler with (its
+// arguments and its mounted configuration), and that configuration.
+func chartScheduler(c client.Client, name string) (app.Options, string) {
+	deployment := &appsv1.Deployment{}
+	Expect(c.Get(suiteCtx, client.ObjectKey{Namespace: "kai-system", Name: name}, deployment)).To(Succeed())
+	cm := &v1.ConfigMap{}
+	Expect(c.Get(suiteCtx, client.ObjectKey{Namespace: "kai-system", Name: name + "-config"}, cm)).To(Succeed())
+	config := filepath.Join(GinkgoT().TempDir(), "scheduler-config.yaml")
+	Expect(os.WriteFile(config, []byte(cm.Data["scheduler-config.yaml"]), 0o600)).To(Succeed())
+	opts := schedulerOptions(config)
+	opts.LeaderElect, opts.LeaderElectionNamespace = true, "kai-system"
+	for _, arg := range deployment.Spec.Template.Spec.Containers[0].Args {
+		flag, value, _ := strings.Cut(arg, "=")
+		switch flag {
+		case "--leader-elect-id":
+			opts.LeaderElectionID = value
+		case "--nodepool-label-key":
+			opts.NodePoolLabelKey = value
+		case "--partition-label-value":
+			opts.PartitionLabelValue = value
+		}
+	}
+	return opts, cm.Data["scheduler-config.yaml"]
+}
 
 func chartPod(name string, annotations map[string]string) *v1.Pod {
 	return &v1.Pod{

@@ -224,3 +224,92 @@ func TestEveryMistakeIsNamedAtOnce(t *testing.T) {
 		t.Errorf("the error shows a schema's internals:\n%v", err)
 	}
 }
+
+// Each nodePools entry renders a scheduler of its own: its Deployment serving the pool, its
+// Lease, its configuration with the entry's values over the top-level ones, its metrics
+// Service; selectors never overlap, so no Deployment adopts another's pods.
+func TestNodePoolsRenderOneSchedulerEach(t *testing.T) {
+	objects, err := Template("--set", "nodePools.a100.minRuntime.defaultReclaimMinRuntime=1h",
+		"--set", "nodePools.h100.replicas=2", "--set", "minRuntime.defaultPreemptMinRuntime=5m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name, pool       string
+		preempt, reclaim time.Duration
+		replicas         string
+	}{
+		{"kai", "", 5 * time.Minute, 0, "1"},
+		{"kai-a100", "a100", 5 * time.Minute, time.Hour, "1"},
+		{"kai-h100", "h100", 5 * time.Minute, 0, "2"},
+	} {
+		deployment := Find(objects, "Deployment", tt.name)
+		if deployment == nil {
+			t.Fatalf("no Deployment %s", tt.name)
+		}
+		containers, _, _ := unstructured.NestedSlice(deployment.Object, "spec", "template", "spec", "containers")
+		flags := strings.Join(toStrings(containers[0].(map[string]any)["args"]), " ")
+		if !strings.Contains(flags, "--leader-elect-id="+tt.name) || !strings.Contains(flags, "--nodepool-label-key=kai.scheduler/node-pool") {
+			t.Errorf("%s: args %s, want its own Lease and the pool label", tt.name, flags)
+		}
+		if serves := strings.Contains(flags, "--partition-label-value="); serves != (tt.pool != "") ||
+			tt.pool != "" && !strings.Contains(flags, "--partition-label-value="+tt.pool) {
+			t.Errorf("%s: args %s, want it to serve pool %q", tt.name, flags, tt.pool)
+		}
+		if replicas, _, _ := unstructured.NestedFieldNoCopy(deployment.Object, "spec", "replicas"); fmt.Sprint(replicas) != tt.replicas {
+			t.Errorf("%s: replicas %v, want %s", tt.name, replicas, tt.replicas)
+		}
+		selector, _, _ := unstructured.NestedStringMap(deployment.Object, "spec", "selector", "matchLabels")
+		if selector["app.kubernetes.io/instance"] != tt.name {
+			t.Errorf("%s: selector %v, want one of its own", tt.name, selector)
+		}
+		cm := Find(objects, "ConfigMap", tt.name+"-config")
+		if cm == nil {
+			t.Fatalf("no ConfigMap %s-config", tt.name)
+		}
+		config, _, _ := unstructured.NestedString(cm.Object, "data", "scheduler-config.yaml")
+		policy, warnings, err := scheduler.LoadPolicy([]byte(config))
+		if err != nil || len(warnings) > 0 {
+			t.Fatalf("%s: the scheduler refuses its configuration: %v %v", tt.name, err, warnings)
+		}
+		for _, p := range policy.Plugins {
+			if m, ok := p.(*minruntime.Plugin); ok && (m.Defaults().Preempt != tt.preempt || m.Defaults().Reclaim != tt.reclaim) {
+				t.Errorf("%s: defaults %+v, want preempt %v reclaim %v", tt.name, m.Defaults(), tt.preempt, tt.reclaim)
+			}
+		}
+		if Find(objects, "Service", tt.name+"-metrics") == nil {
+			t.Errorf("no metrics Service for %s", tt.name)
+		}
+	}
+
+	objects, err = Template("--set", "nodePools.a100.replicas=1", "--set", "defaultPool.enabled=false")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if Find(objects, "Deployment", "kai") != nil || Find(objects, "Deployment", "kai-a100") == nil {
+		t.Error("with defaultPool.enabled=false only the pools' schedulers are rendered")
+	}
+}
+
+// A pool's mistakes are named under the pool's key, every one at once; a mistake of the
+// top-level values, which every pool inherits, once.
+func TestNodePoolMistakesNameThePool(t *testing.T) {
+	_, err := Template("--set", "nodePools.a100.minRuntime.defaultReclaimMinRuntime=soon",
+		"--set", "nodePools.b.schedulePeriod=0s", "--set", "minRuntime.defaultPreemptMinRuntime=-1",
+		"--set", "nodePools.A_1.replicas=1")
+	if err == nil {
+		t.Fatal("the values were accepted")
+	}
+	for _, want := range []string{
+		`nodePools.a100.minRuntime.defaultReclaimMinRuntime: "soon" is not a duration`,
+		`nodePools.b.schedulePeriod: "0s" must be a positive Go duration`,
+		`nodePools: "A_1" is not a pool name this chart can use`,
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+	if n := strings.Count(err.Error(), `defaultPreemptMinRuntime: "-1"`); n != 1 {
+		t.Errorf("the inherited mistake is named %d times, want once:\n%v", n, err)
+	}
+}
