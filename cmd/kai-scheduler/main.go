@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -45,6 +47,11 @@ func run(args []string, stdout, output io.Writer) int {
 	}
 	if opts.SchedulePeriod <= 0 {
 		fmt.Fprintf(output, "--schedule-period: must be positive, got %s\n", opts.SchedulePeriod)
+		return 2
+	}
+	if flags.NArg() > 0 {
+		// "kai-scheduler --scheduler-conf f check-config" must not start a scheduler.
+		fmt.Fprintf(output, "unexpected argument %q (check-config must come first)\n", flags.Arg(0))
 		return 2
 	}
 	if err := applyPool(&opts, flags.Changed("leader-elect-id")); err != nil {
@@ -118,6 +125,12 @@ func applyPool(opts *app.Options, leaseIDGiven bool) error {
 	}
 	if !leaseIDGiven {
 		opts.LeaderElectionID += "-" + opts.PartitionLabelValue
+		if problems := validation.IsDNS1123Subdomain(opts.LeaderElectionID); len(problems) > 0 {
+			// Label values may hold capitals and underscores, Lease names not: leader
+			// election would never succeed, with nothing to show for it.
+			return fmt.Errorf("--partition-label-value: %q cannot name this pool's Lease %q (%s); give one with --leader-elect-id",
+				opts.PartitionLabelValue, opts.LeaderElectionID, strings.Join(problems, "; "))
+		}
 	}
 	return nil
 }

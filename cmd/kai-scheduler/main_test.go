@@ -81,6 +81,13 @@ func TestCheckConfigReportsWithoutConnecting(t *testing.T) {
 		}
 	}
 
+	// Misplaced, the subcommand must not start a scheduler.
+	errs.Reset()
+	if code := run([]string{"--scheduler-conf", config, "check-config"}, &out, &errs); code != 2 || !strings.Contains(errs.String(), `unexpected argument "check-config"`) {
+		t.Fatalf("exit %d, stderr %q; want 2 and the argument named", code, errs.String())
+	}
+	out.Reset()
+
 	bad := filepath.Join(t.TempDir(), "bad.yaml")
 	if err := os.WriteFile(bad, []byte("actions: alocate\ntiers:\n- plugins:\n  - name: minruntime\n    arguments: {defaultReclaimMinRuntime: \"-1m\"}\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -114,6 +121,16 @@ func TestEachPoolHasItsOwnLease(t *testing.T) {
 	opts = app.DefaultOptions()
 	if err := applyPool(&opts, false); err != nil || opts.LeaderElectionID != "kai-scheduler" {
 		t.Fatalf("Lease %q, error %v; the default pool keeps the default Lease", opts.LeaderElectionID, err)
+	}
+	opts = app.DefaultOptions()
+	opts.PartitionLabelValue = "GPU_pool"
+	if err := applyPool(&opts, false); err == nil || !strings.Contains(err.Error(), "give one with --leader-elect-id") {
+		t.Fatalf("error %v; a pool name that cannot name a Lease must be refused, asking for --leader-elect-id", err)
+	}
+	opts = app.DefaultOptions()
+	opts.PartitionLabelValue, opts.LeaderElectionID = "GPU_pool", "gpu-pool"
+	if err := applyPool(&opts, true); err != nil {
+		t.Fatalf("with --leader-elect-id any pool name is fine: %v", err)
 	}
 	var out bytes.Buffer
 	if code := run([]string{"--nodepool-label-key=", "--partition-label-value=a100"}, &out, &out); code != 2 ||

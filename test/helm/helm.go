@@ -77,9 +77,15 @@ func Find(objects []*unstructured.Unstructured, kind, name string) *unstructured
 
 // SchedulerConfig is the scheduler configuration the chart renders into its ConfigMap.
 func SchedulerConfig(objects []*unstructured.Unstructured) (string, error) {
-	cm := Find(objects, "ConfigMap", "kai-config")
+	return SchedulerConfigOf(objects, "kai-config")
+}
+
+// SchedulerConfigOf is the scheduler configuration of one ConfigMap the chart renders (one
+// per node pool).
+func SchedulerConfigOf(objects []*unstructured.Unstructured, name string) (string, error) {
+	cm := Find(objects, "ConfigMap", name)
 	if cm == nil {
-		return "", errors.New("no ConfigMap kai-config rendered")
+		return "", fmt.Errorf("no ConfigMap %s rendered", name)
 	}
 	config, _, _ := unstructured.NestedString(cm.Object, "data", "scheduler-config.yaml")
 	return config, nil

@@ -282,6 +282,16 @@ func TestNodePoolsRenderOneSchedulerEach(t *testing.T) {
 		}
 	}
 
+	// An entry may set any single key: what it leaves out is the top level's.
+	objects, err = Template("--set", "nodePools.a100.image.tag=v2", "--set", "nodePools.a100.scheduler.actions=allocate")
+	if err != nil {
+		t.Fatalf("a partial override is refused: %v", err)
+	}
+	a100, _ := SchedulerConfigOf(objects, "kai-a100-config")
+	if !strings.Contains(a100, `actions: "allocate"`) || !strings.Contains(a100, "name: minruntime") {
+		t.Errorf("a100's configuration should keep the top-level plugins under its own actions:\n%s", a100)
+	}
+
 	objects, err = Template("--set", "nodePools.a100.replicas=1", "--set", "defaultPool.enabled=false")
 	if err != nil {
 		t.Fatal(err)
@@ -311,5 +321,9 @@ func TestNodePoolMistakesNameThePool(t *testing.T) {
 	}
 	if n := strings.Count(err.Error(), `defaultPreemptMinRuntime: "-1"`); n != 1 {
 		t.Errorf("the inherited mistake is named %d times, want once:\n%v", n, err)
+	}
+	if _, err := Template("--set", "nodePoolLabelKey=", "--set", "nodePools.a100.replicas=1"); err == nil ||
+		!strings.Contains(err.Error(), "nodePools: needs nodePoolLabelKey") {
+		t.Errorf("pools without a pool label must be refused (their schedulers would not start): %v", err)
 	}
 }

@@ -72,6 +72,9 @@ top-level values: a mistake there is named once, under its top-level key.
 {{- if $top -}}
 {{- $mistakes = splitList "\n" $top -}}
 {{- end -}}
+{{- if and .Values.nodePools (not .Values.nodePoolLabelKey) -}}
+{{- $mistakes = append $mistakes "nodePools: needs nodePoolLabelKey, the label that puts objects in pools; it is empty" -}}
+{{- end -}}
 {{- range $instance := include "kai-scheduler.instances" . | fromJsonArray -}}
 {{- if $instance.pool -}}
 {{- if not (regexMatch "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$" $instance.pool) -}}

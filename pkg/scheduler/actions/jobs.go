@@ -23,7 +23,7 @@ func SchedulableJobs(ssn *framework.Session) []*api.JobInfo {
 		queue := queues.Get(job.Queue)
 		switch {
 		case queue == nil:
-			ssn.RecordPendingReason(job.ID, fmt.Sprintf("queue %q does not exist", job.Queue))
+			ssn.RecordPendingReason(job.ID, fmt.Sprintf("queue %q does not exist, or belongs to another node pool", job.Queue))
 		case !queue.IsValid():
 			ssn.RecordPendingReason(job.ID, fmt.Sprintf("queue %q is invalid: %s", job.Queue, queue.Problem))
 		case !queue.IsLeaf():

@@ -112,7 +112,7 @@ func (s *Store) Delete(obj any) {
 	case *v2alpha2.PodGroup:
 		id := api.NewJobID(o.Namespace, o.Name)
 		// As for pods: a late delete of a recreated PodGroup spares its successor.
-		if je := s.jobs[id]; je != nil && (je.otherPool || je.group != nil && (o.UID == "" || o.UID == je.group.uid)) {
+		if je := s.jobs[id]; je != nil && (je.group != nil || je.otherPool) && (o.UID == "" || o.UID == je.groupUID()) {
 			s.removeGroup(je)
 		}
 	case *v2.Queue:
@@ -208,7 +208,7 @@ func (s *Store) removeNode(name string) {
 
 // removeGroup forgets a job's PodGroup; its pods, if any, stay, reported as orphans.
 func (s *Store) removeGroup(je *jobEntry) {
-	je.group, je.otherPool = nil, false
+	je.group, je.otherPool, je.otherPoolUID = nil, false, ""
 	s.dropIfEmpty(je)
 }
 
@@ -233,7 +233,7 @@ func (s *Store) upsertGroup(pg *v2alpha2.PodGroup) {
 	if !s.pool.Includes(pg.Labels) {
 		// Another scheduler's job: its pods are neither scheduled nor orphans here.
 		je := s.job(api.NewJobID(pg.Namespace, pg.Name))
-		je.group, je.otherPool = nil, true
+		je.group, je.otherPool, je.otherPoolUID = nil, true, pg.UID
 		return
 	}
 	g := &groupEntry{
@@ -257,7 +257,7 @@ func (s *Store) upsertGroup(pg *v2alpha2.PodGroup) {
 	g.job.LastStartTimestamp = stamp
 	g.job.ShownProtection = ShownProtection(pg.Status.MinRuntime)
 	je := s.job(g.job.ID)
-	je.group, je.otherPool = g, false
+	je.group, je.otherPool, je.otherPoolUID = g, false, ""
 }
 
 // job returns the entry of a job, creating it.
@@ -291,9 +291,19 @@ func (s *Store) dropIfEmpty(je *jobEntry) {
 type jobEntry struct {
 	id    api.JobID
 	group *groupEntry
-	// otherPool is set while the job's PodGroup belongs to another node pool.
-	otherPool bool
-	pods      []*podEntry
+	// otherPool is set while the job's PodGroup belongs to another node pool, whose UID is
+	// otherPoolUID.
+	otherPool    bool
+	otherPoolUID types.UID
+	pods         []*podEntry
+}
+
+// groupUID is the UID of the job's PodGroup, of this pool or another.
+func (je *jobEntry) groupUID() types.UID {
+	if je.group != nil {
+		return je.group.uid
+	}
+	return je.otherPoolUID
 }
 
 // podEntry is what a snapshot reads of a pod, taken when the pod changed.

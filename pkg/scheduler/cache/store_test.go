@@ -256,8 +256,19 @@ func TestStoreKeepsOnlyItsNodePool(t *testing.T) {
 		t.Fatalf("nodes %v, want only the node relabelled into the pool", snapshot.Nodes)
 	}
 
-	// Moved back out and deleted: nothing of the job remains once its pods are gone.
+	// Moved back out, and recreated there: the predecessor's late delete spares the
+	// successor, whose pods stay another pool's, not orphans.
 	h.OnUpdate(moved, group)
+	successor := group.DeepCopy()
+	successor.UID = "uid-job-2"
+	h.OnAdd(successor, false)
+	h.OnDelete(group)
+	if _, problems = storeSnapshot(t, s); len(problems) != 0 {
+		t.Fatalf("problems %v: the recreated PodGroup's pods are another pool's", problems)
+	}
+	group = successor
+
+	// Deleted: nothing of the job remains once its pods are gone.
 	h.OnDelete(group)
 	h.OnDelete(pod("a", nil))
 	h.OnDelete(pod("b", nil))

@@ -134,6 +134,8 @@ tiers:
 // documentation, which has no actions key: upstream then runs its default actions, and so do
 // we, saying so and naming the two we skip.
 func TestLoadWithoutActionsRunsUpstreamDefaults(t *testing.T) {
+	// The scheduler's own Known also says reclaim needs proportion, which skips it here
+	// (pkg/scheduler's TestUpstreamDocumentationSnippetStarts); this test is about actions.
 	config, warnings, err := LoadFile("testdata/upstream-minruntime-doc.yaml", testKnown)
 	if err != nil {
 		t.Fatalf("LoadFile: %v", err)

@@ -71,7 +71,7 @@ var _ = Describe("Queues that cannot hold jobs", func() {
 		round := h.RunCycle(ctx)
 		Expect(round.Binds).To(BeEmpty())
 		Expect(round.Reasons("in-parent")).To(ConsistOf(ContainSubstring("only leaf queues hold jobs")))
-		Expect(round.Reasons("nowhere")).To(ConsistOf(`queue "missing" does not exist`))
+		Expect(round.Reasons("nowhere")).To(ConsistOf(`queue "missing" does not exist, or belongs to another node pool`))
 	})
 })
 
