@@ -65,9 +65,9 @@ var _ = Describe("The Helm chart", func() {
 		node.Labels = a100
 		Expect(c.Update(suiteCtx, node)).To(Succeed())
 		Expect(c.Create(suiteCtx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}})).To(Succeed())
-		Expect(c.Create(suiteCtx, &v2.Queue{ObjectMeta: metav1.ObjectMeta{Name: "a100-queue", Labels: a100},
-			Spec: v2.QueueSpec{Resources: &v2.QueueResources{GPU: v2.QueueResource{Quota: 4, Limit: -1},
-				CPU: v2.QueueResource{Quota: -1, Limit: -1}, Memory: v2.QueueResource{Quota: -1, Limit: -1}}}})).To(Succeed())
+		a100Queue := newQueue("a100-queue", 4)
+		a100Queue.Labels = a100
+		Expect(c.Create(suiteCtx, a100Queue)).To(Succeed())
 		// The a100 pool's job: its scheduler places it, on its pool's node.
 		Expect(c.Create(suiteCtx, &v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "a100-trainer", Labels: a100},
 			Spec: v2alpha2.PodGroupSpec{MinMember: 1, Queue: "a100-queue", PriorityClassName: "train"}})).To(Succeed())

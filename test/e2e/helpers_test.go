@@ -36,20 +36,25 @@ func createNamespace(name string) {
 	Expect(client.IgnoreAlreadyExists(k8sClient.Create(suiteCtx, ns))).To(Succeed())
 }
 
-// queue describes a top-level or child queue with a GPU quota (unlimited CPU and memory).
+// createQueue creates a top-level or child queue with a GPU quota (unlimited CPU and memory).
 func createQueue(name string, gpuQuota float64, edit func(*v2.QueueSpec)) {
-	q := &v2.Queue{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v2.QueueSpec{
+	q := newQueue(name, gpuQuota)
+	if edit != nil {
+		edit(&q.Spec)
+	}
+	Expect(k8sClient.Create(suiteCtx, q)).To(Succeed())
+	cleanUp(q)
+}
+
+// newQueue describes a queue with a GPU quota, unlimited CPU and memory.
+func newQueue(name string, gpuQuota float64) *v2.Queue {
+	return &v2.Queue{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v2.QueueSpec{
 		Resources: &v2.QueueResources{
 			GPU:    v2.QueueResource{Quota: gpuQuota, OverQuotaWeight: 1, Limit: -1},
 			CPU:    v2.QueueResource{Quota: -1, OverQuotaWeight: 1, Limit: -1},
 			Memory: v2.QueueResource{Quota: -1, OverQuotaWeight: 1, Limit: -1},
 		},
 	}}
-	if edit != nil {
-		edit(&q.Spec)
-	}
-	Expect(k8sClient.Create(suiteCtx, q)).To(Succeed())
-	cleanUp(q)
 }
 
 // createJob creates a PodGroup and its pods, each asking for gpus GPUs.

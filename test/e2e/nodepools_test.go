@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
-	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/app"
 )
@@ -83,12 +82,8 @@ tiers:
 }
 
 func createPoolQueue(name, pool string, gpuQuota float64) {
-	q := &v2.Queue{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{scheduling.NodePoolLabel: pool}},
-		Spec: v2.QueueSpec{Resources: &v2.QueueResources{
-			GPU:    v2.QueueResource{Quota: gpuQuota, OverQuotaWeight: 1, Limit: -1},
-			CPU:    v2.QueueResource{Quota: -1, OverQuotaWeight: 1, Limit: -1},
-			Memory: v2.QueueResource{Quota: -1, OverQuotaWeight: 1, Limit: -1},
-		}}}
+	q := newQueue(name, gpuQuota)
+	q.Labels = map[string]string{scheduling.NodePoolLabel: pool}
 	Expect(k8sClient.Create(suiteCtx, q)).To(Succeed())
 	cleanUp(q)
 }
