@@ -98,18 +98,27 @@ func Scheme() (*runtime.Scheme, error) {
 // LoadPolicy reads the configuration file (or the default) and builds its policy; every
 // mistake in it is returned, naming the file, key and value.
 func LoadPolicy(path string) (*scheduler.Policy, []string, error) {
-	if path == "" {
-		return scheduler.LoadPolicy(nil)
-	}
-	data, err := os.ReadFile(path)
+	data, err := readConfig(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("reading scheduler configuration: %w", err)
+		return nil, nil, err
 	}
 	policy, warnings, err := scheduler.LoadPolicy(data)
 	if err != nil {
 		return nil, warnings, fmt.Errorf("scheduler configuration %s: %w", path, err)
 	}
 	return policy, warnings, nil
+}
+
+// readConfig reads the configuration file; nil, for the built-in default, when path is empty.
+func readConfig(path string) ([]byte, error) {
+	if path == "" {
+		return nil, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading scheduler configuration: %w", err)
+	}
+	return data, nil
 }
 
 // Run starts the scheduler and blocks until ctx ends (SIGTERM in the binary), then shuts

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 )
 
@@ -19,7 +20,13 @@ func CheckConfig(w io.Writer, path string) bool {
 		source = "the built-in default"
 	}
 	fmt.Fprintf(w, "Scheduler configuration: %s\n", source)
-	policy, warnings, err := LoadPolicy(path)
+	// Loaded as LoadPolicy loads it, without its prefix naming the file: named above.
+	data, err := readConfig(path)
+	var policy *scheduler.Policy
+	var warnings []string
+	if err == nil {
+		policy, warnings, err = scheduler.LoadPolicy(data)
+	}
 	if len(warnings) > 0 {
 		fmt.Fprintln(w, "\nIgnored or defaulted:")
 		for _, warning := range warnings {
@@ -28,9 +35,7 @@ func CheckConfig(w io.Writer, path string) bool {
 	}
 	if err != nil {
 		fmt.Fprintln(w, "\nRefused:")
-		// The source is named above; each line is one mistake.
-		message := strings.TrimPrefix(err.Error(), "scheduler configuration "+path+": ")
-		for _, line := range strings.Split(message, "\n") {
+		for _, line := range strings.Split(err.Error(), "\n") { // one mistake a line
 			fmt.Fprintf(w, "  %s\n", line)
 		}
 		fmt.Fprintln(w, "\nkai-scheduler would not start with this configuration.")

@@ -106,23 +106,18 @@ func (s *Store) assemble(overlay *Overlay) (*api.Snapshot, []Problem, error) {
 	a.pods = make([]*api.PodInfo, 0, len(s.pods))
 	a.podInfos = make([]api.PodInfo, 0, len(s.pods))
 	for _, je := range s.sortedJobs() {
-		if je.otherPool {
-			// Another pool's scheduler places these; where one of them stands on a node of
-			// this pool (moved since, or placed by hand) it still uses the node.
-			for _, e := range je.pods {
-				if !e.terminal {
-					a.charge(e, a.view(e))
-				}
-			}
-			continue
-		}
 		if je.group == nil {
+			// Pods without a PodGroup here still use their node. Those of another pool's job
+			// are that pool's scheduler's to place and to report; the others are orphans.
 			for _, e := range je.pods {
-				if !e.terminal {
+				if e.terminal {
+					continue
+				}
+				if !je.otherPool {
 					a.problems = append(a.problems, Problem{Object: e.obj, Reason: "PodGroupNotFound",
 						Message: fmt.Sprintf("PodGroup %q of pod %s/%s does not exist", e.groupName, e.obj.Namespace, e.name)})
-					a.charge(e, a.view(e))
 				}
+				a.charge(e, a.view(e))
 			}
 			continue
 		}

@@ -1,0 +1,75 @@
+package podgrouper_test
+
+import (
+	"context"
+	"testing"
+
+	batchv1 "k8s.io/api/batch/v1"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/install"
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
+	"github.com/kai-minruntime/kai-scheduler/pkg/podgrouper"
+)
+
+// A pool's pod grouper groups the workloads labelled for its pool, on the pod or on its
+// owning Job, and labels their PodGroups with the pool, which is how the pool's scheduler
+// finds them; another pool's workloads it leaves alone.
+func TestPodGrouperGroupsOnlyItsPool(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := install.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	pool := func(name string) map[string]string { return map[string]string{scheduling.NodePoolLabel: name} }
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "train", UID: "uid-train", Labels: pool("a100")},
+		Spec: batchv1.JobSpec{Parallelism: ptr.To[int32](2)}}
+	pod := func(name string, labels map[string]string, owner *batchv1.Job) *v1.Pod {
+		p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID("uid-" + name), Labels: labels},
+			Spec: v1.PodSpec{SchedulerName: "kai-scheduler"}}
+		if owner != nil {
+			p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: owner.Name, UID: owner.UID, Controller: ptr.To(true)}}
+		}
+		return p
+	}
+	mine, theirs, byJob := pod("mine", pool("a100"), nil), pod("theirs", pool("h100"), nil), pod("train-0", nil, job)
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(job, mine, theirs, byJob).Build()
+	r := &podgrouper.Reconciler{Client: c, SchedulerName: "kai-scheduler",
+		Pool: scheduling.NodePool{LabelKey: scheduling.NodePoolLabel, Name: "a100"}}
+	for _, p := range []*v1.Pod{mine, theirs, byJob} {
+		if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(p)}); err != nil {
+			t.Fatalf("Reconcile %s: %v", p.Name, err)
+		}
+	}
+
+	groups := &v2alpha2.PodGroupList{}
+	if err := c.List(context.Background(), groups); err != nil {
+		t.Fatal(err)
+	}
+	labelled := map[string]string{}
+	for _, g := range groups.Items {
+		labelled[g.Name] = g.Labels[scheduling.NodePoolLabel]
+	}
+	want := map[string]string{"pg-mine-uid-mine": "a100", "pg-train-uid-train": "a100"}
+	if len(labelled) != len(want) || labelled["pg-mine-uid-mine"] != "a100" || labelled["pg-train-uid-train"] != "a100" {
+		t.Fatalf("PodGroups and their pools %v, want %v", labelled, want)
+	}
+	got := &v1.Pod{}
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(theirs), got); err != nil {
+		t.Fatal(err)
+	}
+	if name := got.Annotations[scheduling.PodGroupNameAnnotation]; name != "" {
+		t.Fatalf("another pool's pod was grouped into %q", name)
+	}
+}
