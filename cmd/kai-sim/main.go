@@ -9,11 +9,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
 )
@@ -33,6 +37,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	until := flags.Duration("until", 0, "Virtual time limit (default: until nothing more can happen; 10h for the built-in scenario).")
 	period := flags.Duration("schedule-period", time.Second, "Time between scheduling cycles.")
 	output := flags.String("output", "text", "Output format: text or json.")
+	poolKey := flags.String("nodepool-label-key", scheduling.NodePoolLabel, "Label that assigns Nodes, Queues and PodGroups to node pools, as kai-scheduler's flag: one scheduler runs per pool. Empty runs one scheduler for everything.")
+	poolConfs := flags.StringArray("pool-conf", nil, "POOL=FILE: the scheduler configuration of one node pool (repeatable); pools without one run --scheduler-conf.")
 	plot := flags.String("plot", "", "Also write a chart of GPUs per queue over time, with evictions marked, to this SVG file.")
 	if err := flags.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -56,36 +62,45 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if flags.NArg() > 1 {
 		mistakes = append(mistakes, fmt.Sprintf("at most one scenario file, got %d", flags.NArg()))
 	}
+	poolFiles := map[string]string{}
+	for _, value := range *poolConfs {
+		pool, file, ok := strings.Cut(value, "=")
+		switch {
+		case !ok || pool == "" || file == "":
+			mistakes = append(mistakes, fmt.Sprintf("--pool-conf: want POOL=FILE, got %q", value))
+		case poolFiles[pool] != "":
+			mistakes = append(mistakes, fmt.Sprintf("--pool-conf: pool %q is given twice (%s and %s)", pool, poolFiles[pool], file))
+		default:
+			poolFiles[pool] = file
+		}
+	}
+	if len(poolFiles) > 0 && *poolKey == "" {
+		mistakes = append(mistakes, "--pool-conf: needs --nodepool-label-key, which is empty")
+	}
 	if len(mistakes) > 0 {
 		for _, m := range mistakes {
 			fmt.Fprintln(stderr, "kai-sim: "+m)
 		}
 		return 2
 	}
-	var configData []byte
-	if *config != "" {
-		data, err := os.ReadFile(*config)
-		if err != nil {
-			fmt.Fprintln(stderr, err)
-			return 1
-		}
-		configData = data
-		// Checked before the scenario is read, as kai-scheduler checks it before it connects:
-		// what the configuration asks for that this scheduler does not do must not go unseen.
-		_, warnings, err := scheduler.LoadPolicy(configData)
-		for _, w := range warnings {
-			fmt.Fprintf(stderr, "kai-sim: warning: %s: %s\n", *config, w)
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "kai-sim: scheduler configuration %s: %v\n", *config, err)
-			return 1
-		}
+	// Checked before the scenario is read, as kai-scheduler checks its configuration before
+	// it connects: what a configuration asks for that this scheduler does not do must not
+	// go unseen.
+	configData, ok := loadConfig(stderr, *config)
+	poolData := map[string][]byte{}
+	for _, pool := range slices.Sorted(maps.Keys(poolFiles)) {
+		data, loaded := loadConfig(stderr, poolFiles[pool])
+		poolData[pool], ok = data, ok && loaded
+	}
+	if !ok {
+		return 1
 	}
 	var err error
 	if flags.NArg() == 0 {
-		err = runBuiltin(stdout, *config != "", *until, *output, *plot)
+		err = runBuiltin(stdout, *config != "" || len(poolFiles) > 0, *until, *output, *plot)
 	} else {
-		err = runFile(stdout, flags.Arg(0), configData, sim.Options{Config: configData, Until: *until, Period: *period}, *output, *plot)
+		opts := sim.Options{Config: configData, Until: *until, Period: *period, NodePoolLabelKey: *poolKey, PoolConfigs: poolData}
+		err = runFile(stdout, flags.Arg(0), opts, *output, *plot)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, err)
@@ -94,7 +109,29 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func runFile(stdout io.Writer, path string, config []byte, opts sim.Options, output, plot string) error {
+// loadConfig reads a scheduler configuration file (none: nil, the built-in default) and
+// checks it as kai-scheduler would, naming the file in its warnings and errors.
+func loadConfig(stderr io.Writer, path string) ([]byte, bool) {
+	if path == "" {
+		return nil, true
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		fmt.Fprintf(stderr, "kai-sim: %v\n", err)
+		return nil, false
+	}
+	_, warnings, err := scheduler.LoadPolicy(data)
+	for _, w := range warnings {
+		fmt.Fprintf(stderr, "kai-sim: warning: %s: %s\n", path, w)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "kai-sim: scheduler configuration %s: %v\n", path, err)
+		return nil, false
+	}
+	return data, true
+}
+
+func runFile(stdout io.Writer, path string, opts sim.Options, output, plot string) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return err
@@ -108,7 +145,7 @@ func runFile(stdout io.Writer, path string, config []byte, opts sim.Options, out
 		return err
 	}
 	if plot != "" {
-		if err := writePlot(plot, []sim.Variant{{Name: path, Config: config, Result: result}}); err != nil {
+		if err := writePlot(plot, []sim.Variant{{Name: path, Config: opts.Config, Result: result}}); err != nil {
 			return err
 		}
 	}
@@ -120,7 +157,7 @@ func runFile(stdout io.Writer, path string, config []byte, opts sim.Options, out
 
 func runBuiltin(stdout io.Writer, configGiven bool, until time.Duration, output, plot string) error {
 	if configGiven {
-		return errors.New("--scheduler-conf needs a scenario file; the built-in comparison brings its own configurations")
+		return errors.New("--scheduler-conf and --pool-conf need a scenario file; the built-in comparison brings its own configurations")
 	}
 	if until == 0 {
 		until = sim.BuiltinUntil

@@ -71,6 +71,10 @@ func TestFlagsThatCannotBeRightAreRefused(t *testing.T) {
 		// Every mistake is told at once.
 		{[]string{"--until", "-1h", "--output", "yaml", "a.yaml", "b.yaml"},
 			"kai-sim: --until: must not be negative, got -1h0m0s\nkai-sim: --output: must be text or json, got \"yaml\"\nkai-sim: at most one scenario file, got 2"},
+		{[]string{"--pool-conf", "a100", "x.yaml"}, `kai-sim: --pool-conf: want POOL=FILE, got "a100"`},
+		{[]string{"--pool-conf", "=f.yaml", "x.yaml"}, `kai-sim: --pool-conf: want POOL=FILE, got "=f.yaml"`},
+		{[]string{"--pool-conf", "a=1.yaml", "--pool-conf", "a=2.yaml", "x.yaml"}, `kai-sim: --pool-conf: pool "a" is given twice (1.yaml and 2.yaml)`},
+		{[]string{"--nodepool-label-key", "", "--pool-conf", "a=1.yaml", "x.yaml"}, "kai-sim: --pool-conf: needs --nodepool-label-key, which is empty"},
 	} {
 		var out, errs bytes.Buffer
 		if code := run(tc.args, &out, &errs); code != 2 || !strings.Contains(errs.String(), tc.want) {
@@ -121,5 +125,37 @@ func TestBadConfigurationStopsBeforeTheScenario(t *testing.T) {
 	}
 	if !strings.Contains(errs.String(), `actions: unknown action "alocate"`) || strings.Contains(errs.String(), "no-such-scenario") {
 		t.Fatalf("want the configuration's mistake, before the scenario is read: %s", errs.String())
+	}
+}
+
+// TestNodePoolsFromTheCommandLine runs the node-pools example as its comment says: each
+// pool's table row and settings are shown, and a pool configuration's warnings name its file.
+func TestNodePoolsFromTheCommandLine(t *testing.T) {
+	examples := filepath.Join("..", "..", "docs", "examples", "sim")
+	upstream := filepath.Join("..", "..", "pkg", "scheduler", "conf", "testdata", "upstream-minruntime-doc.yaml")
+	var out, errs bytes.Buffer
+	args := []string{"--pool-conf", "a100=" + filepath.Join(examples, "node-pools.a100.conf.yaml"), "--pool-conf", "h100=" + upstream,
+		filepath.Join(examples, "node-pools.yaml")}
+	if code := run(args, &out, &errs); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs.String())
+	}
+	for _, want := range []string{
+		"Node pools, one scheduler each",
+		"a100: minruntime: defaultPreemptMinRuntime=0s defaultReclaimMinRuntime=1h0m0s",
+		`h100: configuration warning: action "consolidation" is a KAI-Scheduler action this scheduler does not implement`,
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if want := "kai-sim: warning: " + upstream + ": actions: not set"; !strings.Contains(errs.String(), want) {
+		t.Errorf("stderr lacks %q:\n%s", want, errs.String())
+	}
+	// The built-in comparison brings its own configurations.
+	out.Reset()
+	errs.Reset()
+	if code := run([]string{"--pool-conf", "a100=" + filepath.Join(examples, "node-pools.a100.conf.yaml")}, &out, &errs); code != 1 ||
+		!strings.Contains(errs.String(), "--pool-conf need a scenario file") {
+		t.Errorf("exit %d, stderr %q: want the pool configuration refused without a scenario", code, errs.String())
 	}
 }

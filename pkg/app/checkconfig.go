@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 )
 
 // CheckConfig writes what the scheduler would make of a configuration file (the built-in
@@ -50,12 +49,8 @@ func CheckConfig(w io.Writer, path string) bool {
 	if len(policy.Plugins) == 0 {
 		fmt.Fprintln(w, "  none")
 	}
-	for _, plugin := range policy.Plugins {
-		line := "  " + plugin.Name()
-		if d, ok := plugin.(framework.Describer); ok {
-			line += ": " + strings.Join(d.Settings(), " ")
-		}
-		fmt.Fprintln(w, line)
+	for _, line := range policy.PluginSettings() {
+		fmt.Fprintln(w, "  "+line)
 	}
 	fmt.Fprintln(w, "\nkai-scheduler would start with this configuration.")
 	return true

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/actions/allocate"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/actions/preempt"
@@ -31,6 +32,20 @@ var actionNeeds = map[string]conf.Need{
 type Policy struct {
 	Actions []framework.Action
 	Plugins []framework.Plugin
+}
+
+// PluginSettings names each plugin in order, with the settings it runs with (defaults
+// included) when it can say them: "minruntime: defaultPreemptMinRuntime=0s ...".
+func (p *Policy) PluginSettings() []string {
+	lines := make([]string, 0, len(p.Plugins))
+	for _, plugin := range p.Plugins {
+		line := plugin.Name()
+		if d, ok := plugin.(framework.Describer); ok {
+			line += ": " + strings.Join(d.Settings(), " ")
+		}
+		lines = append(lines, line)
+	}
+	return lines
 }
 
 // Known returns the action and plugin names a configuration may use.

@@ -17,12 +17,9 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/kube"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/status"
 )
 
 // Options of a simulation.
@@ -44,6 +41,14 @@ type Options struct {
 	// nothing. The report covers the whole horizon, and protected refusals, counted per
 	// cycle, grow with the cycles run.
 	EveryPeriod bool
+	// NodePoolLabelKey shards the simulated cluster into node pools, as kai-scheduler's
+	// --nodepool-label-key does: one scheduler for each value of this label on the
+	// scenario's Nodes, Queues and PodGroups, and one for the objects without it. Empty runs
+	// one scheduler for everything.
+	NodePoolLabelKey string
+	// PoolConfigs are the configurations (YAML) of named pools, by pool name; a pool without
+	// one runs Config.
+	PoolConfigs map[string][]byte
 }
 
 // Start is the virtual time at which every simulation begins.
@@ -58,8 +63,7 @@ type engine struct {
 	opts      Options
 	clock     *clocktesting.FakeClock
 	cluster   *memCluster
-	loop      *scheduler.Loop
-	status    *status.Updater
+	instances []*instance // one scheduler per node pool, in pool name order
 	jobs      []*jobState
 	jobByName map[types.NamespacedName]*jobState
 	// unsubmitted is the index in jobs (sorted by submission) of the first job not submitted
@@ -71,11 +75,8 @@ type engine struct {
 	result      *Result
 	// changed tells that something changed that this tick's cycle has not seen (its own
 	// binds and evictions, completions after it), so the next cycle may decide more.
-	changed bool
-	// answersChangeAt is when the latest cycle's answers change by time alone (a protection
-	// that refused a victim ends): a quiet cluster can start to move again then.
-	answersChangeAt time.Time
-	lastSample      map[string]int64
+	changed    bool
+	lastSample map[string]int64
 }
 
 // Run simulates the scenario with the real scheduler.
@@ -86,12 +87,20 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Result, error) {
 	if opts.EveryPeriod && opts.Until <= 0 {
 		return nil, fmt.Errorf("a cycle every period needs a time limit (Until)")
 	}
-	policy, configWarnings, err := scheduler.LoadPolicy(opts.Config)
+	pools := poolsOf(sc, opts.NodePoolLabelKey)
+	configs, err := loadPoolConfigs(pools, opts)
 	if err != nil {
-		return nil, fmt.Errorf("scheduler configuration: %w", err)
+		return nil, err
+	}
+	var configWarnings []string
+	for _, name := range pools {
+		if !configs[name].own { // the warnings of Config, once, though several pools may run it
+			configWarnings = configs[name].warnings
+			break
+		}
 	}
 	ctx = klog.NewContext(ctx, logr.Discard())
-	e := newEngine(sc, opts, policy)
+	e := newEngine(sc, opts, pools, configs)
 	horizon := opts.Until
 	if horizon <= 0 {
 		horizon = maxHorizon
@@ -106,12 +115,15 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Result, error) {
 			}
 		}
 		e.changed = false // the cycle sees every change so far
-		cycle := e.loop.RunOnce(ctx)
-		for _, n := range cycle.ProtectedRefusals {
-			e.result.Totals.ProtectedRefusals += n
+		for _, in := range e.instances {
+			cycle := in.loop.RunOnce(ctx)
+			for _, n := range cycle.ProtectedRefusals {
+				in.report.ProtectedRefusals += n
+				e.result.Totals.ProtectedRefusals += n
+			}
+			in.answersChangeAt = cycle.AnswersChangeAt
+			in.status.Flush(ctx)
 		}
-		e.answersChangeAt = cycle.AnswersChangeAt
-		e.status.Flush(ctx)
 		e.runPods(now)
 		e.progress(now)
 		e.sample(now)
@@ -130,11 +142,19 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Result, error) {
 	return result, nil
 }
 
-func newEngine(sc *Scenario, opts Options, policy *scheduler.Policy) *engine {
+func newEngine(sc *Scenario, opts Options, pools []string, configs map[string]poolConfig) *engine {
 	clk := clocktesting.NewFakeClock(Start)
 	cluster := newMemCluster(clk)
 	cluster.nodes, cluster.queues, cluster.classes = sc.Nodes, sc.Queues, sc.Classes
-	cluster.store = cache.NewStore(schedulerName, scheduling.NodePool{})
+	e := &engine{
+		sc: sc, opts: opts, clock: clk, cluster: cluster,
+		jobByName: map[types.NamespacedName]*jobState{}, result: &Result{}, lastSample: map[string]int64{},
+	}
+	for _, name := range pools {
+		pool := scheduling.NodePool{LabelKey: opts.NodePoolLabelKey, Name: name}
+		e.instances = append(e.instances, e.newInstance(pool, configs[name]))
+	}
+	// The stores exist: they learn of the cluster as informers would on their first list.
 	for _, n := range sc.Nodes {
 		cluster.changed(n)
 	}
@@ -144,21 +164,8 @@ func newEngine(sc *Scenario, opts Options, policy *scheduler.Policy) *engine {
 	for _, pc := range sc.Classes {
 		cluster.changed(pc)
 	}
-	overlay := cache.NewOverlay(clk.Now)
-	updater := status.NewUpdater(cluster, nil, clk)
-	e := &engine{
-		sc: sc, opts: opts, clock: clk, cluster: cluster, status: updater,
-		jobByName: map[types.NamespacedName]*jobState{}, result: &Result{}, lastSample: map[string]int64{},
-	}
-	e.loop = &scheduler.Loop{
-		Builder: &cache.Builder{Store: cluster.store, Overlay: overlay},
-		Policy:  policy,
-		Effects: &kube.Effects{Client: cluster, Overlay: overlay, Status: updater},
-		Status:  updater, Clock: clk, Period: opts.Period,
-	}
-	e.loop.Recorder = eventRecorder{e}
 	for _, job := range sc.Jobs {
-		js := &jobState{spec: job, queue: job.Group.Spec.Queue}
+		js := &jobState{spec: job, queue: job.Group.Spec.Queue, pool: e.poolOf(job.Group.Labels)}
 		for _, pod := range job.Pods {
 			js.templateGPUs = append(js.templateGPUs, podGPUs(pod))
 		}
@@ -173,24 +180,27 @@ func newEngine(sc *Scenario, opts Options, policy *scheduler.Policy) *engine {
 // schedulerName is the scheduler kai-sim runs; pods naming another are foreign.
 const schedulerName = "kai-scheduler"
 
-// verifySnapshot compares the snapshot assembled from the store with one built from lists.
+// verifySnapshot compares, for every pool's scheduler, the snapshot assembled from its store
+// with one built from lists.
 func (e *engine) verifySnapshot(ctx context.Context) error {
-	fromStore, storeProblems, err := e.loop.Builder.Snapshot(ctx)
-	if err != nil {
-		return err
-	}
-	listed := &cache.Builder{Reader: e.cluster, SchedulerName: schedulerName, Overlay: e.loop.Builder.Overlay}
-	fromLists, listProblems, err := listed.Snapshot(ctx)
-	if err != nil {
-		return err
-	}
-	// DeepEqual first: a diff of two snapshots is slow, and only a failure needs one.
-	if !reflect.DeepEqual(fromLists, fromStore) {
-		diff := cmp.Diff(fromLists, fromStore, cmp.Exporter(func(reflect.Type) bool { return true }))
-		return fmt.Errorf("the snapshot from the store differs from one built from lists (-lists +store):\n%s", diff)
-	}
-	if want, got := problemKeys(listProblems), problemKeys(storeProblems); !slices.Equal(want, got) {
-		return fmt.Errorf("the store reports other problems than lists (-lists +store):\n%s", cmp.Diff(want, got))
+	for _, in := range e.instances {
+		fromStore, storeProblems, err := in.loop.Builder.Snapshot(ctx)
+		if err != nil {
+			return err
+		}
+		listed := &cache.Builder{Reader: e.cluster, SchedulerName: schedulerName, Pool: in.pool, Overlay: in.loop.Builder.Overlay}
+		fromLists, listProblems, err := listed.Snapshot(ctx)
+		if err != nil {
+			return err
+		}
+		// DeepEqual first: a diff of two snapshots is slow, and only a failure needs one.
+		if !reflect.DeepEqual(fromLists, fromStore) {
+			diff := cmp.Diff(fromLists, fromStore, cmp.Exporter(func(reflect.Type) bool { return true }))
+			return fmt.Errorf("pool %s: the snapshot from the store differs from one built from lists (-lists +store):\n%s", in.pool, diff)
+		}
+		if want, got := problemKeys(listProblems), problemKeys(storeProblems); !slices.Equal(want, got) {
+			return fmt.Errorf("pool %s: the store reports other problems than lists (-lists +store):\n%s", in.pool, cmp.Diff(want, got))
+		}
 	}
 	return nil
 }
@@ -208,13 +218,13 @@ func (e *engine) seconds(t time.Time) float64 { return t.Sub(Start).Seconds() }
 
 // event records what happened to a whole job (Start, Complete).
 func (e *engine) event(t time.Time, typ string, job *jobState) {
-	e.result.Events = append(e.result.Events, Event{Time: e.seconds(t), Type: typ, PodGroup: job.name(), Queue: job.queue})
+	e.result.Events = append(e.result.Events, Event{Time: e.seconds(t), Type: typ, PodGroup: job.name(), Queue: job.queue, Pool: job.pool})
 }
 
 // podEvent records a Bind or Evict of one pod.
 func (e *engine) podEvent(typ string, job *jobState, pod *v1.Pod, action, preemptor, node, reason string) {
 	e.result.Events = append(e.result.Events, Event{
-		Time: e.seconds(e.clock.Now()), Type: typ, PodGroup: job.name(), Queue: job.queue, Pod: pod.Name,
+		Time: e.seconds(e.clock.Now()), Type: typ, PodGroup: job.name(), Queue: job.queue, Pool: job.pool, Pod: pod.Name,
 		Action: action, Preemptor: preemptor, Node: node, Reason: reason,
 	})
 }
@@ -358,7 +368,9 @@ func (e *engine) nextTime(now time.Time) (time.Time, bool) {
 			next = t
 		}
 	}
-	consider(e.answersChangeAt)
+	for _, in := range e.instances {
+		consider(in.answersChangeAt)
+	}
 	if e.unsubmitted < len(e.jobs) {
 		consider(Start.Add(e.jobs[e.unsubmitted].spec.SubmitAt))
 	}
@@ -399,18 +411,4 @@ func (e *engine) sample(now time.Time) {
 		e.result.Series = append(e.result.Series, Sample{Time: e.seconds(now), GPUs: gpus})
 		e.lastSample = gpus
 	}
-}
-
-// queueNames lists the queues of the scenario's jobs, sorted.
-func (e *engine) queueNames() []string {
-	seen := map[string]bool{}
-	var names []string
-	for _, js := range e.jobs {
-		if !seen[js.queue] {
-			seen[js.queue] = true
-			names = append(names, js.queue)
-		}
-	}
-	sort.Strings(names)
-	return names
 }

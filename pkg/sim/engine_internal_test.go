@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
 )
 
 // TestVerifySnapshotsCatchesAChangeTheStoreWasNotToldOf: the self-check the property suite
@@ -21,12 +20,14 @@ func TestVerifySnapshotsCatchesAChangeTheStoreWasNotToldOf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	policy, _, err := scheduler.LoadPolicy(nil)
+	opts := Options{Period: time.Second}
+	pools := poolsOf(sc, opts.NodePoolLabelKey)
+	configs, err := loadPoolConfigs(pools, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	e := newEngine(sc, Options{Period: time.Second}, policy)
+	e := newEngine(sc, opts, pools, configs)
 	e.submit(e.clock.Now())
 	if err := e.verifySnapshot(ctx); err != nil {
 		t.Fatalf("store and lists disagree before anything bypassed the store: %v", err)

@@ -16,6 +16,7 @@ import (
 type jobState struct {
 	spec       *Job
 	queue      string
+	pool       string // the node pool of its PodGroup, by the scenario's label key
 	submitted  bool
 	generation int
 	// pods are the job's current pods, kept by refreshPods, and podGPUs the GPUs each asks

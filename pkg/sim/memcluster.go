@@ -39,8 +39,9 @@ type memCluster struct {
 	// onBind and onDelete tell the engine about the scheduler's writes.
 	onBind   func(pod *v1.Pod, node string)
 	onDelete func(pod *v1.Pod)
-	// store is the scheduler's view, told of every change as an informer would be.
-	store *cache.Store
+	// stores are the schedulers' views (one per node pool), each told of every change as
+	// its informers would be; each keeps what belongs to its pool.
+	stores []*cache.Store
 	// groupPatches and podPatches remember decoded status patches (see remembered).
 	groupPatches map[string]*groupPatch
 	podPatches   map[string]*podPatch
@@ -55,15 +56,15 @@ var _ client.Client = &memCluster{}
 // changed tells the scheduler's store that obj was created or changed: the informer event
 // of every write, whoever makes it (the scheduler, or the engine's controllers and kubelet).
 func (c *memCluster) changed(obj client.Object) {
-	if c.store != nil {
-		c.store.Upsert(obj)
+	for _, store := range c.stores {
+		store.Upsert(obj)
 	}
 }
 
 // removed tells the scheduler's store that obj was deleted.
 func (c *memCluster) removed(obj client.Object) {
-	if c.store != nil {
-		c.store.Delete(obj)
+	for _, store := range c.stores {
+		store.Delete(obj)
 	}
 }
 

@@ -72,15 +72,56 @@ func writeReports(w io.Writer, r *Result) error {
 	return nil
 }
 
+// writeQueueTable writes the queues and the totals; with node pools, each queue's pool, and
+// a table of the pools with the settings each pool's scheduler ran with.
 func writeQueueTable(w io.Writer, r *Result) error {
+	pooled := len(r.Pools) > 1 || (len(r.Pools) == 1 && r.Pools[0].Pool != "")
+	poolCell := func(text string) string { // the first column, with pools
+		if !pooled {
+			return ""
+		}
+		return text + "\t"
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "queue\tjobs\tcompleted\tevictions\twasted GPU-hours\tmean wait\t")
+	fmt.Fprintln(tw, poolCell("pool")+"queue\tjobs\tcompleted\tevictions\twasted GPU-hours\tmean wait\t")
 	for _, q := range r.Totals.Queues {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.1f\t%s\t\n", q.Queue, q.Jobs, q.Completed, q.Evictions,
+		fmt.Fprintf(tw, "%s%s\t%d\t%d\t%d\t%.1f\t%s\t\n", poolCell(poolName(q.Pool)), q.Queue, q.Jobs, q.Completed, q.Evictions,
 			q.WastedGPUSeconds/3600, clockTime(q.MeanWaitSeconds))
 	}
-	fmt.Fprintf(tw, "total\t%d\t%d\t%d\t%.1f\t\t\n", r.Totals.Jobs, r.Totals.Completed, r.Totals.Evictions, r.Totals.WastedGPUSeconds/3600)
-	return tw.Flush()
+	fmt.Fprintf(tw, "%stotal\t%d\t%d\t%d\t%.1f\t\t\n", poolCell(""), r.Totals.Jobs, r.Totals.Completed, r.Totals.Evictions, r.Totals.WastedGPUSeconds/3600)
+	if err := tw.Flush(); err != nil || !pooled {
+		return err
+	}
+	fmt.Fprintln(w, "\nNode pools, one scheduler each")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "pool\tnodes\tGPUs\tjobs\tcompleted\tevictions\twasted GPU-hours\tprotected refusals\t")
+	for _, p := range r.Pools {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%.1f\t%d\t\n", poolName(p.Pool), p.Nodes, p.GPUs, p.Jobs, p.Completed,
+			p.Evictions, p.WastedGPUSeconds/3600, p.ProtectedRefusals)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, p := range r.Pools {
+		for _, setting := range p.Settings {
+			if strings.Contains(setting, ":") { // plugins with settings to say
+				fmt.Fprintf(w, "  %s: %s\n", poolName(p.Pool), setting)
+			}
+		}
+		for _, warning := range p.ConfigWarnings {
+			fmt.Fprintf(w, "  %s: configuration warning: %s\n", poolName(p.Pool), warning)
+		}
+	}
+	return nil
+}
+
+// poolName names a pool in tables: its name, or "(unlabelled)" for the objects without the
+// node-pool label.
+func poolName(name string) string {
+	if name == "" {
+		return "(unlabelled)"
+	}
+	return name
 }
 
 // WriteComparison writes the variants side by side, then each variant's queue table.

@@ -2,44 +2,59 @@ package sim
 
 import (
 	"fmt"
+	"sort"
 )
 
-// report sums up the jobs and queues.
+// report sums up the jobs, queues and pools.
 func (e *engine) report() *Result {
 	r := e.result
-	r.Queues = e.queueNames()
-	byQueue := map[string]*QueueReport{}
-	waits := map[string][]float64{}
-	for _, name := range r.Queues {
-		byQueue[name] = &QueueReport{Queue: name}
-	}
+	type queueKey struct{ pool, queue string }
+	byQueue := map[queueKey]*QueueReport{}
+	var keys []queueKey
+	waits := map[queueKey][]float64{}
+	queueNames := map[string]bool{}
 	for _, js := range e.jobs {
-		jr := JobReport{PodGroup: js.name(), Queue: js.queue, Submitted: js.spec.SubmitAt.Seconds(),
+		key := queueKey{js.pool, js.queue}
+		q := byQueue[key]
+		if q == nil {
+			q = &QueueReport{Queue: js.queue, Pool: js.pool}
+			byQueue[key] = q
+			keys = append(keys, key)
+		}
+		if !queueNames[js.queue] {
+			queueNames[js.queue] = true
+			r.Queues = append(r.Queues, js.queue)
+		}
+		jr := JobReport{PodGroup: js.name(), Queue: js.queue, Pool: js.pool, Submitted: js.spec.SubmitAt.Seconds(),
 			Evictions: js.evictions, WastedGPUSeconds: js.wastedGPUSeconds}
 		if js.firstStart != nil {
 			s := e.seconds(*js.firstStart)
 			jr.FirstStart = &s
-			waits[js.queue] = append(waits[js.queue], s-jr.Submitted)
+			waits[key] = append(waits[key], s-jr.Submitted)
 		}
 		if js.completed != nil {
 			c := e.seconds(*js.completed)
 			jr.Completed = &c
+			q.Completed++
 		} else if js.submitted {
 			jr.Waiting = waitingReasons(e.cluster.groups[js.groupKey()])
 		}
 		r.Jobs = append(r.Jobs, jr)
-		q := byQueue[js.queue]
 		q.Jobs++
 		q.Evictions += js.evictions
 		q.WastedGPUSeconds += js.wastedGPUSeconds
-		if js.completed != nil {
-			q.Completed++
-		}
 	}
+	sort.Strings(r.Queues)
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].pool != keys[j].pool {
+			return keys[i].pool < keys[j].pool
+		}
+		return keys[i].queue < keys[j].queue
+	})
 	r.Totals.SimulatedSeconds = e.seconds(e.clock.Now())
-	for _, name := range r.Queues {
-		q := byQueue[name]
-		if w := waits[name]; len(w) > 0 {
+	for _, key := range keys {
+		q := byQueue[key]
+		if w := waits[key]; len(w) > 0 {
 			var sum float64
 			for _, v := range w {
 				sum += v
@@ -52,6 +67,7 @@ func (e *engine) report() *Result {
 		r.Totals.Evictions += q.Evictions
 		r.Totals.WastedGPUSeconds += q.WastedGPUSeconds
 	}
+	r.Pools = e.reportPools()
 	// The JSON contract has arrays, empty or not: tools should not meet null.
 	if r.Events == nil {
 		r.Events = []Event{}

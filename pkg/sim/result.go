@@ -14,6 +14,8 @@ type Event struct {
 	Type     string  `json:"type"`
 	PodGroup string  `json:"podGroup"`
 	Queue    string  `json:"queue"`
+	// Pool is the node pool of the job (none when the cluster has no pools).
+	Pool string `json:"pool,omitempty"`
 	// Pod is the pod bound or evicted (Bind and Evict events).
 	Pod    string `json:"pod,omitempty"`
 	Action string `json:"action,omitempty"`
@@ -28,6 +30,7 @@ type Event struct {
 type JobReport struct {
 	PodGroup         string   `json:"podGroup"`
 	Queue            string   `json:"queue"`
+	Pool             string   `json:"pool,omitempty"`
 	Submitted        float64  `json:"submitted"`
 	FirstStart       *float64 `json:"firstStart"`
 	Completed        *float64 `json:"completed"`
@@ -38,9 +41,11 @@ type JobReport struct {
 	Waiting []string `json:"waiting,omitempty"`
 }
 
-// QueueReport sums a queue's jobs.
+// QueueReport sums the jobs that name a queue, per node pool: the jobs of another pool
+// that name it wait on a queue their scheduler does not have.
 type QueueReport struct {
 	Queue            string  `json:"queue"`
+	Pool             string  `json:"pool,omitempty"`
 	Jobs             int     `json:"jobs"`
 	Completed        int     `json:"completed"`
 	Evictions        int     `json:"evictions"`
@@ -60,6 +65,27 @@ type Totals struct {
 	ProtectedRefusals int           `json:"protectedRefusals"`
 	SimulatedSeconds  float64       `json:"simulatedSeconds"`
 	Queues            []QueueReport `json:"queues"`
+}
+
+// PoolReport is what one node pool's scheduler did: the pool's share of the totals, and the
+// configuration it ran. A cluster without pools has one, unnamed.
+type PoolReport struct {
+	// Pool is the pool's name, the value of the node-pool label; empty for the objects
+	// without it.
+	Pool              string  `json:"pool"`
+	Nodes             int     `json:"nodes"`
+	GPUs              int64   `json:"gpus"`
+	Jobs              int     `json:"jobs"`
+	Completed         int     `json:"completed"`
+	Evictions         int     `json:"evictions"`
+	WastedGPUSeconds  float64 `json:"wastedGPUSeconds"`
+	ProtectedRefusals int     `json:"protectedRefusals"`
+	// Settings are the scheduler's plugins in order, with the settings they ran with
+	// ("minruntime: defaultPreemptMinRuntime=0s ..."), defaults included.
+	Settings []string `json:"settings"`
+	// ConfigWarnings are those of the pool's own configuration (those of the scheduler
+	// configuration the other pools share are the result's); always an array.
+	ConfigWarnings []string `json:"configWarnings"`
 }
 
 // Sample is the GPUs each queue's running pods held at a time, for the plot.
@@ -82,6 +108,8 @@ type Result struct {
 	// does not do (upstream KAI-Scheduler actions and plugins it skips, defaults it
 	// applied); always an array.
 	ConfigWarnings []string `json:"configWarnings"`
-	Series         []Sample `json:"-"`
-	Queues         []string `json:"-"`
+	// Pools are the node pools, each with its own scheduler, in name order.
+	Pools  []PoolReport `json:"pools"`
+	Series []Sample     `json:"-"`
+	Queues []string     `json:"-"`
 }

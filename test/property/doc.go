@@ -25,6 +25,9 @@
 //	P3  liveness: every job completes before the horizon
 //	    determinism: the same seed gives the same scenario and byte-identical results
 //
+// pools_test.go runs pairs of generated clusters as two node pools of one cluster, each with
+// its own configuration: each pool must decide exactly what its cluster decides alone.
+//
 // This directory owns the generator (generator.go, placement.go), the oracle (oracle.go) and
 // the tests (property_test.go, oracle_test.go). Run:
 //

@@ -1,0 +1,176 @@
+package sim
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/kube"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/status"
+)
+
+// instance is one scheduler of the simulated cluster: what one kai-scheduler Deployment runs
+// for one node pool, with that pool's configuration, store, overlay and status updater. A
+// cluster without pools has one, serving everything.
+type instance struct {
+	pool   scheduling.NodePool
+	loop   *scheduler.Loop
+	status *status.Updater
+	// answersChangeAt is when this scheduler's latest answers change by time alone (a
+	// protection that refused a victim ends): a quiet pool can start to move again then.
+	answersChangeAt time.Time
+	report          *PoolReport
+}
+
+// poolConfig is the configuration one pool's scheduler runs, and what loading it warned of.
+type poolConfig struct {
+	policy   *scheduler.Policy
+	warnings []string
+	own      bool // the pool's own configuration, not Options.Config
+}
+
+// poolsOf lists the node pools of a scenario, sorted: every value of the label on its Nodes,
+// Queues and PodGroups, and the unnamed pool ("") when some of them have no value (or when
+// nothing is labelled at all). A pool only named by its jobs still gets a scheduler, which
+// tells them why it cannot place them, as a real one would.
+func poolsOf(sc *Scenario, labelKey string) []string {
+	if labelKey == "" {
+		return []string{""}
+	}
+	seen := map[string]bool{}
+	note := func(labels map[string]string) { seen[labels[labelKey]] = true }
+	for _, n := range sc.Nodes {
+		note(n.Labels)
+	}
+	for _, q := range sc.Queues {
+		note(q.Labels)
+	}
+	for _, j := range sc.Jobs {
+		note(j.Group.Labels)
+	}
+	if len(seen) == 0 {
+		seen[""] = true
+	}
+	pools := make([]string, 0, len(seen))
+	for name := range seen {
+		pools = append(pools, name)
+	}
+	sort.Strings(pools)
+	return pools
+}
+
+// loadPoolConfigs loads the configuration of every pool: its own from opts.PoolConfigs, or
+// opts.Config, as a chart's pool inherits the top-level values. Each pool gets its own
+// policy, as each Deployment loads its own. A configuration for a pool the scenario does not
+// have is a mistake (a misspelt pool would otherwise silently run the default); all of them
+// are named at once.
+func loadPoolConfigs(pools []string, opts Options) (map[string]poolConfig, error) {
+	var mistakes []string
+	if len(opts.PoolConfigs) > 0 && opts.NodePoolLabelKey == "" {
+		return nil, fmt.Errorf("pool configurations need a node-pool label key to tell the pools apart")
+	}
+	known := map[string]bool{}
+	for _, name := range pools {
+		known[name] = true
+	}
+	var unknown []string
+	for name := range opts.PoolConfigs {
+		if !known[name] {
+			unknown = append(unknown, name)
+		}
+	}
+	sort.Strings(unknown)
+	for _, name := range unknown {
+		mistakes = append(mistakes, fmt.Sprintf("pool %q has a configuration, but no Node, Queue or PodGroup of the scenario carries %s=%s",
+			name, opts.NodePoolLabelKey, name))
+	}
+	configs := map[string]poolConfig{}
+	for _, name := range pools {
+		data, own := opts.PoolConfigs[name]
+		if !own {
+			data = opts.Config
+		}
+		policy, warnings, err := scheduler.LoadPolicy(data)
+		if err != nil {
+			which := "scheduler configuration"
+			if own {
+				which = fmt.Sprintf("configuration of pool %q", name)
+			}
+			mistakes = append(mistakes, fmt.Sprintf("%s: %v", which, err))
+			continue
+		}
+		configs[name] = poolConfig{policy: policy, warnings: warnings, own: own}
+	}
+	if len(mistakes) > 0 {
+		return nil, fmt.Errorf("%s", strings.Join(mistakes, "\n"))
+	}
+	return configs, nil
+}
+
+// newInstance starts the scheduler of one pool over the simulated cluster.
+func (e *engine) newInstance(pool scheduling.NodePool, config poolConfig) *instance {
+	store := cache.NewStore(schedulerName, pool)
+	e.cluster.stores = append(e.cluster.stores, store)
+	overlay := cache.NewOverlay(e.clock.Now)
+	updater := status.NewUpdater(e.cluster, nil, e.clock)
+	report := &PoolReport{Pool: pool.Name, Settings: config.policy.PluginSettings(), ConfigWarnings: []string{}}
+	if config.own {
+		report.ConfigWarnings = append(report.ConfigWarnings, config.warnings...)
+	}
+	if pool.LabelKey != "" {
+		updater.NodePool = pool.String()
+	}
+	in := &instance{pool: pool, status: updater, report: report}
+	in.loop = &scheduler.Loop{
+		Builder: &cache.Builder{Store: store, Overlay: overlay},
+		Policy:  config.policy,
+		Effects: &kube.Effects{Client: e.cluster, Overlay: overlay, Status: updater},
+		Status:  updater, Clock: e.clock, Period: e.opts.Period,
+		Recorder: eventRecorder{e},
+	}
+	return in
+}
+
+// poolOf is the pool an object with these labels belongs to, by the scenario's label key.
+func (e *engine) poolOf(labels map[string]string) string {
+	if e.opts.NodePoolLabelKey == "" {
+		return ""
+	}
+	return labels[e.opts.NodePoolLabelKey]
+}
+
+// reportPools sums each pool's nodes and jobs into its report.
+func (e *engine) reportPools() []PoolReport {
+	byName := map[string]*PoolReport{}
+	for _, in := range e.instances {
+		byName[in.pool.Name] = in.report
+	}
+	for _, n := range e.sc.Nodes {
+		if r := byName[e.poolOf(n.Labels)]; r != nil {
+			r.Nodes++
+			gpus := n.Status.Allocatable[v1.ResourceName(api.GPUResourceName)]
+			r.GPUs += gpus.Value()
+		}
+	}
+	for _, js := range e.jobs {
+		r := byName[js.pool]
+		r.Jobs++
+		r.Evictions += js.evictions
+		r.WastedGPUSeconds += js.wastedGPUSeconds
+		if js.completed != nil {
+			r.Completed++
+		}
+	}
+	reports := make([]PoolReport, 0, len(e.instances))
+	for _, in := range e.instances {
+		reports = append(reports, *in.report)
+	}
+	return reports
+}
