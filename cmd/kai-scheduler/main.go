@@ -31,6 +31,8 @@ func run(args []string, stdout, output io.Writer) int {
 		args = args[1:]
 	}
 	flags := newFlags(&opts)
+	var configMap string
+	flags.StringVar(&configMap, "scheduler-conf-configmap", "", "[NAMESPACE/]NAME of the ConfigMap --scheduler-conf is mounted from: the leader posts events on it saying what it runs and what it ignored. The namespace defaults to the scheduler's ($POD_NAMESPACE).")
 	flags.Usage = func() {
 		fmt.Fprintf(output, "Usage: kai-scheduler [flags]\n       kai-scheduler check-config [--scheduler-conf FILE]\n"+
 			"\ncheck-config prints what the scheduler would do with the configuration (actions, plugins and\n"+
@@ -58,6 +60,14 @@ func run(args []string, stdout, output io.Writer) int {
 		fmt.Fprintln(output, err)
 		return 2
 	}
+	if configMap != "" {
+		key, err := app.ParseConfigMap(configMap)
+		if err != nil {
+			fmt.Fprintf(output, "--scheduler-conf-configmap: %v\n", err)
+			return 2
+		}
+		opts.ConfigMap = key
+	}
 	if opts.DispatchWorkers < 0 {
 		fmt.Fprintf(output, "--dispatch-workers: must be 0 or more, got %d\n", opts.DispatchWorkers)
 		return 2
@@ -78,7 +88,7 @@ func run(args []string, stdout, output io.Writer) int {
 		fmt.Fprintln(output, err)
 		return 1
 	}
-	opts.Policy = policy
+	opts.Policy, opts.ConfigWarnings = policy, warnings
 	ctrl.SetLogger(klog.NewKlogr())
 	ctx := ctrl.SetupSignalHandler() // SIGTERM and SIGINT end the context: a clean shutdown
 	cfg, err := ctrl.GetConfig()

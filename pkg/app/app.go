@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -20,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
@@ -65,6 +67,12 @@ type Options struct {
 	// Policy, when set, is used instead of loading SchedulerConf (the binary loads and checks
 	// it before connecting to the cluster).
 	Policy *scheduler.Policy
+	// ConfigMap is the ConfigMap SchedulerConf is mounted from, if any: the scheduler, once
+	// leader, posts on it what it made of the configuration, as events that `kubectl
+	// describe configmap` shows to whoever edits it (see postConfiguration). Empty: none.
+	ConfigMap types.NamespacedName
+	// ConfigWarnings are the warnings of loading Policy, when the caller loaded it.
+	ConfigWarnings []string
 	// WrapClient lets tests interpose on the writes of the status updater (nil: none).
 	WrapClient func(client.Client) client.Client
 }
@@ -125,16 +133,16 @@ func readConfig(path string) ([]byte, error) {
 // down: the current cycle finishes, the Lease is released.
 func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	log := klog.FromContext(ctx)
-	policy := opts.Policy
+	policy, warnings := opts.Policy, opts.ConfigWarnings
 	if policy == nil {
-		loaded, warnings, err := LoadPolicy(opts.SchedulerConf)
-		for _, w := range warnings {
+		loaded, loadWarnings, err := LoadPolicy(opts.SchedulerConf)
+		for _, w := range loadWarnings {
 			log.Info("Configuration warning", "warning", w)
 		}
 		if err != nil {
 			return err
 		}
-		policy = loaded
+		policy, warnings = loaded, loadWarnings
 	}
 	pool := scheduling.NodePool{LabelKey: opts.NodePoolLabelKey, Name: opts.PartitionLabelValue}
 	if shared := metrics.Register(pool.Name); shared != pool.Name {
@@ -207,6 +215,16 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	}
 	if err := mgr.Add(updater); err != nil {
 		return err
+	}
+	if opts.ConfigMap.Name != "" {
+		// Only the leader posts: replicas would repeat every event.
+		post := func(ctx context.Context) error {
+			postConfiguration(ctx, mgr.GetAPIReader(), recorder, opts.ConfigMap, pool, policy, warnings)
+			return nil
+		}
+		if err := mgr.Add(manager.RunnableFunc(post)); err != nil {
+			return err
+		}
 	}
 	grouper := &podgrouper.Reconciler{Client: mgr.GetClient(), SchedulerName: opts.SchedulerName, Pool: pool}
 	if err := grouper.SetupWithManager(mgr); err != nil {

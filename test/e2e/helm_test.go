@@ -37,7 +37,9 @@ var _ = Describe("The Helm chart", func() {
 		Expect(own.WriteKubeconfig(kubeconfig)).To(Succeed())
 		out, err := helm.Run("install", "kai", helm.ChartDir(), "--namespace", "kai-system", "--create-namespace",
 			"--kubeconfig", kubeconfig, "--set", "minRuntime.defaultReclaimMinRuntime=1h",
-			"--set", "nodePools.a100.minRuntime.defaultReclaimMinRuntime=2h")
+			"--set", "nodePools.a100.minRuntime.defaultReclaimMinRuntime=2h",
+			// An upstream action this scheduler skips: its warning must reach the ConfigMap.
+			"--set", `nodePools.a100.scheduler.actions=allocate\, reclaim\, preempt\, consolidation`)
 		Expect(err).NotTo(HaveOccurred(), out)
 
 		c := own.Client
@@ -107,6 +109,31 @@ var _ = Describe("The Helm chart", func() {
 			t, _ := cache.ParseStartTime(pg.Annotations)
 			return t
 		}).ShouldNot(BeNil())
+
+		// Each leader tells, on its own ConfigMap, what it runs and what it skipped.
+		events := func(configMap string) func() []string {
+			return func() []string {
+				cm := &v1.ConfigMap{}
+				Expect(c.Get(suiteCtx, client.ObjectKey{Namespace: "kai-system", Name: configMap}, cm)).To(Succeed())
+				list := &v1.EventList{}
+				Expect(c.List(suiteCtx, list, client.InNamespace("kai-system"))).To(Succeed())
+				var seen []string
+				for _, e := range list.Items {
+					if e.InvolvedObject.Kind == "ConfigMap" && e.InvolvedObject.UID == cm.UID {
+						seen = append(seen, e.Type+" "+e.Reason+": "+e.Message)
+					}
+				}
+				return seen
+			}
+		}
+		Eventually(events("kai-a100-config")).Should(ConsistOf(
+			And(HavePrefix("Normal ConfigurationLoaded: the scheduler of node pool a100 runs actions allocate, reclaim, preempt;"),
+				ContainSubstring("defaultReclaimMinRuntime=2h0m0s")),
+			`Warning ConfigurationWarning: action "consolidation" is a KAI-Scheduler action this scheduler does not implement; it is skipped`,
+		))
+		Eventually(events("kai-config")).Should(ConsistOf(
+			And(HavePrefix("Normal ConfigurationLoaded: the scheduler of node pool default runs"), ContainSubstring("defaultReclaimMinRuntime=1h0m0s")),
+		))
 	})
 })
 
@@ -130,6 +157,11 @@ func chartScheduler(c client.Client, name string) (app.Options, string) {
 			opts.NodePoolLabelKey = value
 		case "--partition-label-value":
 			opts.PartitionLabelValue = value
+		case "--scheduler-conf-configmap":
+			// In the release namespace, the Deployment's $POD_NAMESPACE.
+			key, err := app.ParseConfigMap("kai-system/" + value)
+			Expect(err).NotTo(HaveOccurred())
+			opts.ConfigMap = key
 		}
 	}
 	return opts, cm.Data["scheduler-config.yaml"]
