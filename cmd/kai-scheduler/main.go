@@ -32,7 +32,7 @@ func run(args []string, stdout, output io.Writer) int {
 	}
 	flags := newFlags(&opts)
 	var configMap string
-	flags.StringVar(&configMap, "scheduler-conf-configmap", "", "[NAMESPACE/]NAME of the ConfigMap --scheduler-conf is mounted from: the leader posts events on it saying what it runs and what it ignored. The namespace defaults to the scheduler's ($POD_NAMESPACE).")
+	flags.StringVar(&configMap, "scheduler-conf-configmap", "", "[NAMESPACE/]NAME of the ConfigMap --scheduler-conf is mounted from: the leader posts events on it saying what it runs and what it ignored. The namespace defaults to the scheduler's ($POD_NAMESPACE); the chart's RBAC lets it read only its own ConfigMaps there.")
 	flags.Usage = func() {
 		fmt.Fprintf(output, "Usage: kai-scheduler [flags]\n       kai-scheduler check-config [--scheduler-conf FILE]\n"+
 			"\ncheck-config prints what the scheduler would do with the configuration (actions, plugins and\n"+

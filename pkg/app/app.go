@@ -21,7 +21,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
@@ -217,12 +216,8 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		return err
 	}
 	if opts.ConfigMap.Name != "" {
-		// Only the leader posts: replicas would repeat every event.
-		post := func(ctx context.Context) error {
-			postConfiguration(ctx, mgr.GetAPIReader(), recorder, opts.ConfigMap, pool, policy, warnings)
-			return nil
-		}
-		if err := mgr.Add(manager.RunnableFunc(post)); err != nil {
+		post := postConfigurationRunnable(mgr.GetAPIReader(), recorder, clk, opts.ConfigMap, pool, policy, warnings)
+		if err := mgr.Add(post); err != nil {
 			return err
 		}
 	}

@@ -4,13 +4,16 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
@@ -42,17 +45,25 @@ func ParseConfigMap(value string) (types.NamespacedName, error) {
 	return types.NamespacedName{Namespace: namespace, Name: name}, nil
 }
 
+// configurationRepost is how often the leader posts its configuration events again: an API
+// server keeps events an hour by default (--event-ttl), and each post renews them.
+const configurationRepost = 30 * time.Minute
+
+// maxEventMessage keeps a message within what an API server stores for an event.
+const maxEventMessage = 1024
+
 // postConfiguration tells, on the ConfigMap the configuration comes from, what the scheduler
 // made of it: a Normal event with the actions and plugin settings it runs (the min-runtime
-// defaults among them), and a Warning event for each part it ignored or defaulted. Whoever
-// edits the ConfigMap sees them with `kubectl describe configmap`, without reading the
-// scheduler's log. The ConfigMap is read for its UID, which describe matches events by.
+// defaults among them), and, when it skipped or defaulted parts of it, one Warning event
+// naming them all (one event per warning would be merged by the event recorder after ten).
+// Whoever edits the ConfigMap sees them with `kubectl describe configmap`, without reading
+// the scheduler's log. The ConfigMap is read for its UID, which describe matches events by.
 // A failure to post only logs: the scheduler runs either way, and its log has the warnings.
 func postConfiguration(ctx context.Context, reader client.Reader, recorder record.EventRecorder, key types.NamespacedName,
 	pool scheduling.NodePool, policy *scheduler.Policy, warnings []string) {
 	cm := &v1.ConfigMap{}
 	if err := reader.Get(ctx, key, cm); err != nil {
-		klog.FromContext(ctx).Error(err, "Cannot post the configuration's warnings on its ConfigMap", "configMap", key, "warnings", warnings)
+		klog.FromContext(ctx).Error(err, "Cannot post what the scheduler made of its configuration on its ConfigMap", "configMap", key, "warnings", warnings)
 		return
 	}
 	var actions []string
@@ -63,9 +74,42 @@ func postConfiguration(ctx context.Context, reader client.Reader, recorder recor
 	if pool.LabelKey != "" {
 		who = fmt.Sprintf("the scheduler of node pool %s", pool)
 	}
-	recorder.Eventf(cm, v1.EventTypeNormal, ReasonConfigurationLoaded, "%s runs actions %s; plugins %s",
-		who, strings.Join(actions, ", "), strings.Join(policy.PluginSettings(), "; "))
-	for _, w := range warnings {
-		recorder.Event(cm, v1.EventTypeWarning, ReasonConfigurationWarning, w)
+	recorder.Event(cm, v1.EventTypeNormal, ReasonConfigurationLoaded, truncate(fmt.Sprintf("%s runs actions %s; plugins %s",
+		who, strings.Join(actions, ", "), strings.Join(policy.PluginSettings(), "; "))))
+	if len(warnings) > 0 {
+		numbered := make([]string, len(warnings))
+		for i, w := range warnings {
+			numbered[i] = fmt.Sprintf("(%d) %s", i+1, w)
+		}
+		recorder.Event(cm, v1.EventTypeWarning, ReasonConfigurationWarning, truncate(fmt.Sprintf("%s skips or defaults %d part(s) of its configuration: %s",
+			who, len(warnings), strings.Join(numbered, " "))))
+	}
+}
+
+// truncate shortens a message to maxEventMessage bytes, saying where the rest is.
+func truncate(message string) string {
+	const more = "... (kai-scheduler check-config prints it all)"
+	if len(message) <= maxEventMessage {
+		return message
+	}
+	return strings.ToValidUTF8(message[:maxEventMessage-len(more)], "") + more
+}
+
+// postConfigurationRunnable posts the configuration events now and every
+// configurationRepost until ctx ends. Added to the manager, it runs only on the leader:
+// replicas would repeat every event.
+func postConfigurationRunnable(reader client.Reader, recorder record.EventRecorder, clk clock.WithTicker, key types.NamespacedName,
+	pool scheduling.NodePool, policy *scheduler.Policy, warnings []string) manager.RunnableFunc {
+	return func(ctx context.Context) error {
+		ticker := clk.NewTicker(configurationRepost)
+		defer ticker.Stop()
+		for {
+			postConfiguration(ctx, reader, recorder, key, pool, policy, warnings)
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-ticker.C():
+			}
+		}
 	}
 }

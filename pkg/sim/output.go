@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 )
 
 // WriteJSON writes the result as indented JSON. Equal results give identical bytes.
@@ -115,13 +117,10 @@ func writeQueueTable(w io.Writer, r *Result) error {
 	return nil
 }
 
-// poolName names a pool in tables: its name, or "(unlabelled)" for the objects without the
-// node-pool label.
+// poolName names a pool in tables as the scheduler names it in conditions and events: its
+// name, or "default" for the objects without the node-pool label.
 func poolName(name string) string {
-	if name == "" {
-		return "(unlabelled)"
-	}
-	return name
+	return scheduling.NodePool{Name: name}.String()
 }
 
 // WriteComparison writes the variants side by side, then each variant's queue table.

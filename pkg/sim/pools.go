@@ -1,9 +1,9 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -70,12 +70,12 @@ func poolsOf(sc *Scenario, labelKey string) []string {
 // opts.Config, as a chart's pool inherits the top-level values. Each pool gets its own
 // policy, as each Deployment loads its own. A configuration for a pool the scenario does not
 // have is a mistake (a misspelt pool would otherwise silently run the default); all of them
-// are named at once.
+// are named at once, and a mistake in opts.Config once, however many pools run it.
 func loadPoolConfigs(pools []string, opts Options) (map[string]poolConfig, error) {
-	var mistakes []string
 	if len(opts.PoolConfigs) > 0 && opts.NodePoolLabelKey == "" {
 		return nil, fmt.Errorf("pool configurations need a node-pool label key to tell the pools apart")
 	}
+	var mistakes []error
 	known := map[string]bool{}
 	for _, name := range pools {
 		known[name] = true
@@ -88,28 +88,32 @@ func loadPoolConfigs(pools []string, opts Options) (map[string]poolConfig, error
 	}
 	sort.Strings(unknown)
 	for _, name := range unknown {
-		mistakes = append(mistakes, fmt.Sprintf("pool %q has a configuration, but no Node, Queue or PodGroup of the scenario carries %s=%s",
+		mistakes = append(mistakes, fmt.Errorf("pool %q has a configuration, but no Node, Queue or PodGroup of the scenario carries %s=%s",
 			name, opts.NodePoolLabelKey, name))
 	}
 	configs := map[string]poolConfig{}
+	var sharedErr error // of opts.Config, told once
 	for _, name := range pools {
 		data, own := opts.PoolConfigs[name]
 		if !own {
+			if sharedErr != nil {
+				continue
+			}
 			data = opts.Config
 		}
 		policy, warnings, err := scheduler.LoadPolicy(data)
-		if err != nil {
-			which := "scheduler configuration"
-			if own {
-				which = fmt.Sprintf("configuration of pool %q", name)
-			}
-			mistakes = append(mistakes, fmt.Sprintf("%s: %v", which, err))
-			continue
+		switch {
+		case err != nil && own:
+			mistakes = append(mistakes, fmt.Errorf("configuration of pool %q: %w", name, err))
+		case err != nil:
+			sharedErr = fmt.Errorf("scheduler configuration: %w", err)
+			mistakes = append(mistakes, sharedErr)
+		default:
+			configs[name] = poolConfig{policy: policy, warnings: warnings, own: own}
 		}
-		configs[name] = poolConfig{policy: policy, warnings: warnings, own: own}
 	}
 	if len(mistakes) > 0 {
-		return nil, fmt.Errorf("%s", strings.Join(mistakes, "\n"))
+		return nil, errors.Join(mistakes...)
 	}
 	return configs, nil
 }
@@ -173,4 +177,19 @@ func (e *engine) reportPools() []PoolReport {
 		reports = append(reports, *in.report)
 	}
 	return reports
+}
+
+// poolsWithoutNodes warns about every pool that has jobs but no node: its scheduler cannot
+// place them, which on a scenario usually means the pool label is on the nodes but not on the
+// jobs' PodGroups (or the other way round).
+func (e *engine) poolsWithoutNodes(pools []PoolReport) []string {
+	var warnings []string
+	for _, p := range pools {
+		if p.Jobs > 0 && p.Nodes == 0 && len(pools) > 1 {
+			warnings = append(warnings, fmt.Sprintf("pool %s has %d jobs and no node, so its scheduler cannot place them: "+
+				"label their PodGroups with the pool of the nodes they should use (%s), or run one scheduler for everything (--nodepool-label-key \"\")",
+				scheduling.NodePool{Name: p.Pool}, p.Jobs, e.opts.NodePoolLabelKey))
+		}
+	}
+	return warnings
 }

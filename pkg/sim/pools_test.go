@@ -149,3 +149,22 @@ func TestPoolConfigurationMistakes(t *testing.T) {
 		t.Errorf("pool configurations without a label key: got %v, want an error", err)
 	}
 }
+
+// Jobs left without the pool label, on a cluster whose nodes all have it, fall to a
+// scheduler with no node: the run says so, and how to fix the scenario.
+func TestAPoolWithJobsAndNoNodeIsWarnedAbout(t *testing.T) {
+	r, err := runPools(t, poolScenario(job("unlabelled", "", "queue-a", 1, 1), job("fits", "b", "queue-b", 1, 4)),
+		sim.Options{NodePoolLabelKey: poolLabel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "pool default has 1 jobs and no node, so its scheduler cannot place them: label their PodGroups with the pool of the nodes they should use (kai.scheduler/node-pool)"
+	if len(r.Warnings) != 1 || !strings.HasPrefix(r.Warnings[0], want) {
+		t.Errorf("warnings %q, want one starting %q", r.Warnings, want)
+	}
+	// A broken shared configuration is one mistake, however many pools run it.
+	_, err = runPools(t, poolScenario(job("fits", "b", "queue-b", 1, 4)), sim.Options{NodePoolLabelKey: poolLabel, Config: []byte("actions: teleport")})
+	if err == nil || strings.Count(err.Error(), "teleport") != 1 {
+		t.Errorf("want the shared configuration's mistake once, got: %v", err)
+	}
+}

@@ -81,7 +81,7 @@ func (e *engine) report() *Result {
 	if r.Problems == nil {
 		r.Problems = []Problem{}
 	}
-	r.Warnings = repeatedEvictions(r.Events)
+	r.Warnings = append(repeatedEvictions(r.Events), e.poolsWithoutNodes(r.Pools)...)
 	return r
 }
 

@@ -129,7 +129,8 @@ var _ = Describe("The Helm chart", func() {
 		Eventually(events("kai-a100-config")).Should(ConsistOf(
 			And(HavePrefix("Normal ConfigurationLoaded: the scheduler of node pool a100 runs actions allocate, reclaim, preempt;"),
 				ContainSubstring("defaultReclaimMinRuntime=2h0m0s")),
-			`Warning ConfigurationWarning: action "consolidation" is a KAI-Scheduler action this scheduler does not implement; it is skipped`,
+			`Warning ConfigurationWarning: the scheduler of node pool a100 skips or defaults 1 part(s) of its configuration: `+
+				`(1) action "consolidation" is a KAI-Scheduler action this scheduler does not implement; it is skipped`,
 		))
 		Eventually(events("kai-config")).Should(ConsistOf(
 			And(HavePrefix("Normal ConfigurationLoaded: the scheduler of node pool default runs"), ContainSubstring("defaultReclaimMinRuntime=1h0m0s")),

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -298,6 +299,21 @@ func TestNodePoolsRenderOneSchedulerEach(t *testing.T) {
 	}
 	if Find(objects, "Deployment", "kai") != nil || Find(objects, "Deployment", "kai-a100") == nil {
 		t.Error("with defaultPool.enabled=false only the pools' schedulers are rendered")
+	}
+	// The schedulers read their own ConfigMaps (to post events on them), and no other.
+	role := Find(objects, "Role", "kai-leader-election")
+	rules, _, _ := unstructured.NestedSlice(role.Object, "rules")
+	var readable []string
+	for _, rule := range rules {
+		if strings.Join(toStrings(rule.(map[string]any)["resources"]), ",") == "configmaps" {
+			readable = append(readable, toStrings(rule.(map[string]any)["resourceNames"])...)
+		}
+	}
+	if !slices.Equal(readable, []string{"kai-a100-config"}) {
+		t.Errorf("the schedulers may read ConfigMaps %v, want only kai-a100-config", readable)
+	}
+	if _, err := Template("--set", "defaultPool.enabled=false"); err == nil || !strings.Contains(err.Error(), "no scheduler would run") {
+		t.Errorf("a release without any scheduler must be refused (and its RBAC rule would name no ConfigMap, granting all): %v", err)
 	}
 }
 

@@ -72,6 +72,9 @@ top-level values: a mistake there is named once, under its top-level key.
 {{- if $top -}}
 {{- $mistakes = splitList "\n" $top -}}
 {{- end -}}
+{{- if not (include "kai-scheduler.instances" . | fromJsonArray) -}}
+{{- $mistakes = append $mistakes "defaultPool.enabled: false and no nodePools: no scheduler would run; enable the default pool or add a pool" -}}
+{{- end -}}
 {{- if and .Values.nodePools (not .Values.nodePoolLabelKey) -}}
 {{- $mistakes = append $mistakes "nodePools: needs nodePoolLabelKey, the label that puts objects in pools; it is empty" -}}
 {{- end -}}
