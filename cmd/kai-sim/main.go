@@ -39,6 +39,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	output := flags.String("output", "text", "Output format: text or json.")
 	poolKey := flags.String("nodepool-label-key", scheduling.NodePoolLabel, "Label that assigns Nodes, Queues and PodGroups to node pools, as kai-scheduler's flag: one scheduler runs per pool. Empty runs one scheduler for everything.")
 	poolConfs := flags.StringArray("pool-conf", nil, "POOL=FILE: the scheduler configuration of one node pool (repeatable); pools without one run --scheduler-conf.")
+	compare := flags.String("compare", "", "Also run the scenario under this scheduler configuration, and compare the two runs side by side (table, JSON, plot).")
 	plot := flags.String("plot", "", "Also write a chart of GPUs per queue over time, with evictions marked, to this SVG file.")
 	if err := flags.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -92,15 +93,24 @@ func run(args []string, stdout, stderr io.Writer) int {
 		data, loaded := loadConfig(stderr, poolFiles[pool])
 		poolData[pool], ok = data, ok && loaded
 	}
+	var other *variant
+	if *compare != "" {
+		data, loaded := loadConfig(stderr, *compare)
+		other, ok = &variant{name: *compare, config: data}, ok && loaded
+	}
 	if !ok {
 		return 1
 	}
 	var err error
 	if flags.NArg() == 0 {
-		err = runBuiltin(stdout, *config != "" || len(poolFiles) > 0, *until, *output, *plot)
+		err = runBuiltin(stdout, *config != "" || len(poolFiles) > 0 || other != nil, *until, *output, *plot)
 	} else {
-		opts := sim.Options{Config: configData, Until: *until, Period: *period, NodePoolLabelKey: *poolKey, PoolConfigs: poolData}
-		err = runFile(stdout, flags.Arg(0), opts, *output, *plot)
+		current := variant{name: *config, config: configData}
+		if current.name == "" {
+			current.name = "built-in configuration"
+		}
+		opts := sim.Options{Until: *until, Period: *period, NodePoolLabelKey: *poolKey, PoolConfigs: poolData}
+		err = runFile(stdout, flags.Arg(0), opts, current, other, *output, *plot)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, err)
@@ -131,15 +141,32 @@ func loadConfig(stderr io.Writer, path string) ([]byte, bool) {
 	return data, true
 }
 
-func runFile(stdout io.Writer, path string, opts sim.Options, output, plot string) error {
+// variant is a scheduler configuration a scenario runs under, named by its file.
+type variant struct {
+	name   string
+	config []byte
+}
+
+// runFile runs a scenario file under the current configuration, and, with --compare, under
+// the other one too.
+func runFile(stdout io.Writer, path string, opts sim.Options, current variant, other *variant, output, plot string) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return err
+	}
+	if other != nil {
+		variants, err := sim.Compare(context.Background(), data, opts, []sim.Variant{
+			{Name: current.name, Config: current.config}, {Name: other.name, Config: other.config}})
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		return writeVariants(stdout, variants, output, plot, fmt.Sprintf("%s under %s and %s.", path, current.name, other.name))
 	}
 	sc, err := sim.Parse(data)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
+	opts.Config = current.config
 	result, err := sim.Run(context.Background(), sc, opts)
 	if err != nil {
 		return err
@@ -157,15 +184,22 @@ func runFile(stdout io.Writer, path string, opts sim.Options, output, plot strin
 
 func runBuiltin(stdout io.Writer, configGiven bool, until time.Duration, output, plot string) error {
 	if configGiven {
-		return errors.New("--scheduler-conf and --pool-conf need a scenario file; the built-in comparison brings its own configurations")
+		return errors.New("--scheduler-conf, --pool-conf and --compare need a scenario file; the built-in comparison brings its own configurations")
 	}
 	if until == 0 {
 		until = sim.BuiltinUntil
 	}
-	variants, err := sim.Compare(context.Background(), sim.BuiltinScenario(), until, sim.BuiltinVariants())
+	variants, err := sim.Compare(context.Background(), sim.BuiltinScenario(), sim.Options{Until: until}, sim.BuiltinVariants())
 	if err != nil {
 		return err
 	}
+	return writeVariants(stdout, variants, output, plot,
+		fmt.Sprintf("Built-in scenario: research borrows idle GPUs, prod reclaims them in bursts (%s).", until))
+}
+
+// writeVariants writes the runs of a comparison: the side-by-side table after a heading, or
+// {"variants": [{"name", "result"}]} as JSON; and the plot of all runs on one time axis.
+func writeVariants(stdout io.Writer, variants []sim.Variant, output, plot, heading string) error {
 	if plot != "" {
 		if err := writePlot(plot, variants); err != nil {
 			return err
@@ -186,8 +220,8 @@ func runBuiltin(stdout io.Writer, configGiven bool, until time.Duration, output,
 		enc.SetIndent("", "  ")
 		return enc.Encode(out)
 	}
-	fmt.Fprintf(stdout, "Built-in scenario: research borrows idle GPUs, prod reclaims them in bursts (%s).\n\n", until)
-	return sim.WriteComparison(stdout, variants, "prod")
+	fmt.Fprintf(stdout, "%s\n\n", heading)
+	return sim.WriteComparison(stdout, variants)
 }
 
 func writePlot(path string, variants []sim.Variant) error {

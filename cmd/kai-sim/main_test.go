@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -14,7 +16,7 @@ func TestBuiltinComparisonIsTheDefault(t *testing.T) {
 	if code := run(nil, &out, &errs); code != 0 {
 		t.Fatalf("exit %d: %s", code, errs.String())
 	}
-	for _, want := range []string{"without min-runtime", "reclaimMinRuntime 45m0s", "wasted GPU-hours", "prod mean wait for quota"} {
+	for _, want := range []string{"without min-runtime", "reclaimMinRuntime 45m0s", "wasted GPU-hours", "mean wait, prod", "difference"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
@@ -155,7 +157,95 @@ func TestNodePoolsFromTheCommandLine(t *testing.T) {
 	out.Reset()
 	errs.Reset()
 	if code := run([]string{"--pool-conf", "a100=" + filepath.Join(examples, "node-pools.a100.conf.yaml")}, &out, &errs); code != 1 ||
-		!strings.Contains(errs.String(), "--pool-conf need a scenario file") {
+		!strings.Contains(errs.String(), "--pool-conf and --compare need a scenario file") {
 		t.Errorf("exit %d, stderr %q: want the pool configuration refused without a scenario", code, errs.String())
+	}
+}
+
+// --compare runs every example scenario under the current and another configuration and
+// shows both side by side, with the difference; as JSON, both results; and one plot.
+func TestCompareWorksOnEveryExample(t *testing.T) {
+	examples := filepath.Join("..", "..", "docs", "examples", "sim")
+	scenarios, err := filepath.Glob(filepath.Join(examples, "*.yaml"))
+	if err != nil || len(scenarios) < 6 {
+		t.Fatalf("examples %v: %v", scenarios, err)
+	}
+	other := filepath.Join(t.TempDir(), "reclaim-10m.yaml")
+	if err := os.WriteFile(other, []byte(`actions: "allocate, reclaim, preempt"
+tiers:
+- plugins:
+  - name: priority
+  - name: proportion
+  - name: minruntime
+    arguments: {defaultReclaimMinRuntime: 10m, defaultPreemptMinRuntime: 10m}
+  - name: predicates
+  - name: nodeplacement
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	compared := 0
+	for _, scenario := range scenarios {
+		if strings.HasSuffix(scenario, ".conf.yaml") {
+			continue
+		}
+		compared++
+		var out, errs bytes.Buffer
+		if code := run([]string{"--compare", other, scenario}, &out, &errs); code != 0 {
+			t.Errorf("%s: exit %d: %s", scenario, code, errs.String())
+			continue
+		}
+		for _, want := range []string{"built-in configuration", other, "difference", "evictions", "mean wait, "} {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("%s: the comparison lacks %q:\n%s", scenario, want, out.String())
+			}
+		}
+	}
+	if compared < 5 {
+		t.Fatalf("only %d example scenarios compared", compared)
+	}
+
+	// reclaim-promise sets no min-runtime: the other configuration's 10m holds the reclaim of
+	// big back from 10s to 600s, and small, in queue b, waits that much longer.
+	scenario := filepath.Join(examples, "reclaim-promise.yaml")
+	var out, errs bytes.Buffer
+	if code := run([]string{"--compare", other, scenario}, &out, &errs); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs.String())
+	}
+	if !regexp.MustCompile(`mean wait, b +0:00:01 +0:09:51 +\+0:09:50`).MatchString(out.String()) {
+		t.Errorf("the table does not show b waiting 9:50 longer:\n%s", out.String())
+	}
+	plot := filepath.Join(t.TempDir(), "both.svg")
+	out.Reset()
+	if code := run([]string{"--compare", other, "--output", "json", "--plot", plot, scenario}, &out, &errs); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs.String())
+	}
+	var result struct {
+		Variants []struct {
+			Name   string `json:"name"`
+			Result struct {
+				Events []struct {
+					Type, PodGroup string
+					Time           float64
+				} `json:"events"`
+			} `json:"result"`
+		} `json:"variants"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &result); err != nil || len(result.Variants) != 2 {
+		t.Fatalf("want the two runs as JSON variants: %v\n%s", err, out.String())
+	}
+	for i, want := range []string{"default/big@10", "default/big@600"} {
+		var at []string
+		for _, e := range result.Variants[i].Result.Events {
+			if e.Type == "Evict" {
+				at = append(at, fmt.Sprintf("%s@%v", e.PodGroup, e.Time))
+			}
+		}
+		if len(at) != 1 || at[0] != want {
+			t.Errorf("%s: evictions %v, want %s", result.Variants[i].Name, at, want)
+		}
+	}
+	svg, err := os.ReadFile(plot)
+	if err != nil || !bytes.Contains(svg, []byte("built-in configuration")) || !bytes.Contains(svg, []byte("reclaim-10m.yaml")) {
+		t.Errorf("the plot does not show both runs: %v", err)
 	}
 }

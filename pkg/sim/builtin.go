@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	_ "embed"
+	"fmt"
 	"time"
 )
 
@@ -26,16 +27,19 @@ type Variant struct {
 	Result *Result
 }
 
-// Compare runs a scenario once per configuration.
-func Compare(ctx context.Context, scenario []byte, until time.Duration, variants []Variant) ([]Variant, error) {
+// Compare runs a scenario once per configuration: with opts, each variant's Config in place
+// of opts.Config.
+func Compare(ctx context.Context, scenario []byte, opts Options, variants []Variant) ([]Variant, error) {
 	for i := range variants {
 		sc, err := Parse(scenario)
 		if err != nil {
 			return nil, err
 		}
-		result, err := Run(ctx, sc, Options{Config: variants[i].Config, Until: until})
+		run := opts
+		run.Config = variants[i].Config
+		result, err := Run(ctx, sc, run)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%s: %w", variants[i].Name, err)
 		}
 		variants[i].Result = result
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"text/tabwriter"
 
@@ -87,8 +88,12 @@ func writeQueueTable(w io.Writer, r *Result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, poolCell("pool")+"queue\tjobs\tcompleted\tevictions\twasted GPU-hours\tmean wait\t")
 	for _, q := range r.Totals.Queues {
+		wait := "-" // none started
+		if q.Started > 0 {
+			wait = clockTime(q.MeanWaitSeconds)
+		}
 		fmt.Fprintf(tw, "%s%s\t%d\t%d\t%d\t%.1f\t%s\t\n", poolCell(poolName(q.Pool)), q.Queue, q.Jobs, q.Completed, q.Evictions,
-			q.WastedGPUSeconds/3600, clockTime(q.MeanWaitSeconds))
+			q.WastedGPUSeconds/3600, wait)
 	}
 	fmt.Fprintf(tw, "%stotal\t%d\t%d\t%d\t%.1f\t\t\n", poolCell(""), r.Totals.Jobs, r.Totals.Completed, r.Totals.Evictions, r.Totals.WastedGPUSeconds/3600)
 	if err := tw.Flush(); err != nil || !pooled {
@@ -123,32 +128,64 @@ func poolName(name string) string {
 	return scheduling.NodePool{Name: name}.String()
 }
 
-// WriteComparison writes the variants side by side, then each variant's queue table.
-func WriteComparison(w io.Writer, variants []Variant, owner string) error {
+// WriteComparison writes the variants side by side — evictions, waste, completions, protected
+// refusals and every queue's mean wait — with, for two variants, the difference of the second
+// from the first; then each variant's queue table and reports.
+func WriteComparison(w io.Writer, variants []Variant) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', tabwriter.AlignRight)
 	header := []string{""}
 	for _, v := range variants {
 		header = append(header, v.Name)
 	}
+	twoWay := len(variants) == 2
+	if twoWay {
+		header = append(header, "difference")
+	}
 	fmt.Fprintln(tw, strings.Join(header, "\t")+"\t")
-	row := func(label string, value func(*Result) string) {
+	// row writes one figure per variant; value gives its text and number (nil: none), and
+	// diff the text of a difference.
+	row := func(label string, value func(*Result) (string, *float64), diff func(float64) string) {
 		cells := []string{label}
+		var numbers []*float64
 		for _, v := range variants {
-			cells = append(cells, value(v.Result))
+			text, n := value(v.Result)
+			cells, numbers = append(cells, text), append(numbers, n)
+		}
+		if twoWay {
+			d := "-"
+			if numbers[0] != nil && numbers[1] != nil {
+				d = diff(*numbers[1] - *numbers[0])
+			}
+			cells = append(cells, d)
 		}
 		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
 	}
-	row("evictions", func(r *Result) string { return fmt.Sprint(r.Totals.Evictions) })
-	row("wasted GPU-hours", func(r *Result) string { return fmt.Sprintf("%.1f", r.Totals.WastedGPUSeconds/3600) })
-	row("jobs completed", func(r *Result) string { return fmt.Sprintf("%d of %d", r.Totals.Completed, r.Totals.Jobs) })
-	row(owner+" mean wait for quota", func(r *Result) string {
-		for _, q := range r.Totals.Queues {
-			if q.Queue == owner {
-				return clockTime(q.MeanWaitSeconds)
-			}
+	count := func(n int) (string, *float64) { f := float64(n); return fmt.Sprint(n), &f }
+	signed := func(d float64) string { return fmt.Sprintf("%+d", int64(d)) }
+	row("evictions", func(r *Result) (string, *float64) { return count(r.Totals.Evictions) }, signed)
+	row("wasted GPU-hours", func(r *Result) (string, *float64) {
+		h := r.Totals.WastedGPUSeconds / 3600
+		return fmt.Sprintf("%.1f", h), &h
+	}, func(d float64) string { return fmt.Sprintf("%+.1f", d) })
+	row("jobs completed", func(r *Result) (string, *float64) {
+		text, n := count(r.Totals.Completed)
+		return fmt.Sprintf("%s of %d", text, r.Totals.Jobs), n
+	}, signed)
+	row("protected refusals", func(r *Result) (string, *float64) { return count(r.Totals.ProtectedRefusals) }, signed)
+	for _, q := range comparedQueues(variants) {
+		label := "mean wait, " + q.Queue
+		if q.Pool != "" {
+			label = "mean wait, " + poolName(q.Pool) + "/" + q.Queue
 		}
-		return "-"
-	})
+		row(label, func(r *Result) (string, *float64) {
+			for _, rq := range r.Totals.Queues {
+				if rq.Queue == q.Queue && rq.Pool == q.Pool && rq.Started > 0 {
+					return clockTime(rq.MeanWaitSeconds), &rq.MeanWaitSeconds
+				}
+			}
+			return "-", nil
+		}, signedClock)
+	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
@@ -162,6 +199,35 @@ func WriteComparison(w io.Writer, variants []Variant, owner string) error {
 		}
 	}
 	return nil
+}
+
+// comparedQueues lists the queues of any variant, by pool then name.
+func comparedQueues(variants []Variant) []QueueReport {
+	seen := map[[2]string]bool{}
+	var queues []QueueReport
+	for _, v := range variants {
+		for _, q := range v.Result.Totals.Queues {
+			if key := [2]string{q.Pool, q.Queue}; !seen[key] {
+				seen[key] = true
+				queues = append(queues, QueueReport{Pool: q.Pool, Queue: q.Queue})
+			}
+		}
+	}
+	sort.Slice(queues, func(i, j int) bool {
+		if queues[i].Pool != queues[j].Pool {
+			return queues[i].Pool < queues[j].Pool
+		}
+		return queues[i].Queue < queues[j].Queue
+	})
+	return queues
+}
+
+// signedClock renders a difference of seconds as +h:mm:ss or -h:mm:ss.
+func signedClock(seconds float64) string {
+	if seconds < 0 {
+		return "-" + clockTime(-seconds)
+	}
+	return "+" + clockTime(seconds)
 }
 
 // clockTime renders seconds as h:mm:ss.

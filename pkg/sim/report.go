@@ -54,6 +54,7 @@ func (e *engine) report() *Result {
 	r.Totals.SimulatedSeconds = e.seconds(e.clock.Now())
 	for _, key := range keys {
 		q := byQueue[key]
+		q.Started = len(waits[key])
 		if w := waits[key]; len(w) > 0 {
 			var sum float64
 			for _, v := range w {

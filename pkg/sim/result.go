@@ -50,7 +50,9 @@ type QueueReport struct {
 	Completed        int     `json:"completed"`
 	Evictions        int     `json:"evictions"`
 	WastedGPUSeconds float64 `json:"wastedGPUSeconds"`
-	// MeanWaitSeconds is the mean time from submission to first start of the jobs that started.
+	// Started counts the jobs that started; MeanWaitSeconds is their mean time from
+	// submission to first start (0 when none started).
+	Started         int     `json:"started"`
 	MeanWaitSeconds float64 `json:"meanWaitSeconds"`
 }
 

@@ -106,7 +106,7 @@ func TestJSONIsByteIdentical(t *testing.T) {
 // TestBuiltinComparison checks the story the built-in scenario tells: min-runtime stops the
 // thrashing of the borrowed GPUs at the price of the owner waiting a while.
 func TestBuiltinComparison(t *testing.T) {
-	variants, err := sim.Compare(context.Background(), sim.BuiltinScenario(), sim.BuiltinUntil, sim.BuiltinVariants())
+	variants, err := sim.Compare(context.Background(), sim.BuiltinScenario(), sim.Options{Until: sim.BuiltinUntil}, sim.BuiltinVariants())
 	if err != nil {
 		t.Fatal(err)
 	}
