@@ -43,8 +43,8 @@ type Options struct {
 	EveryPeriod bool
 	// NodePoolLabelKey shards the simulated cluster into node pools, as kai-scheduler's
 	// --nodepool-label-key does: one scheduler for each value of this label on the
-	// scenario's Nodes, Queues and PodGroups, and one for the objects without it. Empty runs
-	// one scheduler for everything.
+	// scenario's Nodes, Queues and PodGroups, and one for those without it when there are
+	// any. Empty runs one scheduler for everything.
 	NodePoolLabelKey string
 	// PoolConfigs are the configurations (YAML) of named pools, by pool name; a pool without
 	// one runs Config.
@@ -88,16 +88,9 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Result, error) {
 		return nil, fmt.Errorf("a cycle every period needs a time limit (Until)")
 	}
 	pools := poolsOf(sc, opts.NodePoolLabelKey)
-	configs, err := loadPoolConfigs(pools, opts)
+	configs, configWarnings, err := loadPoolConfigs(pools, opts)
 	if err != nil {
 		return nil, err
-	}
-	var configWarnings []string
-	for _, name := range pools {
-		if !configs[name].own { // the warnings of Config, once, though several pools may run it
-			configWarnings = configs[name].warnings
-			break
-		}
 	}
 	ctx = klog.NewContext(ctx, logr.Discard())
 	e := newEngine(sc, opts, pools, configs)

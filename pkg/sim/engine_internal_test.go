@@ -22,7 +22,7 @@ func TestVerifySnapshotsCatchesAChangeTheStoreWasNotToldOf(t *testing.T) {
 	}
 	opts := Options{Period: time.Second}
 	pools := poolsOf(sc, opts.NodePoolLabelKey)
-	configs, err := loadPoolConfigs(pools, opts)
+	configs, _, err := loadPoolConfigs(pools, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

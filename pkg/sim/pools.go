@@ -70,10 +70,11 @@ func poolsOf(sc *Scenario, labelKey string) []string {
 // opts.Config, as a chart's pool inherits the top-level values. Each pool gets its own
 // policy, as each Deployment loads its own. A configuration for a pool the scenario does not
 // have is a mistake (a misspelt pool would otherwise silently run the default); all of them
-// are named at once, and a mistake in opts.Config once, however many pools run it.
-func loadPoolConfigs(pools []string, opts Options) (map[string]poolConfig, error) {
+// are named at once, and a mistake in opts.Config once, however many pools run it. shared
+// are the warnings of opts.Config, when some pool runs it.
+func loadPoolConfigs(pools []string, opts Options) (configs map[string]poolConfig, shared []string, err error) {
 	if len(opts.PoolConfigs) > 0 && opts.NodePoolLabelKey == "" {
-		return nil, fmt.Errorf("pool configurations need a node-pool label key to tell the pools apart")
+		return nil, nil, fmt.Errorf("pool configurations need a node-pool label key to tell the pools apart")
 	}
 	var mistakes []error
 	known := map[string]bool{}
@@ -91,7 +92,7 @@ func loadPoolConfigs(pools []string, opts Options) (map[string]poolConfig, error
 		mistakes = append(mistakes, fmt.Errorf("pool %q has a configuration, but no Node, Queue or PodGroup of the scenario carries %s=%s",
 			name, opts.NodePoolLabelKey, name))
 	}
-	configs := map[string]poolConfig{}
+	configs = map[string]poolConfig{}
 	var sharedErr error // of opts.Config, told once
 	for _, name := range pools {
 		data, own := opts.PoolConfigs[name]
@@ -110,12 +111,15 @@ func loadPoolConfigs(pools []string, opts Options) (map[string]poolConfig, error
 			mistakes = append(mistakes, sharedErr)
 		default:
 			configs[name] = poolConfig{policy: policy, warnings: warnings, own: own}
+			if !own {
+				shared = warnings
+			}
 		}
 	}
 	if len(mistakes) > 0 {
-		return nil, errors.Join(mistakes...)
+		return nil, nil, errors.Join(mistakes...)
 	}
-	return configs, nil
+	return configs, shared, nil
 }
 
 // newInstance starts the scheduler of one pool over the simulated cluster.
