@@ -158,7 +158,7 @@ func newEngine(sc *Scenario, opts Options, pools []string, configs map[string]po
 		cluster.changed(pc)
 	}
 	for _, job := range sc.Jobs {
-		js := &jobState{spec: job, queue: job.Group.Spec.Queue, pool: e.poolOf(job.Group.Labels)}
+		js := &jobState{spec: job, queue: job.Group.Spec.Queue, pool: poolOf(opts.NodePoolLabelKey, job.Group.Labels)}
 		for _, pod := range job.Pods {
 			js.templateGPUs = append(js.templateGPUs, podGPUs(pod))
 		}

@@ -41,11 +41,8 @@ type poolConfig struct {
 // nothing is labelled at all). A pool only named by its jobs still gets a scheduler, which
 // tells them why it cannot place them, as a real one would.
 func poolsOf(sc *Scenario, labelKey string) []string {
-	if labelKey == "" {
-		return []string{""}
-	}
 	seen := map[string]bool{}
-	note := func(labels map[string]string) { seen[labels[labelKey]] = true }
+	note := func(labels map[string]string) { seen[poolOf(labelKey, labels)] = true }
 	for _, n := range sc.Nodes {
 		note(n.Labels)
 	}
@@ -146,12 +143,13 @@ func (e *engine) newInstance(pool scheduling.NodePool, config poolConfig) *insta
 	return in
 }
 
-// poolOf is the pool an object with these labels belongs to, by the scenario's label key.
-func (e *engine) poolOf(labels map[string]string) string {
-	if e.opts.NodePoolLabelKey == "" {
+// poolOf is the pool an object with these labels belongs to by the label key: the name of
+// the scheduling.NodePool that Includes it ("" when the key is empty: no pools).
+func poolOf(labelKey string, labels map[string]string) string {
+	if labelKey == "" {
 		return ""
 	}
-	return labels[e.opts.NodePoolLabelKey]
+	return labels[labelKey]
 }
 
 // reportPools sums each pool's nodes and jobs into its report.
@@ -161,7 +159,7 @@ func (e *engine) reportPools() []PoolReport {
 		byName[in.pool.Name] = in.report
 	}
 	for _, n := range e.sc.Nodes {
-		if r := byName[e.poolOf(n.Labels)]; r != nil {
+		if r := byName[poolOf(e.opts.NodePoolLabelKey, n.Labels)]; r != nil {
 			r.Nodes++
 			gpus := n.Status.Allocatable[v1.ResourceName(api.GPUResourceName)]
 			r.GPUs += gpus.Value()

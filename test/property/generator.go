@@ -77,12 +77,13 @@ func (s *Scenario) InPool(pool string) *Scenario {
 	return &out
 }
 
-// poolLabels is the metadata labels of the scenario's Queues and PodGroups.
+// poolLabels is the metadata labels of the scenario's Queues and PodGroups, in flow style;
+// "" without a pool.
 func (s *Scenario) poolLabels() string {
 	if s.Pool == "" {
 		return ""
 	}
-	return ", labels: " + flow(map[string]string{PoolLabel: s.Pool})
+	return flow(map[string]string{PoolLabel: s.Pool})
 }
 
 // Node is one node of the cluster. Without placement features it offers GPUs only (beside
@@ -489,7 +490,11 @@ func (s *Scenario) ScenarioYAML() string {
 		fmt.Fprintf(&b, "status:\n  allocatable: %s\n", flow(node.Status.Allocatable))
 	}
 	for _, q := range s.Queues {
-		fmt.Fprintf(&b, "---\napiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: %s%s}\nspec:\n", q.Name, s.poolLabels())
+		fmt.Fprintf(&b, "---\napiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: %s", q.Name)
+		if labels := s.poolLabels(); labels != "" {
+			fmt.Fprintf(&b, ", labels: %s", labels)
+		}
+		b.WriteString("}\nspec:\n")
 		if q.Parent != "" {
 			fmt.Fprintf(&b, "  parentQueue: %s\n", q.Parent)
 		}
@@ -507,8 +512,8 @@ func (s *Scenario) ScenarioYAML() string {
 	}
 	for _, j := range s.Jobs {
 		fmt.Fprintf(&b, "---\napiVersion: scheduling.run.ai/v2alpha2\nkind: PodGroup\nmetadata:\n  name: %s\n", j.Name)
-		if s.Pool != "" {
-			fmt.Fprintf(&b, "  labels: %s\n", flow(map[string]string{PoolLabel: s.Pool}))
+		if labels := s.poolLabels(); labels != "" {
+			fmt.Fprintf(&b, "  labels: %s\n", labels)
 		}
 		b.WriteString("  annotations:\n")
 		fmt.Fprintf(&b, "    %s: %q\n    %s: %q\n    %s: %q\n", sim.SubmitAtAnnotation, j.SubmitAt.String(),
