@@ -157,6 +157,13 @@ func newEngine(sc *Scenario, opts Options, pools []string, configs map[string]po
 	for _, pc := range sc.Classes {
 		cluster.changed(pc)
 	}
+	for _, template := range sc.Fixed {
+		pod := template.DeepCopy()
+		pod.UID = types.UID(pod.Namespace + "/" + pod.Name)
+		pod.CreationTimestamp = metav1.NewTime(Start)
+		pod.Status = v1.PodStatus{Phase: v1.PodRunning, StartTime: &pod.CreationTimestamp}
+		cluster.putPod(pod)
+	}
 	for _, job := range sc.Jobs {
 		js := &jobState{spec: job, queue: job.Group.Spec.Queue, pool: poolOf(opts.NodePoolLabelKey, job.Group.Labels)}
 		for _, pod := range job.Pods {
@@ -222,7 +229,9 @@ func (e *engine) podEvent(typ string, job *jobState, pod *v1.Pod, action, preemp
 	})
 }
 
-// submit creates the PodGroups and pods of jobs whose time has come.
+// submit creates the PodGroups and pods of jobs whose time has come. A job submitted before
+// the start is as old as it says; a running job's pods that name a node run there, stamped
+// with its start as the status updater would have stamped it.
 func (e *engine) submit(now time.Time) {
 	for ; e.unsubmitted < len(e.jobs); e.unsubmitted++ {
 		js := e.jobs[e.unsubmitted]
@@ -233,22 +242,64 @@ func (e *engine) submit(now time.Time) {
 		e.live = append(e.live, js)
 		group := js.spec.Group.DeepCopy()
 		group.CreationTimestamp = metav1.NewTime(now)
+		if js.spec.SubmitAt < 0 {
+			group.CreationTimestamp = metav1.NewTime(Start.Add(js.spec.SubmitAt))
+		}
+		var started time.Time
+		if js.spec.Running {
+			started = Start.Add(-js.spec.RunningFor)
+			group.Annotations[scheduling.LastStartTimestampAnnotation] = cache.FormatStartTime(started)
+		}
 		e.cluster.putGroup(group)
-		for _, pod := range js.spec.Pods {
-			e.createPod(js, pod, now)
+		for _, template := range js.spec.Pods {
+			pod := e.newPod(js, template, group.CreationTimestamp.Time)
+			if js.spec.Running && template.Spec.NodeName != "" {
+				pod.Spec.NodeName = template.Spec.NodeName
+				pod.CreationTimestamp = metav1.NewTime(started)
+				pod.Status.Phase, pod.Status.StartTime = v1.PodRunning, &pod.CreationTimestamp
+			}
+			e.cluster.putPod(pod)
+		}
+		e.refreshPods(js)
+		if js.spec.Running {
+			e.resume(js, started)
 		}
 	}
 }
 
-// createPod creates (or, after an eviction, recreates as a job controller would) a pod.
+// resume takes up the run of a job that started before the simulation: its run, and the
+// work of it, count from then. A job with fewer than minMember pods on nodes is not running
+// (its run ended as the snapshot was taken): it waits like any other.
+func (e *engine) resume(js *jobState, started time.Time) {
+	var running int32
+	var gpus int64
+	for i, pod := range js.pods {
+		if pod.Status.Phase == v1.PodRunning {
+			running++
+			gpus += js.podGPUs[i]
+		}
+	}
+	if running >= js.spec.Group.Spec.MinMember {
+		js.running, js.runStart, js.firstStart, js.gpus = true, started, &started, gpus
+	}
+}
+
+// createPod recreates, pending, a pod whose termination is over, as a job controller would.
 func (e *engine) createPod(js *jobState, template *v1.Pod, now time.Time) {
+	e.cluster.putPod(e.newPod(js, template, now))
+	e.refreshPods(js)
+}
+
+// newPod is a new pending pod of the job, created at created: the template's node, where a
+// running job's pod was when the simulation started, is not where a new one goes.
+func (e *engine) newPod(js *jobState, template *v1.Pod, created time.Time) *v1.Pod {
 	pod := template.DeepCopy()
 	js.generation++
 	pod.UID = types.UID(fmt.Sprintf("%s/%s/%d", pod.Namespace, pod.Name, js.generation))
-	pod.CreationTimestamp = metav1.NewTime(now)
+	pod.CreationTimestamp = metav1.NewTime(created)
+	pod.Spec.NodeName = ""
 	pod.Status = v1.PodStatus{Phase: v1.PodPending}
-	e.cluster.putPod(pod)
-	e.refreshPods(js)
+	return pod
 }
 
 // refreshPods re-reads a job's current pods from the cluster, in name order. The engine's

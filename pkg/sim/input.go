@@ -30,8 +30,14 @@ import (
 
 // Simulation annotations on a PodGroup.
 const (
-	// SubmitAtAnnotation: when the job is submitted, from the start (default 0).
+	// SubmitAtAnnotation: when the job is submitted, from the start (default 0). Negative for
+	// a job submitted before the start, as a snapshot of a cluster writes its jobs: the
+	// scheduler sees it as that old.
 	SubmitAtAnnotation = "sim.kai.scheduler/submit-at"
+	// RunningForAnnotation: the job is running when the simulation starts, and has been for
+	// this long; its pods that name a node (spec.nodeName) run there from the start. Its
+	// min-runtime protection counts from its start, as on the cluster it came from.
+	RunningForAnnotation = "sim.kai.scheduler/running-for"
 	// DurationAnnotation: the useful work the job needs to finish (default: never finishes).
 	DurationAnnotation = "sim.kai.scheduler/duration"
 	// StartupAnnotation: time after each start before useful work begins (default 0).
@@ -42,9 +48,13 @@ const (
 
 // Job is a PodGroup of the scenario with its pods and simulation settings.
 type Job struct {
-	Group              *v2alpha2.PodGroup
-	Pods               []*v1.Pod
-	SubmitAt           time.Duration
+	Group *v2alpha2.PodGroup
+	// Pods are the job's pods; those of a running job that name a node start there.
+	Pods     []*v1.Pod
+	SubmitAt time.Duration // negative: before the start
+	// Running says the job runs from the start, since RunningFor before it.
+	Running            bool
+	RunningFor         time.Duration
 	Duration           time.Duration // 0: never finishes
 	Startup            time.Duration
 	CheckpointInterval time.Duration // 0: never
@@ -57,6 +67,9 @@ type Scenario struct {
 	Classes []*schedulingv1.PriorityClass
 	// Jobs in submission order (then name).
 	Jobs []*Job
+	// Fixed are the pods of other schedulers, bound to their nodes (DaemonSets, system
+	// pods, services): they hold what they request there throughout, in name order.
+	Fixed []*v1.Pod
 }
 
 // defaultClasses are the PriorityClasses a KAI installation has.
@@ -113,9 +126,28 @@ func Parse(data []byte) (*Scenario, error) {
 			return nil, err
 		}
 	}
+	nodes := map[string]bool{}
+	for _, n := range sc.Nodes {
+		nodes[n.Name] = true
+	}
 	for _, pod := range pods {
+		if pod.Spec.NodeName != "" && !nodes[pod.Spec.NodeName] {
+			return nil, fmt.Errorf("Pod %s/%s: spec.nodeName names node %q, which the file does not define", pod.Namespace, pod.Name, pod.Spec.NodeName)
+		}
+		if pod.Spec.SchedulerName != schedulerName {
+			if pod.Spec.NodeName == "" {
+				return nil, fmt.Errorf("Pod %s/%s: a pod of another scheduler (%s) only holds resources on the node it names: set spec.nodeName",
+					pod.Namespace, pod.Name, pod.Spec.SchedulerName)
+			}
+			sc.Fixed = append(sc.Fixed, pod)
+			continue
+		}
 		name := pod.Annotations[scheduling.PodGroupNameAnnotation]
 		job := groups[pod.Namespace+"/"+name]
+		if pod.Spec.NodeName != "" && job != nil && !job.Running {
+			return nil, fmt.Errorf("Pod %s/%s: spec.nodeName %q: only the pods of a running job (PodGroup annotation %s) start on a node",
+				pod.Namespace, pod.Name, pod.Spec.NodeName, RunningForAnnotation)
+		}
 		if job == nil {
 			return nil, fmt.Errorf("Pod %s/%s: annotation %s names PodGroup %q, which the file does not define",
 				pod.Namespace, pod.Name, scheduling.PodGroupNameAnnotation, name)
@@ -142,6 +174,9 @@ func Parse(data []byte) (*Scenario, error) {
 		}
 	}
 	sort.Slice(sc.Nodes, func(i, j int) bool { return sc.Nodes[i].Name < sc.Nodes[j].Name })
+	sort.Slice(sc.Fixed, func(i, j int) bool {
+		return sc.Fixed[i].Namespace+"/"+sc.Fixed[i].Name < sc.Fixed[j].Namespace+"/"+sc.Fixed[j].Name
+	})
 	return sc, nil
 }
 
@@ -320,7 +355,7 @@ func jobOf(group *v2alpha2.PodGroup) (*Job, error) {
 		key    string
 		target *time.Duration
 	}{
-		{SubmitAtAnnotation, &job.SubmitAt}, {DurationAnnotation, &job.Duration},
+		{RunningForAnnotation, &job.RunningFor}, {DurationAnnotation, &job.Duration},
 		{StartupAnnotation, &job.Startup}, {CheckpointIntervalAnnotation, &job.CheckpointInterval},
 	} {
 		value, ok := group.Annotations[setting.key]
@@ -332,6 +367,26 @@ func jobOf(group *v2alpha2.PodGroup) (*Job, error) {
 			return nil, err
 		}
 		*setting.target = d
+	}
+	_, job.Running = group.Annotations[RunningForAnnotation]
+	if job.Running {
+		job.SubmitAt = -job.RunningFor // submitted when it started, unless told earlier
+	}
+	if value, ok := group.Annotations[SubmitAtAnnotation]; ok {
+		d, err := conf.ParseDuration(value)
+		if err != nil {
+			return nil, fmt.Errorf("metadata.annotations.%s: %w", SubmitAtAnnotation, err)
+		}
+		if job.Running && d > -job.RunningFor {
+			return nil, fmt.Errorf("metadata.annotations.%s: %s is after the job started (%s %s): a running job was submitted at -%s or before",
+				SubmitAtAnnotation, value, RunningForAnnotation, group.Annotations[RunningForAnnotation], job.RunningFor)
+		}
+		job.SubmitAt = d
+	}
+	if _, ok := group.Annotations[scheduling.LastStartTimestampAnnotation]; ok {
+		// An absolute time means nothing in virtual time: the simulation writes the stamp.
+		return nil, fmt.Errorf("metadata.annotations.%s: a scenario says how long a running job has run with %s instead",
+			scheduling.LastStartTimestampAnnotation, RunningForAnnotation)
 	}
 	if group.Spec.MinMember < 1 {
 		group.Spec.MinMember = 1

@@ -37,7 +37,11 @@ func (e *engine) report() *Result {
 			jr.Completed = &c
 			q.Completed++
 		} else if js.submitted {
-			jr.Waiting = waitingReasons(e.cluster.groups[js.groupKey()])
+			group := e.cluster.groups[js.groupKey()]
+			jr.Waiting = waitingReasons(group)
+			if group != nil && js.running {
+				jr.Protection = ProtectionOf(group.Status.MinRuntime, Start)
+			}
 		}
 		r.Jobs = append(r.Jobs, jr)
 		q.Jobs++

@@ -1,5 +1,11 @@
 package sim
 
+import (
+	"time"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
+)
+
 // Event types of the output.
 const (
 	EventBind     = "Bind"
@@ -39,6 +45,43 @@ type JobReport struct {
 	// Waiting are the reasons the scheduler last gave on the PodGroup of a job that had not
 	// completed when the simulation ended.
 	Waiting []string `json:"waiting,omitempty"`
+	// Protection is, for a job running when the simulation ended, its min-runtime
+	// protection as its PodGroup's status showed it then; absent when it showed none.
+	Protection *Protection `json:"protection,omitempty"`
+}
+
+// Protection is a PodGroup's status.minRuntime with its times in seconds from an origin (the
+// simulation's start).
+type Protection struct {
+	// Start is the start of the run min-runtime counts from.
+	Start   float64         `json:"start"`
+	Preempt ProtectionEnd   `json:"preempt"`
+	Reclaim []ProtectionEnd `json:"reclaim"`
+}
+
+// ProtectionEnd is one min-runtime that applies to a job, who set it and when it ends.
+type ProtectionEnd struct {
+	// FromOutside is, for reclaim, the queue whose outsiders it holds against.
+	FromOutside string `json:"fromOutside,omitempty"`
+	MinRuntime  string `json:"minRuntime"`
+	// SetBy is the queue that set the min-runtime; empty for the scheduler's default.
+	SetBy string  `json:"setBy,omitempty"`
+	Until float64 `json:"until"`
+}
+
+// ProtectionOf converts a min-runtime status to seconds from origin; nil for nil.
+func ProtectionOf(status *v2alpha2.MinRuntimeStatus, origin time.Time) *Protection {
+	if status == nil {
+		return nil
+	}
+	end := func(from string, m v2alpha2.MinRuntimeProtection) ProtectionEnd {
+		return ProtectionEnd{FromOutside: from, MinRuntime: m.MinRuntime.Duration.String(), SetBy: m.SetBy, Until: m.Until.Sub(origin).Seconds()}
+	}
+	p := &Protection{Start: status.Start.Sub(origin).Seconds(), Preempt: end("", status.Preempt), Reclaim: []ProtectionEnd{}}
+	for _, r := range status.Reclaim {
+		p.Reclaim = append(p.Reclaim, end(r.FromOutside, r.MinRuntimeProtection))
+	}
+	return p
 }
 
 // QueueReport sums the jobs that name a queue, per node pool: the jobs of another pool
