@@ -41,6 +41,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	poolConfs := flags.StringArray("pool-conf", nil, "POOL=FILE: the scheduler configuration of one node pool (repeatable); pools without one run --scheduler-conf.")
 	compare := flags.String("compare", "", "Also run the scenario under this scheduler configuration, and compare the two runs side by side (table, JSON, plot).")
 	plot := flags.String("plot", "", "Also write a chart of GPUs per queue over time, with evictions marked, to this SVG file.")
+	arrivals := flags.StringArray("arrivals", nil, "FILE of PodGroups and Pods submitted at or after the start, merged into the scenario (repeatable).")
+	repeatPending := flags.String("repeat-pending", "", "N/DURATION (6/h, 1/30m): submit copies of the scenario's pending jobs at this rate, in turn, up to --until.")
 	if err := flags.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return 0
@@ -78,6 +80,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if len(poolFiles) > 0 && *poolKey == "" {
 		mistakes = append(mistakes, "--pool-conf: needs --nodepool-label-key, which is empty")
 	}
+	additions := sim.Additions{Until: *until}
+	if *repeatPending != "" {
+		rate, err := sim.ParseRate(*repeatPending)
+		additions.Repeat = rate
+		if err != nil {
+			mistakes = append(mistakes, "--repeat-pending: "+err.Error())
+		}
+		if *until == 0 {
+			mistakes = append(mistakes, "--repeat-pending: needs --until, or copies would be submitted forever")
+		}
+	}
+	if (len(*arrivals) > 0 || *repeatPending != "") && flags.NArg() == 0 {
+		mistakes = append(mistakes, "--arrivals and --repeat-pending add jobs to a scenario file, and none is given")
+	}
 	if len(mistakes) > 0 {
 		for _, m := range mistakes {
 			fmt.Fprintln(stderr, "kai-sim: "+m)
@@ -110,7 +126,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			current.name = "built-in configuration"
 		}
 		opts := sim.Options{Until: *until, Period: *period, NodePoolLabelKey: *poolKey, PoolConfigs: poolData}
-		err = runFile(stdout, flags.Arg(0), opts, current, other, *output, *plot)
+		err = runFile(stdout, flags.Arg(0), *arrivals, additions, opts, current, other, *output, *plot)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, err)
@@ -147,24 +163,49 @@ type variant struct {
 	config []byte
 }
 
-// runFile runs a scenario file under the current configuration, and, with --compare, under
-// the other one too.
-func runFile(stdout io.Writer, path string, opts sim.Options, current variant, other *variant, output, plot string) error {
+// runFile runs a scenario file, with the jobs of its arrivals files and repeats added, under
+// the current configuration, and, with --compare, under the other one too.
+func runFile(stdout io.Writer, path string, arrivalsFiles []string, additions sim.Additions, opts sim.Options,
+	current variant, other *variant, output, plot string) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}
+	scenario := sim.File{Name: path, Data: data}
+	for _, name := range arrivalsFiles {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			return err
+		}
+		additions.Arrivals = append(additions.Arrivals, sim.File{Name: name, Data: data})
+	}
+	sc, description, err := sim.Load(scenario, additions)
+	if err != nil {
+		return err
+	}
+	// A text with added jobs says so first: its tables count them with the scenario's.
+	intro := ""
+	if len(additions.Arrivals) > 0 || additions.Repeat.Count > 0 {
+		intro = "Scenario: " + description + "\n\n"
+	}
 	if other != nil {
-		variants, err := sim.Compare(context.Background(), data, opts, []sim.Variant{
+		// The first run takes the scenario loaded above, the second loads its own.
+		first := sc
+		load := func() (*sim.Scenario, error) {
+			if first != nil {
+				loaded := first
+				first = nil
+				return loaded, nil
+			}
+			loaded, _, err := sim.Load(scenario, additions)
+			return loaded, err
+		}
+		variants, err := sim.CompareScenarios(context.Background(), load, opts, []sim.Variant{
 			{Name: current.name, Config: current.config}, {Name: other.name, Config: other.config}})
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
-		return writeVariants(stdout, variants, output, plot, fmt.Sprintf("%s under %s and %s.", path, current.name, other.name))
-	}
-	sc, err := sim.Parse(data)
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+		return writeVariants(stdout, variants, output, plot, fmt.Sprintf("%s%s under %s and %s.", intro, path, current.name, other.name))
 	}
 	opts.Config = current.config
 	result, err := sim.Run(context.Background(), sc, opts)
@@ -179,6 +220,7 @@ func runFile(stdout io.Writer, path string, opts sim.Options, current variant, o
 	if output == "json" {
 		return sim.WriteJSON(stdout, result)
 	}
+	fmt.Fprint(stdout, intro)
 	return sim.WriteText(stdout, result)
 }
 

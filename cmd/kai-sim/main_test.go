@@ -77,6 +77,11 @@ func TestFlagsThatCannotBeRightAreRefused(t *testing.T) {
 		{[]string{"--pool-conf", "=f.yaml", "x.yaml"}, `kai-sim: --pool-conf: want POOL=FILE, got "=f.yaml"`},
 		{[]string{"--pool-conf", "a=1.yaml", "--pool-conf", "a=2.yaml", "x.yaml"}, `kai-sim: --pool-conf: pool "a" is given twice (1.yaml and 2.yaml)`},
 		{[]string{"--nodepool-label-key", "", "--pool-conf", "a=1.yaml", "x.yaml"}, "kai-sim: --pool-conf: needs --nodepool-label-key, which is empty"},
+		{[]string{"--repeat-pending", "6/h", "x.yaml"}, "kai-sim: --repeat-pending: needs --until, or copies would be submitted forever"},
+		{[]string{"--repeat-pending", "6", "--until", "1h", "x.yaml"}, `kai-sim: --repeat-pending: want N/DURATION such as 6/h or 1/30m, got "6": no /`},
+		{[]string{"--repeat-pending", "0/h", "--until", "1h", "x.yaml"}, `kai-sim: --repeat-pending: want N/DURATION such as 6/h or 1/30m, got "0/h": N must be a positive integer`},
+		{[]string{"--repeat-pending", "6/1x", "--until", "1h", "x.yaml"}, `kai-sim: --repeat-pending: want N/DURATION such as 6/h or 1/30m, got "6/1x": invalid duration "1x"`},
+		{[]string{"--arrivals", "a.yaml"}, "kai-sim: --arrivals and --repeat-pending add jobs to a scenario file, and none is given"},
 	} {
 		var out, errs bytes.Buffer
 		if code := run(tc.args, &out, &errs); code != 2 || !strings.Contains(errs.String(), tc.want) {
@@ -189,8 +194,13 @@ tiers:
 			continue
 		}
 		compared++
+		args := []string{"--compare", other, scenario}
+		// X-arrivals.yaml holds only jobs: it arrives into the snapshot X.yaml.
+		if snapshot, ok := strings.CutSuffix(scenario, "-arrivals.yaml"); ok {
+			args = []string{"--compare", other, "--arrivals", scenario, snapshot + ".yaml"}
+		}
 		var out, errs bytes.Buffer
-		if code := run([]string{"--compare", other, scenario}, &out, &errs); code != 0 {
+		if code := run(args, &out, &errs); code != 0 {
 			t.Errorf("%s: exit %d: %s", scenario, code, errs.String())
 			continue
 		}
@@ -198,6 +208,9 @@ tiers:
 			if !strings.Contains(out.String(), want) {
 				t.Errorf("%s: the comparison lacks %q:\n%s", scenario, want, out.String())
 			}
+		}
+		if strings.HasSuffix(scenario, "-arrivals.yaml") && !strings.HasPrefix(out.String(), "Scenario: "+args[len(args)-1]+" + ") {
+			t.Errorf("%s: the comparison does not begin by saying what arrived:\n%s", scenario, out.String())
 		}
 	}
 	if compared < 5 {
@@ -247,5 +260,75 @@ tiers:
 	svg, err := os.ReadFile(plot)
 	if err != nil || !bytes.Contains(svg, []byte("built-in configuration")) || !bytes.Contains(svg, []byte("reclaim-10m.yaml")) {
 		t.Errorf("the plot does not show both runs: %v", err)
+	}
+}
+
+// A snapshot with arrivals and repeats of its pending job: the text says what was added
+// before the tables, which show the added jobs; JSON and a comparison run the same jobs.
+func TestArrivalsAndRepeatsFromTheCommandLine(t *testing.T) {
+	examples := filepath.Join("..", "..", "docs", "examples", "sim")
+	scenario, arrivals := filepath.Join(examples, "running-jobs.yaml"), filepath.Join(examples, "running-jobs-arrivals.yaml")
+	args := []string{"--arrivals", arrivals, "--repeat-pending", "2/h", "--until", "4h", scenario}
+	var out, errs bytes.Buffer
+	if code := run(args, &out, &errs); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs.String())
+	}
+	intro := "Scenario: " + scenario + " + 2 arrivals from " + arrivals + " + 8 repeated pending jobs (2/h)\n\nTimeline\n"
+	if !strings.HasPrefix(out.String(), intro) {
+		t.Errorf("output does not begin with %q:\n%s", intro, out.String())
+	}
+	for _, want := range []string{"Bind      prod/test", "Start     research/sweep", "Start     prod/eval-r1", "prod    10"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+
+	other := filepath.Join(t.TempDir(), "other.yaml")
+	if err := os.WriteFile(other, []byte("actions: \"allocate, reclaim\"\ntiers:\n- plugins:\n  - name: proportion\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if code := run(append([]string{"--output", "json", "--compare", other}, args...), &out, &errs); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs.String())
+	}
+	var result struct {
+		Variants []struct {
+			Result struct {
+				Jobs []struct {
+					PodGroup  string  `json:"podGroup"`
+					Submitted float64 `json:"submitted"`
+				} `json:"jobs"`
+			} `json:"result"`
+		} `json:"variants"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &result); err != nil || len(result.Variants) != 2 {
+		t.Fatalf("want two runs as JSON, and nothing else: %v\n%s", err, out.String())
+	}
+	for i, v := range result.Variants {
+		submitted := map[string]float64{}
+		for _, j := range v.Result.Jobs {
+			submitted[j.PodGroup] = j.Submitted
+		}
+		if len(v.Result.Jobs) != 13 || submitted["prod/test"] != 600 || submitted["research/sweep"] != 2400 || submitted["prod/eval-r8"] != 4*3600 {
+			t.Errorf("run %d: jobs submitted %v; want the 3 of the scenario, 2 arrivals and 8 repeats of prod/eval, the last at 4h", i, submitted)
+		}
+	}
+}
+
+// A job given twice is refused naming both files, before anything runs.
+func TestArrivalGivenTwiceNamesBothFiles(t *testing.T) {
+	scenario := filepath.Join("..", "..", "docs", "examples", "sim", "running-jobs.yaml")
+	arrivals := filepath.Join(t.TempDir(), "arrivals.yaml")
+	data := "apiVersion: scheduling.run.ai/v2alpha2\nkind: PodGroup\nmetadata: {name: eval, namespace: prod}\nspec: {queue: prod}\n---\n" +
+		"apiVersion: v1\nkind: Pod\nmetadata: {name: eval-1, namespace: prod, annotations: {pod-group-name: eval}}\nspec: {containers: [{name: main}]}\n"
+	if err := os.WriteFile(arrivals, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errs bytes.Buffer
+	if code := run([]string{"--arrivals", arrivals, scenario}, &out, &errs); code != 1 || out.Len() != 0 {
+		t.Fatalf("exit %d, output %q: want 1 and nothing run", code, out.String())
+	}
+	if want := arrivals + ": PodGroup prod/eval is also in " + scenario + "\n"; errs.String() != want {
+		t.Errorf("stderr %q, want %q", errs.String(), want)
 	}
 }

@@ -30,8 +30,14 @@ type Variant struct {
 // Compare runs a scenario once per configuration: with opts, each variant's Config in place
 // of opts.Config.
 func Compare(ctx context.Context, scenario []byte, opts Options, variants []Variant) ([]Variant, error) {
+	return CompareScenarios(ctx, func() (*Scenario, error) { return Parse(scenario) }, opts, variants)
+}
+
+// CompareScenarios is Compare for a scenario load builds, such as one with arrivals (Load):
+// each run gets a scenario of its own, so no run sees what another did with its objects.
+func CompareScenarios(ctx context.Context, load func() (*Scenario, error), opts Options, variants []Variant) ([]Variant, error) {
 	for i := range variants {
-		sc, err := Parse(scenario)
+		sc, err := load()
 		if err != nil {
 			return nil, err
 		}

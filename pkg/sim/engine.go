@@ -177,8 +177,9 @@ func newEngine(sc *Scenario, opts Options, pools []string, configs map[string]po
 	return e
 }
 
-// schedulerName is the scheduler kai-sim runs; pods naming another are foreign.
-const schedulerName = "kai-scheduler"
+// SchedulerName is the scheduler kai-sim runs: a pod naming no scheduler is its, and a pod
+// naming another is foreign (it only holds resources on its node).
+const SchedulerName = "kai-scheduler"
 
 // verifySnapshot compares, for every pool's scheduler, the snapshot assembled from its store
 // with one built from lists.
@@ -188,7 +189,7 @@ func (e *engine) verifySnapshot(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		listed := &cache.Builder{Reader: e.cluster, SchedulerName: schedulerName, Pool: in.pool, Overlay: in.loop.Builder.Overlay}
+		listed := &cache.Builder{Reader: e.cluster, SchedulerName: SchedulerName, Pool: in.pool, Overlay: in.loop.Builder.Overlay}
 		fromLists, listProblems, err := listed.Snapshot(ctx)
 		if err != nil {
 			return err

@@ -79,6 +79,12 @@ var defaultClasses = map[string]int32{"train": 50, "build-preemptible": 75, "bui
 // annotations), Pods (with the pod-group-name annotation) and optionally PriorityClasses.
 // Errors name the document (by position, kind and name) and the field.
 func Parse(data []byte) (*Scenario, error) {
+	return parse(data, false)
+}
+
+// parse reads a scenario or, with arrivals, an arrivals file: jobs to add to a scenario,
+// which may hold only PodGroups and Pods of jobs not submitted yet (see checkArrival).
+func parse(data []byte, arrivals bool) (*Scenario, error) {
 	sc := &Scenario{}
 	groups := map[string]*Job{}
 	var pods []*v1.Pod
@@ -117,6 +123,9 @@ func Parse(data []byte) (*Scenario, error) {
 				name = "default/" + name
 			}
 		}
+		if arrivals && meta.Kind != "Pod" && meta.Kind != "PodGroup" {
+			return nil, fmt.Errorf("document %d (%s %s): an arrivals file holds only PodGroups and Pods", index, meta.Kind, name)
+		}
 		key := meta.Kind + " " + name
 		if first, dup := seen[key]; dup {
 			return nil, fmt.Errorf("document %d (%s %s): the same %s as document %d; names must be unique", index, meta.Kind, name, meta.Kind, first)
@@ -131,10 +140,15 @@ func Parse(data []byte) (*Scenario, error) {
 		nodes[n.Name] = true
 	}
 	for _, pod := range pods {
+		if arrivals {
+			if err := checkArrivalPod(pod); err != nil {
+				return nil, fmt.Errorf("Pod %s/%s: %w", pod.Namespace, pod.Name, err)
+			}
+		}
 		if pod.Spec.NodeName != "" && !nodes[pod.Spec.NodeName] {
 			return nil, fmt.Errorf("Pod %s/%s: spec.nodeName names node %q, which the file does not define", pod.Namespace, pod.Name, pod.Spec.NodeName)
 		}
-		if pod.Spec.SchedulerName != schedulerName {
+		if pod.Spec.SchedulerName != SchedulerName {
 			if pod.Spec.NodeName == "" {
 				return nil, fmt.Errorf("Pod %s/%s: a pod of another scheduler (%s) only holds resources on the node it names: set spec.nodeName",
 					pod.Namespace, pod.Name, pod.Spec.SchedulerName)
@@ -161,14 +175,16 @@ func Parse(data []byte) (*Scenario, error) {
 		sort.Slice(job.Pods, func(i, j int) bool { return job.Pods[i].Name < job.Pods[j].Name })
 		sc.Jobs = append(sc.Jobs, job)
 	}
-	sort.Slice(sc.Jobs, func(i, j int) bool {
-		a, b := sc.Jobs[i], sc.Jobs[j]
-		if a.SubmitAt != b.SubmitAt {
-			return a.SubmitAt < b.SubmitAt
+	sortJobs(sc.Jobs)
+	if arrivals {
+		for _, job := range sc.Jobs {
+			if err := checkArrival(job); err != nil {
+				return nil, fmt.Errorf("PodGroup %s/%s: %w", job.Group.Namespace, job.Group.Name, err)
+			}
 		}
-		return a.Group.Namespace+"/"+a.Group.Name < b.Group.Namespace+"/"+b.Group.Name
-	})
-	if len(sc.Classes) == 0 {
+	}
+	// An arrivals file defines no classes: its jobs run under the scenario's.
+	if len(sc.Classes) == 0 && !arrivals {
 		for name, value := range defaultClasses {
 			sc.Classes = append(sc.Classes, &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value})
 		}
@@ -178,6 +194,17 @@ func Parse(data []byte) (*Scenario, error) {
 		return sc.Fixed[i].Namespace+"/"+sc.Fixed[i].Name < sc.Fixed[j].Namespace+"/"+sc.Fixed[j].Name
 	})
 	return sc, nil
+}
+
+// sortJobs puts jobs in submission order, then name order, the order the engine submits them.
+func sortJobs(jobs []*Job) {
+	sort.Slice(jobs, func(i, j int) bool {
+		a, b := jobs[i], jobs[j]
+		if a.SubmitAt != b.SubmitAt {
+			return a.SubmitAt < b.SubmitAt
+		}
+		return a.Group.Namespace+"/"+a.Group.Name < b.Group.Namespace+"/"+b.Group.Name
+	})
 }
 
 // splitDocuments cuts a YAML stream into its documents.
@@ -283,7 +310,7 @@ func (sc *Scenario) add(index int, meta metav1.TypeMeta, name string, doc docume
 			return fail(err)
 		}
 		if pod.Spec.SchedulerName == "" {
-			pod.Spec.SchedulerName = schedulerName
+			pod.Spec.SchedulerName = SchedulerName
 		}
 		*pods = append(*pods, pod)
 	default:
