@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -19,6 +21,7 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/install"
 	"github.com/kai-minruntime/kai-scheduler/pkg/explain"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/snapshot"
 )
 
 // Connector reaches the cluster of a kubeconfig and context (empty: the defaults kubectl
@@ -28,10 +31,17 @@ type Connector func(kubeconfig, context string) (client.Reader, string, error)
 const usage = `Usage:
   kubectl kai explain podgroup NAMESPACE/NAME   (or: podgroup NAME -n NAMESPACE; pg for short)
   kubectl kai explain queue NAME
+  kubectl kai snapshot [--assume-runtime 2h] [--include images,env,volumes] > today.yaml
 
-Explains how the scheduler treats a PodGroup (what protects a running job, against whom and
-until when; why a pending job waits) or a queue (the min-runtimes its jobs get), with the
+explain tells how the scheduler treats a PodGroup (what protects a running job, against whom
+and until when; why a pending job waits) or a queue (the min-runtimes its jobs get), with the
 scheduler's own code and configuration.
+
+snapshot writes the cluster as a kai-sim scenario: nodes, PriorityClasses, queues, jobs and
+pods, running jobs with how long they have run (so min-runtime protection carries over),
+pending jobs with how long they have waited. A job runs for its PodGroup's (or a pod's)
+kai.scheduler/expected-runtime annotation, or else --assume-runtime more. Images,
+environment and volumes are left out unless included. Then: kai-sim today.yaml
 
 Flags:
 `
@@ -52,6 +62,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, connect C
 	configFile := flags.String("config-file", "", "Read the configuration from this file instead of the ConfigMap.")
 	defaultConfig := flags.Bool("default-config", false, "The scheduler runs its built-in configuration (no --scheduler-conf): use that.")
 	schedulerName := flags.String("scheduler-name", "kai-scheduler", "The scheduler's name (spec.schedulerName of its pods).")
+	assumeRuntime := flags.Duration("assume-runtime", 2*time.Hour, "snapshot: what a job without kai.scheduler/expected-runtime needs from the snapshot on (a running job beyond what it has run); 0: it never finishes.")
+	include := flags.StringSlice("include", nil, "snapshot: also export these pod fields: "+strings.Join(snapshot.Includable, ", ")+" (left out by default: they may hold secrets).")
 	if err := flags.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return 0
@@ -60,6 +72,14 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, connect C
 		return 2
 	}
 	target, mistakes := parseTarget(flags.Args())
+	for _, field := range *include {
+		if !slices.Contains(snapshot.Includable, field) {
+			mistakes = append(mistakes, fmt.Sprintf("--include: unknown field %q (known: %s)", field, strings.Join(snapshot.Includable, ", ")))
+		}
+	}
+	if *assumeRuntime < 0 {
+		mistakes = append(mistakes, fmt.Sprintf("--assume-runtime: must not be negative, got %s", *assumeRuntime))
+	}
 	if *configFile != "" && *defaultConfig {
 		mistakes = append(mistakes, "--config-file and --default-config: give one")
 	}
@@ -80,6 +100,16 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, connect C
 		fmt.Fprintf(stderr, "kubectl-kai: connecting to the cluster: %v\n", err)
 		return 1
 	}
+	if target.kind == "snapshot" {
+		err = writeSnapshot(ctx, stdout, reader, clk.Now(), snapshot.Options{
+			SchedulerName: *schedulerName, AssumeRuntime: *assumeRuntime, Include: *include, Source: contextName(*kubeContext),
+		})
+		if err != nil {
+			fmt.Fprintf(stderr, "kubectl-kai: snapshot: %v\n", err)
+			return 1
+		}
+		return 0
+	}
 	if err := explainTarget(ctx, stdout, reader, target, options{
 		namespace: firstNonEmpty(*namespace, contextNamespace, "default"), mapRef: mapRef, key: *configKey,
 		file: *configFile, builtIn: *defaultConfig, schedulerName: *schedulerName, clock: clk,
@@ -90,18 +120,24 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, connect C
 	return 0
 }
 
-// target is what to explain: a PodGroup or a queue.
+// target is what to explain (a PodGroup or a queue), or the snapshot command.
 type target struct {
 	kind, name string
 }
 
-// parseTarget reads `explain KIND NAME`, listing every mistake.
+// parseTarget reads `explain KIND NAME` or `snapshot`, listing every mistake.
 func parseTarget(args []string) (target, []string) {
 	if len(args) == 0 {
-		return target{}, []string{"a command is needed: explain"}
+		return target{}, []string{"a command is needed: explain or snapshot"}
+	}
+	if args[0] == "snapshot" {
+		if len(args) > 1 {
+			return target{}, []string{fmt.Sprintf("snapshot takes no arguments, got %q (it writes to standard output)", args[1:])}
+		}
+		return target{kind: "snapshot"}, nil
 	}
 	if args[0] != "explain" {
-		return target{}, []string{fmt.Sprintf("unknown command %q (known: explain)", args[0])}
+		return target{}, []string{fmt.Sprintf("unknown command %q (known: explain, snapshot)", args[0])}
 	}
 	if len(args) != 3 {
 		return target{}, []string{"explain takes a kind (podgroup or queue) and a name"}
@@ -149,6 +185,23 @@ func explainTarget(ctx context.Context, w io.Writer, reader client.Reader, t tar
 		namespace, name = o.namespace, t.name
 	}
 	return cluster.PodGroup(ctx, w, api.NewJobID(namespace, name))
+}
+
+// writeSnapshot reads the whole cluster first, so that a failure writes nothing.
+func writeSnapshot(ctx context.Context, w io.Writer, reader client.Reader, now time.Time, opts snapshot.Options) error {
+	cluster, err := snapshot.Read(ctx, reader, now, opts)
+	if err != nil {
+		return err
+	}
+	return cluster.Write(w, opts)
+}
+
+// contextName names the cluster in a snapshot's header: the kubeconfig context given, if any.
+func contextName(kubeContext string) string {
+	if kubeContext == "" {
+		return ""
+	}
+	return "context " + kubeContext
 }
 
 func parseRef(s string) (types.NamespacedName, error) {

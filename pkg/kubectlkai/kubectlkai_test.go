@@ -26,6 +26,7 @@ import (
 	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/kubectlkai"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
 )
 
 var now = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
@@ -229,4 +230,21 @@ func TestExplainQueueOnThePreemptionTree(t *testing.T) {
 		"10m0s from queue p-b: ended at 2026-01-01T12:00:00Z (0s ago)",
 		"resolved: p-leaf2 does not set it → p-c does not set it → p-b sets preemptMinRuntime 10m0s",
 	)
+}
+
+func TestSnapshotCommand(t *testing.T) {
+	_, stderr, code := explain(t, designCluster(t), "snapshot", "today.yaml", "--include", "images,secrets", "--assume-runtime", "-1h")
+	if code != 2 {
+		t.Fatalf("exit %d, want 2", code)
+	}
+	expectLines(t, stderr, `snapshot takes no arguments, got ["today.yaml"] (it writes to standard output)`,
+		`--include: unknown field "secrets" (known: images, env, volumes)`, "--assume-runtime: must not be negative, got -1h0m0s")
+
+	out := explainOK(t, designCluster(t), "snapshot", "--context", "lab")
+	expectLines(t, out, "# kai-sim scenario: a snapshot of context lab at 2026-01-01T12:00:00Z, by kubectl kai snapshot.",
+		"# 1 nodes, 7 queues, 3 jobs (2 running, 1 pending), 0 pods of other schedulers.",
+		"# ns/run2: running for 2m0s on n1; duration assumed: 2h0m0s more (--assume-runtime)")
+	if _, err := sim.Parse([]byte(out)); err != nil {
+		t.Fatalf("kai-sim cannot read the snapshot: %v\n%s", err, out)
+	}
 }

@@ -1,0 +1,277 @@
+package snapshot
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
+	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
+)
+
+// Write writes the cluster as a kai-sim scenario: a header saying what it holds and which
+// jobs run an assumed duration, then the nodes, PriorityClasses, queues, pods of other
+// schedulers, and each job's PodGroup (after a comment on its times) and pods.
+func (c *Cluster) Write(w io.Writer, opts Options) error {
+	out := &writer{w: w}
+	c.header(out, opts)
+	for i := range c.Nodes {
+		out.doc("", node(&c.Nodes[i]))
+	}
+	for i := range c.Classes {
+		pc := &c.Classes[i]
+		out.doc("", &schedulingv1.PriorityClass{TypeMeta: metav1.TypeMeta{APIVersion: "scheduling.k8s.io/v1", Kind: "PriorityClass"},
+			ObjectMeta: metav1.ObjectMeta{Name: pc.Name}, Value: pc.Value})
+	}
+	for i := range c.Queues {
+		q := &c.Queues[i]
+		out.doc("", &v2.Queue{TypeMeta: metav1.TypeMeta{APIVersion: "scheduling.run.ai/v2", Kind: "Queue"},
+			ObjectMeta: metav1.ObjectMeta{Name: q.Name, Labels: q.Labels}, Spec: q.Spec})
+	}
+	for _, pod := range c.Fixed {
+		fixed := exportPod(pod, true, opts.Include)
+		if fixed.Spec.SchedulerName == sim.SchedulerName {
+			// Another scheduler of the same name (--scheduler-name names ours): kai-sim
+			// would take its pod for one of its own jobs.
+			fixed.Spec.SchedulerName += " (another instance)"
+		}
+		out.doc("", fixed)
+	}
+	for _, job := range c.Jobs {
+		out.doc(job.comment(opts), job.podGroup())
+		for _, pod := range job.Pods {
+			own := exportPod(pod, job.Running && pod.DeletionTimestamp == nil, opts.Include)
+			own.Spec.SchedulerName = "" // kai-sim's, whatever the cluster's scheduler is called
+			out.doc("", own)
+		}
+	}
+	return out.err
+}
+
+// header says what the scenario is, what its times mean, and which jobs run an assumed
+// duration or were left out.
+func (c *Cluster) header(out *writer, opts Options) {
+	running := 0
+	var assumed, expected []string
+	for _, j := range c.Jobs {
+		if j.Running {
+			running++
+		}
+		if j.DurationFrom == ExpectedRuntimeAnnotation {
+			expected = append(expected, key(j.Group))
+		} else {
+			assumed = append(assumed, key(j.Group))
+		}
+	}
+	source := ""
+	if opts.Source != "" {
+		source = " of " + opts.Source
+	}
+	out.line("# kai-sim scenario: a snapshot%s at %s, by kubectl kai snapshot.", source, c.At.UTC().Format(time.RFC3339))
+	out.line("# %d nodes, %d queues, %d jobs (%d running, %d pending), %d pods of other schedulers.",
+		len(c.Nodes), len(c.Queues), len(c.Jobs), running, len(c.Jobs)-running, len(c.Fixed))
+	out.line("# Times count from the snapshot: a running job says how long it has run")
+	out.line("# (%s), which carries its min-runtime protection over; a pending", sim.RunningForAnnotation)
+	out.line("# job how long ago it was submitted (a negative %s).", sim.SubmitAtAnnotation)
+	out.line("# Durations: %d jobs from %s; %d assumed (%s).", len(expected), ExpectedRuntimeAnnotation, len(assumed), assumption(opts.AssumeRuntime))
+	if len(assumed) > 0 {
+		out.line("# Assumed: %s", strings.Join(assumed, ", "))
+	}
+	for _, left := range c.Left {
+		out.line("# Not exported: %s", left)
+	}
+	out.line("# Run: kai-sim --scheduler-conf CONFIG.yaml THIS-FILE.yaml")
+}
+
+func assumption(d time.Duration) string {
+	if d == 0 {
+		return "--assume-runtime 0: they never finish"
+	}
+	return fmt.Sprintf("--assume-runtime %s: %s from the snapshot on", d, d)
+}
+
+// comment tells, above a job's PodGroup, what the scenario makes of it.
+func (j *Job) comment(opts Options) string {
+	var b strings.Builder
+	if j.Running {
+		fmt.Fprintf(&b, "# %s: running for %s on %s", key(j.Group), j.RunningFor, strings.Join(j.Nodes, ", "))
+		if j.StartNote != "" {
+			fmt.Fprintf(&b, " (%s)", j.StartNote)
+		}
+	} else {
+		fmt.Fprintf(&b, "# %s: pending for %s", key(j.Group), j.Age)
+	}
+	switch {
+	case j.DurationFrom == ExpectedRuntimeAnnotation && j.Running && j.Duration > 0 && j.RunningFor >= j.Duration:
+		fmt.Fprintf(&b, "; ran past its expected %s, so it finishes as the simulation starts", j.Duration)
+	case j.DurationFrom == ExpectedRuntimeAnnotation:
+		fmt.Fprintf(&b, "; runs %s in all (%s)", j.Duration, ExpectedRuntimeAnnotation)
+	case j.Duration == 0:
+		b.WriteString("; duration assumed: never finishes")
+	default:
+		fmt.Fprintf(&b, "; duration assumed: %s more (--assume-runtime)", opts.AssumeRuntime)
+	}
+	if j.Why != "" {
+		fmt.Fprintf(&b, "\n#   %s is unusable: %s", ExpectedRuntimeAnnotation, j.Why)
+	}
+	return b.String()
+}
+
+// podGroup is the job's PodGroup with its times as simulation annotations. Of the live
+// annotations it keeps those of the scheduler (kai.scheduler/, but not the start stamp, an
+// absolute time) and the simulation hints a user may have put on the workload (startup,
+// checkpoint interval).
+func (j *Job) podGroup() *v2alpha2.PodGroup {
+	annotations := map[string]string{}
+	for k, v := range j.Group.Annotations {
+		keep := strings.HasPrefix(k, "kai.scheduler/") && k != scheduling.LastStartTimestampAnnotation
+		keep = keep || k == sim.StartupAnnotation || k == sim.CheckpointIntervalAnnotation
+		if keep {
+			annotations[k] = v
+		}
+	}
+	annotations[sim.SubmitAtAnnotation] = (-j.Age).String()
+	if j.Running {
+		annotations[sim.RunningForAnnotation] = j.RunningFor.String()
+	}
+	if j.Duration > 0 {
+		annotations[sim.DurationAnnotation] = j.Duration.String()
+	}
+	return &v2alpha2.PodGroup{TypeMeta: metav1.TypeMeta{APIVersion: "scheduling.run.ai/v2alpha2", Kind: "PodGroup"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: j.Group.Namespace, Name: j.Group.Name, Labels: j.Group.Labels, Annotations: annotations},
+		Spec:       j.Group.Spec}
+}
+
+func node(n *v1.Node) *v1.Node {
+	return &v1.Node{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Node"},
+		ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: n.Labels},
+		Spec:       v1.NodeSpec{Taints: n.Spec.Taints, Unschedulable: n.Spec.Unschedulable},
+		Status:     v1.NodeStatus{Allocatable: n.Status.Allocatable}}
+}
+
+// exportPod keeps of a pod what decides where it may go and what it holds: labels (other
+// pods' affinity matches them), the pod-group and scheduler annotations, and the spec's
+// placement fields and containers' names, resources and ports. onNode keeps its node.
+// Images, environment and volumes are exported only when included.
+func exportPod(pod *v1.Pod, onNode bool, include []string) *v1.Pod {
+	annotations := map[string]string{}
+	for k, v := range pod.Annotations {
+		if k == scheduling.PodGroupNameAnnotation || strings.HasPrefix(k, "kai.scheduler/") {
+			annotations[k] = v
+		}
+	}
+	s := &pod.Spec
+	spec := v1.PodSpec{
+		SchedulerName: s.SchedulerName, PriorityClassName: s.PriorityClassName,
+		NodeSelector: s.NodeSelector, Affinity: s.Affinity, Tolerations: s.Tolerations,
+		TopologySpreadConstraints: s.TopologySpreadConstraints, SchedulingGates: s.SchedulingGates,
+		Overhead: s.Overhead, Resources: s.Resources, HostNetwork: s.HostNetwork,
+		TerminationGracePeriodSeconds: s.TerminationGracePeriodSeconds,
+		InitContainers:                containers(s.InitContainers, include), Containers: containers(s.Containers, include),
+	}
+	if onNode {
+		spec.NodeName = s.NodeName
+	}
+	if slices.Contains(include, "volumes") {
+		spec.Volumes = s.Volumes
+	}
+	return &v1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, Labels: pod.Labels, Annotations: annotations},
+		Spec:       spec}
+}
+
+func containers(in []v1.Container, include []string) []v1.Container {
+	out := make([]v1.Container, 0, len(in))
+	for _, c := range in {
+		kept := v1.Container{Name: c.Name, Resources: c.Resources, Ports: c.Ports, RestartPolicy: c.RestartPolicy}
+		if slices.Contains(include, "images") {
+			kept.Image = c.Image
+		}
+		if slices.Contains(include, "env") {
+			kept.Env, kept.EnvFrom = c.Env, c.EnvFrom
+		}
+		if slices.Contains(include, "volumes") {
+			kept.VolumeMounts = c.VolumeMounts
+		}
+		out = append(out, kept)
+	}
+	return out
+}
+
+// writer writes documents, keeping the first error.
+type writer struct {
+	w     io.Writer
+	err   error
+	first bool
+}
+
+func (o *writer) line(format string, args ...any) {
+	if o.err == nil {
+		_, o.err = fmt.Fprintf(o.w, format+"\n", args...)
+	}
+}
+
+// doc writes one document, after a comment, without the nulls typed objects carry
+// (creationTimestamp: null). Nothing else empty is dropped: an empty label selector matches
+// every pod, where a missing one matches none.
+func (o *writer) doc(comment string, obj any) {
+	if o.err != nil {
+		return
+	}
+	raw, err := json.Marshal(obj)
+	if err != nil {
+		o.err = err
+		return
+	}
+	var tree map[string]any
+	if o.err = json.Unmarshal(raw, &tree); o.err != nil {
+		return
+	}
+	// Of a status only a node's allocatable resources are scheduling's input: the rest is
+	// what the cluster did, which the simulation does again.
+	status, _ := tree["status"].(map[string]any)
+	delete(tree, "status")
+	if _, isNode := obj.(*v1.Node); isNode {
+		tree["status"] = map[string]any{"allocatable": status["allocatable"]}
+	}
+	data, err := yaml.Marshal(dropNulls(tree))
+	if err != nil {
+		o.err = err
+		return
+	}
+	o.line("---")
+	if comment != "" {
+		o.line("%s", comment)
+	}
+	_, o.err = o.w.Write(data)
+}
+
+// dropNulls drops the null fields of objects, at every depth: in Kubernetes objects a null
+// field is an absent one.
+func dropNulls(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, child := range t {
+			if child == nil {
+				delete(t, k)
+			} else {
+				t[k] = dropNulls(child)
+			}
+		}
+	case []any:
+		for i, child := range t {
+			t[i] = dropNulls(child)
+		}
+	}
+	return v
+}

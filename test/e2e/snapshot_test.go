@@ -1,0 +1,213 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
+	"github.com/kai-minruntime/kai-scheduler/pkg/kubectlkai"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
+)
+
+const snapshotConfig = `actions: "allocate, reclaim, preempt"
+tiers:
+- plugins:
+  - name: priority
+  - name: proportion
+  - name: minruntime
+  - name: predicates
+  - name: nodeplacement
+`
+
+var _ = Describe("kubectl kai snapshot", func() {
+	It("writes a cluster on which kai-sim's first cycle decides as the scheduler did: the same victim evicted, the same refused, the same protection ends", func() {
+		const ns = "snapshot"
+		createNamespace(ns)
+		file := filepath.Join(GinkgoT().TempDir(), "scheduler-config.yaml")
+		Expect(os.WriteFile(file, []byte(snapshotConfig), 0o600)).To(Succeed())
+		opts := schedulerOptions(file)
+		createNode("snap-n1", 4)
+		createNode("snap-n2", 4)
+		// Research borrows every GPU in two queues: one protects its jobs for 10 minutes
+		// against reclaim, the other not at all. prod owns the GPUs and wants them back.
+		createQueue("snap-prod", 8, nil)
+		createQueue("snap-free", 0, func(s *v2.QueueSpec) { s.ReclaimMinRuntime = minutes(0) })
+		createQueue("snap-held", 0, func(s *v2.QueueSpec) { s.ReclaimMinRuntime = minutes(10) })
+		createBoundJob(ns, "free", "snap-free", "snap-n1", 4)
+		createBoundJob(ns, "held", "snap-held", "snap-n2", 4)
+		Eventually(runningPods(ns, "free")).Should(Equal(1))
+		Eventually(runningPods(ns, "held")).Should(Equal(1))
+		// A few seconds of running, so that a snapshot that lost how long a job has run
+		// would show its protection ending that much later.
+		Eventually(ranFor(ns, "held-0")).Should(BeNumerically(">=", 3*time.Second))
+		createJob(ns, "first", "snap-prod", "train", 1, 1, 4)
+		createJob(ns, "second", "snap-prod", "train", 1, 1, 4)
+
+		By("snapshotting the cluster before the scheduler has seen it, and running kai-sim's first cycle on it")
+		at, scenario := takeSnapshot()
+		simulated := firstCycle(scenario, opts.NodePoolLabelKey)
+
+		By("running the scheduler on the cluster")
+		DeferCleanup(startScheduler(opts))
+		Eventually(pendingMessage(ns, "second")).Should(ContainSubstring("victims are protected by min-runtime"))
+		Eventually(podGone(ns, "free-0")).Should(BeTrue(), "reclaim evicts the unprotected job for first")
+		Expect(podGone(ns, "held-0")()).To(BeFalse())
+
+		Expect(simulated.evicted).To(Equal([]string{ns + "/free free-0 for " + ns + "/first"}),
+			"kai-sim evicts what the scheduler evicted, for the same job")
+		Expect(simulated.waiting[ns+"/second"]).To(Equal(relativeReasons(ns, "second", at)),
+			"kai-sim refuses second the protected victim the scheduler refused it, until the same moment")
+		Expect(simulated.protection[ns+"/held"]).To(Equal(relativeProtection(ns, "held", at)),
+			"held's protection ends as long after the snapshot in kai-sim as on the cluster")
+
+		By("snapshotting again once first runs: the first cycle changes nothing, as the scheduler changes nothing")
+		Eventually(runningPods(ns, "first")).Should(Equal(1))
+		Eventually(minRuntimeStatus(ns, "first")).ShouldNot(BeNil())
+		at, scenario = takeSnapshot()
+		simulated = firstCycle(scenario, opts.NodePoolLabelKey)
+		Expect(simulated.evicted).To(BeEmpty())
+		Expect(simulated.waiting[ns+"/second"]).To(Equal(relativeReasons(ns, "second", at)))
+		for _, job := range []string{"held", "first"} {
+			real := relativeProtection(ns, job, at)
+			// The scheduler stamped first's start itself, to the nanosecond: its status shows
+			// the start rounded down, the snapshot counts from it rounded up. The ends agree.
+			Expect(simulated.protection[ns+"/"+job].Start).To(BeNumerically("~", real.Start, 1))
+			simulated.protection[ns+"/"+job].Start = real.Start
+			Expect(simulated.protection[ns+"/"+job]).To(Equal(real), "the protection of %s", job)
+		}
+	})
+})
+
+func minutes(n int) *metav1.Duration {
+	return &metav1.Duration{Duration: time.Duration(n) * time.Minute}
+}
+
+// createBoundJob creates a job whose one pod is already on node, as a job the scheduler
+// placed before it restarted: the test kubelet runs it.
+func createBoundJob(namespace, name, queue, node string, gpus int64) {
+	pg := &v2alpha2.PodGroup{}
+	pg.Namespace, pg.Name = namespace, name
+	pg.Spec = v2alpha2.PodGroupSpec{MinMember: 1, Queue: queue, PriorityClassName: "train"}
+	Expect(k8sClient.Create(suiteCtx, pg)).To(Succeed())
+	cleanUp(pg)
+	pod := newPod(namespace, name+"-0", gpus, map[string]string{"pod-group-name": name}, nil)
+	pod.Spec.NodeName = node
+	Expect(k8sClient.Create(suiteCtx, pod)).To(Succeed())
+	cleanUp(pod)
+}
+
+// takeSnapshot runs kubectl kai snapshot and returns the moment it is of (the next whole
+// second) and what it wrote.
+func takeSnapshot() (time.Time, string) {
+	now := time.Now()
+	at := now.Truncate(time.Second)
+	if !at.Equal(now) {
+		at = at.Add(time.Second)
+	}
+	var stdout, stderr bytes.Buffer
+	connect := func(string, string) (client.Reader, string, error) { return k8sClient, "default", nil }
+	code := kubectlkai.Run(suiteCtx, []string{"snapshot"}, &stdout, &stderr, connect, clocktesting.NewFakePassiveClock(now))
+	Expect(code).To(BeZero(), stderr.String())
+	Expect(stdout.String()).To(HavePrefix("# kai-sim scenario: a snapshot at " + at.UTC().Format(time.RFC3339)))
+	return at, stdout.String()
+}
+
+// simulatedCycle is what kai-sim's first cycle decided: evictions ("job pod for preemptor"),
+// the reasons each waiting job gives, and each running job's protection.
+type simulatedCycle struct {
+	evicted    []string
+	waiting    map[string][]string
+	protection map[string]*sim.Protection
+}
+
+func firstCycle(scenario, poolKey string) simulatedCycle {
+	sc, err := sim.Parse([]byte(scenario))
+	Expect(err).NotTo(HaveOccurred(), scenario)
+	result, err := sim.Run(context.Background(), sc, sim.Options{Config: []byte(snapshotConfig), Until: time.Second / 2, NodePoolLabelKey: poolKey})
+	Expect(err).NotTo(HaveOccurred())
+	c := simulatedCycle{evicted: []string{}, waiting: map[string][]string{}, protection: map[string]*sim.Protection{}}
+	for _, e := range result.Events {
+		if e.Type == sim.EventEvict {
+			c.evicted = append(c.evicted, e.PodGroup+" "+e.Pod+" for "+e.Preemptor)
+		}
+	}
+	for _, j := range result.Jobs {
+		if len(j.Waiting) > 0 {
+			c.waiting[j.PodGroup] = relativeTimes(j.Waiting, sim.Start)
+		}
+		c.protection[j.PodGroup] = j.Protection
+	}
+	return c
+}
+
+// relativeReasons are the reasons a job's PodGroup gives on the cluster, with every time
+// written as seconds from the snapshot.
+func relativeReasons(namespace, name string, at time.Time) []string {
+	pg := &v2alpha2.PodGroup{}
+	Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: namespace, Name: name}, pg)).To(Succeed())
+	var reasons []string
+	for _, c := range pg.Status.SchedulingConditions {
+		for _, r := range c.Reasons {
+			reasons = append(reasons, r.Message)
+		}
+	}
+	return relativeTimes(reasons, at)
+}
+
+func relativeProtection(namespace, name string, at time.Time) *sim.Protection {
+	return sim.ProtectionOf(minRuntimeStatus(namespace, name)(), at)
+}
+
+var rfc3339 = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ`)
+
+// relativeTimes rewrites the times in messages as durations from origin, and sorts them.
+func relativeTimes(messages []string, origin time.Time) []string {
+	out := make([]string, 0, len(messages))
+	for _, m := range messages {
+		out = append(out, rfc3339.ReplaceAllStringFunc(m, func(s string) string {
+			t, err := time.Parse(time.RFC3339, s)
+			Expect(err).NotTo(HaveOccurred())
+			return "start+" + t.Sub(origin).String()
+		}))
+	}
+	sort.Strings(out)
+	return out
+}
+
+func podGone(namespace, name string) func() bool {
+	return func() bool {
+		pod := &v1.Pod{}
+		err := k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: namespace, Name: name}, pod)
+		if apierrors.IsNotFound(err) {
+			return true
+		}
+		Expect(err).NotTo(HaveOccurred())
+		return pod.DeletionTimestamp != nil
+	}
+}
+
+// ranFor is how long a pod has run, by its reported start.
+func ranFor(namespace, name string) func() time.Duration {
+	return func() time.Duration {
+		pod := &v1.Pod{}
+		Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: namespace, Name: name}, pod)).To(Succeed())
+		if pod.Status.StartTime == nil {
+			return 0
+		}
+		return time.Since(pod.Status.StartTime.Time)
+	}
+}
