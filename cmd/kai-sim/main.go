@@ -40,6 +40,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	poolKey := flags.String("nodepool-label-key", scheduling.NodePoolLabel, "Label that assigns Nodes, Queues and PodGroups to node pools, as kai-scheduler's flag: one scheduler runs per pool. Empty runs one scheduler for everything.")
 	poolConfs := flags.StringArray("pool-conf", nil, "POOL=FILE: the scheduler configuration of one node pool (repeatable); pools without one run --scheduler-conf.")
 	compare := flags.String("compare", "", "Also run the scenario under this scheduler configuration, and compare the two runs side by side (table, JSON, plot).")
+	compareScenario := flags.String("compare-scenario", "", "Also run this other scenario (the same cluster with other queue settings, say) under the same configuration, and compare the two runs side by side.")
 	plot := flags.String("plot", "", "Also write a chart of GPUs per queue over time, with evictions marked, to this SVG file.")
 	arrivals := flags.StringArray("arrivals", nil, "FILE of PodGroups and Pods submitted at or after the start, merged into the scenario (repeatable).")
 	repeatPending := flags.String("repeat-pending", "", "N/DURATION (6/h, 1/30m): submit copies of the scenario's pending jobs at this rate, in turn, up to --until.")
@@ -91,6 +92,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 			mistakes = append(mistakes, "--repeat-pending: needs --until, or copies would be submitted forever")
 		}
 	}
+	if *compare != "" && *compareScenario != "" {
+		mistakes = append(mistakes, "--compare and --compare-scenario: give one (a comparison has two runs)")
+	}
+	if *compareScenario != "" && flags.NArg() == 0 {
+		mistakes = append(mistakes, "--compare-scenario compares with a scenario file, and none is given")
+	}
 	if (len(*arrivals) > 0 || *repeatPending != "") && flags.NArg() == 0 {
 		mistakes = append(mistakes, "--arrivals and --repeat-pending add jobs to a scenario file, and none is given")
 	}
@@ -126,7 +133,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			current.name = "built-in configuration"
 		}
 		opts := sim.Options{Until: *until, Period: *period, NodePoolLabelKey: *poolKey, PoolConfigs: poolData}
-		err = runFile(stdout, flags.Arg(0), *arrivals, additions, opts, current, other, *output, *plot)
+		err = runFile(stdout, flags.Arg(0), *arrivals, additions, opts, current, comparison{config: other, scenario: *compareScenario}, *output, *plot)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, err)
@@ -163,15 +170,17 @@ type variant struct {
 	config []byte
 }
 
+// comparison is what a scenario file's run is compared with: the same scenario under another
+// configuration, or another scenario under the same one; neither for a single run.
+type comparison struct {
+	config   *variant
+	scenario string
+}
+
 // runFile runs a scenario file, with the jobs of its arrivals files and repeats added, under
-// the current configuration, and, with --compare, under the other one too.
+// the current configuration, and compares it as asked.
 func runFile(stdout io.Writer, path string, arrivalsFiles []string, additions sim.Additions, opts sim.Options,
-	current variant, other *variant, output, plot string) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	scenario := sim.File{Name: path, Data: data}
+	current variant, compare comparison, output, plot string) error {
 	for _, name := range arrivalsFiles {
 		data, err := os.ReadFile(name)
 		if err != nil {
@@ -179,7 +188,14 @@ func runFile(stdout io.Writer, path string, arrivalsFiles []string, additions si
 		}
 		additions.Arrivals = append(additions.Arrivals, sim.File{Name: name, Data: data})
 	}
-	sc, description, err := sim.Load(scenario, additions)
+	load := func(path string) (*sim.Scenario, string, error) {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, "", err
+		}
+		return sim.Load(sim.File{Name: path, Data: data}, additions)
+	}
+	sc, description, err := load(path)
 	if err != nil {
 		return err
 	}
@@ -188,24 +204,35 @@ func runFile(stdout io.Writer, path string, arrivalsFiles []string, additions si
 	if len(additions.Arrivals) > 0 || additions.Repeat.Count > 0 {
 		intro = "Scenario: " + description + "\n\n"
 	}
-	if other != nil {
-		// The first run takes the scenario loaded above, the second loads its own.
+	if compare.config != nil || compare.scenario != "" {
+		second := path
+		var variants []sim.Variant
+		var heading string
+		if compare.config != nil {
+			variants = []sim.Variant{{Name: current.name, Config: current.config}, {Name: compare.config.name, Config: compare.config.config}}
+			heading = fmt.Sprintf("%s under %s and %s.", path, current.name, compare.config.name)
+		} else {
+			second = compare.scenario
+			variants = []sim.Variant{{Name: path, Config: current.config}, {Name: second, Config: current.config}}
+			heading = fmt.Sprintf("%s and %s under %s.", path, second, current.name)
+		}
+		// Each run has a scenario of its own, as a run changes the objects it is given: the
+		// first takes the one loaded above.
 		first := sc
-		load := func() (*sim.Scenario, error) {
+		next := func() (*sim.Scenario, error) {
 			if first != nil {
 				loaded := first
 				first = nil
 				return loaded, nil
 			}
-			loaded, _, err := sim.Load(scenario, additions)
+			loaded, _, err := load(second)
 			return loaded, err
 		}
-		variants, err := sim.CompareScenarios(context.Background(), load, opts, []sim.Variant{
-			{Name: current.name, Config: current.config}, {Name: other.name, Config: other.config}})
+		variants, err := sim.CompareScenarios(context.Background(), next, opts, variants)
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
-		return writeVariants(stdout, variants, output, plot, fmt.Sprintf("%s%s under %s and %s.", intro, path, current.name, other.name))
+		return writeVariants(stdout, variants, output, plot, intro+heading)
 	}
 	opts.Config = current.config
 	result, err := sim.Run(context.Background(), sc, opts)

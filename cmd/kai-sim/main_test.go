@@ -82,6 +82,8 @@ func TestFlagsThatCannotBeRightAreRefused(t *testing.T) {
 		{[]string{"--repeat-pending", "0/h", "--until", "1h", "x.yaml"}, `kai-sim: --repeat-pending: want N/DURATION such as 6/h or 1/30m, got "0/h": N must be a positive integer`},
 		{[]string{"--repeat-pending", "6/1x", "--until", "1h", "x.yaml"}, `kai-sim: --repeat-pending: want N/DURATION such as 6/h or 1/30m, got "6/1x": invalid duration "1x"`},
 		{[]string{"--arrivals", "a.yaml"}, "kai-sim: --arrivals and --repeat-pending add jobs to a scenario file, and none is given"},
+		{[]string{"--compare", "c.yaml", "--compare-scenario", "b.yaml", "a.yaml"}, "kai-sim: --compare and --compare-scenario: give one (a comparison has two runs)"},
+		{[]string{"--compare-scenario", "b.yaml"}, "kai-sim: --compare-scenario compares with a scenario file, and none is given"},
 	} {
 		var out, errs bytes.Buffer
 		if code := run(tc.args, &out, &errs); code != 2 || !strings.Contains(errs.String(), tc.want) {
@@ -330,5 +332,41 @@ func TestArrivalGivenTwiceNamesBothFiles(t *testing.T) {
 	}
 	if want := arrivals + ": PodGroup prod/eval is also in " + scenario + "\n"; errs.String() != want {
 		t.Errorf("stderr %q, want %q", errs.String(), want)
+	}
+}
+
+// Two scenarios of one cluster, differing only in a queue's reclaimMinRuntime, compare side by
+// side under one configuration: with 10 minutes instead of an hour, train is reclaimed at
+// once (it has run 55 minutes) and prod waits 5 minutes less.
+func TestCompareScenarioRunsBothUnderOneConfiguration(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "docs", "examples", "sim", "running-jobs.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hour := filepath.Join(t.TempDir(), "hour.yaml")
+	tenMinutes := filepath.Join(t.TempDir(), "ten-minutes.yaml")
+	if err := os.WriteFile(hour, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	changed := strings.Replace(string(data), "reclaimMinRuntime: 1h", "reclaimMinRuntime: 10m", 1)
+	if changed == string(data) {
+		t.Fatal("running-jobs.yaml no longer sets research's reclaimMinRuntime to 1h")
+	}
+	if err := os.WriteFile(tenMinutes, []byte(changed), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errs bytes.Buffer
+	if code := run([]string{"--compare-scenario", tenMinutes, hour}, &out, &errs); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs.String())
+	}
+	for _, want := range []string{
+		hour + " and " + tenMinutes + " under built-in configuration.",
+		"mean wait, prod",
+		"0:15:01",
+		"0:10:01     -0:05:00",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
 	}
 }
