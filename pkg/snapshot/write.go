@@ -90,7 +90,7 @@ func (c *Cluster) header(out *writer, opts Options) {
 	for _, left := range c.Left {
 		out.line("# Not exported: %s", left)
 	}
-	out.line("# Run: kai-sim --scheduler-conf CONFIG.yaml THIS-FILE.yaml")
+	out.line("# Run: kai-sim --scheduler-conf <the scheduler's configuration> <this file>")
 }
 
 func assumption(d time.Duration) string {
