@@ -30,7 +30,11 @@ func (e *engine) report() *Result {
 		if js.firstStart != nil {
 			s := e.seconds(*js.firstStart)
 			jr.FirstStart = &s
-			waits[key] = append(waits[key], s-jr.Submitted)
+			if !js.spec.Running {
+				// A job running at the start waited before it: no run of the scenario
+				// changes that wait, which would only dilute the difference between runs.
+				waits[key] = append(waits[key], s-jr.Submitted)
+			}
 		}
 		if js.completed != nil {
 			c := e.seconds(*js.completed)

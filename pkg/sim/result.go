@@ -93,8 +93,9 @@ type QueueReport struct {
 	Completed        int     `json:"completed"`
 	Evictions        int     `json:"evictions"`
 	WastedGPUSeconds float64 `json:"wastedGPUSeconds"`
-	// Started counts the jobs that started; MeanWaitSeconds is their mean time from
-	// submission to first start (0 when none started).
+	// Started counts the jobs that started, not counting those running at the start (their
+	// wait is history); MeanWaitSeconds is their mean time from submission to first start
+	// (0 when none started).
 	Started         int     `json:"started"`
 	MeanWaitSeconds float64 `json:"meanWaitSeconds"`
 }

@@ -60,6 +60,11 @@ func TestRunningJobsKeepTheirProtection(t *testing.T) {
 	if got := jobReport(t, whole, "research/train").WastedGPUSeconds; got != 4*3600 {
 		t.Fatalf("train wasted %v GPU-seconds, want %v", got, 4*3600)
 	}
+	for _, q := range whole.Totals.Queues {
+		if q.Queue == "research" && q.Started != 0 {
+			t.Errorf("research counts %d started jobs: both ran before the start, and their waits are history", q.Started)
+		}
+	}
 	if evalRun := jobReport(t, whole, "prod/eval"); evalRun.FirstStart == nil || *evalRun.FirstStart != 301 {
 		t.Fatalf("eval started at %v: want 301 s, after the 2 GPUs of the inference server stayed taken", evalRun.FirstStart)
 	}

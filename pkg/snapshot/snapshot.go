@@ -17,12 +17,11 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/conf"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/plugins/minruntime"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
 )
 
-// ExpectedRuntimeAnnotation on a PodGroup (or, when the PodGroup has none, on one of its
-// pods, where a workload's pod template puts it) says how long the job runs in all, from
-// its start: the duration the snapshot gives it.
-const ExpectedRuntimeAnnotation = "kai.scheduler/expected-runtime"
+// ExpectedRuntimeAnnotation gives a job its duration (see scheduling.ExpectedRuntimeAnnotation).
+const ExpectedRuntimeAnnotation = scheduling.ExpectedRuntimeAnnotation
 
 // Options say what to export and how.
 type Options struct {
@@ -54,7 +53,8 @@ type Cluster struct {
 	Jobs    []*Job
 	// Fixed are the running pods of other schedulers.
 	Fixed []*v1.Pod
-	// Left are the objects not exported, each with why.
+	// Left are the pods not exported as the cluster has them, each with why and what became
+	// of it.
 	Left []string
 }
 
@@ -68,6 +68,10 @@ type Job struct {
 	RunningFor time.Duration
 	StartNote  string
 	Nodes      []string // the nodes its pods are on, sorted, once each
+	OnNodes    int      // how many of its pods are on them
+	// Startup is the simulation hint sim.kai.scheduler/startup the live PodGroup carries:
+	// kai-sim's duration is the work after it.
+	Startup time.Duration
 	// Age is how long ago the PodGroup was created.
 	Age time.Duration
 	// Duration is the scenario's sim.kai.scheduler/duration (0: never finishes), from
@@ -90,8 +94,15 @@ func Read(ctx context.Context, reader client.Reader, now time.Time, opts Options
 			return nil, fmt.Errorf("listing %T: %w", list, err)
 		}
 	}
-	// The scheduler's own view gives each running job the start min-runtime counts from.
-	view, _, err := (&cache.Builder{Reader: reader, SchedulerName: opts.SchedulerName}).Snapshot(ctx)
+	// The scheduler's own view of the same objects gives each running job the start
+	// min-runtime counts from: listing again would be another moment.
+	store := cache.NewStore(opts.SchedulerName, scheduling.NodePool{})
+	for _, objs := range [][]client.Object{items(nodes.Items), items(classes.Items), items(queues.Items), items(groups.Items), items(pods.Items)} {
+		for _, o := range objs {
+			store.Upsert(o)
+		}
+	}
+	view, _, err := (&cache.Builder{Store: store}).Snapshot(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("reading the cluster as the scheduler does: %w", err)
 	}
@@ -116,7 +127,7 @@ func Read(ctx context.Context, reader client.Reader, now time.Time, opts Options
 			continue // finished: holds nothing
 		}
 		if pod.Spec.NodeName != "" && !known[pod.Spec.NodeName] {
-			c.Left = append(c.Left, fmt.Sprintf("pod %s: on node %s, which is gone", key(pod), pod.Spec.NodeName))
+			c.Left = append(c.Left, fmt.Sprintf("pod %s: on node %s, which is gone; not exported", key(pod), pod.Spec.NodeName))
 			continue
 		}
 		if pod.Spec.SchedulerName != opts.SchedulerName {
@@ -132,7 +143,13 @@ func Read(ctx context.Context, reader client.Reader, now time.Time, opts Options
 			if group != "" {
 				why = "its PodGroup " + pod.Namespace + "/" + group + " does not exist"
 			}
-			c.Left = append(c.Left, fmt.Sprintf("pod %s: %s", key(pod), why))
+			if pod.Spec.NodeName != "" && pod.DeletionTimestamp == nil {
+				// The scheduler still charges its node for it, and so must the simulation.
+				c.Fixed = append(c.Fixed, pod)
+				c.Left = append(c.Left, fmt.Sprintf("pod %s: %s; written as holding its node, as a pod of another scheduler", key(pod), why))
+				continue
+			}
+			c.Left = append(c.Left, fmt.Sprintf("pod %s: %s; not exported", key(pod), why))
 			continue
 		}
 		job.Pods = append(job.Pods, pod)
@@ -165,7 +182,11 @@ func (c *Cluster) describe(job *Job, info *api.JobInfo, assume time.Duration) {
 	for _, pod := range job.Pods {
 		if pod.Spec.NodeName != "" && pod.DeletionTimestamp == nil {
 			nodes[pod.Spec.NodeName] = true
+			job.OnNodes++
 		}
+	}
+	if value, ok := job.Group.Annotations[sim.StartupAnnotation]; ok {
+		job.Startup, _ = conf.ParseNonNegativeDuration(sim.StartupAnnotation, value) // kai-sim names a bad one
 	}
 	for n := range nodes {
 		job.Nodes = append(job.Nodes, n)
@@ -231,6 +252,18 @@ func expectedRuntime(job *Job) (time.Duration, bool, error) {
 		return d, true, nil
 	}
 	return 0, false, nil
+}
+
+// items are pointers to the items of a list, as objects.
+func items[T any, PT interface {
+	*T
+	client.Object
+}](list []T) []client.Object {
+	out := make([]client.Object, len(list))
+	for i := range list {
+		out[i] = PT(&list[i])
+	}
+	return out
 }
 
 func wholeSecondUp(t time.Time) time.Time {

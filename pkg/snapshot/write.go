@@ -40,11 +40,12 @@ func (c *Cluster) Write(w io.Writer, opts Options) error {
 	}
 	for _, pod := range c.Fixed {
 		fixed := exportPod(pod, true, opts.Include)
-		if fixed.Spec.SchedulerName == sim.SchedulerName {
-			// Another scheduler of the same name (--scheduler-name names ours): kai-sim
-			// would take its pod for one of its own jobs.
-			fixed.Spec.SchedulerName += " (another instance)"
+		if fixed.Spec.SchedulerName == sim.SchedulerName || fixed.Spec.SchedulerName == "" {
+			// kai-sim would take it for a pod of its own jobs: a pod of ours without a
+			// PodGroup, or of another scheduler of kai-sim's name. It only holds its node.
+			fixed.Spec.SchedulerName = sim.SchedulerName + " (not a job's)"
 		}
+		delete(fixed.Annotations, scheduling.PodGroupNameAnnotation)
 		out.doc("", fixed)
 	}
 	for _, job := range c.Jobs {
@@ -78,7 +79,7 @@ func (c *Cluster) header(out *writer, opts Options) {
 		source = " of " + opts.Source
 	}
 	out.line("# kai-sim scenario: a snapshot%s at %s, by kubectl kai snapshot.", source, c.At.UTC().Format(time.RFC3339))
-	out.line("# %d nodes, %d queues, %d jobs (%d running, %d pending), %d pods of other schedulers.",
+	out.line("# %d nodes, %d queues, %d jobs (%d running, %d pending), %d pods that only hold their nodes.",
 		len(c.Nodes), len(c.Queues), len(c.Jobs), running, len(c.Jobs)-running, len(c.Fixed))
 	out.line("# Times count from the snapshot: a running job says how long it has run")
 	out.line("# (%s), which carries its min-runtime protection over; a pending", sim.RunningForAnnotation)
@@ -88,7 +89,7 @@ func (c *Cluster) header(out *writer, opts Options) {
 		out.line("# Assumed: %s", strings.Join(assumed, ", "))
 	}
 	for _, left := range c.Left {
-		out.line("# Not exported: %s", left)
+		out.line("# %s", left)
 	}
 	out.line("# Run: kai-sim --scheduler-conf <the scheduler's configuration> <this file>")
 }
@@ -107,6 +108,9 @@ func (j *Job) comment(opts Options) string {
 		fmt.Fprintf(&b, "# %s: running for %s on %s", key(j.Group), j.RunningFor, strings.Join(j.Nodes, ", "))
 		if j.StartNote != "" {
 			fmt.Fprintf(&b, " (%s)", j.StartNote)
+		}
+		if minimum := max(j.Group.Spec.MinMember, 1); int32(j.OnNodes) < minimum {
+			fmt.Fprintf(&b, "; only %d of the %d pods its gang needs are on nodes: they hold them, and it waits for the rest", j.OnNodes, minimum)
 		}
 	} else {
 		fmt.Fprintf(&b, "# %s: pending for %s", key(j.Group), j.Age)
@@ -145,7 +149,8 @@ func (j *Job) podGroup() *v2alpha2.PodGroup {
 		annotations[sim.RunningForAnnotation] = j.RunningFor.String()
 	}
 	if j.Duration > 0 {
-		annotations[sim.DurationAnnotation] = j.Duration.String()
+		// kai-sim's duration is the work done after each start's startup.
+		annotations[sim.DurationAnnotation] = max(j.Duration-j.Startup, time.Second).String()
 	}
 	return &v2alpha2.PodGroup{TypeMeta: metav1.TypeMeta{APIVersion: "scheduling.run.ai/v2alpha2", Kind: "PodGroup"},
 		ObjectMeta: metav1.ObjectMeta{Namespace: j.Group.Namespace, Name: j.Group.Name, Labels: j.Group.Labels, Annotations: annotations},

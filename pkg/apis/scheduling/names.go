@@ -13,6 +13,11 @@ const (
 	// LastStartTimestampAnnotation on a PodGroup records, in RFC3339, when the job last went
 	// from zero to a running gang. Min-runtime protection counts from it.
 	LastStartTimestampAnnotation = "kai.scheduler/last-start-timestamp"
+	// ExpectedRuntimeAnnotation on a PodGroup (or, when the PodGroup has none, on one of its
+	// pods, where a workload's pod template puts it) says how long the job runs in all, from
+	// its start. The scheduler does not read it: kubectl kai snapshot gives kai-sim the
+	// job's duration from it.
+	ExpectedRuntimeAnnotation = "kai.scheduler/expected-runtime"
 	// PreemptibilityLabel on a Pod or owner is "preemptible" or "non-preemptible".
 	PreemptibilityLabel = "kai.scheduler/preemptibility"
 	// SubGroupLabel on a Pod names its sub-group within the PodGroup.
