@@ -144,6 +144,7 @@ func TestParseRate(t *testing.T) {
 	}
 }
 
+// oneNodeOneQueue is a node of 4 GPUs and a queue q owning them.
 const oneNodeOneQueue = `apiVersion: v1
 kind: Node
 metadata: {name: n0}

@@ -10,17 +10,8 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
 )
 
-const inputHead = `apiVersion: v1
-kind: Node
-metadata: {name: n0}
-status: {allocatable: {cpu: "8", memory: 64Gi, nvidia.com/gpu: "4"}}
----
-apiVersion: scheduling.run.ai/v2
-kind: Queue
-metadata: {name: q}
-spec: {resources: {gpu: {quota: 4, limit: -1, overQuotaWeight: 1}, cpu: {quota: -1, limit: -1, overQuotaWeight: 1}, memory: {quota: -1, limit: -1, overQuotaWeight: 1}}}
----
-apiVersion: scheduling.run.ai/v2alpha2
+// inputHead is a scenario of one job whose one pod's spec follows.
+const inputHead = oneNodeOneQueue + `apiVersion: scheduling.run.ai/v2alpha2
 kind: PodGroup
 metadata: {name: job}
 spec: {minMember: 1, queue: q}
