@@ -216,19 +216,12 @@ func runFile(stdout io.Writer, path string, arrivalsFiles []string, additions si
 			variants = []sim.Variant{{Name: path, Config: current.config}, {Name: second, Config: current.config}}
 			heading = fmt.Sprintf("%s and %s under %s.", path, second, current.name)
 		}
-		// Each run has a scenario of its own, as a run changes the objects it is given: the
-		// first takes the one loaded above.
-		first := sc
-		next := func() (*sim.Scenario, error) {
-			if first != nil {
-				loaded := first
-				first = nil
-				return loaded, nil
-			}
-			loaded, _, err := load(second)
-			return loaded, err
+		// The second run reads its own scenario, even from the same file (see CompareScenarios).
+		other, _, err := load(second)
+		if err != nil {
+			return err
 		}
-		variants, err := sim.CompareScenarios(context.Background(), next, opts, variants)
+		variants, err = sim.CompareScenarios(context.Background(), []*sim.Scenario{sc, other}, opts, variants)
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}

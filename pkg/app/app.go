@@ -8,9 +8,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -93,15 +91,6 @@ func defaultNamespace() string {
 	return "kai-scheduler"
 }
 
-// Scheme knows the built-in Kubernetes types and the scheduling.run.ai API.
-func Scheme() (*runtime.Scheme, error) {
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return nil, err
-	}
-	return scheme, install.AddToScheme(scheme)
-}
-
 // LoadPolicy reads the configuration file (or the default) and builds its policy; every
 // mistake in it is returned, naming the file, key and value.
 func LoadPolicy(path string) (*scheduler.Policy, []string, error) {
@@ -151,7 +140,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	if clk == nil {
 		clk = clock.RealClock{}
 	}
-	scheme, err := Scheme()
+	scheme, err := install.Scheme()
 	if err != nil {
 		return err
 	}

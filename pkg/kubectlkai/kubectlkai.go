@@ -11,9 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -236,11 +234,8 @@ func Connect(kubeconfig, kubeContext string) (client.Reader, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return nil, "", err
-	}
-	if err := install.AddToScheme(scheme); err != nil {
+	scheme, err := install.Scheme()
+	if err != nil {
 		return nil, "", err
 	}
 	c, err := client.New(cfg, client.Options{Scheme: scheme})

@@ -14,9 +14,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -56,11 +54,8 @@ func designCluster(t *testing.T) client.Client {
 // fakeCluster is a cluster with the scheduler's ConfigMap, a node of two GPUs and objects.
 func fakeCluster(t *testing.T, extra ...client.Object) client.Client {
 	t.Helper()
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	if err := install.AddToScheme(scheme); err != nil {
+	scheme, err := install.Scheme()
+	if err != nil {
 		t.Fatal(err)
 	}
 	objects := []client.Object{

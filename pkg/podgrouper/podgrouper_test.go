@@ -7,9 +7,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -25,11 +23,8 @@ import (
 // owning Job, and labels their PodGroups with the pool, which is how the pool's scheduler
 // finds them; another pool's workloads it leaves alone.
 func TestPodGrouperGroupsOnlyItsPool(t *testing.T) {
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	if err := install.AddToScheme(scheme); err != nil {
+	scheme, err := install.Scheme()
+	if err != nil {
 		t.Fatal(err)
 	}
 	pool := func(name string) map[string]string { return map[string]string{scheduling.NodePoolLabel: name} }

@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	toolscache "k8s.io/client-go/tools/cache"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -23,9 +21,7 @@ import (
 // of the cluster: it must not schedule. A loop stopped while it waits runs no cycle; one whose
 // informers are synced runs its cycle (which lists, here, so that cycles can be counted).
 func TestLoopRunsNoCycleBeforeItsInformersSynced(t *testing.T) {
-	scheme := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(scheme)
-	_ = install.AddToScheme(scheme)
+	scheme, _ := install.Scheme() // registering fixed types cannot fail
 	policy, _, err := scheduler.LoadPolicy(nil)
 	if err != nil {
 		t.Fatal(err)

@@ -30,17 +30,24 @@ type Variant struct {
 // Compare runs a scenario once per configuration: with opts, each variant's Config in place
 // of opts.Config.
 func Compare(ctx context.Context, scenario []byte, opts Options, variants []Variant) ([]Variant, error) {
-	return CompareScenarios(ctx, func() (*Scenario, error) { return Parse(scenario) }, opts, variants)
-}
-
-// CompareScenarios is Compare for a scenario load builds, such as one with arrivals (Load):
-// each run gets a scenario of its own, so no run sees what another did with its objects.
-func CompareScenarios(ctx context.Context, load func() (*Scenario, error), opts Options, variants []Variant) ([]Variant, error) {
+	scenarios := make([]*Scenario, len(variants))
 	for i := range variants {
-		sc, err := load()
+		sc, err := Parse(scenario)
 		if err != nil {
 			return nil, err
 		}
+		scenarios[i] = sc
+	}
+	return CompareScenarios(ctx, scenarios, opts, variants)
+}
+
+// CompareScenarios runs scenarios[i] under variants[i]'s Config. Each run needs a scenario
+// of its own, even when they are read from one file: a run changes the objects it is given.
+func CompareScenarios(ctx context.Context, scenarios []*Scenario, opts Options, variants []Variant) ([]Variant, error) {
+	if len(scenarios) != len(variants) {
+		return nil, fmt.Errorf("%d scenarios for %d variants", len(scenarios), len(variants))
+	}
+	for i, sc := range scenarios {
 		run := opts
 		run.Config = variants[i].Config
 		result, err := Run(ctx, sc, run)

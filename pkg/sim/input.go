@@ -203,7 +203,7 @@ func sortJobs(jobs []*Job) {
 		if a.SubmitAt != b.SubmitAt {
 			return a.SubmitAt < b.SubmitAt
 		}
-		return a.Group.Namespace+"/"+a.Group.Name < b.Group.Namespace+"/"+b.Group.Name
+		return a.key() < b.key()
 	})
 }
 

@@ -42,7 +42,7 @@ func (js *jobState) groupKey() types.NamespacedName {
 }
 
 func (js *jobState) name() string {
-	return js.spec.Group.Namespace + "/" + js.spec.Group.Name
+	return js.spec.key()
 }
 
 // useful is the useful work of the current run at t.

@@ -43,9 +43,9 @@ var Includable = []string{"images", "env", "volumes"}
 
 // Cluster is the cluster as read at one moment, ready to write.
 type Cluster struct {
-	// At is the moment the snapshot is of: the next whole second, so that every time read
-	// (whole seconds, as the API keeps them, and the scheduler's stamps, finer) is at or
-	// before it.
+	// At is the moment the snapshot is of: the next whole second (api.ShownEnd), so that
+	// every time read (whole seconds, as the API keeps them, and the scheduler's stamps,
+	// finer) is at or before it.
 	At      time.Time
 	Nodes   []v1.Node
 	Classes []schedulingv1.PriorityClass
@@ -62,7 +62,7 @@ type Cluster struct {
 type Job struct {
 	Group *v2alpha2.PodGroup
 	Pods  []*v1.Pod
-	// Running says some pods are on nodes; RunningFor is how long since the start its
+	// Running says some pods are on nodes (OnNodes > 0); RunningFor is how long since the start its
 	// min-runtime counts from; StartNote says when that start is not the stamp's.
 	Running    bool
 	RunningFor time.Duration
@@ -83,7 +83,7 @@ type Job struct {
 
 // Read reads the cluster at now as the scheduler named opts.SchedulerName sees it.
 func Read(ctx context.Context, reader client.Reader, now time.Time, opts Options) (*Cluster, error) {
-	c := &Cluster{At: wholeSecondUp(now)}
+	c := &Cluster{At: api.ShownEnd(now)}
 	nodes := &v1.NodeList{}
 	classes := &schedulingv1.PriorityClassList{}
 	queues := &v2.QueueList{}
@@ -192,7 +192,7 @@ func (c *Cluster) describe(job *Job, info *api.JobInfo, assume time.Duration) {
 		job.Nodes = append(job.Nodes, n)
 	}
 	sort.Strings(job.Nodes)
-	job.Running = len(job.Nodes) > 0
+	job.Running = job.OnNodes > 0
 	if job.Running {
 		job.RunningFor, job.StartNote = c.runningFor(info)
 		job.Age = max(job.Age, job.RunningFor) // a PodGroup recreated under its running pods
@@ -216,8 +216,9 @@ func (c *Cluster) describe(job *Job, info *api.JobInfo, assume time.Duration) {
 }
 
 // runningFor is how long a running job has run at the snapshot, counted from the start the
-// scheduler counts its min-runtime from. The start is rounded up to a whole second, so that
-// the simulated protection never ends before the real one.
+// scheduler counts its min-runtime from. The start is rounded up to a whole second, as a
+// status rounds protection ends (api.ShownEnd), so that the simulated protection never ends
+// before the real one.
 func (c *Cluster) runningFor(info *api.JobInfo) (time.Duration, string) {
 	if info == nil {
 		return 0, "the scheduler does not see this job; counted as just started"
@@ -226,7 +227,7 @@ func (c *Cluster) runningFor(info *api.JobInfo) (time.Duration, string) {
 	if !known {
 		return 0, "no pod has reported its start yet; counted as just started"
 	}
-	return c.At.Sub(wholeSecondUp(start)), note
+	return c.At.Sub(api.ShownEnd(start)), note
 }
 
 // expectedRuntime reads the job's expected runtime from its PodGroup, else from its first pod
@@ -264,13 +265,6 @@ func items[T any, PT interface {
 		out[i] = PT(&list[i])
 	}
 	return out
-}
-
-func wholeSecondUp(t time.Time) time.Time {
-	if down := t.Truncate(time.Second); !down.Equal(t) {
-		return down.Add(time.Second)
-	}
-	return t
 }
 
 func key(o client.Object) string {

@@ -3,6 +3,7 @@ package snapshot_test
 import (
 	"bytes"
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -11,8 +12,6 @@ import (
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
@@ -84,13 +83,6 @@ func ago(d time.Duration) *time.Duration { return &d }
 // Around them: a pod without a PodGroup, a finished job, a pending pod of another scheduler.
 func liveCluster(t *testing.T) client.Reader {
 	t.Helper()
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	if err := install.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
 	trainPod := pod("research", "train-0", "train", "kai-scheduler", "n1", 4, ago(55*time.Minute+600*time.Millisecond))
 	trainPod.Annotations[snapshot.ExpectedRuntimeAnnotation] = "3h"
 	finished := pod("research", "done-0", "done", "kai-scheduler", "n1", 8, ago(3*time.Hour))
@@ -111,6 +103,15 @@ func liveCluster(t *testing.T) client.Reader {
 		group("research", "done", "research", 4*time.Hour, ago(3*time.Hour), nil), finished,
 		pod("default", "stray", "", "kai-scheduler", "", 1, nil),
 		pod("default", "placed", "", "kai-scheduler", "n1", 0, ago(time.Hour)),
+	}
+	return fakeReader(t, objects...)
+}
+
+func fakeReader(t *testing.T, objects ...client.Object) client.Reader {
+	t.Helper()
+	scheme, err := install.Scheme()
+	if err != nil {
+		t.Fatal(err)
 	}
 	return fake.NewClientBuilder().WithScheme(scheme).WithObjects(objects...).Build()
 }
@@ -230,5 +231,37 @@ func TestSnapshotDurations(t *testing.T) {
 		if job.Group.Name == "short" && job.Duration != 0 {
 			t.Errorf("short runs %s, want forever (0)", job.Duration)
 		}
+	}
+}
+
+// A gang with fewer pods on nodes than it needs keeps them there, and its comment says it
+// waits for the rest; a pod being deleted is written pending, as its controller will
+// recreate it.
+func TestSnapshotPartialGangAndTerminatingPod(t *testing.T) {
+	gang := group("research", "gang", "research", time.Hour, ago(time.Hour), nil)
+	gang.Spec.MinMember = 3
+	leaving := pod("research", "gang-1", "gang", "kai-scheduler", "n1", 1, ago(time.Hour))
+	leaving.DeletionTimestamp = &metav1.Time{Time: now.Add(-time.Second)}
+	leaving.Finalizers = []string{"example.com/hold"} // the fake client keeps a deleted object only with one
+	reader := fakeReader(t,
+		&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}, Status: v1.NodeStatus{Allocatable: v1.ResourceList{"nvidia.com/gpu": resource.MustParse("8")}}},
+		queue("research", 8, nil), gang,
+		pod("research", "gang-0", "gang", "kai-scheduler", "n1", 1, ago(time.Hour)), leaving,
+		pod("research", "gang-2", "gang", "kai-scheduler", "", 1, nil))
+	out := write(t, reader, snapshot.Options{SchedulerName: "kai-scheduler", AssumeRuntime: time.Hour})
+	want := "# research/gang: running for 1h0m0s on n1; only 1 of the 3 pods its gang needs are on nodes: they hold them, and it waits for the rest"
+	if !strings.Contains(out, want) {
+		t.Errorf("the snapshot lacks %q:\n%s", want, out)
+	}
+	sc, err := sim.Parse([]byte(out))
+	if err != nil {
+		t.Fatalf("kai-sim cannot read the snapshot: %v\n%s", err, out)
+	}
+	nodes := map[string]string{}
+	for _, p := range sc.Jobs[0].Pods {
+		nodes[p.Name] = p.Spec.NodeName
+	}
+	if want := map[string]string{"gang-0": "n1", "gang-1": "", "gang-2": ""}; !reflect.DeepEqual(nodes, want) {
+		t.Errorf("pods on nodes %v, want %v: the one being deleted is recreated pending", nodes, want)
 	}
 }

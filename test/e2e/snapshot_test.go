@@ -20,6 +20,7 @@ import (
 	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/kubectlkai"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
 )
 
@@ -114,10 +115,7 @@ func createBoundJob(namespace, name, queue, node string, gpus int64) {
 // second) and what it wrote.
 func takeSnapshot() (time.Time, string) {
 	now := time.Now()
-	at := now.Truncate(time.Second)
-	if !at.Equal(now) {
-		at = at.Add(time.Second)
-	}
+	at := api.ShownEnd(now) // the next whole second
 	var stdout, stderr bytes.Buffer
 	connect := func(string, string) (client.Reader, string, error) { return k8sClient, "default", nil }
 	code := kubectlkai.Run(suiteCtx, []string{"snapshot"}, &stdout, &stderr, connect, clocktesting.NewFakePassiveClock(now))

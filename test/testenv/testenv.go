@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	goruntime "runtime"
 
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -26,18 +24,6 @@ func RepoRoot() string {
 // CRDDir holds the CRD manifests that the Helm chart installs.
 func CRDDir() string {
 	return filepath.Join(RepoRoot(), "deployments", "kai-scheduler", "crds")
-}
-
-// Scheme knows the built-in Kubernetes types and both scheduling.run.ai versions.
-func Scheme() (*runtime.Scheme, error) {
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return nil, err
-	}
-	if err := install.AddToScheme(scheme); err != nil {
-		return nil, err
-	}
-	return scheme, nil
 }
 
 // Environment is a running control plane with the CRDs installed.
@@ -64,7 +50,7 @@ func Start() (*Environment, error) {
 	if err != nil {
 		return nil, fmt.Errorf("starting kube-apiserver and etcd from %s: %w", assets, err)
 	}
-	scheme, err := Scheme()
+	scheme, err := install.Scheme()
 	if err != nil {
 		_ = env.Stop()
 		return nil, err
