@@ -18,7 +18,7 @@ all: build
 build:
 	$(GO) build ./...
 
-## tools: build the pinned developer tools (controller-gen, mockgen, benchstat, helm) into ./bin.
+## tools: build the pinned developer tools (controller-gen, mockgen, benchstat, helm, kwok) into ./bin.
 tools:
 	hack/install-tools.sh
 
@@ -56,10 +56,10 @@ SEEDS ?= 10000
 soak:
 	PROPERTY_SEEDS=$(SEEDS) $(GO) test ./test/property/ -count=1 -timeout 60m -v -run TestProperties | grep -E '^(ok|FAIL)|--- FAIL|figures|failing|replay|go run'
 
-## run-local: a local cluster without Docker (etcd, kube-apiserver and kubectl from ./bin, a
-## test kubelet for two 8-GPU nodes) running the scheduler, showing reclaim min-runtime at
+## run-local: a local cluster without Docker (etcd, kube-apiserver and kubectl from ./bin, KWOK
+## playing two 8-GPU nodes) running the scheduler, showing reclaim min-runtime at
 ## work. Ctrl-C stops every process. RUN_LOCAL_ARGS passes flags, e.g. --min-runtime=1m.
-run-local:
+run-local: tools
 	$(GO) build -o $(BIN)/runlocal ./hack/runlocal
 	KUBEBUILDER_ASSETS="$$(WITH_KUBECTL=1 hack/build-control-plane.sh)" $(BIN)/runlocal $(RUN_LOCAL_ARGS)
 

@@ -28,3 +28,25 @@ if [[ ! -x "${root}/bin/helm" || "$(cat "${root}/bin/.helm-version" 2>/dev/null)
   GOBIN="${root}/bin" go install "helm.sh/helm/v3/cmd/helm@${HELM_VERSION}"
   echo "${HELM_VERSION}" >"${root}/bin/.helm-version"
 fi
+
+# KWOK plays the nodes of the test clusters (test/e2e, test/scale, make run-local): it marks
+# nodes Ready and keeps their leases, runs bound pods and removes deleted ones, as kubelets
+# would. Its module has no replace directives, so it installs at a pinned version. It needs
+# Stages to act; those of its own kustomize/stage folder (node-initialize,
+# node-heartbeat-with-lease, pod-ready, pod-delete) are taken from the same module version,
+# so binary and stages always match.
+KWOK_VERSION="${KWOK_VERSION:-v0.8.0}"
+if [[ ! -x "${root}/bin/kwok" || ! -s "${root}/bin/kwok-stages.yaml" || "$(cat "${root}/bin/.kwok-version" 2>/dev/null)" != "${KWOK_VERSION}" ]]; then
+  echo "install-tools: building kwok ${KWOK_VERSION}" >&2
+  GOBIN="${root}/bin" go install "sigs.k8s.io/kwok/cmd/kwok@${KWOK_VERSION}"
+  module="$(go mod download -json "sigs.k8s.io/kwok@${KWOK_VERSION}" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')"
+  stages="${module}/kustomize/stage"
+  {
+    for stage in node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \
+      pod/fast/pod-ready.yaml pod/fast/pod-delete.yaml; do
+      echo "---"
+      cat "${stages}/${stage}"
+    done
+  } >"${root}/bin/kwok-stages.yaml"
+  echo "${KWOK_VERSION}" >"${root}/bin/.kwok-version"
+fi

@@ -45,7 +45,8 @@ func repoRoot() string {
 	return filepath.Join(filepath.Dir(file), "..", "..")
 }
 
-// runDemo runs until ctx ends, then stops everything it started.
+// runDemo runs until ctx ends, or until the scheduler or KWOK stops on its own (an error),
+// then stops everything it started.
 func runDemo(ctx context.Context, opts demoOptions) error {
 	env, err := testenv.Start()
 	if err != nil {
@@ -59,6 +60,12 @@ func runDemo(ctx context.Context, opts demoOptions) error {
 	if err := env.WriteKubeconfig(kubeconfig); err != nil {
 		return err
 	}
+	// KWOK plays the nodes; its kubeconfig and log go beside the demo's kubeconfig.
+	kwok, err := env.StartKWOK(opts.Dir)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = kwok.Stop() }() // before the control plane: defers run last first
 	c := env.Client
 	clientset, err := kubernetes.NewForConfig(env.Config)
 	if err != nil {
@@ -74,7 +81,6 @@ func runDemo(ctx context.Context, opts demoOptions) error {
 			return err
 		}
 	}
-	go (&testenv.Kubelet{Client: clientset, Period: 200 * time.Millisecond}).Run(ctx)
 
 	examples := filepath.Join(repoRoot(), "docs", "examples")
 	manifests := map[string]*unstructured.Unstructured{} // the demo's pods, to recreate as a Job controller would
@@ -90,8 +96,10 @@ func runDemo(ctx context.Context, opts demoOptions) error {
 		schedulerOpts.ListenAddress = opts.MetricsAddress
 		metricsLine = fmt.Sprintf("\nMetrics (kai_scheduler_min_runtime_* among them): http://%s/metrics\n", opts.MetricsAddress)
 	}
+	schedulerCtx, stopScheduler := context.WithCancel(ctx)
+	defer stopScheduler()
 	schedulerDone := make(chan error, 1)
-	go func() { schedulerDone <- app.Run(ctx, env.Config, schedulerOpts) }()
+	go func() { schedulerDone <- app.Run(schedulerCtx, env.Config, schedulerOpts) }()
 
 	kubectl := "kubectl"
 	if assets := os.Getenv("KUBEBUILDER_ASSETS"); assets != "" {
@@ -100,7 +108,8 @@ func runDemo(ctx context.Context, opts demoOptions) error {
 		}
 	}
 	k := fmt.Sprintf("%s --kubeconfig %s", kubectl, kubeconfig)
-	fmt.Fprintf(opts.Out, `Local cluster up: kube-apiserver and etcd from ./bin, 2 nodes of 8 GPUs, kai-scheduler running.
+	fmt.Fprintf(opts.Out, `Local cluster up: kube-apiserver and etcd from ./bin, 2 nodes of 8 GPUs played by KWOK
+(its log: %s), kai-scheduler running.
 The research queue has reclaimMinRuntime %s; production will reclaim its 16 GPUs after %s.
 
 Look for yourself:
@@ -112,7 +121,7 @@ Look for yourself:
 %s
 Press Ctrl-C to stop everything.
 
-`, opts.MinRuntime, opts.BurstAfter, k, k, k, k, k, metricsLine)
+`, kwok.Log, opts.MinRuntime, opts.BurstAfter, k, k, k, k, k, metricsLine)
 
 	start := time.Now()
 	timeline := &timeline{c: c, out: opts.Out, events: opts.Events, start: start, seen: map[string]string{}, manifests: manifests}
@@ -122,7 +131,7 @@ Press Ctrl-C to stop everything.
 	for {
 		select {
 		case <-ctx.Done():
-			fmt.Fprintln(opts.Out, "\nStopping the scheduler, kube-apiserver and etcd.")
+			fmt.Fprintln(opts.Out, "\nStopping the scheduler, KWOK, kube-apiserver and etcd.")
 			<-schedulerDone
 			return nil
 		case err := <-schedulerDone:
@@ -133,6 +142,11 @@ Press Ctrl-C to stop everything.
 			}
 			timeline.say("production submits serve (2 pods x 8 GPUs) and wants its quota back")
 		case <-tick.C:
+			if err := kwok.Err(); err != nil { // no pod would run or go any more
+				stopScheduler() // first: the control plane stops slowly while it still watches
+				<-schedulerDone
+				return err
+			}
 			timeline.observe(ctx)
 		}
 	}

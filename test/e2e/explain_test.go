@@ -58,6 +58,8 @@ var _ = Describe("kubectl kai explain", func() {
 		createJob("explain", "run3", "leaf3", "train", 1, 1, 1)
 		Eventually(runningPods("explain", "run3")).Should(Equal(1), func() string { return pendingMessage("explain", "run3")() })
 		Eventually(minRuntimeStatus("explain", "run3")).ShouldNot(BeNil())
+		// The start stamp is a write of its own, which may land just after the protection.
+		Eventually(startStamp("explain", "run3")).ShouldNot(BeNil())
 		started := *startStamp("explain", "run3")()
 
 		out := kubectlKai("explain", "podgroup", "explain/run3", "--config-map", "explain/kai-scheduler-config")

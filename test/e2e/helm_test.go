@@ -33,6 +33,9 @@ var _ = Describe("The Helm chart", func() {
 		own, err := testenv.Start()
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(own.Stop)
+		ownKWOK, err := own.StartKWOK(GinkgoT().TempDir())
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(ownKWOK.Stop) // before the control plane: cleanups run last registered first
 		kubeconfig := filepath.Join(GinkgoT().TempDir(), "kubeconfig")
 		Expect(own.WriteKubeconfig(kubeconfig)).To(Succeed())
 		out, err := helm.Run("install", "kai", helm.ChartDir(), "--namespace", "kai-system", "--create-namespace",
@@ -58,14 +61,14 @@ var _ = Describe("The Helm chart", func() {
 		}
 		ownClientset, err := kubernetes.NewForConfig(own.Config)
 		Expect(err).NotTo(HaveOccurred())
-		go (&testenv.Kubelet{Client: ownClientset, Period: 100 * time.Millisecond}).Run(suiteCtx)
 		Expect(testenv.CreateNode(suiteCtx, ownClientset, "chart-node", 4)).To(Succeed())
 		Expect(testenv.CreateNode(suiteCtx, ownClientset, "chart-a100-node", 4)).To(Succeed())
 		a100 := map[string]string{scheduling.NodePoolLabel: "a100"}
-		node := &v1.Node{}
-		Expect(c.Get(suiteCtx, client.ObjectKey{Name: "chart-a100-node"}, node)).To(Succeed())
-		node.Labels = a100
-		Expect(c.Update(suiteCtx, node)).To(Succeed())
+		// A patch, not an update: KWOK writes the node's status meanwhile.
+		node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "chart-a100-node"}}
+		labelled := node.DeepCopy()
+		labelled.Labels = a100
+		Expect(c.Patch(suiteCtx, labelled, client.MergeFrom(node))).To(Succeed())
 		Expect(c.Create(suiteCtx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}})).To(Succeed())
 		a100Queue := newQueue("a100-queue", 4)
 		a100Queue.Labels = a100
@@ -85,6 +88,9 @@ var _ = Describe("The Helm chart", func() {
 		Expect(c.Create(suiteCtx, chartPod("notebook", nil))).To(Succeed())
 
 		running := func() int {
+			if err := ownKWOK.Err(); err != nil {
+				StopTrying("no pod can start").Wrap(err).Now()
+			}
 			pods := &v1.PodList{}
 			Expect(c.List(suiteCtx, pods, client.InNamespace("team"))).To(Succeed())
 			n := 0

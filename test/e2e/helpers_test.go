@@ -90,9 +90,13 @@ func newPod(namespace, name string, gpus int64, annotations, labels map[string]s
 	}
 }
 
-// runningPods counts the job's pods that are bound and running (the test kubelet starts them).
+// runningPods counts the job's pods that are bound and running (KWOK starts them). Waiting
+// on it stops at once, with kwok's log, if kwok has died.
 func runningPods(namespace, job string) func() int {
 	return func() int {
+		if err := kwok.Err(); err != nil {
+			StopTrying("no pod can start").Wrap(err).Now()
+		}
 		pods := &v1.PodList{}
 		Expect(k8sClient.List(suiteCtx, pods, client.InNamespace(namespace))).To(Succeed())
 		n := 0

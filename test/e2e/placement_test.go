@@ -69,17 +69,20 @@ var _ = Describe("Kubernetes placement rules on a real API server", func() {
 	})
 })
 
-// editNode changes a node's metadata and spec, then its status (either may be nil).
+// editNode changes a node's metadata and spec, then its status (either may be nil), by
+// patches: KWOK writes the node's status meanwhile, which would make an update conflict.
 func editNode(name string, spec, status func(*v1.Node)) {
 	node := &v1.Node{}
 	Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Name: name}, node)).To(Succeed())
 	if spec != nil {
+		before := node.DeepCopy()
 		spec(node)
-		Expect(k8sClient.Update(suiteCtx, node)).To(Succeed())
+		Expect(k8sClient.Patch(suiteCtx, node, client.MergeFrom(before))).To(Succeed())
 	}
 	if status != nil {
+		before := node.DeepCopy()
 		status(node)
-		Expect(k8sClient.Status().Update(suiteCtx, node)).To(Succeed())
+		Expect(k8sClient.Status().Patch(suiteCtx, node, client.MergeFrom(before))).To(Succeed())
 	}
 }
 

@@ -247,12 +247,14 @@ func getPod(namespace, name string) *v1.Pod {
 	return pod
 }
 
-// releaseFinalizers removes a pod's finalizers, letting a terminating pod go.
+// releaseFinalizers removes a pod's finalizers, letting a terminating pod go. It patches:
+// KWOK writes the pod meanwhile (deleting it), which would make an update conflict.
 func releaseFinalizers(namespace, name string) error {
 	pod := &v1.Pod{}
 	if err := k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: namespace, Name: name}, pod); err != nil {
 		return client.IgnoreNotFound(err)
 	}
-	pod.Finalizers = nil
-	return k8sClient.Update(suiteCtx, pod)
+	released := pod.DeepCopy()
+	released.Finalizers = nil
+	return client.IgnoreNotFound(k8sClient.Patch(suiteCtx, released, client.MergeFrom(pod)))
 }

@@ -98,7 +98,7 @@ func minutes(n int) *metav1.Duration {
 }
 
 // createBoundJob creates a job whose one pod is already on node, as a job the scheduler
-// placed before it restarted: the test kubelet runs it.
+// placed before it restarted: KWOK runs it.
 func createBoundJob(namespace, name, queue, node string, gpus int64) {
 	pg := &v2alpha2.PodGroup{}
 	pg.Namespace, pg.Name = namespace, name

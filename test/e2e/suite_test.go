@@ -24,6 +24,8 @@ var (
 	k8sClient client.Client
 	clientset kubernetes.Interface
 	suiteCtx  context.Context
+	// kwok plays the suite's nodes: it runs the pods bound to them and removes deleted pods.
+	kwok *testenv.KWOK
 )
 
 func TestE2E(t *testing.T) {
@@ -38,23 +40,27 @@ var _ = BeforeSuite(func() {
 	var err error
 	env, err = testenv.Start()
 	Expect(err).NotTo(HaveOccurred())
+	// Cleanups run last registered first: kwok stops before the control plane it talks to.
+	DeferCleanup(env.Stop)
 	k8sClient = env.Client
 	clientset, err = kubernetes.NewForConfig(env.Config)
 	Expect(err).NotTo(HaveOccurred())
 	var cancel context.CancelFunc
 	suiteCtx, cancel = context.WithCancel(context.Background())
 	DeferCleanup(cancel)
-	go (&testenv.Kubelet{Client: clientset, Period: 100 * time.Millisecond}).Run(suiteCtx)
+	kwok, err = env.StartKWOK(GinkgoT().TempDir())
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(kwok.Stop)
 	for name, value := range map[string]int32{"train": 50, "build-preemptible": 75, "build": 100, "inference": 125} {
 		pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value}
 		Expect(k8sClient.Create(suiteCtx, pc)).To(Succeed())
 	}
 })
 
-var _ = AfterSuite(func() {
-	if env != nil {
-		Expect(env.Stop()).To(Succeed())
-	}
+// Every spec ends by checking that kwok still runs: once it has died no pod starts or goes,
+// and the specs after would fail on timeouts that do not say why.
+var _ = AfterEach(func() {
+	Expect(kwok.Err()).NotTo(HaveOccurred())
 })
 
 // startScheduler runs the scheduler in the background as the binary would, with a short

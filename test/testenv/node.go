@@ -1,0 +1,52 @@
+package testenv
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
+)
+
+// CreateNode registers a node with the given GPUs, 64 CPUs and 512Gi of memory. KWOK, where
+// it runs, reports the node Ready and keeps its lease.
+func CreateNode(ctx context.Context, c kubernetes.Interface, name string, gpus int64) error {
+	capacity := v1.ResourceList{
+		v1.ResourceCPU: resource.MustParse("64"), v1.ResourceMemory: resource.MustParse("512Gi"),
+		v1.ResourcePods: resource.MustParse("110"), "nvidia.com/gpu": *resource.NewQuantity(gpus, resource.DecimalSI),
+	}
+	// The capacity comes with the node, as a kubelet registers its node (the API server keeps
+	// a new node's status): KWOK may act on the node the moment it exists, and would otherwise
+	// fill in its own capacity, without GPUs, and make a later status write conflict.
+	node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: v1.NodeStatus{Capacity: capacity, Allocatable: capacity}}
+	_, err := c.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("creating node %s: %w", name, err)
+	}
+	// The API server's TaintNodesByCondition admission taints every new node not-ready; on a
+	// cluster the node lifecycle controller lifts the taint once the kubelet reports Ready.
+	// There is no such controller here (nor in KWOK), so the node does it for itself, or no
+	// pod without the toleration could go there — the scheduler honours taints as
+	// kube-scheduler does. KWOK writes the node's status meanwhile: on a conflict, read again.
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		current, err := c.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		current.Spec.Taints = slices.DeleteFunc(current.Spec.Taints, func(t v1.Taint) bool { return t.Key == v1.TaintNodeNotReady })
+		_, err = c.CoreV1().Nodes().Update(ctx, current, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("lifting the not-ready taint of node %s: %w", name, err)
+	}
+	return nil
+}
