@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
@@ -32,9 +33,11 @@ type CycleResult struct {
 
 // RunCycle runs one scheduling cycle, in its phases:
 //  1. open a session on the snapshot, freezing now and letting plugins register hooks;
-//  2. run the actions in configured order, each committing its decisions through effects;
-//  3. collect what the cycle has to report;
-//  4. close the session.
+//  2. run the actions in configured order, each committing its decisions through effects
+//     (a stop asked for through ctx skips the actions not started yet);
+//  3. stamp the running jobs whose current run has no start stamp;
+//  4. collect what the cycle has to report;
+//  5. close the session.
 func RunCycle(ctx context.Context, snapshot *api.Snapshot, clk clock.PassiveClock, policy *Policy, effects framework.Effects) CycleResult {
 	ssn := framework.OpenSession(ctx, framework.SessionOptions{
 		Snapshot: snapshot,
@@ -45,8 +48,12 @@ func RunCycle(ctx context.Context, snapshot *api.Snapshot, clk clock.PassiveCloc
 	defer ssn.Close()
 
 	for _, action := range policy.Actions {
+		if ctx.Err() != nil {
+			break // the scheduler is stopping: what is decided is sent, nothing more
+		}
 		action.Execute(ctx, ssn)
 	}
+	stampUnstampedRuns(ctx, ssn, snapshot.Jobs, effects)
 
 	result := CycleResult{PendingReasons: map[api.JobID][]api.PendingReason{}, QueueProblems: snapshot.Queues.Problems(),
 		ProtectedRefusals: ssn.ProtectedRefusals(), AnswersChangeAt: ssn.AnswersChangeAt()}
@@ -59,6 +66,31 @@ func RunCycle(ctx context.Context, snapshot *api.Snapshot, clk clock.PassiveCloc
 	}
 	result.ProtectionChanges = protectionChanges(ssn, snapshot.Jobs)
 	return result
+}
+
+// stampUnstampedRuns stamps the running jobs whose current run has no start stamp: a
+// scheduler that died before its stamps were written leaves them so, as does a gang bound
+// only in part. Protection does not need the stamp (the pods' own start counts without it),
+// but the stamp is the record users and upstream tools read. What is written is the start
+// protection already counts from: the earliest start the job's pods report, or now if none
+// has started yet. A stamp in the future (an edit) is left alone: protection ignores it.
+func stampUnstampedRuns(ctx context.Context, ssn *framework.Session, jobs []*api.JobInfo, effects framework.Effects) {
+	log := klog.FromContext(ctx)
+	for _, job := range jobs {
+		if job.CountActive() == 0 || (job.LastStartTimestamp != nil && !job.StampOfEarlierRun()) {
+			continue
+		}
+		start, known, _ := job.CurrentRun()
+		if !known {
+			start = ssn.Now()
+		}
+		if err := effects.RecordJobStart(ctx, job, start); err != nil {
+			log.Error(err, "Stamping a running job without a start stamp failed", "job", job.ID)
+			continue
+		}
+		job.LastStartTimestamp = &start
+		log.V(2).Info("Stamped a running job that had no start stamp of its current run", "job", job.ID, "start", start)
+	}
 }
 
 // protectionChanges compares the protection each job's status shows with the one the

@@ -258,3 +258,33 @@ func (j *JobInfo) subGroupIndex(name string) int {
 	}
 	return -1
 }
+
+// PodTimePrecision is the precision of the times a pod reports: the API keeps whole seconds,
+// so a pod that started after a stamp may show a start up to a second before it.
+const PodTimePrecision = time.Second
+
+// CurrentRun is what the job's active pods say of its current run: the earliest start they
+// report (known is false when none has started yet) and the earliest of their creation
+// times (zero without active pods).
+func (j *JobInfo) CurrentRun() (start time.Time, known bool, created time.Time) {
+	for _, p := range j.Pods {
+		if !p.Status.IsActive() {
+			continue
+		}
+		if p.StartTime != nil && (!known || p.StartTime.Before(start)) {
+			start, known = *p.StartTime, true
+		}
+		if !p.CreationTime.IsZero() && (created.IsZero() || p.CreationTime.Before(created)) {
+			created = p.CreationTime
+		}
+	}
+	return start, known, created
+}
+
+// StampOfEarlierRun reports whether the job's start stamp is older than every active pod it
+// has (by more than their times' precision): the stamp of an earlier run, left because the
+// restart's stamp was never written.
+func (j *JobInfo) StampOfEarlierRun() bool {
+	_, _, created := j.CurrentRun()
+	return j.LastStartTimestamp != nil && !created.IsZero() && j.LastStartTimestamp.Before(created.Add(-PodTimePrecision))
+}

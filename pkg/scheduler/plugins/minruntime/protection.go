@@ -19,39 +19,21 @@ import (
 // The second result is false when there is no start at all. The third tells why the stamp
 // was not used as written, for reporting; empty when it was.
 func EffectiveStart(job *api.JobInfo, now time.Time) (time.Time, bool, string) {
-	var start, created time.Time
-	known := false
-	for _, p := range job.Pods {
-		if !p.Status.IsActive() {
-			continue
-		}
-		if p.StartTime != nil && (!known || p.StartTime.Before(start)) {
-			start, known = *p.StartTime, true
-		}
-		if !p.CreationTime.IsZero() && (created.IsZero() || p.CreationTime.Before(created)) {
-			created = p.CreationTime
-		}
-	}
+	start, known, _ := job.CurrentRun()
 	stamp := job.LastStartTimestamp
 	switch {
 	case stamp == nil:
 		return start, known, ""
 	case stamp.After(now):
 		return start, known, "start stamp " + stamp.Format(time.RFC3339Nano) + " is in the future and is ignored"
-	case !created.IsZero() && stamp.Before(created.Add(-podStartPrecision)):
-		// Older than every running pod: the stamp of an earlier run, left because the
-		// restart's stamp was never written. The pods' own start is the truth.
+	case job.StampOfEarlierRun():
+		// The pods' own start is the truth.
 		return start, known, "start stamp " + stamp.Format(time.RFC3339Nano) + " predates the job's pods and is ignored"
-	case known && stamp.After(start.Add(podStartPrecision)):
+	case known && stamp.After(start.Add(api.PodTimePrecision)):
 		return start, true, "start stamp " + stamp.Format(time.RFC3339Nano) + " is later than the job's pods started; their start counts"
 	}
 	return *stamp, true, ""
 }
-
-// podStartPrecision is the precision of a pod's reported start time: the API keeps whole
-// seconds, so a pod that started after the stamp may show a start up to a second before it.
-// Only a stamp later than that is taken as edited; otherwise protection would end early.
-const podStartPrecision = time.Second
 
 // IsElastic reports whether the job has more pods than its gang needs: such a job may lose
 // surplus pods even while protected, down to its minimum.
