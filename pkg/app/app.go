@@ -56,9 +56,12 @@ type Options struct {
 	// PartitionLabelValue, or, without a value, those without the label.
 	NodePoolLabelKey    string
 	PartitionLabelValue string
-	// DispatchWorkers send binds and evictions to the API server in parallel, off the
-	// scheduling cycle (kube.Dispatcher); 0 sends them within the cycle, one at a time.
+	// DispatchWorkers send binds, evictions and nominations to the API server in parallel,
+	// off the scheduling cycle (kube.Dispatcher); 0 sends them within the cycle, one at a time.
 	DispatchWorkers int
+	// StatusWorkers write start stamps and PodGroup and Queue statuses in parallel, off the
+	// cycle (status.Updater).
+	StatusWorkers int
 	// Clock is the scheduler's time; nil is the real clock.
 	Clock clock.WithTicker
 	// Policy, when set, is used instead of loading SchedulerConf (the binary loads and checks
@@ -80,6 +83,7 @@ func DefaultOptions() Options {
 		SchedulerName: "kai-scheduler", SchedulePeriod: time.Second,
 		LeaderElectionID: "kai-scheduler", LeaderElectionNamespace: defaultNamespace(),
 		ListenAddress: ":8080", HealthAddress: ":8081", DispatchWorkers: kube.DefaultDispatchWorkers,
+		StatusWorkers:    status.DefaultWorkers,
 		NodePoolLabelKey: scheduling.NodePoolLabel,
 	}
 }
@@ -117,8 +121,16 @@ func readConfig(path string) ([]byte, error) {
 	return data, nil
 }
 
+// shutdownGrace is how long, once the scheduler is told to stop, it goes on sending what it
+// decided and writing the start stamps it owes. It stops promptly (Kubernetes gives a pod
+// 30 s before killing it, a rollout waits for it); what is left is dropped, which the next
+// leader makes good: it decides anew from what the API server holds, and stamps running
+// jobs that have no stamp from their pods' start.
+const shutdownGrace = time.Second
+
 // Run starts the scheduler and blocks until ctx ends (SIGTERM in the binary), then shuts
-// down: the current cycle finishes, the Lease is released.
+// down: the current cycle ends after the action it is in, what was decided is sent and the
+// start stamps owed are written for up to shutdownGrace, the Lease is released.
 func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	log := klog.FromContext(ctx)
 	policy, warnings := opts.Policy, opts.ConfigWarnings
@@ -173,11 +185,12 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	recorder := mgr.GetEventRecorderFor(opts.SchedulerName) //nolint:staticcheck // the events.k8s.io recorder is not wired for PodGroups yet
 	overlay := cache.NewOverlay(clk.Now)
 	updater := status.NewUpdater(writer, recorder, clk)
-	updater.NodePool = pool.String()
+	updater.NodePool, updater.Workers, updater.StampGrace = pool.String(), opts.StatusWorkers, shutdownGrace
 	direct := &kube.Effects{Client: mgr.GetClient(), Recorder: recorder, Overlay: overlay, Status: updater}
 	var effects framework.Effects = direct
 	if opts.DispatchWorkers > 0 {
 		dispatcher := kube.NewDispatcher(direct, opts.DispatchWorkers)
+		dispatcher.DrainTimeout, dispatcher.Clock = shutdownGrace, clk
 		if err := mgr.Add(dispatcher); err != nil {
 			return err
 		}

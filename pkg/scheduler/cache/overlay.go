@@ -88,6 +88,25 @@ func (o *Overlay) EvictionFailed(pod types.UID) {
 	delete(o.evicts, pod)
 }
 
+// NominationQueued records a nomination (or, with "", a withdrawal) decided but not written
+// yet, as BindQueued a bind: it holds until Nominated (written) or NominationFailed.
+func (o *Overlay) NominationQueued(pod types.UID, node string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.nominations[pod] = written[string]{value: node, at: o.timeFunc(), queued: true}
+}
+
+// NominationFailed takes back a nomination (or withdrawal) to node recorded before it was
+// written, which failed or was dropped: the next snapshot shows the pod as the informers do.
+// A later decision about the pod, still queued, stays.
+func (o *Overlay) NominationFailed(pod types.UID, node string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if w, ok := o.nominations[pod]; ok && w.queued && w.value == node {
+		delete(o.nominations, pod)
+	}
+}
+
 // Nominated records that a pod's nominated node was set (or, with "", cleared).
 func (o *Overlay) Nominated(pod types.UID, node string) {
 	o.mu.Lock()
@@ -100,6 +119,16 @@ func (o *Overlay) Stamped(job api.JobID, at time.Time) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.stamps[job] = written[time.Time]{value: at, at: o.timeFunc()}
+}
+
+// StampFailed takes back a start stamp whose job did not start after all (a bind of its gang
+// failed, or was never sent): the job is unstamped again, as the informers show it.
+func (o *Overlay) StampFailed(job api.JobID, at time.Time) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if w, ok := o.stamps[job]; ok && w.value.Equal(at) {
+		delete(o.stamps, job)
+	}
 }
 
 // The readers below are asked once per pod while a snapshot is assembled, which holds o.mu

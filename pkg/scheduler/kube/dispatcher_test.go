@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,7 +28,10 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/kube"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/metrics"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/status"
 )
 
 // cluster is a fake API server with one 8-GPU node and a job of n pending pods, whose binds
@@ -189,21 +195,293 @@ func TestQueuedDecisionsDoNotExpireWhileTheyWait(t *testing.T) {
 	}
 }
 
-// Once the workers have stopped, a decision is sent by its caller rather than dropped.
-func TestDecisionsAfterShutdownAreSent(t *testing.T) {
+// Once the scheduler stops, what it still decides is not sent: it is taken back from the
+// overlay and counted, and the next leader decides anew from what the API server holds.
+func TestDecisionsAfterShutdownAreDropped(t *testing.T) {
 	c := cluster(t, 1, setNode)
-	d := kube.NewDispatcher(&kube.Effects{Client: c, Overlay: cache.NewOverlay(time.Now)}, 2)
+	overlay := cache.NewOverlay(time.Now)
+	d := kube.NewDispatcher(&kube.Effects{Client: c, Overlay: overlay}, 2)
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan struct{})
 	go func() { _ = d.Start(ctx); close(stopped) }()
 	cancel()
 	<-stopped
+	dropped := testutil.ToFloat64(metrics.DecisionsDropped.WithLabelValues("bind", "stopped"))
 	if err := d.Bind(ctx, podInfo(0), "n1"); err != nil {
 		t.Fatal(err)
 	}
 	d.Wait() // returns: nothing is left queued
 	pod := &v1.Pod{}
-	if err := c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "p0"}, pod); err != nil || pod.Spec.NodeName != "n1" {
-		t.Fatalf("after shutdown the bind was not sent: node %q, %v", pod.Spec.NodeName, err)
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "p0"}, pod); err != nil || pod.Spec.NodeName != "" {
+		t.Fatalf("a bind decided after shutdown was sent: node %q, %v", pod.Spec.NodeName, err)
 	}
+	if got := statuses(t, c, overlay)["p0"]; got != "Pending@" {
+		t.Fatalf("the dropped bind still shows in the overlay: %s", got)
+	}
+	if got := testutil.ToFloat64(metrics.DecisionsDropped.WithLabelValues("bind", "stopped")) - dropped; got != 1 {
+		t.Fatalf("%v binds counted as dropped, want 1", got)
+	}
+}
+
+// At shutdown, what is queued is sent for up to DrainTimeout; then Start returns, whatever
+// the API server is doing, and the rest is dropped.
+func TestShutdownDrainsWithinItsTimeout(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	c := cluster(t, 3, func(ctx context.Context, c client.Client, pod, node string) error {
+		if pod == "p0" {
+			return setNode(ctx, c, pod, node) // answered at once
+		}
+		select { // the API server hangs for the others, until the call is cut short
+		case <-release:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		return setNode(ctx, c, pod, node)
+	})
+	clk := clocktesting.NewFakeClock(time.Now())
+	overlay := cache.NewOverlay(clk.Now)
+	d := kube.NewDispatcher(&kube.Effects{Client: c, Overlay: overlay}, 1)
+	d.DrainTimeout, d.Clock = time.Second, clk
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() { _ = d.Start(ctx); close(stopped) }()
+	for i := range 3 {
+		_ = d.Bind(ctx, podInfo(i), "n1")
+	}
+	cancel()
+	select {
+	case <-stopped:
+		t.Fatal("Start returned before its drain timeout")
+	case <-time.After(50 * time.Millisecond):
+	}
+	for !clk.HasWaiters() { // the drain's timer
+		runtime.Gosched()
+	}
+	clk.Step(time.Second)
+	<-stopped
+	d.Wait()
+	got := statuses(t, c, overlay)
+	if got["p0"] != "Bound@n1" || got["p1"] != "Pending@" || got["p2"] != "Pending@" {
+		t.Fatalf("after the drain the snapshot shows %v, want p0 bound (sent in time), p1 and p2 pending (cut short or dropped)", got)
+	}
+}
+
+// evictionCluster is a fake API server with a node, a preemptor's pending pod (ns/pre-0 of
+// job ns/pre) and a victim running on the node (ns/victim-0 of ns/victim). Every pod status
+// write and delete goes through record, which may fail it.
+func evictionCluster(t *testing.T, record func(call string) error) client.Client {
+	t.Helper()
+	scheme := clientgoscheme.Scheme
+	if err := install.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	pod := func(name, job, node string) *v1.Pod {
+		return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID("uid-" + name),
+			Annotations: map[string]string{scheduling.PodGroupNameAnnotation: job}},
+			Spec: v1.PodSpec{SchedulerName: "kai-scheduler", NodeName: node, Containers: []v1.Container{{Name: "c"}}}}
+	}
+	objects := []client.Object{
+		&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}},
+		&v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "pre"}, Spec: v2alpha2.PodGroupSpec{MinMember: 1, Queue: "q"}},
+		&v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "victim"}, Spec: v2alpha2.PodGroupSpec{MinMember: 1, Queue: "q"}},
+		pod("pre-0", "pre", ""), running(pod("victim-0", "victim", "n1")),
+	}
+	return fake.NewClientBuilder().WithScheme(scheme).WithObjects(objects...).WithInterceptorFuncs(interceptor.Funcs{
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			data, _ := patch.Data(obj)
+			call := "condition " + obj.GetName()
+			if strings.Contains(string(data), "nominatedNodeName") {
+				call = "nominate " + obj.GetName()
+			}
+			if err := record(call); err != nil {
+				return err
+			}
+			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+		},
+		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+			if err := record("delete " + obj.GetName()); err != nil {
+				return err
+			}
+			return c.Delete(ctx, obj, opts...)
+		},
+	}).Build()
+}
+
+func running(p *v1.Pod) *v1.Pod {
+	p.Status.Phase = v1.PodRunning
+	return p
+}
+
+// An eviction is sent only once the nomination its preemptor counts on is written, however
+// slow that write is, and the cycle waits for neither; a nomination that fails takes its
+// evictions with it, so the next snapshot shows the victim running and the preemptor pending,
+// and nothing was freed for nobody.
+func TestEvictionsWaitForTheirPromise(t *testing.T) {
+	for _, nominationFails := range []bool{false, true} {
+		t.Run(fmt.Sprintf("nomination fails=%v", nominationFails), func(t *testing.T) {
+			var mu sync.Mutex
+			var calls []string
+			promised := make(chan struct{})
+			c := evictionCluster(t, func(call string) error {
+				if call == "nominate pre-0" {
+					<-promised
+					if nominationFails {
+						return errors.New("injected: the API server refused the nomination")
+					}
+				}
+				mu.Lock()
+				calls = append(calls, call)
+				mu.Unlock()
+				return nil
+			})
+			overlay := cache.NewOverlay(time.Now)
+			d := kube.NewDispatcher(&kube.Effects{Client: c, Overlay: overlay}, 4)
+			ctx, cancel := context.WithCancel(context.Background())
+			stopped := make(chan struct{})
+			go func() { _ = d.Start(ctx); close(stopped) }()
+			var answer sync.Once
+			defer func() { answer.Do(func() { close(promised) }); cancel(); <-stopped }()
+
+			preemptor := &api.PodInfo{Namespace: "ns", Name: "pre-0", UID: "uid-pre-0", Job: "ns/pre"}
+			victim := &api.PodInfo{Namespace: "ns", Name: "victim-0", UID: "uid-victim-0", Job: "ns/victim", NodeName: "n1"}
+			_ = d.Nominate(ctx, preemptor, "n1")
+			_ = d.Evict(ctx, victim, framework.EvictionReason{Action: framework.Reclaim, Preemptor: "ns/pre"})
+			if got := jobStatuses(t, c, overlay); got["pre-0"] != "Pipelined@n1" || got["victim-0"] != "Releasing@n1" {
+				t.Fatalf("while the nomination is in flight the snapshot shows %v, want the promise and the eviction", got)
+			}
+			time.Sleep(20 * time.Millisecond) // four idle workers: an eviction not held back would go now
+			mu.Lock()
+			early := slices.Clone(calls)
+			mu.Unlock()
+			if len(early) > 0 {
+				t.Fatalf("%v sent before the nomination was written", early)
+			}
+			answer.Do(func() { close(promised) })
+			d.Wait()
+			got := jobStatuses(t, c, overlay)
+			if nominationFails {
+				if len(calls) != 0 || got["victim-0"] != "Running@n1" || got["pre-0"] != "Pending@" {
+					t.Fatalf("after a failed nomination: calls %v, snapshot %v; want no eviction, the victim running, the preemptor pending", calls, got)
+				}
+				return
+			}
+			if want := []string{"nominate pre-0", "condition victim-0", "delete victim-0"}; !slices.Equal(calls, want) {
+				t.Fatalf("calls %v, want %v", calls, want)
+			}
+		})
+	}
+}
+
+// A pod's nomination and a later withdrawal go out in the order decided, even with workers
+// free to send both at once: reversed, the pod would keep a promise the scheduler took back.
+func TestAPodsNominationsAreSentInOrder(t *testing.T) {
+	var mu sync.Mutex
+	var calls []string
+	slow := make(chan struct{})
+	c := evictionCluster(t, func(call string) error {
+		mu.Lock()
+		first := len(calls) == 0
+		mu.Unlock()
+		if first {
+			<-slow
+		}
+		mu.Lock()
+		calls = append(calls, call)
+		mu.Unlock()
+		return nil
+	})
+	d := kube.NewDispatcher(&kube.Effects{Client: c, Overlay: cache.NewOverlay(time.Now)}, 4)
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() { _ = d.Start(ctx); close(stopped) }()
+	defer func() { cancel(); <-stopped }()
+	preemptor := &api.PodInfo{Namespace: "ns", Name: "pre-0", UID: "uid-pre-0", Job: "ns/pre"}
+	_ = d.Nominate(ctx, preemptor, "n1")
+	_ = d.CancelPipeline(ctx, preemptor)
+	time.Sleep(20 * time.Millisecond)
+	close(slow)
+	d.Wait()
+	pod := &v1.Pod{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "pre-0"}, pod); err != nil {
+		t.Fatal(err)
+	}
+	if len(calls) != 2 || pod.Status.NominatedNodeName != "" {
+		t.Fatalf("calls %v, nominated node %q: want the nomination then the withdrawal, and no promise left", calls, pod.Status.NominatedNodeName)
+	}
+}
+
+// A job's start stamp reaches the status updater only once its gang's binds are written: a
+// gang whose bind failed has not started, and the overlay takes its stamp back too.
+func TestStampWaitsForTheGangsBinds(t *testing.T) {
+	for _, bindFails := range []bool{false, true} {
+		t.Run(fmt.Sprintf("bind fails=%v", bindFails), func(t *testing.T) {
+			release := make(chan struct{})
+			c := cluster(t, 2, func(ctx context.Context, c client.Client, pod, node string) error {
+				<-release
+				if bindFails && pod == "p1" {
+					return errors.New("injected: the API server refused the binding")
+				}
+				return setNode(ctx, c, pod, node)
+			})
+			overlay := cache.NewOverlay(time.Now)
+			updater := status.NewUpdater(c, nil, clocktesting.NewFakeClock(time.Now()))
+			d := kube.NewDispatcher(&kube.Effects{Client: c, Overlay: overlay, Status: updater}, 4)
+			ctx, cancel := context.WithCancel(context.Background())
+			stopped := make(chan struct{})
+			go func() { _ = d.Start(ctx); close(stopped) }()
+			var answer sync.Once
+			defer func() { answer.Do(func() { close(release) }); cancel(); <-stopped }()
+			job := &api.JobInfo{ID: "ns/job"}
+			for i := range 2 {
+				_ = d.Bind(ctx, podInfo(i), "n1")
+			}
+			began := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+			_ = d.RecordJobStart(ctx, job, began)
+			if stamp := snapshotJob(t, c, overlay).LastStartTimestamp; stamp == nil || !stamp.Equal(began) {
+				t.Fatalf("the stamp is not in the next snapshot at once: %v", stamp)
+			}
+			if n := updater.PendingWrites(); n != 0 {
+				t.Fatalf("%d writes handed to the updater before the binds landed", n)
+			}
+			answer.Do(func() { close(release) })
+			d.Wait()
+			stamp := snapshotJob(t, c, overlay).LastStartTimestamp
+			if bindFails {
+				if n := updater.PendingWrites(); n != 0 || stamp != nil {
+					t.Fatalf("after a failed bind: %d writes queued, snapshot stamp %v; want none", n, stamp)
+				}
+				return
+			}
+			if n := updater.PendingWrites(); n != 1 || stamp == nil {
+				t.Fatalf("after the binds: %d writes queued, snapshot stamp %v; want the stamp queued and shown", n, stamp)
+			}
+		})
+	}
+}
+
+// jobStatuses reads every pod of the eviction cluster as the next snapshot will see it.
+func jobStatuses(t *testing.T, c client.Client, overlay *cache.Overlay) map[string]string {
+	t.Helper()
+	snapshot, _, err := (&cache.Builder{Reader: c, SchedulerName: "kai-scheduler", Overlay: overlay}).Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, job := range snapshot.Jobs {
+		for _, p := range job.Pods {
+			got[p.Name] = p.Status.String() + "@" + p.NodeName
+		}
+	}
+	return got
+}
+
+// snapshotJob reads ns/job as the next snapshot will see it.
+func snapshotJob(t *testing.T, c client.Client, overlay *cache.Overlay) *api.JobInfo {
+	t.Helper()
+	snapshot, _, err := (&cache.Builder{Reader: c, SchedulerName: "kai-scheduler", Overlay: overlay}).Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return snapshot.Job("ns/job")
 }

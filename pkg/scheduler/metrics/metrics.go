@@ -64,9 +64,31 @@ var (
 	})
 )
 
+// The writes that carry decisions to the API server, off the cycle.
+var (
+	// StatusWrites counts the status updater's writes by kind (start-stamp, podgroup-status,
+	// queue-status) and result (ok, error: retried after a backoff).
+	StatusWrites = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "kai_scheduler_status_writes_total",
+		Help: "Writes of start stamps, PodGroup and Queue statuses, by kind and result (errors are retried).",
+	}, []string{"kind", "result"})
+	// StatusWritesGivenUp counts writes never made: refused as invalid, or start stamps left
+	// when the shutdown grace ran out. The next leader stamps such jobs from their pods' start.
+	StatusWritesGivenUp = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "kai_scheduler_status_writes_given_up_total",
+		Help: "Status writes given up, by kind: refused as invalid, or start stamps left unwritten at shutdown.",
+	}, []string{"kind"})
+	// DecisionsDropped counts binds, evictions and nominations decided but never sent,
+	// because the scheduler stopped first or what they counted on failed.
+	DecisionsDropped = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "kai_scheduler_decisions_dropped_total",
+		Help: "Decisions (bind, evict, nominate, withdraw, stamp) never sent: the scheduler stopped, or the write they counted on failed.",
+	}, []string{"call", "cause"})
+)
+
 // all are the scheduler's metrics, as registered.
 var all = []prometheus.Collector{CycleDuration, Binds, BindErrors, Evictions, MinRuntimeRefusals, RuntimeAtEviction,
-	ProtectedJobs, MinRuntimeWait, PendingJobs, InvalidQueues}
+	ProtectedJobs, MinRuntimeWait, PendingJobs, InvalidQueues, StatusWrites, StatusWritesGivenUp, DecisionsDropped}
 
 // registered is the node pool the metrics were registered for, once per process.
 var (

@@ -1,17 +1,9 @@
 package status
 
 import (
-	"context"
-	"encoding/json"
-	"slices"
-	"strings"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/klog/v2"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
@@ -30,14 +22,16 @@ func (u *Updater) SetProtections(changes []api.ProtectionChange) {
 	for _, c := range changes {
 		if shown, ok := u.shown[c.Job]; ok && sameProtection(shown.change, c) && u.Clock.Since(shown.at) < conditionRefresh {
 			lagging[c.Job] = shown
-		} else {
-			queued[c.Job] = c
+			continue
 		}
+		if queued, ok := u.protections[c.Job]; !ok || !sameProtection(queued, c) {
+			u.mark(target{jobStatusTarget, string(c.Job)}) // already queued otherwise
+		}
+		queued[c.Job] = c
 	}
 	// Written changes the informers now show, or whose jobs are gone, are forgotten.
 	u.protections, u.shown = queued, lagging
 	u.mu.Unlock()
-	u.wake()
 }
 
 // writtenProtection is a change the updater wrote, and when.
@@ -54,53 +48,22 @@ func sameProtection(a, b api.ProtectionChange) bool {
 	return a.Protection.Shown().Equal(b.Protection.Shown())
 }
 
-// flushProtections writes the queued protections; failures stay queued until the next
-// cycle says what to write.
-func (u *Updater) flushProtections(ctx context.Context) {
-	u.mu.Lock()
-	todo := make([]api.ProtectionChange, 0, len(u.protections))
-	for _, c := range u.protections {
-		todo = append(todo, c)
+// protectionStatus is the value of status.minRuntime in the merge patch that makes the
+// status show the change: nil (null, which removes it) for none. A merge patch keeps the
+// fields it does not name, so the optional fields left empty are named as null: a note or a
+// queue shown before must not linger.
+func protectionStatus(c api.ProtectionChange) *minRuntimePatch {
+	if c.None {
+		return nil
 	}
-	u.mu.Unlock()
-	// In job order: retries and their logs come out the same way every time.
-	slices.SortFunc(todo, func(a, b api.ProtectionChange) int { return strings.Compare(string(a.Job), string(b.Job)) })
-	for _, c := range todo {
-		err := u.Client.Status().Patch(ctx, cache.PodGroupRef(c.Job), client.RawPatch(types.MergePatchType, protectionPatch(c)))
-		if err != nil && !apierrors.IsNotFound(err) {
-			klog.FromContext(ctx).Error(err, "Writing min-runtime protection failed; will retry", "job", c.Job)
-			continue
-		}
-		u.mu.Lock()
-		if queued, ok := u.protections[c.Job]; ok && sameProtection(queued, c) {
-			delete(u.protections, c.Job)
-			u.shown[c.Job] = writtenProtection{change: c, at: u.Clock.Now()}
-		}
-		u.mu.Unlock()
+	s := cache.ProtectionStatus(c.Protection)
+	return &minRuntimePatch{
+		Start:          s.Start,
+		StartNote:      orNull(s.StartNote),
+		ProtectedUntil: s.ProtectedUntil,
+		Preempt:        protectionFieldsPatch{MinRuntime: s.Preempt.MinRuntime, SetBy: orNull(s.Preempt.SetBy), Until: s.Preempt.Until},
+		Reclaim:        s.Reclaim,
 	}
-}
-
-// protectionPatch is the merge patch that makes the status show the change. A merge patch
-// keeps the fields it does not name, so the optional fields left empty are named as null:
-// a note or a queue shown before must not linger.
-func protectionPatch(c api.ProtectionChange) []byte {
-	var patch struct {
-		Status struct {
-			MinRuntime *minRuntimePatch `json:"minRuntime"` // nil removes the status
-		} `json:"status"`
-	}
-	if !c.None {
-		s := cache.ProtectionStatus(c.Protection)
-		patch.Status.MinRuntime = &minRuntimePatch{
-			Start:          s.Start,
-			StartNote:      orNull(s.StartNote),
-			ProtectedUntil: s.ProtectedUntil,
-			Preempt:        protectionFieldsPatch{MinRuntime: s.Preempt.MinRuntime, SetBy: orNull(s.Preempt.SetBy), Until: s.Preempt.Until},
-			Reclaim:        s.Reclaim,
-		}
-	}
-	raw, _ := json.Marshal(patch) // plain fields: cannot fail
-	return raw
 }
 
 // minRuntimePatch is v2alpha2.MinRuntimeStatus with its optional fields as pointers, so

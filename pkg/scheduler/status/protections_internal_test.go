@@ -16,23 +16,22 @@ import (
 // here would keep showing what an earlier run wrote.
 func TestProtectionPatchNamesEveryField(t *testing.T) {
 	empty := api.ProtectionChange{Job: "ns/job", Protection: api.Protection{Start: time.Unix(0, 0), Preempt: api.MinRuntime{}}}
-	var patch struct {
-		Status struct {
-			MinRuntime map[string]json.RawMessage `json:"minRuntime"`
-		} `json:"status"`
-	}
-	if err := json.Unmarshal(protectionPatch(empty), &patch); err != nil {
+	raw, err := json.Marshal(protectionStatus(empty))
+	if err != nil {
 		t.Fatal(err)
 	}
-	var preempt map[string]json.RawMessage
-	if err := json.Unmarshal(patch.Status.MinRuntime["preempt"], &preempt); err != nil {
+	var minRuntime, preempt map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &minRuntime); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(minRuntime["preempt"], &preempt); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
 		fields map[string]json.RawMessage
 		of     reflect.Type
 	}{
-		{patch.Status.MinRuntime, reflect.TypeFor[v2alpha2.MinRuntimeStatus]()},
+		{minRuntime, reflect.TypeFor[v2alpha2.MinRuntimeStatus]()},
 		{preempt, reflect.TypeFor[v2alpha2.MinRuntimeProtection]()},
 	} {
 		for i := range c.of.NumField() {

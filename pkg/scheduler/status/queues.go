@@ -8,12 +8,8 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/klog/v2"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
@@ -47,12 +43,11 @@ type queueState struct {
 	writtenReport QueueReport
 }
 
-// SetQueues records, at the end of a cycle, what to report about every queue.
+// SetQueues records, at the end of a cycle, what to report about every queue, and queues a
+// write for each whose status no longer shows it.
 func (u *Updater) SetQueues(reports map[string]QueueReport) {
 	u.mu.Lock()
-	if u.queues == nil {
-		u.queues = map[string]*queueState{}
-	}
+	defer u.mu.Unlock()
 	for name := range u.queues {
 		if _, ok := reports[name]; !ok {
 			delete(u.queues, name)
@@ -68,45 +63,39 @@ func (u *Updater) SetQueues(reports map[string]QueueReport) {
 			q.problem, q.problemSince = r.Problem, u.Clock.Now()
 		}
 		q.report = r
+		if r.key() != q.written {
+			u.mark(target{queueStatusTarget, name})
+		}
 	}
-	u.mu.Unlock()
-	u.wake()
 }
 
-// flushQueues writes queue statuses that changed: at once when validity or children change,
-// otherwise (allocation moves every cycle) at most every conditionRefresh.
-func (u *Updater) flushQueues(ctx context.Context) {
-	type pending struct {
-		name   string
-		report QueueReport
-		since  time.Time
-	}
-	var todo []pending
+// writeQueueStatus writes a queue's status if it changed: at once when validity or children
+// change, otherwise (allocation moves every cycle) at most every conditionRefresh, returning
+// the time until it is due.
+func (u *Updater) writeQueueStatus(ctx context.Context, name string) (time.Duration, error) {
 	u.mu.Lock()
-	for name, q := range u.queues {
-		if q.report.key() == q.written {
-			continue
-		}
-		structural := !q.everWritten || q.report.Problem != q.writtenReport.Problem ||
-			strings.Join(q.report.Children, ",") != strings.Join(q.writtenReport.Children, ",")
-		if !structural && u.Clock.Since(q.writtenAt) < conditionRefresh {
-			continue
-		}
-		todo = append(todo, pending{name: name, report: q.report, since: q.problemSince})
+	q := u.queues[name]
+	if q == nil || q.report.key() == q.written {
+		u.mu.Unlock()
+		return 0, nil // gone, or shown already
+	}
+	report, since := q.report, q.problemSince
+	structural := !q.everWritten || report.Problem != q.writtenReport.Problem ||
+		strings.Join(report.Children, ",") != strings.Join(q.writtenReport.Children, ",")
+	if elapsed := u.Clock.Since(q.writtenAt); !structural && elapsed < conditionRefresh {
+		u.mu.Unlock()
+		return conditionRefresh - elapsed, nil
 	}
 	u.mu.Unlock()
-	for _, p := range todo {
-		err := u.writeQueue(ctx, p.name, p.report, p.since)
-		if err != nil && !apierrors.IsNotFound(err) {
-			klog.FromContext(ctx).Error(err, "Writing queue status failed; will retry", "queue", p.name)
-			continue
-		}
-		u.mu.Lock()
-		if q := u.queues[p.name]; q != nil {
-			q.written, q.writtenAt, q.everWritten, q.writtenReport = p.report.key(), u.Clock.Now(), true, p.report
-		}
-		u.mu.Unlock()
+	if err := u.writeQueue(ctx, name, report, since); err != nil {
+		return 0, err
 	}
+	u.mu.Lock()
+	if q := u.queues[name]; q != nil {
+		q.written, q.writtenAt, q.everWritten, q.writtenReport = report.key(), u.Clock.Now(), true, report
+	}
+	u.mu.Unlock()
+	return 0, nil
 }
 
 func (u *Updater) writeQueue(ctx context.Context, name string, r QueueReport, since time.Time) error {
@@ -125,7 +114,7 @@ func (u *Updater) writeQueue(ctx context.Context, name string, r QueueReport, si
 	if err != nil {
 		return err
 	}
-	return u.Client.Status().Patch(ctx, cache.QueueRef(name), client.RawPatch(types.MergePatchType, patch))
+	return u.patch(ctx, queueStatusTarget, cache.QueueRef(name), true, patch)
 }
 
 // resourceList renders scheduler amounts as Kubernetes quantities.

@@ -1,288 +1,370 @@
 package status
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
-	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/metrics"
 )
 
-// retryPeriod is how often queued writes are retried when nothing new arrives.
-const retryPeriod = time.Second
-
-// conditionRefresh is the least time between two rewrites of a pending job's condition. The
-// reasons' details (how many nodes lack what) change nearly every cycle in a busy cluster;
-// rewriting them each second for every pending job would flood the API server.
+// conditionRefresh is the least time between two rewrites of a pending job's condition (and
+// of a queue's allocation). The reasons' details (how many nodes lack what) change nearly
+// every cycle in a busy cluster; rewriting them each second for every pending job would
+// flood the API server.
 const conditionRefresh = 10 * time.Second
 
-// Updater queues PodGroup writes and performs them in the background.
+// DefaultWorkers is how many writes are in flight at once by default.
+const DefaultWorkers = 8
+
+// Backoff of a write that failed: doubled at each failure of the same object, from
+// retryBase up to retryMax, counted on the updater's clock.
+const (
+	retryBase = 100 * time.Millisecond
+	retryMax  = 30 * time.Second
+)
+
+// Updater writes what the scheduler decided back to the objects it is about: a job's start
+// stamp, why it waits and how it is protected, a queue's status. A cycle only records what
+// each object should show (QueueStartStamp, SetPending, SetProtections, SetQueues); Start's
+// workers write it, in parallel, off the cycle. Writes are coalesced per object: an object
+// is queued once however often it changes before its write, and the write sends what it
+// should show then. Start stamps go first: they are the record min-runtime protection counts
+// from, where everything else is derived anew each cycle.
 type Updater struct {
 	Client   client.Client
 	Recorder record.EventRecorder
-	Clock    clock.PassiveClock
+	// Clock decides when conditions are due again and how long a failed write waits.
+	Clock clock.WithTicker
 	// NodePool names, in the jobs' scheduling conditions, the pool the scheduler serves:
 	// with one scheduler per pool, a condition says which pool could not place the job.
 	NodePool string
+	// Workers is how many writes Start keeps in flight (DefaultWorkers when zero).
+	Workers int
+	// StampGrace is how long Start goes on writing start stamps once its context ends;
+	// whatever is left then is given up (counted and logged) and the next leader stamps
+	// those jobs from their pods' start. Statuses are not written after the context ends:
+	// the next leader derives them anew.
+	StampGrace time.Duration
 
 	mu sync.Mutex
+	// queue hands targets to the workers while Start runs; nil before.
+	queue    workqueue.TypedRateLimitingInterface[target]
+	stopping bool
+	// stampWritten is signalled when a stamp write ends, for Start's last flush.
+	stampWritten chan struct{}
+
 	// stamps waiting to be written, per job.
 	stamps map[api.JobID]time.Time
-	// pending holds the latest pending reasons per job; written what was last written.
-	pending map[api.JobID][]api.PendingReason
-	// podsOf holds, per pending job, its waiting pods (namespace/name) to mark unschedulable.
-	podsOf  map[api.JobID][]string
-	written map[api.JobID]string
-	// writtenAt is when each job's condition was last written.
+	// pending holds the latest pending reasons per job (nil: clear the condition); written
+	// what was last written, and writtenAt when.
+	pending   map[api.JobID][]api.PendingReason
+	written   map[api.JobID]string
 	writtenAt map[api.JobID]time.Time
+	// podsOf holds, per pending job, its waiting pods (namespace/name) to mark unschedulable.
+	podsOf map[api.JobID][]string
 	// queues holds what to report about each queue.
 	queues map[string]*queueState
-	// protections are the min-runtime protections to write (nil: clear), per job; shown
+	// protections are the min-runtime protections to write (None: clear), per job; shown
 	// what was written, until the informers show it (see SetProtections).
 	protections map[api.JobID]api.ProtectionChange
 	shown       map[api.JobID]writtenProtection
-	kick        chan struct{}
 }
 
-// NewUpdater returns an updater; Run performs its writes.
-func NewUpdater(c client.Client, recorder record.EventRecorder, clk clock.PassiveClock) *Updater {
+// NewUpdater returns an updater; Start performs its writes (Flush, in tools, at once).
+func NewUpdater(c client.Client, recorder record.EventRecorder, clk clock.WithTicker) *Updater {
 	return &Updater{
-		Client: c, Recorder: recorder, Clock: clk,
+		Client: c, Recorder: recorder, Clock: clk, stampWritten: make(chan struct{}, 1),
 		stamps: map[api.JobID]time.Time{}, pending: map[api.JobID][]api.PendingReason{}, written: map[api.JobID]string{},
-		podsOf:    map[api.JobID][]string{},
-		writtenAt: map[api.JobID]time.Time{}, kick: make(chan struct{}, 1),
+		podsOf: map[api.JobID][]string{}, writtenAt: map[api.JobID]time.Time{}, queues: map[string]*queueState{},
 		protections: map[api.JobID]api.ProtectionChange{}, shown: map[api.JobID]writtenProtection{},
+	}
+}
+
+// target is one object to write: a job's start stamp, a job's status, or a queue's status.
+type target struct {
+	kind targetKind
+	name string
+}
+
+type targetKind int
+
+const (
+	stampTarget targetKind = iota
+	jobStatusTarget
+	queueStatusTarget
+)
+
+func (k targetKind) String() string {
+	return [...]string{"start-stamp", "podgroup-status", "queue-status"}[k]
+}
+
+// stampsFirst orders the workers' queue: start stamps before everything else, each kind in
+// the order it was queued.
+type stampsFirst struct{ stamps, others []target }
+
+func (q *stampsFirst) Touch(target) {}
+func (q *stampsFirst) Len() int     { return len(q.stamps) + len(q.others) }
+
+func (q *stampsFirst) Push(t target) {
+	if t.kind == stampTarget {
+		q.stamps = append(q.stamps, t)
+	} else {
+		q.others = append(q.others, t)
+	}
+}
+
+func (q *stampsFirst) Pop() target {
+	from := &q.others
+	if len(q.stamps) > 0 {
+		from = &q.stamps
+	}
+	t := (*from)[0]
+	*from = (*from)[1:]
+	return t
+}
+
+// mark queues a target for the workers, if they run; the caller holds u.mu.
+func (u *Updater) mark(t target) {
+	if u.queue != nil {
+		u.queue.Add(t)
 	}
 }
 
 // QueueStartStamp schedules writing a job's start stamp. A newer stamp replaces a queued one.
 func (u *Updater) QueueStartStamp(job api.JobID, at time.Time) {
 	u.mu.Lock()
+	defer u.mu.Unlock()
 	u.stamps[job] = at
-	u.mu.Unlock()
-	u.wake()
+	u.mark(target{stampTarget, string(job)})
 }
 
-// SetPending records, at the end of a cycle, why each job is pending, and which of their
-// pods to mark PodScheduled=False. Jobs absent from reasons are no longer pending; their
-// condition is cleared if one was written.
-func (u *Updater) SetPending(reasons map[api.JobID][]api.PendingReason, unschedulablePods map[api.JobID][]string) {
-	u.mu.Lock()
-	u.podsOf = unschedulablePods
-	for job := range u.pending {
-		if _, still := reasons[job]; !still {
-			delete(u.pending, job) // never written, or cleared below: nothing stale goes out
-		}
-	}
-	for job := range u.written {
-		if _, still := reasons[job]; !still {
-			u.pending[job] = nil
-		}
-	}
-	for job, r := range reasons {
-		u.pending[job] = r
-	}
-	u.mu.Unlock()
-	u.wake()
-}
-
-// PendingWrites counts the writes not yet done, for metrics and tests.
+// PendingWrites counts the writes not yet done, for tests.
 func (u *Updater) PendingWrites() int {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return len(u.stamps) + len(u.pending) + len(u.protections)
 }
 
-func (u *Updater) wake() {
-	select {
-	case u.kick <- struct{}{}:
-	default:
+// targets lists everything there is to write, stamps first, each kind by name, so that a
+// Flush writes in the same order every time.
+func (u *Updater) targets() []target {
+	var all []target
+	for job := range u.stamps {
+		all = append(all, target{stampTarget, string(job)})
 	}
+	jobs := map[api.JobID]bool{}
+	for job := range u.pending {
+		jobs[job] = true
+	}
+	for job := range u.protections {
+		jobs[job] = true
+	}
+	for job := range jobs {
+		all = append(all, target{jobStatusTarget, string(job)})
+	}
+	for name := range u.queues {
+		all = append(all, target{queueStatusTarget, name})
+	}
+	slices.SortFunc(all, func(a, b target) int { return cmp.Or(cmp.Compare(a.kind, b.kind), strings.Compare(a.name, b.name)) })
+	return all
 }
 
-// Start writes queued updates until ctx ends: at once when there is news, and every
-// retryPeriod for what failed.
-func (u *Updater) Start(ctx context.Context) error {
-	ticker := time.NewTicker(retryPeriod)
-	defer ticker.Stop()
-	for {
-		u.Flush(ctx)
-		select {
-		case <-ctx.Done():
-			// One last try for what is queued (start stamps above all), with a little time of
-			// its own: the scheduler is stopping, not the API server.
-			final, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			u.Flush(final)
-			cancel()
-			return nil
-		case <-u.kick:
-		case <-ticker.C:
-		}
-	}
-}
-
-// Flush tries every queued write once; failures stay queued.
+// Flush tries every write once, in order, in the caller's goroutine: kai-sim and tests run
+// the updater this way, between cycles in virtual time. Failures and writes not due yet stay.
 func (u *Updater) Flush(ctx context.Context) {
-	defer u.flushQueues(ctx)
-	defer u.flushProtections(ctx)
 	u.mu.Lock()
-	stamps := make(map[api.JobID]time.Time, len(u.stamps))
-	for k, v := range u.stamps {
-		stamps[k] = v
+	all := u.targets()
+	u.mu.Unlock()
+	for _, t := range all {
+		_, _ = u.write(ctx, t)
 	}
-	pending := make(map[api.JobID][]api.PendingReason, len(u.pending))
-	for k, v := range u.pending {
-		pending[k] = v
+}
+
+// Start writes from Workers goroutines until ctx ends, then goes on writing start stamps
+// for up to StampGrace and returns. It implements controller-runtime's Runnable.
+func (u *Updater) Start(ctx context.Context) error {
+	writes, stopWrites := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopWrites()
+	queue := workqueue.NewTypedRateLimitingQueueWithConfig(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[target](retryBase, retryMax),
+		workqueue.TypedRateLimitingQueueConfig[target]{Name: "kai_scheduler_status_writes", Clock: u.Clock,
+			DelayingQueue: workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[target]{
+				Name: "kai_scheduler_status_writes", Clock: u.Clock,
+				Queue: workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[target]{
+					Name: "kai_scheduler_status_writes", Clock: u.Clock, Queue: &stampsFirst{}}),
+			})})
+	u.mu.Lock()
+	u.queue = queue
+	for _, t := range u.targets() {
+		queue.Add(t)
 	}
 	u.mu.Unlock()
+	var workers sync.WaitGroup
+	for range cmp.Or(u.Workers, DefaultWorkers) {
+		workers.Go(func() { u.work(writes, queue) })
+	}
 
-	log := klog.FromContext(ctx)
-	for job, at := range stamps {
-		err := u.writeStamp(ctx, job, at)
-		if err != nil && !apierrors.IsNotFound(err) {
-			log.Error(err, "Writing start stamp failed; will retry", "job", job)
-			continue
-		}
-		u.mu.Lock()
-		if u.stamps[job].Equal(at) {
-			delete(u.stamps, job)
-		}
-		u.mu.Unlock()
-	}
-	for job, reasons := range pending {
-		key := reasonsKey(reasons)
-		u.mu.Lock()
-		unchanged := u.written[job] == key
-		_, wasPending := u.written[job]
-		tooSoon := wasPending && len(reasons) > 0 && u.Clock.Since(u.writtenAt[job]) < conditionRefresh
-		u.mu.Unlock()
-		if tooSoon && !unchanged {
-			continue // kept queued: written once the refresh interval has passed
-		}
-		var err error
-		if !unchanged {
-			err = u.writeCondition(ctx, job, reasons)
-		}
-		if err != nil && !apierrors.IsNotFound(err) {
-			log.Error(err, "Writing scheduling condition failed; will retry", "job", job)
-			continue
-		}
-		u.mu.Lock()
-		if reasonsKey(u.pending[job]) == key {
-			delete(u.pending, job)
-			if len(reasons) == 0 {
-				delete(u.written, job)
-				delete(u.writtenAt, job)
-			} else {
-				if !unchanged {
-					u.writtenAt[job] = u.Clock.Now()
-				}
-				u.written[job] = key
-			}
-		}
-		u.mu.Unlock()
-	}
-}
-
-// writeStamp sets the annotation with a merge patch: it touches nothing else and has no
-// resource version, so it cannot conflict with other writers.
-func (u *Updater) writeStamp(ctx context.Context, job api.JobID, at time.Time) error {
-	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{
-		"annotations": map[string]string{scheduling.LastStartTimestampAnnotation: cache.FormatStartTime(at)}}})
-	return u.Client.Patch(ctx, cache.PodGroupRef(job), client.RawPatch(types.MergePatchType, patch))
-}
-
-// reasonsKey is what tells two lists of pending reasons apart.
-func reasonsKey(reasons []api.PendingReason) string {
-	var b strings.Builder
-	for _, r := range reasons {
-		b.WriteString(r.Reason)
-		b.WriteByte(0)
-		b.WriteString(r.Message)
-		b.WriteByte('\n')
-	}
-	return b.String()
-}
-
-// writeCondition replaces the job's scheduling conditions (clears them when reasons is
-// empty) and, when there are reasons, tells them in Warning events, one per kind of reason
-// so that tools can pick out, say, a min-runtime block by the event's reason.
-func (u *Updater) writeCondition(ctx context.Context, job api.JobID, reasons []api.PendingReason) error {
-	var conditions []v2alpha2.SchedulingCondition
-	message := api.JoinMessages(reasons)
-	if len(reasons) > 0 {
-		condition := v2alpha2.SchedulingCondition{
-			Type: v2alpha2.UnschedulableOnNodePool, NodePool: u.NodePool, Status: v1.ConditionTrue,
-			Message: message, LastTransitionTime: metav1.NewTime(u.Clock.Now()),
-			TransitionID: fmt.Sprint(u.Clock.Now().Unix()),
-		}
-		for _, r := range reasons {
-			condition.Reasons = append(condition.Reasons, v2alpha2.UnschedulableReason{Reason: r.Reason, Message: r.Message})
-		}
-		conditions = append(conditions, condition)
-	}
-	patch, _ := json.Marshal(map[string]any{"status": map[string]any{"schedulingConditions": conditions}})
-	pg := cache.PodGroupRef(job)
-	if err := u.Client.Status().Patch(ctx, pg, client.RawPatch(types.MergePatchType, patch)); err != nil {
-		return err
-	}
-	if len(reasons) == 0 {
-		return nil
-	}
-	if u.Recorder != nil {
-		for _, group := range byReason(reasons) {
-			u.Recorder.Event(pg, v1.EventTypeWarning, group[0].Reason, api.JoinMessages(group))
-		}
-	}
-	return u.markUnschedulable(ctx, job, message)
-}
-
-// byReason groups reasons by their Reason, groups in order of first appearance.
-func byReason(reasons []api.PendingReason) [][]api.PendingReason {
-	var groups [][]api.PendingReason
-	for _, r := range reasons {
-		k := slices.IndexFunc(groups, func(g []api.PendingReason) bool { return g[0].Reason == r.Reason })
-		if k < 0 {
-			groups = append(groups, nil)
-			k = len(groups) - 1
-		}
-		groups[k] = append(groups[k], r)
-	}
-	return groups
-}
-
-// markUnschedulable sets PodScheduled=False (reason Unschedulable) on the job's waiting
-// pods, the signal cluster autoscalers act on. Binding a pod sets it True again.
-func (u *Updater) markUnschedulable(ctx context.Context, job api.JobID, message string) error {
+	<-ctx.Done()
 	u.mu.Lock()
-	pods := u.podsOf[job]
+	u.stopping = true
 	u.mu.Unlock()
-	condition := v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionFalse, Reason: v1.PodReasonUnschedulable,
-		Message: message, LastTransitionTime: metav1.NewTime(u.Clock.Now())}
-	patch, _ := json.Marshal(map[string]any{"status": map[string]any{"conditions": []v1.PodCondition{condition}}})
-	for _, key := range pods {
-		namespace, name, _ := strings.Cut(key, "/")
-		pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
-		err := u.Client.Status().Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType, patch))
-		if err != nil && !apierrors.IsNotFound(err) {
-			return err
+	grace := u.Clock.After(u.StampGrace)
+	for u.StampGrace > 0 && u.stampsLeft() > 0 {
+		select {
+		case <-u.stampWritten:
+			continue
+		case <-grace:
 		}
+		break
+	}
+	queue.ShutDown()
+	stopWrites() // a write still in flight is cut short: the scheduler is stopping
+	workers.Wait()
+	if left := u.stampsLeft(); left > 0 {
+		metrics.StatusWritesGivenUp.WithLabelValues(stampTarget.String()).Add(float64(left))
+		klog.FromContext(ctx).Error(nil, "Start stamps not written before shutdown; the next leader stamps these running jobs from their pods' start",
+			"count", left, "grace", u.StampGrace)
 	}
 	return nil
+}
+
+// NeedLeaderElection: only the leader decides, so only the leader has anything to write.
+func (u *Updater) NeedLeaderElection() bool { return true }
+
+func (u *Updater) stampsLeft() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return len(u.stamps)
+}
+
+// work writes what the queue hands it until the queue shuts down. A failed write is queued
+// again after its backoff; one not due yet (a condition rewritten too recently) when it is.
+func (u *Updater) work(ctx context.Context, queue workqueue.TypedRateLimitingInterface[target]) {
+	for {
+		t, shutdown := queue.Get()
+		if shutdown {
+			return
+		}
+		after, err := u.write(ctx, t)
+		switch {
+		case err != nil:
+			queue.AddRateLimited(t)
+		case after > 0:
+			queue.Forget(t)
+			queue.AddAfter(t, after)
+		default:
+			queue.Forget(t)
+		}
+		queue.Done(t)
+	}
+}
+
+// write performs what a target needs now. It returns how long until the rest of it is due
+// (zero when nothing is left), or the error of a write to retry. Once the updater is
+// stopping, only stamps are written.
+func (u *Updater) write(ctx context.Context, t target) (time.Duration, error) {
+	u.mu.Lock()
+	stopping := u.stopping
+	u.mu.Unlock()
+	var after time.Duration
+	var err error
+	switch {
+	case t.kind == stampTarget:
+		err = u.writeStamp(ctx, api.JobID(t.name))
+	case stopping:
+		return 0, nil
+	case t.kind == jobStatusTarget:
+		after, err = u.writeJobStatus(ctx, api.JobID(t.name))
+	case t.kind == queueStatusTarget:
+		after, err = u.writeQueueStatus(ctx, t.name)
+	}
+	switch {
+	case err == nil || apierrors.IsNotFound(err): // a deleted object needs nothing written
+		return after, nil
+	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err):
+		// The write itself is wrong: sending it again cannot help.
+		metrics.StatusWritesGivenUp.WithLabelValues(t.kind.String()).Inc()
+		klog.FromContext(ctx).Error(err, "Status write refused; given up", "kind", t.kind, "object", t.name)
+		u.drop(t)
+		return 0, nil
+	default:
+		klog.FromContext(ctx).Error(err, "Status write failed; will retry", "kind", t.kind, "object", t.name)
+		return 0, err
+	}
+}
+
+// patch sends a merge patch to obj, or to its status, and counts it.
+func (u *Updater) patch(ctx context.Context, kind targetKind, obj client.Object, status bool, data []byte) error {
+	var err error
+	if status {
+		err = u.Client.Status().Patch(ctx, obj, client.RawPatch(types.MergePatchType, data))
+	} else {
+		err = u.Client.Patch(ctx, obj, client.RawPatch(types.MergePatchType, data))
+	}
+	result := "ok"
+	if err != nil && !apierrors.IsNotFound(err) {
+		result = "error"
+	}
+	metrics.StatusWrites.WithLabelValues(kind.String(), result).Inc()
+	return err
+}
+
+// drop forgets what a target was to write.
+func (u *Updater) drop(t target) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	switch t.kind {
+	case stampTarget:
+		delete(u.stamps, api.JobID(t.name))
+	case jobStatusTarget:
+		delete(u.pending, api.JobID(t.name))
+		delete(u.protections, api.JobID(t.name))
+	case queueStatusTarget:
+		delete(u.queues, t.name)
+	}
+}
+
+// writeStamp sets the start stamp annotation with a merge patch: it touches nothing else and
+// has no resource version, so it cannot conflict with other writers.
+func (u *Updater) writeStamp(ctx context.Context, job api.JobID) error {
+	defer func() {
+		select {
+		case u.stampWritten <- struct{}{}:
+		default:
+		}
+	}()
+	u.mu.Lock()
+	at, ok := u.stamps[job]
+	u.mu.Unlock()
+	if !ok {
+		return nil // written by an earlier pass
+	}
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{
+		"annotations": map[string]string{scheduling.LastStartTimestampAnnotation: cache.FormatStartTime(at)}}})
+	err := u.patch(ctx, stampTarget, cache.PodGroupRef(job), false, patch)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	u.mu.Lock()
+	if u.stamps[job].Equal(at) {
+		delete(u.stamps, job)
+	}
+	u.mu.Unlock()
+	return err
 }

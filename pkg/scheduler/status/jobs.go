@@ -1,0 +1,182 @@
+package status
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
+)
+
+// SetPending records, at the end of a cycle, why each job is pending, and which of their
+// pods to mark PodScheduled=False. Jobs absent from reasons are no longer pending; their
+// condition is cleared if one was written. Only jobs whose reasons differ from what their
+// condition shows are queued for a write.
+func (u *Updater) SetPending(reasons map[api.JobID][]api.PendingReason, unschedulablePods map[api.JobID][]string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.podsOf = unschedulablePods
+	for job := range u.pending {
+		if _, still := reasons[job]; !still {
+			delete(u.pending, job) // never written, or cleared below: nothing stale goes out
+		}
+	}
+	for job := range u.written {
+		if _, still := reasons[job]; !still {
+			u.pending[job] = nil
+			u.mark(target{jobStatusTarget, string(job)})
+		}
+	}
+	for job, r := range reasons {
+		if written, ok := u.written[job]; ok && written == reasonsKey(r) {
+			delete(u.pending, job) // the condition shows it already
+			continue
+		}
+		u.pending[job] = r
+		u.mark(target{jobStatusTarget, string(job)})
+	}
+}
+
+// reasonsKey is what tells two lists of pending reasons apart.
+func reasonsKey(reasons []api.PendingReason) string {
+	var b strings.Builder
+	for _, r := range reasons {
+		b.WriteString(r.Reason)
+		b.WriteByte(0)
+		b.WriteString(r.Message)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// writeJobStatus writes, in one patch of the PodGroup's status, what is due of its
+// scheduling condition and of its min-runtime protection, then tells the reasons in events
+// and marks the job's waiting pods. A changed condition rewritten less than
+// conditionRefresh ago is not due: the time until it is is returned.
+func (u *Updater) writeJobStatus(ctx context.Context, job api.JobID) (time.Duration, error) {
+	u.mu.Lock()
+	reasons, conditionQueued := u.pending[job]
+	key := reasonsKey(reasons)
+	writtenKey, wasPending := u.written[job]
+	var wait time.Duration
+	if conditionQueued && wasPending && writtenKey == key {
+		delete(u.pending, job) // the condition shows it already
+		conditionQueued = false
+	}
+	if conditionQueued && wasPending && len(reasons) > 0 {
+		if since := u.Clock.Since(u.writtenAt[job]); since < conditionRefresh {
+			wait, conditionQueued = conditionRefresh-since, false
+		}
+	}
+	protection, protectionQueued := u.protections[job]
+	pods := u.podsOf[job]
+	u.mu.Unlock()
+	if !conditionQueued && !protectionQueued {
+		return wait, nil
+	}
+
+	status := map[string]any{}
+	if conditionQueued {
+		status["schedulingConditions"] = u.conditions(reasons)
+	}
+	if protectionQueued {
+		status["minRuntime"] = protectionStatus(protection)
+	}
+	patch, _ := json.Marshal(map[string]any{"status": status}) // plain fields: cannot fail
+	pg := cache.PodGroupRef(job)
+	if err := u.patch(ctx, jobStatusTarget, pg, true, patch); err != nil {
+		return 0, err
+	}
+	u.mu.Lock()
+	if queued, ok := u.protections[job]; protectionQueued && ok && sameProtection(queued, protection) {
+		delete(u.protections, job)
+		u.shown[job] = writtenProtection{change: protection, at: u.Clock.Now()}
+	}
+	u.mu.Unlock()
+	if !conditionQueued {
+		return wait, nil
+	}
+	if len(reasons) > 0 {
+		if u.Recorder != nil {
+			for _, group := range byReason(reasons) {
+				u.Recorder.Event(pg, v1.EventTypeWarning, group[0].Reason, api.JoinMessages(group))
+			}
+		}
+		if err := u.markUnschedulable(ctx, pods, api.JoinMessages(reasons)); err != nil {
+			return 0, err // the condition is written again with the pods
+		}
+	}
+	u.mu.Lock()
+	if current, ok := u.pending[job]; ok && reasonsKey(current) == key {
+		delete(u.pending, job)
+		if len(reasons) == 0 {
+			delete(u.written, job)
+			delete(u.writtenAt, job)
+		} else {
+			u.written[job], u.writtenAt[job] = key, u.Clock.Now()
+		}
+	}
+	u.mu.Unlock()
+	return wait, nil
+}
+
+// conditions are the job's scheduling conditions for its pending reasons (none clears them).
+func (u *Updater) conditions(reasons []api.PendingReason) []v2alpha2.SchedulingCondition {
+	if len(reasons) == 0 {
+		return nil
+	}
+	now := u.Clock.Now()
+	condition := v2alpha2.SchedulingCondition{
+		Type: v2alpha2.UnschedulableOnNodePool, NodePool: u.NodePool, Status: v1.ConditionTrue,
+		Message: api.JoinMessages(reasons), LastTransitionTime: metav1.NewTime(now),
+		TransitionID: fmt.Sprint(now.Unix()),
+	}
+	for _, r := range reasons {
+		condition.Reasons = append(condition.Reasons, v2alpha2.UnschedulableReason{Reason: r.Reason, Message: r.Message})
+	}
+	return []v2alpha2.SchedulingCondition{condition}
+}
+
+// byReason groups reasons by their Reason, groups in order of first appearance, so that each
+// kind of reason is told in its own event and tools can pick out, say, a min-runtime block
+// by the event's reason.
+func byReason(reasons []api.PendingReason) [][]api.PendingReason {
+	var groups [][]api.PendingReason
+	for _, r := range reasons {
+		k := slices.IndexFunc(groups, func(g []api.PendingReason) bool { return g[0].Reason == r.Reason })
+		if k < 0 {
+			groups = append(groups, nil)
+			k = len(groups) - 1
+		}
+		groups[k] = append(groups[k], r)
+	}
+	return groups
+}
+
+// markUnschedulable sets PodScheduled=False (reason Unschedulable) on a job's waiting pods,
+// the signal cluster autoscalers act on. Binding a pod sets it True again.
+func (u *Updater) markUnschedulable(ctx context.Context, pods []string, message string) error {
+	condition := v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionFalse, Reason: v1.PodReasonUnschedulable,
+		Message: message, LastTransitionTime: metav1.NewTime(u.Clock.Now())}
+	patch, _ := json.Marshal(map[string]any{"status": map[string]any{"conditions": []v1.PodCondition{condition}}})
+	for _, key := range pods {
+		namespace, name, _ := strings.Cut(key, "/")
+		pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+		err := u.Client.Status().Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType, patch))
+		if err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+	}
+	return nil
+}
