@@ -10,7 +10,7 @@ export CONTROLLER_GEN := $(BIN)/controller-gen
 export MOCKGEN := $(BIN)/mockgen
 export HELM := $(BIN)/helm
 
-.PHONY: all build test unit-test verify generate tools control-plane bench soak run-local clean
+.PHONY: all build test unit-test verify generate tools control-plane bench soak scale run-local clean
 
 all: build
 
@@ -55,6 +55,15 @@ bench: tools
 SEEDS ?= 10000
 soak:
 	PROPERTY_SEEDS=$(SEEDS) $(GO) test ./test/property/ -count=1 -timeout 60m -v -run TestProperties | grep -E '^(ok|FAIL)|--- FAIL|figures|failing|replay|go run'
+
+## scale: the scale suite (test/scale) at NODES simulated 8-GPU nodes (default 500; 1000 and
+## 5000 possible): upstream KAI's scale scenarios and the min-runtime ones, against a real
+## API server with KWOK nodes, the scheduler run as its binary with the chart's defaults.
+## Results: _output/scale/<label>-<nodes>/ (a JSON per scenario, table.txt). SCALE_SCHEDULER
+## measures another binary (e.g. an older commit's), SCALE_LABEL names it.
+NODES ?= 500
+scale: tools control-plane
+	SCALE_NODES=$(NODES) KUBEBUILDER_ASSETS="$$(hack/build-control-plane.sh)" $(GO) test ./test/scale/ -count=1 -timeout 240m -v -args -ginkgo.v
 
 ## run-local: a local cluster without Docker (etcd, kube-apiserver and kubectl from ./bin, KWOK
 ## playing two 8-GPU nodes) running the scheduler, showing reclaim min-runtime at

@@ -1,0 +1,12 @@
+// Package scale is the scale suite: the scheduler, run as its binary with the Helm chart's
+// default configuration, against a real kube-apiserver and etcd with hundreds of simulated
+// GPU nodes played by KWOK, through upstream KAI-Scheduler's scale scenarios (fill, reclaim,
+// large gangs, distributed jobs, unschedulable jobs) and this product's own (protected
+// victims at scale, and the same across crashes). An observer apart from the scheduler
+// watches every pod and PodGroup and checks, all along, that no node is over-committed, no
+// pod is lost, no protected job is evicted early and no start stamp or protection status is
+// lost; each scenario writes its figures as JSON and the run prints them as a table.
+//
+// `make test` runs it at 50 nodes, asserting the invariants only; `make scale` at 500
+// (NODES=1000 or 5000 possible) for the figures of docs/performance.md.
+package scale

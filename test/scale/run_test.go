@@ -1,0 +1,239 @@
+package scale
+
+import (
+	"fmt"
+	"path/filepath"
+	"time"
+
+	. "github.com/onsi/gomega"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
+	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
+)
+
+// run is one scenario: its namespace and queues, the scheduler processes it started, and the
+// figures it records.
+type run struct {
+	name, namespace string
+	began           time.Time
+	procs           []*schedulerProcess
+	current         *schedulerProcess
+	queues          []string
+	result          *result
+}
+
+// newRun starts a scenario in a namespace of its own. The scheduler is not started yet.
+func newRun(name string) *run {
+	r := &run{name: name, namespace: "scale-" + name, began: time.Now(),
+		result: &result{Scenario: name, Label: settings.label, Nodes: settings.nodes, Figures: map[string]float64{}}}
+	Expect(cluster.client.Create(cluster.ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: r.namespace}})).To(Succeed())
+	cluster.observer.takeViolations() // what came before is another scenario's
+	return r
+}
+
+// startScheduler starts a scheduler process as the chart runs it.
+func (r *run) startScheduler() {
+	port, err := freePort()
+	Expect(err).NotTo(HaveOccurred())
+	args := cluster.chart.schedulerArgs(cluster.configFile, cluster.kubeconfig, schedulerNamespace, port)
+	log := filepath.Join(settings.out, fmt.Sprintf("%s-scheduler-%d.log", r.name, len(r.procs)))
+	p, err := startSchedulerProcess(settings.binary, args, schedulerNamespace, log, port)
+	Expect(err).NotTo(HaveOccurred())
+	r.procs = append(r.procs, p)
+	r.current = p
+}
+
+// waitLeading waits until the current scheduler holds the Lease, and so schedules: after a
+// crash, only once the dead one's Lease has expired, as on a real cluster.
+func (r *run) waitLeading() {
+	Eventually(r.current.leading).WithTimeout(time.Minute).WithPolling(250*time.Millisecond).Should(BeTrue(),
+		"the scheduler leads (log %s)", r.current.log)
+}
+
+// crashScheduler kills the scheduler (SIGKILL, as a node failure or an OOM kill would) and
+// starts a new one at once, which must take over from what the API server holds.
+func (r *run) crashScheduler() {
+	r.current.kill()
+	r.result.Crashes++
+	r.startScheduler()
+}
+
+// stopScheduler stops the scheduler as a rollout does (SIGTERM) and records how long it
+// took to exit.
+func (r *run) stopScheduler() {
+	took, clean := r.current.terminate(30 * time.Second)
+	r.current = nil
+	r.result.ShutdownSeconds = took.Seconds()
+	Expect(clean).To(BeTrue(), "the scheduler exits within 30s of SIGTERM")
+}
+
+// createQueue creates a top-level queue with a GPU quota and, unless zero, a reclaim
+// min-runtime, which the observer holds the scheduler to.
+func (r *run) createQueue(name string, gpuQuota float64, reclaimMinRuntime time.Duration) {
+	q := &v2.Queue{ObjectMeta: metav1.ObjectMeta{Name: r.name + "-" + name}, Spec: v2.QueueSpec{Resources: &v2.QueueResources{
+		GPU:    v2.QueueResource{Quota: gpuQuota, OverQuotaWeight: 1, Limit: -1},
+		CPU:    v2.QueueResource{Quota: -1, OverQuotaWeight: 1, Limit: -1},
+		Memory: v2.QueueResource{Quota: -1, OverQuotaWeight: 1, Limit: -1},
+	}}}
+	if reclaimMinRuntime > 0 {
+		q.Spec.ReclaimMinRuntime = &metav1.Duration{Duration: reclaimMinRuntime}
+		cluster.observer.mu.Lock()
+		cluster.observer.minRuntime[q.Name] = reclaimMinRuntime
+		cluster.observer.mu.Unlock()
+	}
+	Expect(cluster.client.Create(cluster.ctx, q)).To(Succeed())
+	r.queues = append(r.queues, q.Name)
+}
+
+// jobs describes a batch of identical jobs to submit.
+type jobs struct {
+	queue, prefix, priorityClass string
+	count, pods                  int
+	gpus                         int64
+}
+
+// submit creates the jobs, each a PodGroup (a gang of all its pods) and its pods, from 32
+// goroutines, and returns when it began and ended.
+func (r *run) submit(j jobs) (began, ended time.Time) {
+	queue := r.name + "-" + j.queue
+	if j.priorityClass == "" {
+		j.priorityClass = "train"
+	}
+	began = time.Now()
+	Expect(inParallel(j.count, func(i int) error {
+		name := fmt.Sprintf("%s-%05d", j.prefix, i)
+		pg := &v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: r.namespace, Name: name},
+			Spec: v2alpha2.PodGroupSpec{MinMember: int32(j.pods), Queue: queue, PriorityClassName: j.priorityClass}}
+		if err := cluster.client.Create(cluster.ctx, pg); err != nil {
+			return err
+		}
+		for p := range j.pods {
+			if err := cluster.client.Create(cluster.ctx, newPod(r.namespace, fmt.Sprintf("%s-%d", name, p), name, queue, j.gpus)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})).To(Succeed())
+	return began, time.Now()
+}
+
+// newPod is a pod of a job asking for GPUs and one CPU, labelled with its queue.
+func newPod(namespace, name, job, queue string, gpus int64) *v1.Pod {
+	gpu := *resource.NewQuantity(gpus, resource.DecimalSI)
+	return &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name,
+			Annotations: map[string]string{scheduling.PodGroupNameAnnotation: job},
+			Labels:      map[string]string{scheduling.QueueLabel: queue}},
+		Spec: v1.PodSpec{SchedulerName: "kai-scheduler", Containers: []v1.Container{{Name: "main", Image: "trainer",
+			Resources: v1.ResourceRequirements{
+				Limits:   v1.ResourceList{"nvidia.com/gpu": gpu},
+				Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("1"), "nvidia.com/gpu": gpu},
+			}}}},
+	}
+}
+
+// timeout is how long any wait of a scenario may take before the scheduler counts as
+// stuck: generous, since it bounds liveness, not speed.
+func timeout() time.Duration { return 3*time.Minute + time.Duration(settings.nodes)*time.Second }
+
+// waitRunning waits until n pods of the queue run, and returns when the last was seen
+// running.
+func (r *run) waitRunning(queue string, n int) time.Time {
+	queue = r.name + "-" + queue
+	Eventually(func() int { return cluster.observer.podCount(r.namespace, queue, isRunning) }).WithTimeout(timeout()).
+		Should(BeNumerically(">=", n), "pods of %s running (%s)", queue, r.progress())
+	return cluster.observer.lastTime(r.namespace, queue, func(p *podRecord) time.Time { return p.running })
+}
+
+// waitBound waits until at least n pods of the queue are bound, and returns when the last
+// was seen bound.
+func (r *run) waitBound(queue string, n int) time.Time {
+	queue = r.name + "-" + queue
+	Eventually(func() int { return cluster.observer.podCount(r.namespace, queue, isBound) }).WithTimeout(timeout()).
+		Should(BeNumerically(">=", n), "pods of %s bound (%s)", queue, r.progress())
+	return cluster.observer.lastTime(r.namespace, queue, func(p *podRecord) time.Time { return p.bound })
+}
+
+// progress says where the scenario's pods are, for a wait that times out.
+func (r *run) progress() string {
+	o := cluster.observer
+	return fmt.Sprintf("pods: %d unplaced, %d bound, %d running, %d evicted; scheduler log %s",
+		o.podCount(r.namespace, "", isUnplaced), o.podCount(r.namespace, "", isBound),
+		o.podCount(r.namespace, "", isRunning), o.podCount(r.namespace, "", isEvicted), r.current.logOrNone())
+}
+
+func (p *schedulerProcess) logOrNone() string {
+	if p == nil {
+		return "(none running)"
+	}
+	return p.log
+}
+
+// settle gives the scheduler time to write what it owes (stamps, protection statuses),
+// waiting until every running job shows them, or the timeout.
+func (r *run) settle(within time.Duration) {
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		a := cluster.observer.auditWrites(r.namespace)
+		if a.Unstamped == 0 && a.Unprotected == 0 {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// finish stops the scheduler, records the figures every scenario has (memory, API
+// requests, shutdown, what was written, the invariants), writes the result, empties the
+// namespace and deletes the queues; then fails the spec if an invariant was broken.
+func (r *run) finish() {
+	r.settle(30 * time.Second)
+	res := r.result
+	if r.current != nil {
+		r.stopScheduler()
+	}
+	for _, p := range r.procs {
+		rss, requests := p.usage()
+		res.PeakRSSMB = max(res.PeakRSSMB, float64(rss)/(1<<20))
+		res.APIRequests += requests
+	}
+	res.PodsBound = cluster.observer.podCount(r.namespace, "", func(p *podRecord) bool { return !p.bound.IsZero() })
+	if res.PodsBound > 0 {
+		res.APIRequestsPerPod = res.APIRequests / float64(res.PodsBound)
+	}
+	audit := cluster.observer.auditWrites(r.namespace)
+	res.Writes = summarize(audit)
+	res.Violations = cluster.observer.takeViolations()
+	res.Seconds = time.Since(r.began).Seconds()
+	Expect(res.write()).To(Succeed())
+	cluster.mu.Lock()
+	cluster.results = append(cluster.results, res)
+	cluster.mu.Unlock()
+	r.cleanUp()
+
+	Expect(res.Violations).To(BeEmpty(), "invariants broken in %s", r.name)
+	Expect(audit.Unstamped).To(BeZero(), "running jobs without a start stamp in %s", r.name)
+	Expect(audit.Unprotected).To(BeZero(), "protected jobs whose status shows no protection in %s", r.name)
+	Expect(audit.WrongProtection).To(BeZero(), "protected jobs whose status shows a protection ending too soon in %s", r.name)
+}
+
+// cleanUp deletes the scenario's pods, PodGroups and queues, and waits until the pods are
+// gone, so the next scenario starts on empty nodes.
+func (r *run) cleanUp() {
+	o := cluster.observer
+	o.mu.Lock()
+	o.cleaning[r.namespace] = true
+	o.mu.Unlock()
+	c, ctx := cluster.client, cluster.ctx
+	Expect(c.DeleteAllOf(ctx, &v1.Pod{}, client.InNamespace(r.namespace), client.GracePeriodSeconds(0))).To(Succeed())
+	Expect(c.DeleteAllOf(ctx, &v2alpha2.PodGroup{}, client.InNamespace(r.namespace))).To(Succeed())
+	Eventually(func() int { return o.podCount(r.namespace, "", isPresent) }).WithTimeout(timeout()).Should(BeZero(), "the scenario's pods are gone")
+	for _, q := range r.queues {
+		Expect(client.IgnoreNotFound(c.Delete(ctx, &v2.Queue{ObjectMeta: metav1.ObjectMeta{Name: q}}))).To(Succeed())
+	}
+	o.forget(r.namespace)
+}

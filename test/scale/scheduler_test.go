@@ -1,0 +1,235 @@
+package scale
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kai-minruntime/kai-scheduler/test/helm"
+)
+
+// chartRun is how the chart's Deployment runs the scheduler: its arguments and its rendered
+// configuration, with the values' defaults.
+type chartRun struct {
+	args   []string
+	config string
+}
+
+// renderChart renders the chart with its default values and reads the scheduler's container
+// arguments and configuration from it.
+func renderChart() (chartRun, error) {
+	objects, err := helm.Template()
+	if err != nil {
+		return chartRun{}, err
+	}
+	config, err := helm.SchedulerConfig(objects)
+	if err != nil {
+		return chartRun{}, err
+	}
+	deployment := helm.Find(objects, "Deployment", "kai")
+	if deployment == nil {
+		return chartRun{}, fmt.Errorf("the chart renders no Deployment kai")
+	}
+	containers, _, _ := unstructured.NestedSlice(deployment.Object, "spec", "template", "spec", "containers")
+	if len(containers) != 1 {
+		return chartRun{}, fmt.Errorf("the chart's Deployment has %d containers, want 1", len(containers))
+	}
+	args, _, _ := unstructured.NestedStringSlice(containers[0].(map[string]any), "args")
+	return chartRun{args: args, config: config}, nil
+}
+
+// schedulerArgs are the chart's arguments for a scheduler running here: its configuration
+// file, its namespace, and listeners on free local ports (metrics on metricsPort, health
+// off: nothing probes it).
+func (c chartRun) schedulerArgs(configFile, kubeconfig, namespace string, metricsPort int) []string {
+	args := []string{"--kubeconfig=" + kubeconfig}
+	for _, a := range c.args {
+		name, _, _ := strings.Cut(a, "=")
+		switch name {
+		case "--scheduler-conf":
+			a = name + "=" + configFile
+		case "--listen-address":
+			a = fmt.Sprintf("%s=127.0.0.1:%d", name, metricsPort)
+		case "--health-address":
+			a = name + "=0"
+		}
+		args = append(args, strings.ReplaceAll(a, "$(POD_NAMESPACE)", namespace))
+	}
+	return args
+}
+
+// schedulerProcess is one run of the scheduler binary. While it runs, its peak resident
+// memory and its count of API requests are sampled.
+type schedulerProcess struct {
+	cmd        *exec.Cmd
+	log        string
+	metricsURL string
+	exited     chan struct{}
+
+	mu sync.Mutex
+	// peakRSS is the largest VmHWM read (bytes); requests the last count of API requests
+	// scraped from its metrics.
+	peakRSS  int64
+	requests float64
+}
+
+// startSchedulerProcess starts binary with args, its output going to logFile.
+func startSchedulerProcess(binary string, args []string, namespace, logFile string, metricsPort int) (*schedulerProcess, error) {
+	out, err := os.Create(logFile)
+	if err != nil {
+		return nil, err
+	}
+	p := &schedulerProcess{cmd: exec.Command(binary, args...), log: logFile, exited: make(chan struct{}),
+		metricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)}
+	p.cmd.Stdout, p.cmd.Stderr = out, out
+	p.cmd.Env = append(os.Environ(), "POD_NAMESPACE="+namespace)
+	if err := p.cmd.Start(); err != nil {
+		_ = out.Close()
+		return nil, fmt.Errorf("starting %s: %w", binary, err)
+	}
+	go func() {
+		_ = p.cmd.Wait()
+		_ = out.Close()
+		close(p.exited)
+	}()
+	go p.sample()
+	return p, nil
+}
+
+// sample reads the process's peak memory every quarter second and its API requests every
+// second, until it exits.
+func (p *schedulerProcess) sample() {
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for n := 0; ; n++ {
+		select {
+		case <-p.exited:
+			return
+		case <-tick.C:
+		}
+		if hwm, err := peakRSS(p.cmd.Process.Pid); err == nil {
+			p.mu.Lock()
+			p.peakRSS = max(p.peakRSS, hwm)
+			p.mu.Unlock()
+		}
+		if n%4 == 0 {
+			p.scrapeRequests()
+		}
+	}
+}
+
+// scrapeRequests reads the process's count of API requests (client-go's
+// rest_client_requests_total, which controller-runtime serves) from its metrics.
+func (p *schedulerProcess) scrapeRequests() {
+	total, ok := p.scrape("rest_client_requests_total")
+	if !ok {
+		return
+	}
+	p.mu.Lock()
+	p.requests = max(p.requests, total)
+	p.mu.Unlock()
+}
+
+// leading reports whether the process holds the leader Lease and so schedules
+// (controller-runtime's leader_election_master_status).
+func (p *schedulerProcess) leading() bool {
+	status, ok := p.scrape("leader_election_master_status")
+	return ok && status == 1
+}
+
+// scrape sums the values of a counter or gauge the process serves; false when it could not
+// be read.
+func (p *schedulerProcess) scrape(name string) (float64, bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, p.metricsURL, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, false
+	}
+	defer resp.Body.Close()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		return 0, false
+	}
+	family, ok := families[name]
+	if !ok {
+		return 0, false
+	}
+	total := 0.0
+	for _, m := range family.GetMetric() {
+		total += m.GetCounter().GetValue() + m.GetGauge().GetValue()
+	}
+	return total, true
+}
+
+// usage is the process's peak memory (bytes) and API requests so far.
+func (p *schedulerProcess) usage() (int64, float64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.peakRSS, p.requests
+}
+
+// terminate stops the process as Kubernetes stops a pod (SIGTERM), and returns how long it
+// took to exit; after grace it is killed and the time is reported as grace.
+func (p *schedulerProcess) terminate(grace time.Duration) (time.Duration, bool) {
+	p.scrapeRequests()
+	began := time.Now()
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.exited:
+		return time.Since(began), true
+	case <-time.After(grace):
+		p.kill()
+		return grace, false
+	}
+}
+
+// kill ends the process at once, as a crash or an OOM kill would.
+func (p *schedulerProcess) kill() {
+	p.scrapeRequests()
+	_ = p.cmd.Process.Kill()
+	<-p.exited
+}
+
+// peakRSS reads a process's peak resident set size (VmHWM) in bytes.
+func peakRSS(pid int) (int64, error) {
+	f, err := os.Open(filepath.Join("/proc", strconv.Itoa(pid), "status"))
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	scanner := bufio.NewScanner(f)
+	for scanner.Scan() {
+		if value, ok := strings.CutPrefix(scanner.Text(), "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(value), " kB"), 10, 64)
+			return kb * 1024, err
+		}
+	}
+	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", pid)
+}
+
+// freePort returns a local TCP port nothing listens on.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
