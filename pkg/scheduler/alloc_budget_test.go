@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -48,6 +49,9 @@ var budgetCases = map[string]func() *Harness{
 	"ReclaimShapes/large/nodes=50": func() *Harness { return reclaimShape{large: true}.build(50) },
 	// Every victim protected: refusals and the pending reasons that name them.
 	"ReclaimShapes/many-protected/nodes=10": func() *Harness { return reclaimShape{protected: true}.build(10) },
+	// Half the victims protected: reclaimers that find victims and reclaimers refused them
+	// alternate (see also TestCycleMemoryGrowsWithTheCluster).
+	"ReclaimShapes/half-protected/nodes=20": func() *Harness { return reclaimShape{halfProtected: true}.build(20) },
 }
 
 func TestAllocationBudget(t *testing.T) {
@@ -91,6 +95,31 @@ func TestAllocationBudget(t *testing.T) {
 		case float64(got) < float64(want)/budgetSlack:
 			t.Logf("%s: %d allocations per cycle, well under the budget of %d: consider lowering it", name, got, want)
 		}
+	}
+}
+
+// A cycle's memory grows with the cluster, not faster: with half the victims protected,
+// each refused reclaimer meets every protected victim, and a record of each (reclaimer,
+// victim) refusal once took a scheduler past 900 MB at 500 nodes. Bytes allocated are
+// deterministic, like allocation counts: four times the cluster may allocate at most five
+// times the bytes.
+func TestCycleMemoryGrowsWithTheCluster(t *testing.T) {
+	policy, _, err := scheduler.LoadPolicy(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bytes := func(nodes int) uint64 {
+		h := reclaimShape{halfProtected: true}.build(nodes)
+		snapshot := h.Snapshot()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		scheduler.RunCycle(context.Background(), snapshot, h.Clock, policy, Discard{})
+		runtime.ReadMemStats(&after)
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	small, large := bytes(10), bytes(40)
+	if ratio := float64(large) / float64(small); ratio > 5 {
+		t.Fatalf("a cycle allocates %d bytes at 10 nodes and %d at 40: %.1f times for 4 times the cluster", small, large, ratio)
 	}
 }
 

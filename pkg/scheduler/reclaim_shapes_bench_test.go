@@ -19,6 +19,9 @@ import (
 // is refused, and every reclaimer told which protections hold it back.
 type reclaimShape struct {
 	large, minRuntime, protected bool
+	// halfProtected protects every other borrowed job (started 10 s ago, 30 s of
+	// min-runtime): reclaimers that find victims and reclaimers refused them alternate.
+	halfProtected bool
 }
 
 func (s reclaimShape) build(n int) *Harness {
@@ -26,7 +29,7 @@ func (s reclaimShape) build(n int) *Harness {
 	switch {
 	case s.protected:
 		borrower = borrower.ReclaimMinRuntime(time.Hour)
-	case s.minRuntime:
+	case s.minRuntime, s.halfProtected:
 		borrower = borrower.ReclaimMinRuntime(30 * time.Second)
 	}
 	h := New("").Queues(Queue("owner").GPUQuota(float64(8*n)), borrower)
@@ -35,8 +38,12 @@ func (s reclaimShape) build(n int) *Harness {
 	}
 	started := Epoch.Add(-time.Minute)
 	for i := range 8 * n {
+		start := started
+		if s.halfProtected && i%2 == 0 {
+			start = Epoch.Add(-10 * time.Second)
+		}
 		h.Jobs(Job(fmt.Sprintf("borrowed-%05d", i)).Queue("borrower").GPUs(1).
-			Running(fmt.Sprintf("node-%04d", i%n)).StartedAt(started).PodsStartedAt(started))
+			Running(fmt.Sprintf("node-%04d", i%n)).StartedAt(start).PodsStartedAt(start))
 	}
 	if s.large {
 		return h.Jobs(Job("large").Queue("owner").MinMember(int32(n / 2)).Pods(n / 2).GPUs(8))

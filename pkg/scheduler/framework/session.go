@@ -106,6 +106,15 @@ func (ssn *Session) RecordPendingReason(job api.JobID, message string) {
 	ssn.setPendingReason(job, pendingReason{key: message, reason: api.Unschedulable(message)})
 }
 
+// CopyPendingReasons tells job what from was told: an action that skips a job knowing it
+// fails as one of the same shape did (see actions.ShapeKey) gives it the same reasons, the
+// protections that refused the first among them.
+func (ssn *Session) CopyPendingReasons(from, job api.JobID) {
+	for _, r := range ssn.pendingReasons[from] {
+		ssn.setPendingReason(job, r)
+	}
+}
+
 // SetPendingReasonTeller records a reason under a key, replacing an earlier one with the same
 // key, for a reason that keeps changing while the actions run (a count, the earliest of many
 // times): the teller is asked only when the reasons are read, so a plugin keeps one
@@ -152,7 +161,8 @@ func (ssn *Session) GainedByEviction(job api.JobID) bool {
 // RecordProtectedRefusal notes that a plugin refused a victim to a preemptor in action
 // because a protection (min-runtime) still held until the given time, so that operators can
 // see how often protection holds a reclaim or preemption back. Plugins record each victim
-// once per preemptor and cycle, however often the victim search asks.
+// once per preemptor and cycle, however often the victim search asks (and the search asks
+// once for jobs of one shape, see actions.ShapeKey).
 func (ssn *Session) RecordProtectedRefusal(action ActionType, until time.Time) {
 	ssn.protectedRefusals[action]++
 	ssn.NoteAnswerChangesAt(until)

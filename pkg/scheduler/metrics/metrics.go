@@ -28,10 +28,11 @@ var (
 		Name: "kai_scheduler_evictions_total", Help: "Pods evicted, by action (reclaim, preempt).",
 	}, []string{"action"})
 	// MinRuntimeRefusals counts victims refused for a preemptor because min-runtime still
-	// protected them, by action.
+	// protected them, by action: once per victim and cycle for each kind of waiting job
+	// (jobs alike in queue, priority and requests are asked about once).
 	MinRuntimeRefusals = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "kai_scheduler_min_runtime_refusals_total",
-		Help: "Victims refused to a preemptor because min-runtime still protected them, by action (reclaim, preempt).",
+		Help: "Victims refused to a preemptor because min-runtime still protected them, by action (reclaim, preempt); once per victim, kind of waiting job and cycle.",
 	}, []string{"action"})
 	// RuntimeAtEviction is how long the evicted pod's job had run, counted from the start
 	// min-runtime trusts, by action: the distribution a min-runtime is chosen against.

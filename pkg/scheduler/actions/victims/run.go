@@ -41,9 +41,14 @@ func Run(ctx context.Context, ssn *framework.Session, rules Rules) {
 	// is refused by a plugin first), so it is built at the first search.
 	var solver *Solver
 	queues := actions.NewJobQueues(ssn, preemptors)
-	// failed remembers shapes no victims could be found for. A plan that succeeds changes
-	// what is running and releasing, so it clears the memory.
-	failed := map[string]string{}
+	// failed remembers shapes no victims could be found for, for the rest of the action. A
+	// plan that succeeds only takes: its victims release for its own job, so what another
+	// job could free or use only shrinks, and a shape that found no plan finds none after
+	// it. (The search is greedy, so in rare gangs a later one might have; that job is
+	// searched again next cycle. Forgetting the shapes after each plan made every refused
+	// job search all protected victims again: a cycle at 500 nodes with half the victims
+	// protected took 0.8 s instead of 0.03 s.)
+	failed := map[string]failure{}
 	for job := queues.Next(); job != nil; job = queues.Next() {
 		gang, err := actions.GangPods(ssn, job)
 		if err != nil {
@@ -56,23 +61,26 @@ func Run(ctx context.Context, ssn *framework.Session, rules Rules) {
 			continue
 		}
 		shape := actions.ShapeKey(job, gang)
-		if reason, ok := failed[shape]; ok {
-			ssn.RecordPendingReason(job.ID, reason)
+		if f, ok := failed[shape]; ok {
+			ssn.CopyPendingReasons(f.job, job.ID) // told what the first was: the protections that refused it too
 			continue
 		}
 		if solver == nil {
 			solver = NewSolver(ssn, rules, preemptors)
 		}
-		plan, reason := solver.Solve(job, gang, limit)
+		plan, reason := solver.Solve(job, gang, limit, shape)
 		if plan == nil {
-			failed[shape] = fmt.Sprintf("%s: %s", rules.Action(), reason)
-			ssn.RecordPendingReason(job.ID, failed[shape])
+			failed[shape] = failure{job: job.ID}
+			ssn.RecordPendingReason(job.ID, fmt.Sprintf("%s: %s", rules.Action(), reason))
 			continue
 		}
 		apply(ctx, ssn, rules.Action(), job, plan)
-		clear(failed)
 	}
 }
+
+// failure is a shape no victims were found for: the first job of it searched, whose reasons
+// the others are told.
+type failure struct{ job api.JobID }
 
 // apply evicts the plan's victims and pipelines the gang onto the resources they release.
 func apply(ctx context.Context, ssn *framework.Session, action framework.ActionType, job *api.JobInfo, plan *Plan) {

@@ -65,11 +65,24 @@ type Solver struct {
 	free        []api.Resources
 	freeOK      []bool
 	freeVersion []uint64
-	// eligible caches mayEvict per candidate job for the search whose epoch eligibleEpoch
-	// holds: a slice per search would cost jobs x searches.
+	// eligible caches, per candidate job, what the action's rules and the plugins answered
+	// for the preemptors of one shape in a row (ShapeKey), whose epoch eligibleEpoch holds:
+	// jobs of one shape get the same answers, and a cycle with thousands of identical
+	// reclaimers would otherwise ask the plugins about every protected victim once per
+	// reclaimer (a cycle at 500 nodes with half the victims protected took 0.8 s).
 	eligible      []bool
 	eligibleEpoch []uint32
 	epoch         uint32
+	shape         string
+	// askedBy is, per candidate job, the preemptor whose answer eligible holds; unaskedIn the
+	// search (searches counts them) that last noted it as unasked, so that a search notes each
+	// job once.
+	askedBy   []*api.JobInfo
+	unaskedIn []uint32
+	searches  uint32
+	// unasked is the buffer of search.unasked, kept between searches: most searches succeed
+	// and never read it, and a list per search would cost refused victims x searches.
+	unasked []*api.JobInfo
 	// options are the nodes' options for the current class of pod (see nodeOptions).
 	options nodeOptions
 }
@@ -128,13 +141,19 @@ func (s *Solver) freeAt(i int) api.Resources {
 	return s.free[i]
 }
 
-// startSearch readies the per-search caches: a new epoch forgets every eligibility.
-func (s *Solver) startSearch() {
+// startSearch readies the caches for a search for a preemptor of shape: a new shape starts a
+// new epoch, which forgets every eligibility.
+func (s *Solver) startSearch(shape string) {
 	if s.free == nil {
 		s.free, s.freeOK, s.freeVersion = make([]api.Resources, len(s.nodes)), make([]bool, len(s.nodes)), make([]uint64, len(s.nodes))
 		s.eligible, s.eligibleEpoch = make([]bool, s.jobs), make([]uint32, s.jobs)
+		s.askedBy, s.unaskedIn = make([]*api.JobInfo, s.jobs), make([]uint32, s.jobs)
 	}
-	s.epoch++
+	s.searches++
+	if shape != s.shape || shape == "" {
+		s.shape = shape
+		s.epoch++
+	}
 }
 
 // planned records what node i would have free under the plan; the node's option is stale.
@@ -171,23 +190,41 @@ type search struct {
 	// ports are the host ports of the gang pods the plan placed, per node: the snapshot does
 	// not show them, and two pods of a gang cannot bind one port on one node.
 	ports map[int][]api.HostPort
+	// unasked are the victim jobs this search found refused from an earlier preemptor's
+	// answers, without asking the plugins for this one: if the search fails, they are asked,
+	// so that the job is told what refused it.
+	unasked []*api.JobInfo
 }
 
 // Solve plans evictions that let gang (the job's pending pods) fit. When limit is set, a
 // queue limit refuses the gang as things stand, and the plan must also take enough from
 // under that queue (see coverLimits). It returns nil and a reason when no allowed set of
-// victims makes room.
-func (s *Solver) Solve(preemptor *api.JobInfo, gang []*api.PodInfo, limit *framework.LimitExceeded) (*Plan, string) {
+// victims makes room. shape is the job's ShapeKey: the plugins' answers about victims are
+// reused for the next preemptor of the same shape.
+func (s *Solver) Solve(preemptor *api.JobInfo, gang []*api.PodInfo, limit *framework.LimitExceeded, shape string) (*Plan, string) {
 	st := &search{
 		preemptor: preemptor,
 		sc:        newScenario(preemptor),
 		filters:   s.ssn.GetAccumulatedScenarioFilters(s.rules.Action(), preemptor),
 		units:     s.byNode,
+		unasked:   s.unasked[:0],
 	}
-	s.startSearch()
+	s.startSearch(shape)
 	defer s.forgetPlan(st)
+	plan, reason := s.solve(st, gang, limit)
+	if plan == nil {
+		for _, victim := range st.unasked {
+			s.ssn.IsPreemptible(s.rules.Action(), preemptor, victim) // told, not decided: the answer is known
+		}
+	}
+	s.unasked = st.unasked
+	return plan, reason
+}
+
+// solve is Solve's search.
+func (s *Solver) solve(st *search, gang []*api.PodInfo, limit *framework.LimitExceeded) (*Plan, string) {
 	if s.rules.OwnQueueOnly() {
-		if st.units = s.byQueue[preemptor.Queue]; st.units == nil {
+		if st.units = s.byQueue[st.preemptor.Queue]; st.units == nil {
 			// No victims, but resources being released may still take the gang.
 			st.units = make([][]nodeUnit, len(s.nodes))
 		}
@@ -513,17 +550,24 @@ func (s *Solver) addAll(st *search, units []taken) []func() {
 	return undos
 }
 
-// mayEvict asks the action's rules and the plugins once per victim job and preemptor.
+// mayEvict asks the action's rules and the plugins once per victim job and shape of
+// preemptor; whether the victim is the preemptor itself, or gained by eviction in this cycle
+// (which earlier plans change), is checked each time.
 func (s *Solver) mayEvict(st *search, u *unit) bool {
+	victim := u.job
+	if victim.ID == st.preemptor.ID || s.ssn.GainedByEviction(victim.ID) {
+		return false
+	}
 	if s.eligibleEpoch[u.jobIndex] == s.epoch {
+		if !s.eligible[u.jobIndex] && s.unaskedIn[u.jobIndex] != s.searches && s.askedBy[u.jobIndex] != st.preemptor {
+			s.unaskedIn[u.jobIndex] = s.searches
+			st.unasked = append(st.unasked, victim)
+		}
 		return s.eligible[u.jobIndex]
 	}
-	s.eligibleEpoch[u.jobIndex] = s.epoch
-	victim := u.job
+	s.eligibleEpoch[u.jobIndex], s.askedBy[u.jobIndex] = s.epoch, st.preemptor
 	// Cheapest test first: the action's rules reject most jobs (preempt: other queues).
-	ok := victim.ID != st.preemptor.ID && s.rules.MayEvict(st.preemptor, victim) &&
-		!s.ssn.GainedByEviction(victim.ID) &&
-		s.ssn.IsPreemptible(s.rules.Action(), st.preemptor, victim)
+	ok := s.rules.MayEvict(st.preemptor, victim) && s.ssn.IsPreemptible(s.rules.Action(), st.preemptor, victim)
 	s.eligible[u.jobIndex] = ok
 	return ok
 }

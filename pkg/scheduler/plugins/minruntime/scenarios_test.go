@@ -2,6 +2,7 @@ package minruntime_test
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -38,6 +39,34 @@ var _ = Describe("Protection over virtual time", func() {
 		Expect(rounds[at].Evictions[0].Reason.Note.Text).To(Equal(
 			"it ran 30s; its reclaim min-runtime of 30s from queue borrower ended at 2026-01-01T00:00:20Z"))
 		Expect(h.PodsIn("owned", api.Running)).To(Equal(4))
+	})
+
+	// Identical reclaimers are searched once (a second search would fail alike): every one
+	// of them must still be told which protections hold it back, not only the first; and
+	// where some victims are free, those reclaimers that get none are told too.
+	It("tells every waiting reclaimer of one shape what protects its victims", func() {
+		h := New(withMinRuntime(`defaultReclaimMinRuntime: 0s`)).
+			Nodes(Node("n1").GPUs(4)).
+			Queues(Queue("owner").GPUQuota(4), Queue("borrower").GPUQuota(0).ReclaimMinRuntime(30*time.Second))
+		for i := range 4 {
+			started := Epoch.Add(-10 * time.Second) // protected for 20 s more
+			if i == 0 {
+				started = Epoch.Add(-time.Minute) // free to take
+			}
+			h.Jobs(Job(fmt.Sprintf("borrowed-%d", i)).Queue("borrower").GPUs(1).Running("n1").StartedAt(started))
+		}
+		for i := range 4 {
+			h.Jobs(Job(fmt.Sprintf("owned-%d", i)).Queue("owner").GPUs(1))
+		}
+		rounds, _ := h.RunRounds(ctx, 1)
+		Expect(rounds[0].EvictedPods()).To(Equal(map[string]int{"borrowed-0": 1}))
+		told := 0
+		for i := range 4 {
+			if slices.Contains(rounds[0].ReasonCodes(fmt.Sprintf("owned-%d", i)), api.ReasonMinRuntimeProtected) {
+				told++
+			}
+		}
+		Expect(told).To(Equal(3), "the three reclaimers left without a victim are each told of the protections")
 	})
 
 	It("blocks a preemption while the victim is protected, and preempts in the first cycle after", func() {

@@ -23,16 +23,19 @@ type session struct {
 	// levels caches ReclaimLevels per victim queue, shared by the queue's jobs.
 	levels map[string][]api.ReclaimLevel
 	// blocked holds, per action and pending job, the protected victims it was refused, for
-	// its pending reason; refused holds every (action, preemptor, victim) refusal already
-	// counted, so that each victim counts once however often the search asks.
-	blocked  map[blockKey]*blockedBy
-	refused  map[refusal]bool
-	reported map[api.JobID]bool
+	// its pending reason; lastRefused, per action and victim, the preemptor it was last
+	// refused to, so that each victim counts once per preemptor however often the search asks.
+	// The victim search runs one preemptor at a time, so a victim asked about again for the
+	// same preemptor is the same refusal. (A set of every refused pair would grow with their
+	// product: thousands of reclaimers waiting on thousands of protected jobs.)
+	blocked     map[blockKey]*blockedBy
+	lastRefused map[refusedVictim]api.JobID
+	reported    map[api.JobID]bool
 }
 
-type refusal struct {
-	action            framework.ActionType
-	preemptor, victim api.JobID
+type refusedVictim struct {
+	action framework.ActionType
+	victim api.JobID
 }
 
 type blockKey struct {
@@ -64,6 +67,9 @@ type blockedBy struct {
 	earliest [maxNamedVictims]protection
 	named    int
 	count    int
+	// told is the reason as last told, until a protection is added: jobs of one shape share
+	// a teller (framework.Session.CopyPendingReasons), and it is formatted once for all.
+	told *api.PendingReason
 }
 
 // maxNamedVictims bounds the victims a pending reason names: enough to act on, short enough
@@ -73,12 +79,12 @@ const maxNamedVictims = 3
 func newSession(ssn *framework.Session, defaults Defaults, method ResolveMethod) *session {
 	return &session{
 		ssn: ssn, defaults: defaults, method: method,
-		preempt:  map[string]Resolution{},
-		reclaim:  map[[2]string]Resolution{},
-		levels:   map[string][]api.ReclaimLevel{},
-		blocked:  map[blockKey]*blockedBy{},
-		refused:  map[refusal]bool{},
-		reported: map[api.JobID]bool{},
+		preempt:     map[string]Resolution{},
+		reclaim:     map[[2]string]Resolution{},
+		levels:      map[string][]api.ReclaimLevel{},
+		blocked:     map[blockKey]*blockedBy{},
+		lastRefused: map[refusedVictim]api.JobID{},
+		reported:    map[api.JobID]bool{},
 	}
 }
 
@@ -155,11 +161,11 @@ func (s *session) isPreemptible(action framework.ActionType, preemptor, victim *
 // (the victim search asks again for every candidate set, the metric counts victims), noted
 // as a time the answer changes, and told in the preemptor's pending reason.
 func (s *session) block(action framework.ActionType, preemptor *api.JobInfo, p protection) {
-	r := refusal{action, preemptor.ID, p.victim}
-	if s.refused[r] {
+	r := refusedVictim{action, p.victim}
+	if s.lastRefused[r] == preemptor.ID {
 		return
 	}
-	s.refused[r] = true
+	s.lastRefused[r] = preemptor.ID
 	s.ssn.RecordProtectedRefusal(action, p.until)
 	key := blockKey{action, preemptor.ID}
 	b := s.blocked[key]
@@ -180,6 +186,7 @@ var reasonKeys = map[framework.ActionType]string{
 // add counts a protection and keeps it if it is among the earliest to end.
 func (b *blockedBy) add(p protection) {
 	b.count++
+	b.told = nil
 	k, _ := slices.BinarySearchFunc(b.earliest[:b.named], p, compareProtections)
 	if k >= maxNamedVictims {
 		return
@@ -199,6 +206,9 @@ func compareProtections(a, b protection) int {
 // PendingReason tells the pending job which protected jobs hold it back, where each
 // min-runtime was set and until when; the first end is when the job can next hope to move.
 func (b *blockedBy) PendingReason() api.PendingReason {
+	if b.told != nil {
+		return *b.told
+	}
 	action := b.action
 	var m strings.Builder
 	fmt.Fprintf(&m, "%s: victims are protected by min-runtime: ", action)
@@ -212,7 +222,8 @@ func (b *blockedBy) PendingReason() api.PendingReason {
 		fmt.Fprintf(&m, " and %d more", more)
 	}
 	fmt.Fprintf(&m, "; the first protection ends at %s", api.FormatEnd(b.earliest[0].until))
-	return api.PendingReason{Reason: api.ReasonMinRuntimeProtected, Message: m.String()}
+	b.told = &api.PendingReason{Reason: api.ReasonMinRuntimeProtected, Message: m.String()}
+	return *b.told
 }
 
 // evictionNote tells a victim's owner how long the job ran, counted from the start this
