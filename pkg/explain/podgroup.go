@@ -112,7 +112,9 @@ func (c *Cluster) explainRunning(p *printer, ssn *framework.Session, job *api.Jo
 	} else {
 		p.line(0, "Some job may take its resources now: a protection ended at %s.", end(earliest))
 	}
-	if shown := cache.ShownProtection(group.Status.MinRuntime); shown != nil && shown.Equal(protection.Shown()) {
+	if !protection.Protects() {
+		p.line(0, "Every min-runtime above is zero: the PodGroup's status shows no protection.")
+	} else if shown := cache.ShownProtection(group.Status.MinRuntime); shown != nil && shown.Equal(protection.Shown()) {
 		p.line(0, "The PodGroup's status (status.minRuntime, kubectl get pg) shows this protection.")
 	} else {
 		p.line(0, "The PodGroup's status does not show this protection yet: the scheduler writes it at its next cycle.")

@@ -61,7 +61,7 @@ func RunCycle(ctx context.Context, snapshot *api.Snapshot, clk clock.PassiveCloc
 		if reasons := ssn.PendingReasons(job.ID); len(reasons) > 0 && len(job.PendingPods()) > 0 {
 			result.PendingReasons[job.ID] = reasons
 		} else if pipelined := job.PipelinedPods(); len(pipelined) > 0 {
-			result.PendingReasons[job.ID] = []api.PendingReason{api.Unschedulable(waitingForPromise(pipelined))}
+			result.PendingReasons[job.ID] = []api.PendingReason{{Reason: api.ReasonAwaitingReleasedResources, Message: waitingForPromise(pipelined)}}
 		}
 	}
 	result.ProtectionChanges = protectionChanges(ssn, snapshot.Jobs)
@@ -94,11 +94,13 @@ func stampUnstampedRuns(ctx context.Context, ssn *framework.Session, jobs []*api
 }
 
 // protectionChanges compares the protection each job's status shows with the one the
-// plugins give it now, so that the status is written only when what it says changes.
+// plugins give it now, so that the status is written only when what it says changes. A
+// protection of nothing (every min-runtime zero) is shown as none.
 func protectionChanges(ssn *framework.Session, jobs []*api.JobInfo) []api.ProtectionChange {
 	var changes []api.ProtectionChange
 	for _, job := range jobs {
 		p, ok := ssn.Protection(job)
+		ok = ok && p.Protects()
 		switch {
 		case ok && (job.ShownProtection == nil || !p.Shown().Equal(*job.ShownProtection)):
 			changes = append(changes, api.ProtectionChange{Job: job.ID, Protection: p})

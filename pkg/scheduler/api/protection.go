@@ -55,6 +55,11 @@ func (p Protection) Until(m MinRuntime) time.Time {
 	return p.Start.Add(m.Duration)
 }
 
+// Protects reports whether any min-runtime of the protection is above zero. A job protected
+// by none shows no protection in its status: in a cluster without min-runtime that status
+// would say nothing, at the cost of a write per job.
+func (p Protection) Protects() bool { return p.Latest().After(p.Start) }
+
 // Earliest is the earliest time any job could take the job's resources: the first end of its
 // protections.
 func (p Protection) Earliest() time.Time { return p.extremeEnd(time.Time.Before) }

@@ -16,6 +16,10 @@ const (
 	// ReasonMinRuntimeProtected: the jobs that could make room are protected by their
 	// min-runtime; the message names them and when each protection ends.
 	ReasonMinRuntimeProtected = "MinRuntimeProtected"
+	// ReasonAwaitingReleasedResources: the job is placed, on resources its victims are still
+	// releasing, which are promised to it; the message says where. It is on its way, not
+	// stuck.
+	ReasonAwaitingReleasedResources = "AwaitingReleasedResources"
 )
 
 // Unschedulable is a pending reason with the general reason and the given message.

@@ -160,7 +160,10 @@ func (d *Dispatcher) afterPodCall(p *api.PodInfo, w *dispatch) []waiter {
 }
 
 // RecordJobStart remembers the start in the overlay at once, so that protection holds from
-// this cycle on, and hands the stamp to the status updater once the gang's binds are written.
+// this cycle on, and hands the stamp to the status updater (whose stamps go before anything
+// else) once the gang's binds are written: the record never tells of a start that did not
+// happen, as a scheduler that died between the stamp and the binds would leave it. If a bind
+// fails, the job has not started, and the overlay takes its stamp back too.
 func (d *Dispatcher) RecordJobStart(ctx context.Context, job *api.JobInfo, startedAt time.Time) error {
 	id := job.ID
 	d.Overlay.Stamped(id, startedAt)

@@ -99,13 +99,14 @@ func (e *Effects) Pipeline(_ context.Context, pod *api.PodInfo, nodeName string)
 
 // Nominate nominates the node to the pod, as kube-scheduler does for a preemptor: the pod's
 // status.nominatedNodeName keeps the promise across cycles and restarts, and shows users
-// (kubectl get pod -o wide) where the pod will run once its victims are gone.
+// (kubectl get pod -o wide) where the pod will run once its victims are gone. As
+// kube-scheduler, it posts no event of its own: the victims' events name the job, and a wait
+// that lasts is told in the job's condition (api.ReasonAwaitingReleasedResources); an event
+// per reclaimer would be as many writes again.
 func (e *Effects) Nominate(ctx context.Context, pod *api.PodInfo, nodeName string) error {
 	if err := e.nominate(ctx, pod, nodeName); err != nil {
 		return fmt.Errorf("nominating %s to %s: %w", pod.Key(), nodeName, err)
 	}
-	e.event(pod.Job, v1.EventTypeNormal, "Nominated",
-		fmt.Sprintf("Pod %s will run on %s once the pods evicted for it there are gone", pod.Name, nodeName))
 	return nil
 }
 

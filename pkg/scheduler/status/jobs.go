@@ -19,17 +19,30 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 )
 
+// promiseQuiet is how long a job that only waits for the resources promised to it goes
+// without a condition: it is on its way, and its victims take up to their grace period (30 s
+// by default) to go. Telling each such job, and clearing it again, would be two writes and
+// an event per reclaimer; a wait longer than that is worth telling.
+const promiseQuiet = 45 * time.Second
+
 // SetPending records, at the end of a cycle, why each job is pending, and which of their
 // pods to mark PodScheduled=False. Jobs absent from reasons are no longer pending; their
 // condition is cleared if one was written. Only jobs whose reasons differ from what their
-// condition shows are queued for a write.
+// condition shows are queued for a write, and a job only waiting for promised resources
+// only once it has waited promiseQuiet.
 func (u *Updater) SetPending(reasons map[api.JobID][]api.PendingReason, unschedulablePods map[api.JobID][]string) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
+	now := u.Clock.Now()
 	u.podsOf = unschedulablePods
 	for job := range u.pending {
 		if _, still := reasons[job]; !still {
 			delete(u.pending, job) // never written, or cleared below: nothing stale goes out
+		}
+	}
+	for job := range u.pendingSince {
+		if _, still := reasons[job]; !still {
+			delete(u.pendingSince, job)
 		}
 	}
 	for job := range u.written {
@@ -39,13 +52,32 @@ func (u *Updater) SetPending(reasons map[api.JobID][]api.PendingReason, unschedu
 		}
 	}
 	for job, r := range reasons {
-		if written, ok := u.written[job]; ok && written == reasonsKey(r) {
-			delete(u.pending, job) // the condition shows it already
-			continue
+		since, ok := u.pendingSince[job]
+		if !ok {
+			since = now
+			u.pendingSince[job] = now
 		}
-		u.pending[job] = r
-		u.mark(target{jobStatusTarget, string(job)})
+		written, shown := u.written[job]
+		switch {
+		case shown && written == reasonsKey(r):
+			delete(u.pending, job) // the condition shows it already
+		case !shown && onlyAwaitingPromise(r) && now.Sub(since) < promiseQuiet:
+			delete(u.pending, job) // on its way: told only if it takes a while
+		default:
+			u.pending[job] = r
+			u.mark(target{jobStatusTarget, string(job)})
+		}
 	}
+}
+
+// onlyAwaitingPromise reports whether a job waits for nothing but the resources promised to it.
+func onlyAwaitingPromise(reasons []api.PendingReason) bool {
+	for _, r := range reasons {
+		if r.Reason != api.ReasonAwaitingReleasedResources {
+			return false
+		}
+	}
+	return len(reasons) > 0
 }
 
 // reasonsKey is what tells two lists of pending reasons apart.
@@ -110,7 +142,11 @@ func (u *Updater) writeJobStatus(ctx context.Context, job api.JobID) (time.Durat
 	if len(reasons) > 0 {
 		if u.Recorder != nil {
 			for _, group := range byReason(reasons) {
-				u.Recorder.Event(pg, v1.EventTypeWarning, group[0].Reason, api.JoinMessages(group))
+				eventType := v1.EventTypeWarning
+				if group[0].Reason == api.ReasonAwaitingReleasedResources {
+					eventType = v1.EventTypeNormal // progress, not a problem
+				}
+				u.Recorder.Event(pg, eventType, group[0].Reason, api.JoinMessages(group))
 			}
 		}
 		if err := u.markUnschedulable(ctx, pods, api.JoinMessages(reasons)); err != nil {

@@ -30,7 +30,7 @@ import (
 const conditionRefresh = 10 * time.Second
 
 // DefaultWorkers is how many writes are in flight at once by default.
-const DefaultWorkers = 8
+const DefaultWorkers = 16
 
 // Backoff of a write that failed: doubled at each failure of the same object, from
 // retryBase up to retryMax, counted on the updater's clock.
@@ -72,10 +72,12 @@ type Updater struct {
 	// stamps waiting to be written, per job.
 	stamps map[api.JobID]time.Time
 	// pending holds the latest pending reasons per job (nil: clear the condition); written
-	// what was last written, and writtenAt when.
-	pending   map[api.JobID][]api.PendingReason
-	written   map[api.JobID]string
-	writtenAt map[api.JobID]time.Time
+	// what was last written, and writtenAt when; pendingSince when each pending job was
+	// first reported pending, for the quiet period of jobs awaiting a promise.
+	pending      map[api.JobID][]api.PendingReason
+	pendingSince map[api.JobID]time.Time
+	written      map[api.JobID]string
+	writtenAt    map[api.JobID]time.Time
 	// podsOf holds, per pending job, its waiting pods (namespace/name) to mark unschedulable.
 	podsOf map[api.JobID][]string
 	// queues holds what to report about each queue.
@@ -91,7 +93,8 @@ func NewUpdater(c client.Client, recorder record.EventRecorder, clk clock.WithTi
 	return &Updater{
 		Client: c, Recorder: recorder, Clock: clk, stampWritten: make(chan struct{}, 1),
 		stamps: map[api.JobID]time.Time{}, pending: map[api.JobID][]api.PendingReason{}, written: map[api.JobID]string{},
-		podsOf: map[api.JobID][]string{}, writtenAt: map[api.JobID]time.Time{}, queues: map[string]*queueState{},
+		pendingSince: map[api.JobID]time.Time{},
+		podsOf:       map[api.JobID][]string{}, writtenAt: map[api.JobID]time.Time{}, queues: map[string]*queueState{},
 		protections: map[api.JobID]api.ProtectionChange{}, shown: map[api.JobID]writtenProtection{},
 	}
 }

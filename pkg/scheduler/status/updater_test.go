@@ -3,6 +3,7 @@ package status_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -137,5 +138,34 @@ func TestReasonsKeepTheirKindInConditionAndEvents(t *testing.T) {
 	wantEvents := []string{"Warning Unschedulable " + unfit.Message, "Warning MinRuntimeProtected " + protected.Message}
 	if diff := cmp.Diff(wantEvents, events); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}
+
+// A job that only waits for the resources promised to it is on its way: it is told so (in a
+// Normal event, and its condition) only if the wait lasts, and one that runs before then
+// costs no write at all.
+func TestAWaitForPromisedResourcesIsToldOnlyIfItLasts(t *testing.T) {
+	c, updater, clk := setup(t, interceptor.Funcs{})
+	recorder := record.NewFakeRecorder(10)
+	updater.Recorder = recorder
+	awaiting := map[api.JobID][]api.PendingReason{"ns/job": {{Reason: api.ReasonAwaitingReleasedResources,
+		Message: "waiting for resources being released on n1: they are promised to this job (its pods' nominated node)"}}}
+	conditions := func() []v2alpha2.SchedulingCondition { return read(t, c).Status.SchedulingConditions }
+	for range 44 {
+		updater.SetPending(awaiting, nil)
+		updater.Flush(context.Background())
+		if len(conditions()) != 0 || updater.PendingWrites() != 0 {
+			t.Fatalf("a job awaiting its promise for %s is told already: %v", clk.Since(start), conditions())
+		}
+		clk.Step(time.Second)
+	}
+	clk.Step(time.Second)
+	updater.SetPending(awaiting, nil)
+	updater.Flush(context.Background())
+	if got := conditions(); len(got) != 1 || got[0].Reasons[0].Reason != api.ReasonAwaitingReleasedResources {
+		t.Fatalf("after 45s of waiting the condition is %v, want the wait told", got)
+	}
+	if event := <-recorder.Events; !strings.HasPrefix(event, "Normal AwaitingReleasedResources ") {
+		t.Fatalf("event %q, want a Normal one: the job is on its way", event)
 	}
 }
