@@ -46,13 +46,30 @@ func (l *Loop) Start(ctx context.Context) error {
 		return nil // stopped before the informers synced
 	}
 	for {
-		l.RunOnce(ctx)
+		result := l.RunOnce(ctx)
+		ended := l.Clock.Now()
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-l.Clock.After(l.Period):
+		case <-l.Clock.After(nextCycle(ended, l.Period, result.AnswersChangeAt).Sub(ended)):
 		}
 	}
+}
+
+// nextCycle is when the cycle after one that ended at ended starts: a period later or, if
+// one of that cycle's answers changes sooner by the passing of time alone (the protection
+// that held a victim back ends), then, so that the job waiting for it gets the resources as
+// the protection ends rather than up to a period later. Never sooner than a tenth of a period
+// after the last cycle, so that protections ending one after another cannot make it spin.
+func nextCycle(ended time.Time, period time.Duration, changesAt time.Time) time.Time {
+	next := ended.Add(period)
+	if !changesAt.IsZero() && changesAt.Before(next) {
+		next = changesAt
+	}
+	if soonest := ended.Add(period / 10); next.Before(soonest) {
+		next = soonest
+	}
+	return next
 }
 
 // RunOnce runs one cycle and returns what it has to report (empty when no snapshot could be
