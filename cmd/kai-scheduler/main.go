@@ -117,6 +117,7 @@ func newFlags(opts *app.Options) *pflag.FlagSet {
 	flags.StringVar(&opts.LeaderElectionID, "leader-elect-id", opts.LeaderElectionID, "Name of the leader-election Lease.")
 	flags.StringVar(&opts.LeaderElectionNamespace, "leader-elect-namespace", opts.LeaderElectionNamespace, "Namespace of the leader-election Lease ($POD_NAMESPACE if set).")
 	flags.StringVar(&opts.ListenAddress, "listen-address", opts.ListenAddress, "Address serving Prometheus /metrics (\"0\" disables).")
+	flags.BoolVar(&opts.Profiling, "profiling", false, "Also serve Go's profiles (/debug/pprof/) on --listen-address.")
 	flags.StringVar(&opts.HealthAddress, "health-address", opts.HealthAddress, "Address serving /healthz and /readyz (\"0\" disables).")
 	flags.StringVar(&opts.NodePoolLabelKey, "nodepool-label-key", opts.NodePoolLabelKey, "Label that assigns Nodes, Queues and PodGroups to node pools (scheduler shards); empty serves the whole cluster.")
 	flags.StringVar(&opts.PartitionLabelValue, "partition-label-value", "", "Node pool this scheduler serves: the objects whose --nodepool-label-key label has this value. Empty serves the objects without the label.")

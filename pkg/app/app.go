@@ -3,6 +3,8 @@ package app
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/pprof"
 	"os"
 	"time"
 
@@ -51,6 +53,9 @@ type Options struct {
 	// disables either.
 	ListenAddress string
 	HealthAddress string
+	// Profiling also serves Go's profiles (/debug/pprof/) on ListenAddress, as
+	// kube-scheduler's --profiling does: how memory and CPU are spent at a user's scale.
+	Profiling bool
 	// NodePoolLabelKey and PartitionLabelValue choose the node pool this scheduler serves
 	// (scheduling.NodePool): the Nodes, Queues and PodGroups whose NodePoolLabelKey label is
 	// PartitionLabelValue, or, without a value, those without the label.
@@ -159,12 +164,14 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        scheme,
 		Logger:                        log,
-		Metrics:                       metricsserver.Options{BindAddress: opts.ListenAddress},
+		Metrics:                       metricsserver.Options{BindAddress: opts.ListenAddress, ExtraHandlers: profilingHandlers(opts.Profiling)},
 		HealthProbeBindAddress:        opts.HealthAddress,
 		LeaderElection:                opts.LeaderElect,
 		LeaderElectionID:              opts.LeaderElectionID,
 		LeaderElectionNamespace:       opts.LeaderElectionNamespace,
 		LeaderElectionReleaseOnCancel: true,
+		// The informers keep every pod and node of the cluster: only what is read.
+		Cache: ctrlcache.Options{DefaultTransform: cache.Trim},
 		// The pod grouper's controller name is fixed; tests run several schedulers (a restart)
 		// in one process, which controller-runtime's global name check would refuse.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
@@ -230,6 +237,20 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	log.Info("Starting scheduler", "name", opts.SchedulerName, "nodePool", pool.String(), "poolLabel", pool.LabelKey,
 		"period", opts.SchedulePeriod, "leaderElect", opts.LeaderElect, "lease", opts.LeaderElectionID)
 	return mgr.Start(ctx)
+}
+
+// profilingHandlers are Go's profiling endpoints, when asked for.
+func profilingHandlers(enabled bool) map[string]http.Handler {
+	if !enabled {
+		return nil
+	}
+	return map[string]http.Handler{
+		"/debug/pprof/":        http.HandlerFunc(pprof.Index), // heap, goroutine, allocs... by name
+		"/debug/pprof/cmdline": http.HandlerFunc(pprof.Cmdline),
+		"/debug/pprof/profile": http.HandlerFunc(pprof.Profile),
+		"/debug/pprof/symbol":  http.HandlerFunc(pprof.Symbol),
+		"/debug/pprof/trace":   http.HandlerFunc(pprof.Trace),
+	}
 }
 
 // feed registers the store with the informers of every kind a snapshot reads, and returns
