@@ -66,8 +66,10 @@ type jobRecord struct {
 	// reclaimProtectedUntil is the latest end of a protection against reclaim the status
 	// last showed; protectionSeen when a protection was first shown.
 	reclaimProtectedUntil, protectionSeen time.Time
-	// conditionSeen is when a scheduling condition (why the job waits) was first seen.
-	conditionSeen time.Time
+	// conditionSeen is when a scheduling condition (why the job waits) was first seen, and
+	// conditionReasons the reasons it has shown.
+	conditionSeen    time.Time
+	conditionReasons map[string]bool
 	// evictionLag is, for a protected victim, how long after its protection ended the first
 	// of its pods was seen evicted.
 	evictionLag *time.Duration
@@ -303,6 +305,14 @@ func (o *observer) podGroup(obj any) {
 	if len(pg.Status.SchedulingConditions) > 0 && job.conditionSeen.IsZero() {
 		job.conditionSeen = now
 	}
+	for _, c := range pg.Status.SchedulingConditions {
+		for _, r := range c.Reasons {
+			if job.conditionReasons == nil {
+				job.conditionReasons = map[string]bool{}
+			}
+			job.conditionReasons[r.Reason] = true
+		}
+	}
 }
 
 func (o *observer) podGroupDeleted(obj any) {
@@ -333,8 +343,12 @@ func (o *observer) podCount(namespace, queue string, match func(*podRecord) bool
 func isRunning(p *podRecord) bool {
 	return !p.running.IsZero() && p.deleting.IsZero() && p.deleted.IsZero()
 }
-func isBound(p *podRecord) bool    { return !p.bound.IsZero() && p.deleted.IsZero() }
-func isEvicted(p *podRecord) bool  { return !p.evicted.IsZero() }
+func isBound(p *podRecord) bool { return !p.bound.IsZero() && p.deleted.IsZero() }
+
+// isEvicted: the scheduler marked the pod as its victim and deleted it. (A scheduler killed
+// between the two leaves a pod marked but running; Kubernetes' disruption controller clears
+// such a stale mark.)
+func isEvicted(p *podRecord) bool  { return !p.evicted.IsZero() && !p.deleting.IsZero() }
 func isPresent(p *podRecord) bool  { return p.deleted.IsZero() }
 func isUnplaced(p *podRecord) bool { return p.bound.IsZero() && p.deleted.IsZero() }
 
@@ -362,6 +376,21 @@ func (o *observer) conditions(namespace string) int {
 		}
 	}
 	return n
+}
+
+// conditionReasons counts, per reason, the namespace's jobs whose condition has shown it.
+func (o *observer) conditionReasons(namespace string) map[string]int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	counts := map[string]int{}
+	for _, job := range o.jobs {
+		if job.namespace == namespace {
+			for r := range job.conditionReasons {
+				counts[r]++
+			}
+		}
+	}
+	return counts
 }
 
 // meanConditionDelay is the mean time, in seconds, from a job's creation until it was told
@@ -397,6 +426,50 @@ func (o *observer) forget(namespace string) {
 			delete(o.jobs, key)
 		}
 	}
+}
+
+// timeline counts, per second since began, the namespace's pods seen bound, running,
+// marked as victims and gone in that second: how a scenario unfolded.
+func (o *observer) timeline(namespace string, began time.Time) []second {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	counts := map[int]*second{}
+	at := func(t time.Time) *second {
+		k := int(t.Sub(began) / time.Second)
+		if counts[k] == nil {
+			counts[k] = &second{Second: k}
+		}
+		return counts[k]
+	}
+	for _, p := range o.pods {
+		if p.namespace != namespace {
+			continue
+		}
+		if !p.bound.IsZero() {
+			at(p.bound).Bound++
+		}
+		if !p.running.IsZero() {
+			at(p.running).Running++
+		}
+		if !p.evicted.IsZero() {
+			at(p.evicted).Evicted++
+		}
+		if !p.deleted.IsZero() {
+			at(p.deleted).Deleted++
+		}
+	}
+	seconds := make([]second, 0, len(counts))
+	for _, c := range counts {
+		seconds = append(seconds, *c)
+	}
+	slices.SortFunc(seconds, func(a, b second) int { return a.Second - b.Second })
+	return seconds
+}
+
+// second is what happened to a scenario's pods in one second of it.
+type second struct {
+	Second                           int `json:"second"`
+	Bound, Running, Evicted, Deleted int
 }
 
 // takeViolations returns the violations seen so far and forgets them.

@@ -30,8 +30,10 @@ type result struct {
 	PodsBound         int     `json:"podsBound"`
 	APIRequests       float64 `json:"apiRequests"`
 	APIRequestsPerPod float64 `json:"apiRequestsPerPod"`
-	// PeakRSSMB is the largest resident memory of any of its processes.
-	PeakRSSMB float64 `json:"peakRSSMB"`
+	// PeakRSSMB is the largest resident memory of any of its processes; ProcessRSSMB each
+	// process's, in the order they ran.
+	PeakRSSMB    float64   `json:"peakRSSMB"`
+	ProcessRSSMB []float64 `json:"processRSSMB"`
 	// ShutdownSeconds is how long the last process took to exit after SIGTERM.
 	ShutdownSeconds float64 `json:"shutdownSeconds"`
 	// Crashes counts the processes killed during the scenario.
@@ -40,6 +42,17 @@ type result struct {
 	Writes writeSummary `json:"writes"`
 	// Violations are the invariants broken, as the observer told them.
 	Violations []string `json:"violations"`
+	// Cycles is how many scheduling cycles ran, CycleSeconds their mean duration (from the
+	// scheduler's kai_scheduler_cycle_duration_seconds).
+	Cycles       float64 `json:"cycles"`
+	CycleSeconds float64 `json:"cycleSeconds"`
+	// Timeline is, per second of the scenario, what happened to its pods.
+	Timeline []second `json:"timeline"`
+	// ConditionReasons counts, per reason, the jobs told they wait for it.
+	ConditionReasons map[string]int `json:"conditionReasons"`
+	// ServerWrites counts the writes the API server took during the scenario from every
+	// client (scheduler, KWOK, the suite), by verb and resource ("patch pods/status").
+	ServerWrites map[string]float64 `json:"serverWrites"`
 }
 
 // writeSummary sums a writeAudit up.
@@ -92,7 +105,7 @@ func resultTable(results []*result) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\nscale suite, %s, %d nodes of %d GPUs\n", results[0].Label, results[0].Nodes, gpusPerNode)
 	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "scenario\theadline\tfigures\tpods\tAPI req/pod\tpeak RSS MB\tshutdown s\tstamp lag p99 s\tunstamped\teviction lag p50/p99/max s\tviolations\t")
+	fmt.Fprintln(w, "scenario\theadline\tfigures\tpods\tAPI req/pod\tpeak RSS MB\tcycle s\tshutdown s\tstamp lag p99 s\tunstamped\teviction lag p50/p99/max s\tviolations\t")
 	for _, r := range results {
 		names := make([]string, 0, len(r.Figures))
 		for name := range r.Figures {
@@ -109,8 +122,8 @@ func resultTable(results []*result) string {
 		if l := r.Writes.EvictionLag; l.N > 0 {
 			evictions = fmt.Sprintf("%.1f/%.1f/%.1f", l.P50, l.P99, l.Max)
 		}
-		fmt.Fprintf(w, "%s\t%s %.1f s\t%s\t%d\t%.1f\t%.0f\t%.2f\t%.1f\t%d\t%s\t%d\t\n", r.Scenario, r.Headline, r.Figures[r.Headline],
-			strings.Join(figures, ", "), r.PodsBound, r.APIRequestsPerPod, r.PeakRSSMB, r.ShutdownSeconds,
+		fmt.Fprintf(w, "%s\t%s %.1f s\t%s\t%d\t%.1f\t%.0f\t%.2f\t%.2f\t%.1f\t%d\t%s\t%d\t\n", r.Scenario, r.Headline, r.Figures[r.Headline],
+			strings.Join(figures, ", "), r.PodsBound, r.APIRequestsPerPod, r.PeakRSSMB, r.CycleSeconds, r.ShutdownSeconds,
 			r.Writes.StampLag.P99, r.Writes.Unstamped, evictions, len(r.Violations))
 	}
 	_ = w.Flush()

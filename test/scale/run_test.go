@@ -1,11 +1,15 @@
 package scale
 
 import (
+	"bytes"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	. "github.com/onsi/gomega"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,11 +29,13 @@ type run struct {
 	current         *schedulerProcess
 	queues          []string
 	result          *result
+	// writesBefore are the API server's counts of writes when the scenario began.
+	writesBefore map[string]float64
 }
 
 // newRun starts a scenario in a namespace of its own. The scheduler is not started yet.
 func newRun(name string) *run {
-	r := &run{name: name, namespace: "scale-" + name, began: time.Now(),
+	r := &run{name: name, namespace: "scale-" + name, began: time.Now(), writesBefore: serverWrites(),
 		result: &result{Scenario: name, Label: settings.label, Nodes: settings.nodes, Figures: map[string]float64{}}}
 	Expect(cluster.client.Create(cluster.ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: r.namespace}})).To(Succeed())
 	cluster.observer.takeViolations() // what came before is another scenario's
@@ -41,6 +47,10 @@ func (r *run) startScheduler() {
 	port, err := freePort()
 	Expect(err).NotTo(HaveOccurred())
 	args := cluster.chart.schedulerArgs(cluster.configFile, cluster.kubeconfig, schedulerNamespace, port)
+	if settings.profile {
+		args = append(args, "--profiling")
+	}
+	args = append(args, settings.args...)
 	log := filepath.Join(settings.out, fmt.Sprintf("%s-scheduler-%d.log", r.name, len(r.procs)))
 	p, err := startSchedulerProcess(settings.binary, args, schedulerNamespace, log, port)
 	Expect(err).NotTo(HaveOccurred())
@@ -58,6 +68,9 @@ func (r *run) waitLeading() {
 // crashScheduler kills the scheduler (SIGKILL, as a node failure or an OOM kill would) and
 // starts a new one at once, which must take over from what the API server holds.
 func (r *run) crashScheduler() {
+	if settings.profile {
+		r.current.saveHeapProfile(filepath.Join(settings.out, fmt.Sprintf("%s-%d.heap.pprof", r.name, len(r.procs)-1)))
+	}
 	r.current.kill()
 	r.result.Crashes++
 	r.startScheduler()
@@ -194,12 +207,31 @@ func (r *run) finish() {
 	r.settle(30 * time.Second)
 	res := r.result
 	if r.current != nil {
+		if settings.profile {
+			r.current.saveHeapProfile(filepath.Join(settings.out, r.name+".heap.pprof"))
+		}
 		r.stopScheduler()
 	}
+	cycleSeconds := 0.0
 	for _, p := range r.procs {
-		rss, requests := p.usage()
-		res.PeakRSSMB = max(res.PeakRSSMB, float64(rss)/(1<<20))
-		res.APIRequests += requests
+		p.mu.Lock()
+		res.PeakRSSMB = max(res.PeakRSSMB, float64(p.peakRSS)/(1<<20))
+		res.ProcessRSSMB = append(res.ProcessRSSMB, float64(p.peakRSS)/(1<<20))
+		res.APIRequests += p.requests
+		res.Cycles += p.cycles
+		cycleSeconds += p.cycleSeconds
+		p.mu.Unlock()
+	}
+	if res.Cycles > 0 {
+		res.CycleSeconds = cycleSeconds / res.Cycles
+	}
+	res.Timeline = cluster.observer.timeline(r.namespace, r.began)
+	res.ConditionReasons = cluster.observer.conditionReasons(r.namespace)
+	res.ServerWrites = map[string]float64{}
+	for k, n := range serverWrites() {
+		if d := n - r.writesBefore[k]; d > 0 {
+			res.ServerWrites[k] = d
+		}
 	}
 	res.PodsBound = cluster.observer.podCount(r.namespace, "", func(p *podRecord) bool { return !p.bound.IsZero() })
 	if res.PodsBound > 0 {
@@ -219,6 +251,38 @@ func (r *run) finish() {
 	Expect(audit.Unstamped).To(BeZero(), "running jobs without a start stamp in %s", r.name)
 	Expect(audit.Unprotected).To(BeZero(), "protected jobs whose status shows no protection in %s", r.name)
 	Expect(audit.WrongProtection).To(BeZero(), "protected jobs whose status shows a protection ending too soon in %s", r.name)
+}
+
+// serverWrites reads the API server's counts of the writes it took (apiserver_request_total),
+// by verb and resource.
+func serverWrites() map[string]float64 {
+	raw, err := cluster.clientset.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(cluster.ctx)
+	if err != nil {
+		return nil
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(raw))
+	if err != nil {
+		return nil
+	}
+	counts := map[string]float64{}
+	for _, m := range families["apiserver_request_total"].GetMetric() {
+		labels := map[string]string{}
+		for _, l := range m.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		switch labels["verb"] {
+		case "POST", "PUT", "PATCH", "DELETE", "create", "update", "patch", "delete":
+		default:
+			continue
+		}
+		key := strings.ToLower(labels["verb"]) + " " + labels["resource"]
+		if labels["subresource"] != "" {
+			key += "/" + labels["subresource"]
+		}
+		counts[key] += m.GetCounter().GetValue()
+	}
+	return counts
 }
 
 // cleanUp deletes the scenario's pods, PodGroups and queues, and waits until the pods are

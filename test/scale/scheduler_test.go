@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -82,9 +84,10 @@ type schedulerProcess struct {
 
 	mu sync.Mutex
 	// peakRSS is the largest VmHWM read (bytes); requests the last count of API requests
-	// scraped from its metrics.
-	peakRSS  int64
-	requests float64
+	// scraped from its metrics; cycles and cycleSeconds the count and total duration of its
+	// scheduling cycles.
+	peakRSS                        int64
+	requests, cycles, cycleSeconds float64
 }
 
 // startSchedulerProcess starts binary with args, its output going to logFile.
@@ -136,12 +139,15 @@ func (p *schedulerProcess) sample() {
 // rest_client_requests_total, which controller-runtime serves) from its metrics.
 func (p *schedulerProcess) scrapeRequests() {
 	total, ok := p.scrape("rest_client_requests_total")
-	if !ok {
-		return
-	}
+	cycles, cycleSeconds, cyclesOK := p.scrapeHistogram("kai_scheduler_cycle_duration_seconds")
 	p.mu.Lock()
-	p.requests = max(p.requests, total)
-	p.mu.Unlock()
+	defer p.mu.Unlock()
+	if ok {
+		p.requests = max(p.requests, total)
+	}
+	if cyclesOK && cycles >= p.cycles {
+		p.cycles, p.cycleSeconds = cycles, cycleSeconds
+	}
 }
 
 // leading reports whether the process holds the leader Lease and so schedules
@@ -151,23 +157,23 @@ func (p *schedulerProcess) leading() bool {
 	return ok && status == 1
 }
 
+// scrapeHistogram reads the count and sum of a histogram the process serves.
+func (p *schedulerProcess) scrapeHistogram(name string) (count, sum float64, ok bool) {
+	family, ok := p.family(name)
+	if !ok {
+		return 0, 0, false
+	}
+	for _, m := range family.GetMetric() {
+		count += float64(m.GetHistogram().GetSampleCount())
+		sum += m.GetHistogram().GetSampleSum()
+	}
+	return count, sum, true
+}
+
 // scrape sums the values of a counter or gauge the process serves; false when it could not
 // be read.
 func (p *schedulerProcess) scrape(name string) (float64, bool) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, p.metricsURL, nil)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, false
-	}
-	defer resp.Body.Close()
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		return 0, false
-	}
-	family, ok := families[name]
+	family, ok := p.family(name)
 	if !ok {
 		return 0, false
 	}
@@ -178,11 +184,23 @@ func (p *schedulerProcess) scrape(name string) (float64, bool) {
 	return total, true
 }
 
-// usage is the process's peak memory (bytes) and API requests so far.
-func (p *schedulerProcess) usage() (int64, float64) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.peakRSS, p.requests
+// family reads one metric family from the process's metrics.
+func (p *schedulerProcess) family(name string) (*dto.MetricFamily, bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, p.metricsURL, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, false
+	}
+	defer resp.Body.Close()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		return nil, false
+	}
+	family, ok := families[name]
+	return family, ok
 }
 
 // terminate stops the process as Kubernetes stops a pod (SIGTERM), and returns how long it
@@ -197,6 +215,20 @@ func (p *schedulerProcess) terminate(grace time.Duration) (time.Duration, bool) 
 	case <-time.After(grace):
 		p.kill()
 		return grace, false
+	}
+}
+
+// saveHeapProfile writes the process's heap profile (it runs with --profiling) to path.
+func (p *schedulerProcess) saveHeapProfile(path string) {
+	url := strings.TrimSuffix(p.metricsURL, "/metrics") + "/debug/pprof/heap"
+	resp, err := http.Get(url) //nolint:noctx // a local process, once
+	if err != nil {
+		return
+	}
+	defer resp.Body.Close()
+	if out, err := os.Create(path); err == nil {
+		_, _ = io.Copy(out, resp.Body)
+		_ = out.Close()
 	}
 }
 

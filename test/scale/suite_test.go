@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -29,20 +30,27 @@ import (
 //   - SCALE_SCHEDULER: the kai-scheduler binary to measure (default: built from this tree),
 //     so that an older commit's binary can be measured on the same machine in turn;
 //   - SCALE_LABEL: names the binary in the results (default "this-tree");
-//   - SCALE_OUTPUT: where results go (default _output/scale/<label>-<nodes>).
+//   - SCALE_OUTPUT: where results go (default _output/scale/<label>-<nodes>);
+//   - SCALE_ARGS: more scheduler flags, space-separated, after the chart's (to measure a
+//     setting: SCALE_ARGS=--dispatch-workers=64);
+//   - SCALE_PROFILE=1: runs the scheduler with --profiling and saves its heap profile at the
+//     end of each scenario (<scenario>.heap.pprof; go tool pprof reads it).
 var settings struct {
 	nodes              int
 	binary, label, out string
+	args               []string
+	profile            bool
 }
 
 // cluster is what the whole suite shares: the control plane, KWOK and its nodes, the
 // observer, and how the chart runs the scheduler.
 var cluster struct {
-	ctx      context.Context
-	env      *testenv.Environment
-	client   client.Client
-	observer *observer
-	chart    chartRun
+	ctx       context.Context
+	env       *testenv.Environment
+	client    client.Client
+	clientset kubernetes.Interface
+	observer  *observer
+	chart     chartRun
 	// dir holds the scheduler's kubeconfig, configuration and logs.
 	dir, kubeconfig, configFile string
 
@@ -68,6 +76,8 @@ var _ = BeforeSuite(func() {
 		Expect(n).To(BeNumerically(">=", 10), "SCALE_NODES: the scenarios need at least 10 nodes")
 		settings.nodes = n
 	}
+	settings.profile = os.Getenv("SCALE_PROFILE") == "1"
+	settings.args = strings.Fields(os.Getenv("SCALE_ARGS"))
 	settings.label = os.Getenv("SCALE_LABEL")
 	if settings.label == "" {
 		settings.label = "this-tree"
@@ -116,9 +126,9 @@ var _ = BeforeSuite(func() {
 	cluster.observer = newObserver()
 	Expect(cluster.observer.start(ctx, cfg)).To(Succeed())
 
-	clientset := kubernetes.NewForConfigOrDie(cfg)
+	cluster.clientset = kubernetes.NewForConfigOrDie(cfg)
 	Expect(inParallel(settings.nodes, func(i int) error {
-		return testenv.CreateNode(ctx, clientset, nodeName(i), gpusPerNode)
+		return testenv.CreateNode(ctx, cluster.clientset, nodeName(i), gpusPerNode)
 	})).To(Succeed())
 	Eventually(cluster.observer.readyNodes).WithTimeout(5*time.Minute).Should(Equal(settings.nodes), "KWOK reports every node Ready")
 

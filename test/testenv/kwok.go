@@ -44,6 +44,18 @@ func KWOKBinary() (binary, stages string, err error) {
 	return binary, stages, nil
 }
 
+// kwokOptions let the one kwok process play every node as its own kubelet would: by default
+// it moves 4 pods at a time through their stages, for the whole cluster, which at hundreds of
+// nodes makes it, not the scheduler, what a scale test measures (a reclaim waits on it to
+// remove each victim). Each node has a kubelet of its own; 64 at a time comes closer.
+const kwokOptions = `apiVersion: config.kwok.x-k8s.io/v1alpha1
+kind: KwokConfiguration
+options:
+  podPlayStageParallelism: 64
+  nodePlayStageParallelism: 16
+  nodeLeaseParallelism: 16
+`
+
 // StartKWOK starts kwok against the environment, writing its kubeconfig and log into dir.
 func (e *Environment) StartKWOK(dir string) (*KWOK, error) {
 	binary, stages, err := KWOKBinary()
@@ -54,12 +66,16 @@ func (e *Environment) StartKWOK(dir string) (*KWOK, error) {
 	if err := e.WriteKubeconfig(kubeconfig); err != nil {
 		return nil, fmt.Errorf("kubeconfig for kwok: %w", err)
 	}
+	options := filepath.Join(dir, "kwok-options.yaml")
+	if err := os.WriteFile(options, []byte(kwokOptions), 0o600); err != nil {
+		return nil, err
+	}
 	k := &KWOK{Log: filepath.Join(dir, "kwok.log"), exited: make(chan struct{})}
 	log, err := os.Create(k.Log)
 	if err != nil {
 		return nil, err
 	}
-	k.cmd = exec.Command(binary, "--kubeconfig", kubeconfig, "--config", stages,
+	k.cmd = exec.Command(binary, "--kubeconfig", kubeconfig, "--config", stages, "--config", options,
 		"--manage-all-nodes=true",
 		// Every pod gets an IP from this range: the default /24 runs out after 254 pods.
 		"--cidr", "10.0.0.0/8",
