@@ -45,7 +45,10 @@ var _ = Describe("kubectl kai snapshot", func() {
 		createNode("snap-n2", 4)
 		// Research borrows every GPU in two queues: one protects its jobs for 10 minutes
 		// against reclaim, the other not at all. prod owns the GPUs and wants them back.
-		createQueue("snap-prod", 8, nil)
+		// prod protects what it runs for 5 minutes, so that the job it runs after the
+		// reclaim shows the start stamp the scheduler wrote; a job with no min-runtime at
+		// all shows no protection.
+		createQueue("snap-prod", 8, func(s *v2.QueueSpec) { s.ReclaimMinRuntime = minutes(5) })
 		createQueue("snap-free", 0, func(s *v2.QueueSpec) { s.ReclaimMinRuntime = minutes(0) })
 		createQueue("snap-held", 0, func(s *v2.QueueSpec) { s.ReclaimMinRuntime = minutes(10) })
 		createBoundJob(ns, "free", "snap-free", "snap-n1", 4)
