@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -69,6 +70,8 @@ type dispatch struct {
 	// pod, verb and job say what it was, for the log: the job bound, or the preemptor.
 	pod, verb string
 	job       api.JobID
+	// uid is the pod of a nomination or withdrawal, whose calls go in order (podCalls).
+	uid types.UID
 	// blockers counts the dispatches this one waits for; it is queued when none is left.
 	blockers int
 	// waiting are the dispatches waiting for this one.
@@ -146,7 +149,7 @@ func (d *Dispatcher) CancelPipeline(ctx context.Context, pod *api.PodInfo) error
 func (d *Dispatcher) podCall(_ context.Context, p *api.PodInfo, nodeName, verb string, send func(context.Context) error) *dispatch {
 	uid := types.UID(p.UID)
 	d.Overlay.NominationQueued(uid, nodeName)
-	return &dispatch{pod: p.Key(), verb: verb, job: p.Job, send: send, failed: func() { d.Overlay.NominationFailed(uid, nodeName) }}
+	return &dispatch{pod: p.Key(), verb: verb, job: p.Job, uid: uid, send: send, failed: func() { d.Overlay.NominationFailed(uid, nodeName) }}
 }
 
 // afterPodCall makes w the pod's newest call and returns the one it must follow, if any.
@@ -193,12 +196,11 @@ func waitFor(ds []*dispatch, needsSuccess bool) []waiter {
 func (d *Dispatcher) enqueue(ctx context.Context, w *dispatch, after []waiter) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.unsent.Add(1)
 	if d.stopping {
-		d.unsent.Add(1)
 		d.finish(ctx, w, errStopped)
 		return
 	}
-	d.unsent.Add(1)
 	for _, a := range after {
 		if !a.d.finished { // it may have finished since waitFor looked
 			a.d.waiting = append(a.d.waiting, waiter{w, a.needsSuccess})
@@ -223,14 +225,11 @@ func (d *Dispatcher) finish(ctx context.Context, w *dispatch, err error) {
 	d.forget(w)
 	if err != nil {
 		w.failed()
-		cause := "failed"
 		switch {
 		case errors.Is(err, errStopped):
-			cause = "stopped"
-			metrics.DecisionsDropped.WithLabelValues(w.verb, cause).Inc()
+			metrics.DecisionsDropped.WithLabelValues(w.verb, "stopped").Inc()
 		case errors.Is(err, errPrerequisite):
-			cause = "prerequisite-failed"
-			metrics.DecisionsDropped.WithLabelValues(w.verb, cause).Inc()
+			metrics.DecisionsDropped.WithLabelValues(w.verb, "prerequisite-failed").Inc()
 		default:
 			klog.FromContext(ctx).Error(err, "Sending a decision failed; the next cycle decides again", "pod", w.pod, "call", w.verb, "job", w.job)
 		}
@@ -258,7 +257,7 @@ func (d *Dispatcher) finish(ctx context.Context, w *dispatch, err error) {
 func (d *Dispatcher) forget(w *dispatch) {
 	drop := func(m map[api.JobID][]*dispatch) {
 		if list, ok := m[w.job]; ok {
-			list = deleteDispatch(list, w)
+			list = slices.DeleteFunc(list, func(other *dispatch) bool { return other == w })
 			if len(list) == 0 {
 				delete(m, w.job)
 			} else {
@@ -272,21 +271,9 @@ func (d *Dispatcher) forget(w *dispatch) {
 	case "nominate":
 		drop(d.promises)
 	}
-	for uid, last := range d.podCalls {
-		if last == w {
-			delete(d.podCalls, uid)
-			break
-		}
+	if w.uid != "" && d.podCalls[w.uid] == w {
+		delete(d.podCalls, w.uid)
 	}
-}
-
-func deleteDispatch(list []*dispatch, w *dispatch) []*dispatch {
-	for i, other := range list {
-		if other == w {
-			return append(list[:i], list[i+1:]...)
-		}
-	}
-	return list
 }
 
 // Start runs the workers until ctx ends, then lets them send what is queued for up to

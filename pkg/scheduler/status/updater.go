@@ -285,6 +285,9 @@ func (u *Updater) write(ctx context.Context, t target) (time.Duration, error) {
 	u.mu.Lock()
 	stopping := u.stopping
 	u.mu.Unlock()
+	if stopping && ctx.Err() != nil {
+		return 0, nil // the grace has run out: what is left is given up, once, by Start
+	}
 	var after time.Duration
 	var err error
 	switch {
@@ -300,6 +303,8 @@ func (u *Updater) write(ctx context.Context, t target) (time.Duration, error) {
 	switch {
 	case err == nil || apierrors.IsNotFound(err): // a deleted object needs nothing written
 		return after, nil
+	case stopping && ctx.Err() != nil:
+		return 0, nil // cut short at the end of the grace: given up, once, by Start
 	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err):
 		// The write itself is wrong: sending it again cannot help.
 		metrics.StatusWritesGivenUp.WithLabelValues(t.kind.String()).Inc()
