@@ -126,16 +126,21 @@ func readConfig(path string) ([]byte, error) {
 	return data, nil
 }
 
-// shutdownGrace is how long, once the scheduler is told to stop, it goes on sending what it
-// decided and writing the start stamps it owes. It stops promptly (Kubernetes gives a pod
-// 30 s before killing it, a rollout waits for it); what is left is dropped, which the next
-// leader makes good: it decides anew from what the API server holds, and stamps running
-// jobs that have no stamp from their pods' start.
-const shutdownGrace = time.Second
+// Once the scheduler is told to stop, it goes on writing the start stamps it owes for up to
+// stampGrace, and on sending what it decided for up to decisionGrace, at the same time. Start
+// stamps get the longer grace: they are the record of runs that did start, where a decision
+// not sent is only not made. It stops promptly (Kubernetes gives a pod 30 s before killing
+// it, a rollout waits for it); what is left is dropped, which the next leader makes good: it
+// decides anew from what the API server holds, and stamps running jobs that have no stamp
+// from their pods' start.
+const (
+	stampGrace    = 1500 * time.Millisecond
+	decisionGrace = 250 * time.Millisecond
+)
 
 // Run starts the scheduler and blocks until ctx ends (SIGTERM in the binary), then shuts
 // down: the current cycle ends after the action it is in, what was decided is sent and the
-// start stamps owed are written for up to shutdownGrace, the Lease is released.
+// start stamps owed are written for a moment (stampGrace), the Lease is released.
 func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	log := klog.FromContext(ctx)
 	policy, warnings := opts.Policy, opts.ConfigWarnings
@@ -192,12 +197,12 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	recorder := mgr.GetEventRecorderFor(opts.SchedulerName) //nolint:staticcheck // the events.k8s.io recorder is not wired for PodGroups yet
 	overlay := cache.NewOverlay(clk.Now)
 	updater := status.NewUpdater(writer, recorder, clk)
-	updater.NodePool, updater.Workers, updater.StampGrace = pool.String(), opts.StatusWorkers, shutdownGrace
+	updater.NodePool, updater.Workers, updater.StampGrace = pool.String(), opts.StatusWorkers, stampGrace
 	direct := &kube.Effects{Client: mgr.GetClient(), Recorder: recorder, Overlay: overlay, Status: updater}
 	var effects framework.Effects = direct
 	if opts.DispatchWorkers > 0 {
 		dispatcher := kube.NewDispatcher(direct, opts.DispatchWorkers)
-		dispatcher.DrainTimeout, dispatcher.Clock = shutdownGrace, clk
+		dispatcher.DrainTimeout, dispatcher.Clock = decisionGrace, clk
 		if err := mgr.Add(dispatcher); err != nil {
 			return err
 		}
@@ -211,6 +216,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	loop := &scheduler.Loop{
 		Builder:  &cache.Builder{Store: store, Overlay: overlay},
 		Synced:   synced,
+		Changes:  store.Changes(),
 		Policy:   policy,
 		Effects:  effects,
 		Status:   updater,

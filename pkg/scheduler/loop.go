@@ -31,6 +31,10 @@ type Loop struct {
 	// their initial lists; no cycle runs before they all have, or the first cycle would
 	// schedule onto a cluster it has only half seen.
 	Synced []toolscache.InformerSynced
+	// Changes, when set, is signalled when the cluster changed in a way that may let a
+	// waiting job move (cache.Store.Changes): a cycle then runs without waiting out the
+	// period, as kube-scheduler reacts to events.
+	Changes <-chan struct{}
 
 	// reported remembers the problems of the last cycle, so each is told once, not every
 	// cycle; current collects this cycle's.
@@ -52,24 +56,42 @@ func (l *Loop) Start(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-l.Clock.After(nextCycle(ended, l.Period, result.AnswersChangeAt).Sub(ended)):
+		case <-l.Changes:
+			// Something may let a waiting job move: cycle now, or as soon as allowed.
+			if wait := soonest(ended, l.Period).Sub(l.Clock.Now()); wait > 0 {
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-l.Clock.After(wait):
+				}
+			}
 		}
 	}
 }
 
-// nextCycle is when the cycle after one that ended at ended starts: a period later or, if
-// one of that cycle's answers changes sooner by the passing of time alone (the protection
-// that held a victim back ends), then, so that the job waiting for it gets the resources as
-// the protection ends rather than up to a period later. Never sooner than a tenth of a period
-// after the last cycle, so that protections ending one after another cannot make it spin.
+// nextCycle is when the cycle after one that ended at ended starts, unless the cluster
+// changes first (Changes): a period later or, if one of that cycle's answers changes sooner
+// by the passing of time alone (the protection that held a victim back ends), then, so that
+// the job waiting for it gets the resources as the protection ends rather than up to a
+// period later; never sooner than soonest.
 func nextCycle(ended time.Time, period time.Duration, changesAt time.Time) time.Time {
 	next := ended.Add(period)
 	if !changesAt.IsZero() && changesAt.Before(next) {
 		next = changesAt
 	}
-	if soonest := ended.Add(period / 10); next.Before(soonest) {
-		next = soonest
+	return latest(next, soonest(ended, period))
+}
+
+// soonest is the earliest a cycle may follow one that ended at ended, whatever asks for it:
+// a tenth of a period, so that protections ending one after another, or a stream of changes,
+// cannot make the scheduler spin.
+func soonest(ended time.Time, period time.Duration) time.Time { return ended.Add(period / 10) }
+
+func latest(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
 	}
-	return next
+	return b
 }
 
 // RunOnce runs one cycle and returns what it has to report (empty when no snapshot could be

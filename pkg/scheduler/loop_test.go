@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -47,6 +48,60 @@ func TestLoopRunsNoCycleBeforeItsInformersSynced(t *testing.T) {
 		}
 		if ran := lists > 0; ran != synced {
 			t.Errorf("informers synced %v: a cycle ran = %v", synced, ran)
+		}
+	}
+}
+
+// A change that may let a waiting job move (a pod freed its GPUs, a job arrived) starts a
+// cycle within a tenth of a period, not a period later: at 1 s periods, a reclaimer would
+// otherwise wait up to a second for each victim's departure to be seen.
+func TestLoopCyclesSoonAfterAChange(t *testing.T) {
+	scheme, _ := install.Scheme() // registering fixed types cannot fail
+	policy, _, err := scheduler.LoadPolicy(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cycles := make(chan struct{}, 10)
+	c := fake.NewClientBuilder().WithScheme(scheme).WithInterceptorFuncs(interceptor.Funcs{
+		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			if _, nodes := list.(*v1.NodeList); nodes {
+				cycles <- struct{}{} // each cycle lists the nodes once
+			}
+			return c.List(ctx, list, opts...)
+		},
+	}).Build()
+	clk := clocktesting.NewFakeClock(time.Now())
+	changes := make(chan struct{}, 1)
+	const period = time.Second
+	loop := &scheduler.Loop{
+		Builder: &cache.Builder{Reader: c, SchedulerName: "kai-scheduler"}, Policy: policy,
+		Status: status.NewUpdater(c, nil, clk), Clock: clk, Period: period, Changes: changes,
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- loop.Start(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	<-cycles // the first cycle runs at once
+
+	changes <- struct{}{}
+	const step = 10 * time.Millisecond
+	for waited := time.Duration(0); ; waited += step {
+		if waited >= period-step {
+			t.Fatalf("no cycle %s after a change, with a period of %s", waited, period)
+		}
+		select {
+		case <-cycles:
+			if waited < period/10 {
+				t.Fatalf("a cycle %s after the last: changes must not make the loop spin", waited)
+			}
+			return
+		case <-time.After(20 * time.Millisecond): // lets the loop reach its wait; time is the fake clock's
+			clk.Step(step)
 		}
 	}
 }

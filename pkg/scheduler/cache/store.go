@@ -2,6 +2,7 @@ package cache
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -9,6 +10,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	resourcehelper "k8s.io/component-helpers/resource"
@@ -50,6 +52,12 @@ type Store struct {
 	// coming or going drops nodeOrder, jobs are inserted and removed in place.
 	nodeOrder []*nodeEntry
 	jobOrder  []*jobEntry
+	// queueGenerations is the generation of each queue last seen, to tell a spec change
+	// from a status write.
+	queueGenerations map[string]int64
+	// changes is signalled when something changed that may let a waiting job move (see
+	// Changes).
+	changes chan struct{}
 }
 
 // NewStore returns an empty store for the scheduler of that name serving pool: its pods are
@@ -59,7 +67,23 @@ func NewStore(schedulerName string, pool scheduling.NodePool) *Store {
 		schedulerName: schedulerName, pool: pool,
 		nodes: map[string]*nodeEntry{}, pods: map[string]*podEntry{}, byUID: map[types.UID]*podEntry{},
 		jobs: map[api.JobID]*jobEntry{}, foreign: map[string]*podEntry{},
-		queues: map[string]*api.QueueInfo{}, priorities: map[string]int32{},
+		queues: map[string]*api.QueueInfo{}, queueGenerations: map[string]int64{}, priorities: map[string]int32{},
+		changes: make(chan struct{}, 1),
+	}
+}
+
+// Changes is signalled (at most once until read) when the store saw a change that may let
+// a waiting job move: a new job or pod waiting to be placed, a pod gone or finished (what it
+// held is free), a node, queue or priority class added or removed, a node offering something
+// else, a job's or queue's spec changed. A pod starting to run or being bound, a node's
+// heartbeat, and the status the scheduler writes itself are not such changes: at 500 nodes
+// they come hundreds of times a second.
+func (s *Store) Changes() <-chan struct{} { return s.changes }
+
+func (s *Store) changed() {
+	select {
+	case s.changes <- struct{}{}:
+	default:
 	}
 }
 
@@ -80,16 +104,33 @@ func (s *Store) Upsert(obj any) {
 	defer s.mu.Unlock()
 	switch o := obj.(type) {
 	case *v1.Node:
-		s.upsertNode(o)
+		if !s.upsertNode(o) {
+			return // a heartbeat: the node offers what it offered
+		}
 	case *v1.Pod:
+		old := s.pods[objectKey(o.Namespace, o.Name)]
 		s.upsertPod(o)
+		e := s.pods[objectKey(o.Namespace, o.Name)]
+		waits := func(p *podEntry) bool { return p.job != "" && p.nodeName == "" && !p.terminal && !p.deleting }
+		newlyWaiting := waits(e) && (old == nil || old.uid != e.uid || !waits(old))
+		newlyFinished := e.terminal && (old == nil || !old.terminal)
+		if !newlyWaiting && !newlyFinished {
+			return // a pod starting to run, bound, or told why it waits: nothing frees up
+		}
 	case *v2alpha2.PodGroup:
-		s.upsertGroup(o)
+		if !s.upsertGroup(o) {
+			return // its status or annotations written, by this scheduler mostly
+		}
 	case *v2.Queue:
-		s.upsertQueue(o)
+		if !s.upsertQueue(o) {
+			return // its status written
+		}
 	case *schedulingv1.PriorityClass:
 		s.priorities[o.Name] = o.Value
+	default:
+		return
 	}
+	s.changed()
 }
 
 // Delete forgets an object, also when the informer only knows its last state
@@ -117,9 +158,13 @@ func (s *Store) Delete(obj any) {
 		}
 	case *v2.Queue:
 		delete(s.queues, o.Name)
+		delete(s.queueGenerations, o.Name)
 	case *schedulingv1.PriorityClass:
 		delete(s.priorities, o.Name)
+	default:
+		return
 	}
+	s.changed()
 }
 
 // replace makes the store hold exactly the listed objects, keeping what it converted of
@@ -175,10 +220,12 @@ type nodeEntry struct {
 	problem *Problem
 }
 
-func (s *Store) upsertNode(n *v1.Node) {
+// upsertNode records a node and says whether what it offers changed: it is new, or its
+// labels, taints, schedulability or allocatable resources differ (a status heartbeat changes
+// none of them).
+func (s *Store) upsertNode(n *v1.Node) bool {
 	if !s.pool.Includes(n.Labels) {
-		s.removeNode(n.Name) // it may have just been moved to another pool
-		return
+		return s.removeNode(n.Name) // it may have just been moved to another pool
 	}
 	e := &nodeEntry{info: api.NodeInfo{
 		Name: n.Name, Labels: n.Labels, Unschedulable: n.Spec.Unschedulable, Taints: n.Spec.Taints,
@@ -192,18 +239,24 @@ func (s *Store) upsertNode(n *v1.Node) {
 		e.info.Allocatable = e.info.Allocatable.AtLeastZero()
 	}
 	if old := s.nodes[n.Name]; old != nil {
+		same := old.info.Unschedulable == e.info.Unschedulable && old.info.Allocatable.Equal(e.info.Allocatable) &&
+			maps.Equal(old.info.Labels, e.info.Labels) && equality.Semantic.DeepEqual(old.info.Taints, e.info.Taints)
 		*old = *e // in place: the sorted order keeps pointing at it
-		return
+		return !same
 	}
 	s.nodes[n.Name] = e
 	s.nodeOrder = nil
+	return true
 }
 
-func (s *Store) removeNode(name string) {
-	if _, ok := s.nodes[name]; ok {
-		delete(s.nodes, name)
-		s.nodeOrder = nil
+// removeNode forgets a node and says whether it knew it.
+func (s *Store) removeNode(name string) bool {
+	if _, ok := s.nodes[name]; !ok {
+		return false
 	}
+	delete(s.nodes, name)
+	s.nodeOrder = nil
+	return true
 }
 
 // removeGroup forgets a job's PodGroup; its pods, if any, stay, reported as orphans.
@@ -212,29 +265,40 @@ func (s *Store) removeGroup(je *jobEntry) {
 	s.dropIfEmpty(je)
 }
 
-func (s *Store) upsertQueue(q *v2.Queue) {
+// upsertQueue records a queue and says whether its spec may have changed: it is new, left or
+// joined the pool, or its generation moved (the API server moves it on spec changes only).
+func (s *Store) upsertQueue(q *v2.Queue) bool {
+	generation, known := s.queueGenerations[q.Name]
 	if !s.pool.Includes(q.Labels) {
 		delete(s.queues, q.Name)
-		return
+		delete(s.queueGenerations, q.Name)
+		return known
 	}
 	s.queues[q.Name] = QueueInfo(q)
+	s.queueGenerations[q.Name] = q.Generation
+	return !known || generation != q.Generation
 }
 
 // groupEntry is a PodGroup converted, less what depends on other objects (its priority).
 type groupEntry struct {
 	uid            types.UID
+	generation     int64 // moves on spec changes only
 	job            api.JobInfo
 	priorityClass  string
 	preemptibility v2alpha2.Preemptibility
 	problem        *Problem
 }
 
-func (s *Store) upsertGroup(pg *v2alpha2.PodGroup) {
+// upsertGroup records a PodGroup and says whether what the scheduler is asked to do may have
+// changed: the job is new, moved in or out of the pool, or its spec changed (its generation
+// moved). Its status and annotations, which the scheduler writes itself, are not such a change.
+func (s *Store) upsertGroup(pg *v2alpha2.PodGroup) bool {
 	if !s.pool.Includes(pg.Labels) {
 		// Another scheduler's job: its pods are neither scheduled nor orphans here.
 		je := s.job(api.NewJobID(pg.Namespace, pg.Name))
+		wasOurs := je.group != nil
 		je.group, je.otherPool, je.otherPoolUID = nil, true, pg.UID
-		return
+		return wasOurs
 	}
 	g := &groupEntry{
 		job: api.JobInfo{
@@ -244,6 +308,7 @@ func (s *Store) upsertGroup(pg *v2alpha2.PodGroup) {
 			MarkUnschedulable: pg.Spec.MarkUnschedulable == nil || *pg.Spec.MarkUnschedulable,
 		},
 		priorityClass: pg.Spec.PriorityClassName, preemptibility: pg.Spec.Preemptibility, uid: pg.UID,
+		generation: pg.Generation,
 	}
 	for _, sg := range pg.Spec.SubGroups {
 		g.job.SubGroups = append(g.job.SubGroups, api.SubGroupInfo{Name: sg.Name, MinMember: sg.MinMember})
@@ -257,7 +322,9 @@ func (s *Store) upsertGroup(pg *v2alpha2.PodGroup) {
 	g.job.LastStartTimestamp = stamp
 	g.job.ShownProtection = ShownProtection(pg.Status.MinRuntime)
 	je := s.job(g.job.ID)
+	old := je.group
 	je.group, je.otherPool, je.otherPoolUID = g, false, ""
+	return old == nil || old.uid != g.uid || old.generation != g.generation
 }
 
 // job returns the entry of a job, creating it.

@@ -7,6 +7,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -274,5 +275,71 @@ func TestStoreKeepsOnlyItsNodePool(t *testing.T) {
 	h.OnDelete(pod("b", nil))
 	if _, problems = storeSnapshot(t, s); len(problems) != 0 || len(s.jobs) != 0 {
 		t.Fatalf("problems %v, %d job entries; want nothing left", problems, len(s.jobs))
+	}
+}
+
+// The store tells the loop of the changes that may let a waiting job move, and only of those:
+// a cluster busy starting pods must not make the scheduler cycle on every status update.
+func TestStoreTellsOfChangesThatMayLetAJobMove(t *testing.T) {
+	s := NewStore("kai-scheduler", scheduling.NodePool{})
+	h := s.Handler()
+	told := func() bool {
+		select {
+		case <-s.Changes():
+			return true
+		default:
+			return false
+		}
+	}
+	waiting := pod("p", nil)
+	bound := pod("p", func(p *v1.Pod) { p.Spec.NodeName = "n1" })
+	running := pod("p", func(p *v1.Pod) { p.Spec.NodeName, p.Status.Phase = "n1", v1.PodRunning })
+	marked := pod("p", func(p *v1.Pod) {
+		p.Status.Conditions = []v1.PodCondition{{Type: v1.PodScheduled, Status: v1.ConditionFalse}}
+	})
+	finished := pod("p", func(p *v1.Pod) { p.Spec.NodeName, p.Status.Phase = "n1", v1.PodSucceeded })
+	node := gpuNode("n1", 8)
+	heartbeat := node.DeepCopy()
+	heartbeat.Status.Conditions = []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue, LastHeartbeatTime: metav1.Now()}}
+	cordoned := heartbeat.DeepCopy()
+	cordoned.Spec.Unschedulable = true
+	group := &v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job", UID: "g", Generation: 1},
+		Spec: v2alpha2.PodGroupSpec{MinMember: 1, Queue: "q"}}
+	stamped := group.DeepCopy()
+	stamped.Annotations = map[string]string{scheduling.LastStartTimestampAnnotation: "2026-01-01T00:00:00Z"}
+	stamped.Status.MinRuntime = &v2alpha2.MinRuntimeStatus{}
+	respecced := stamped.DeepCopy()
+	respecced.Generation, respecced.Spec.MinMember = 2, 2
+	queue := &v2.Queue{ObjectMeta: metav1.ObjectMeta{Name: "q", Generation: 1}}
+	allocated := queue.DeepCopy()
+	allocated.Status.Allocated = v1.ResourceList{api.GPUResourceName: resource.MustParse("1")}
+	requota := allocated.DeepCopy()
+	requota.Generation = 2
+	for _, step := range []struct {
+		what string
+		do   func()
+		tell bool
+	}{
+		{"a node is added", func() { h.OnAdd(node, false) }, true},
+		{"the node's heartbeat", func() { h.OnUpdate(node, heartbeat) }, false},
+		{"the node is cordoned", func() { h.OnUpdate(heartbeat, cordoned) }, true},
+		{"a queue is added", func() { h.OnAdd(queue, false) }, true},
+		{"the queue's allocation is written", func() { h.OnUpdate(queue, allocated) }, false},
+		{"the queue's spec changes", func() { h.OnUpdate(allocated, requota) }, true},
+		{"a job is created", func() { h.OnAdd(group, false) }, true},
+		{"the job's start stamp and protection are written", func() { h.OnUpdate(group, stamped) }, false},
+		{"the job's spec changes", func() { h.OnUpdate(stamped, respecced) }, true},
+		{"a job's pod waits", func() { h.OnAdd(waiting, false) }, true},
+		{"the waiting pod is told why it waits", func() { h.OnUpdate(waiting, marked) }, false},
+		{"the pod is bound", func() { h.OnUpdate(marked, bound) }, false},
+		{"the pod runs", func() { h.OnUpdate(bound, running) }, false},
+		{"the pod finishes", func() { h.OnUpdate(running, finished) }, true},
+		{"the pod is deleted", func() { h.OnDelete(finished) }, true},
+	} {
+		told() // drain
+		step.do()
+		if got := told(); got != step.tell {
+			t.Errorf("%s: told = %v, want %v", step.what, got, step.tell)
+		}
 	}
 }
