@@ -60,10 +60,11 @@ soak:
 ## 5000 possible): upstream KAI's scale scenarios and the min-runtime ones, against a real
 ## API server with KWOK nodes, the scheduler run as its binary with the chart's defaults.
 ## Results: _output/scale/<label>-<nodes>/ (a JSON per scenario, table.txt). SCALE_SCHEDULER
-## measures another binary (e.g. an older commit's), SCALE_LABEL names it.
+## measures another binary (e.g. an older commit's), SCALE_LABEL names it. A fixed seed runs
+## the scenarios in the same order every time, so that two runs compare.
 NODES ?= 500
 scale: tools control-plane
-	SCALE_NODES=$(NODES) KUBEBUILDER_ASSETS="$$(hack/build-control-plane.sh)" $(GO) test ./test/scale/ -count=1 -timeout 240m -v -args -ginkgo.v
+	SCALE_NODES=$(NODES) KUBEBUILDER_ASSETS="$$(hack/build-control-plane.sh)" $(GO) test ./test/scale/ -count=1 -timeout 240m -v -args -ginkgo.v -ginkgo.seed=1
 
 ## run-local: a local cluster without Docker (etcd, kube-apiserver and kubectl from ./bin, KWOK
 ## playing two 8-GPU nodes) running the scheduler, showing reclaim min-runtime at

@@ -34,8 +34,12 @@ type result struct {
 	// process's, in the order they ran.
 	PeakRSSMB    float64   `json:"peakRSSMB"`
 	ProcessRSSMB []float64 `json:"processRSSMB"`
-	// ShutdownSeconds is how long the last process took to exit after SIGTERM.
-	ShutdownSeconds float64 `json:"shutdownSeconds"`
+	// ShutdownSeconds is how long the scheduler took to exit after SIGTERM, sent as soon as
+	// the scenario's work was done; UnwrittenAtShutdown counts the stamps and protection
+	// statuses of running jobs it had not written by then (a scheduler started after it
+	// writes them; Writes is what it left).
+	ShutdownSeconds     float64 `json:"shutdownSeconds"`
+	UnwrittenAtShutdown int     `json:"unwrittenAtShutdown"`
 	// Crashes counts the processes killed during the scenario.
 	Crashes int `json:"crashes"`
 	// Writes is what the observer found written for the jobs that ran.
@@ -105,7 +109,7 @@ func resultTable(results []*result) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\nscale suite, %s, %d nodes of %d GPUs\n", results[0].Label, results[0].Nodes, gpusPerNode)
 	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "scenario\theadline\tfigures\tpods\tAPI req/pod\tpeak RSS MB\tcycle s\tshutdown s\tstamp lag p99 s\tunstamped\teviction lag p50/p99/max s\tviolations\t")
+	fmt.Fprintln(w, "scenario\theadline\tfigures\tpods\tAPI req/pod\tpeak RSS MB\tcycle s\tshutdown s\tunwritten at shutdown\tstamp lag p99 s\tunstamped\teviction lag p50/p99/max s\tviolations\t")
 	for _, r := range results {
 		names := make([]string, 0, len(r.Figures))
 		for name := range r.Figures {
@@ -122,8 +126,8 @@ func resultTable(results []*result) string {
 		if l := r.Writes.EvictionLag; l.N > 0 {
 			evictions = fmt.Sprintf("%.1f/%.1f/%.1f", l.P50, l.P99, l.Max)
 		}
-		fmt.Fprintf(w, "%s\t%s %.1f s\t%s\t%d\t%.1f\t%.0f\t%.2f\t%.2f\t%.1f\t%d\t%s\t%d\t\n", r.Scenario, r.Headline, r.Figures[r.Headline],
-			strings.Join(figures, ", "), r.PodsBound, r.APIRequestsPerPod, r.PeakRSSMB, r.CycleSeconds, r.ShutdownSeconds,
+		fmt.Fprintf(w, "%s\t%s %.1f s\t%s\t%d\t%.1f\t%.0f\t%.2f\t%.2f\t%d\t%.1f\t%d\t%s\t%d\t\n", r.Scenario, r.Headline, r.Figures[r.Headline],
+			strings.Join(figures, ", "), r.PodsBound, r.APIRequestsPerPod, r.PeakRSSMB, r.CycleSeconds, r.ShutdownSeconds, r.UnwrittenAtShutdown,
 			r.Writes.StampLag.P99, r.Writes.Unstamped, evictions, len(r.Violations))
 	}
 	_ = w.Flush()
