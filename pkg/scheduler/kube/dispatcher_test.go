@@ -271,6 +271,11 @@ func TestShutdownDrainsWithinItsTimeout(t *testing.T) {
 // job ns/pre) and a victim running on the node (ns/victim-0 of ns/victim). Every pod status
 // write and delete goes through record, which may fail it.
 func evictionCluster(t *testing.T, record func(call string) error) client.Client {
+	return evictionClusterOf(t, 1, record)
+}
+
+// evictionClusterOf has n preemptor pods pre-I pending and n victim pods victim-I running.
+func evictionClusterOf(t *testing.T, n int, record func(call string) error) client.Client {
 	t.Helper()
 	scheme := clientgoscheme.Scheme
 	if err := install.AddToScheme(scheme); err != nil {
@@ -285,7 +290,9 @@ func evictionCluster(t *testing.T, record func(call string) error) client.Client
 		&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}},
 		&v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "pre"}, Spec: v2alpha2.PodGroupSpec{MinMember: 1, Queue: "q"}},
 		&v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "victim"}, Spec: v2alpha2.PodGroupSpec{MinMember: 1, Queue: "q"}},
-		pod("pre-0", "pre", ""), running(pod("victim-0", "victim", "n1")),
+	}
+	for i := range n {
+		objects = append(objects, pod(fmt.Sprint("pre-", i), "pre", ""), running(pod(fmt.Sprint("victim-", i), "victim", "n1")))
 	}
 	return fake.NewClientBuilder().WithScheme(scheme).WithObjects(objects...).WithInterceptorFuncs(interceptor.Funcs{
 		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
@@ -370,6 +377,41 @@ func TestEvictionsWaitForTheirPromise(t *testing.T) {
 				t.Fatalf("calls %v, want %v", calls, want)
 			}
 		})
+	}
+}
+
+// A reclaim's evictions follow their preemptors' nominations one by one: an eviction
+// released by its nomination goes before the nominations decided after it, so that the
+// first victim goes a few calls after the cycle, not after every reclaimer's nomination.
+func TestReleasedEvictionsGoBeforeLaterNominations(t *testing.T) {
+	var calls []string
+	var mu sync.Mutex
+	c := evictionClusterOf(t, 3, func(call string) error {
+		mu.Lock()
+		calls = append(calls, call)
+		mu.Unlock()
+		return nil
+	})
+	d := kube.NewDispatcher(&kube.Effects{Client: c, Overlay: cache.NewOverlay(time.Now)}, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for i := range 3 { // as a cycle decides them, before any is sent
+		preemptor := &api.PodInfo{Namespace: "ns", Name: fmt.Sprint("pre-", i), UID: fmt.Sprint("uid-pre-", i), Job: api.JobID(fmt.Sprint("ns/pre-", i))}
+		victim := &api.PodInfo{Namespace: "ns", Name: fmt.Sprint("victim-", i), UID: fmt.Sprint("uid-victim-", i), Job: "ns/victim", NodeName: "n1"}
+		_ = d.Nominate(ctx, preemptor, "n1")
+		_ = d.Evict(ctx, victim, framework.EvictionReason{Action: framework.Reclaim, Preemptor: preemptor.Job})
+	}
+	go func() { _ = d.Start(ctx) }()
+	d.Wait()
+	want := []string{
+		"nominate pre-0", "condition victim-0", "delete victim-0",
+		"nominate pre-1", "condition victim-1", "delete victim-1",
+		"nominate pre-2", "condition victim-2", "delete victim-2",
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(calls, want) {
+		t.Fatalf("calls %v, want each eviction right after its nomination", calls)
 	}
 }
 

@@ -20,16 +20,18 @@ import (
 )
 
 // promiseQuiet is how long a job that only waits for the resources promised to it goes
-// without a condition: it is on its way, and its victims take up to their grace period (30 s
-// by default) to go. Telling each such job, and clearing it again, would be two writes and
-// an event per reclaimer; a wait longer than that is worth telling.
+// without its condition rewritten: it is on its way, and its victims take up to their grace
+// period (30 s by default) to go. Telling each such job, and clearing it again, would be two
+// writes and an event per reclaimer, when a reclaim's victims are being evicted and the API
+// server is at its busiest; a wait longer than that is worth telling. Until then the
+// condition shows what it showed (nothing, or what the job waited for before its promise).
 const promiseQuiet = 45 * time.Second
 
 // SetPending records, at the end of a cycle, why each job is pending, and which of their
 // pods to mark PodScheduled=False. Jobs absent from reasons are no longer pending; their
 // condition is cleared if one was written. Only jobs whose reasons differ from what their
 // condition shows are queued for a write, and a job only waiting for promised resources
-// only once it has waited promiseQuiet.
+// only once it has waited for them promiseQuiet.
 func (u *Updater) SetPending(reasons map[api.JobID][]api.PendingReason, unschedulablePods map[api.JobID][]string) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -40,9 +42,9 @@ func (u *Updater) SetPending(reasons map[api.JobID][]api.PendingReason, unschedu
 			delete(u.pending, job) // never written, or cleared below: nothing stale goes out
 		}
 	}
-	for job := range u.pendingSince {
-		if _, still := reasons[job]; !still {
-			delete(u.pendingSince, job)
+	for job := range u.promisedSince {
+		if !onlyAwaitingPromise(reasons[job]) {
+			delete(u.promisedSince, job)
 		}
 	}
 	for job := range u.written {
@@ -52,16 +54,17 @@ func (u *Updater) SetPending(reasons map[api.JobID][]api.PendingReason, unschedu
 		}
 	}
 	for job, r := range reasons {
-		since, ok := u.pendingSince[job]
-		if !ok {
+		awaiting := onlyAwaitingPromise(r)
+		since, ok := u.promisedSince[job]
+		if awaiting && !ok {
 			since = now
-			u.pendingSince[job] = now
+			u.promisedSince[job] = now
 		}
 		written, shown := u.written[job]
 		switch {
 		case shown && written == reasonsKey(r):
 			delete(u.pending, job) // the condition shows it already
-		case !shown && onlyAwaitingPromise(r) && now.Sub(since) < promiseQuiet:
+		case awaiting && now.Sub(since) < promiseQuiet:
 			delete(u.pending, job) // on its way: told only if it takes a while
 		default:
 			u.pending[job] = r

@@ -72,12 +72,12 @@ type Updater struct {
 	// stamps waiting to be written, per job.
 	stamps map[api.JobID]time.Time
 	// pending holds the latest pending reasons per job (nil: clear the condition); written
-	// what was last written, and writtenAt when; pendingSince when each pending job was
-	// first reported pending, for the quiet period of jobs awaiting a promise.
-	pending      map[api.JobID][]api.PendingReason
-	pendingSince map[api.JobID]time.Time
-	written      map[api.JobID]string
-	writtenAt    map[api.JobID]time.Time
+	// what was last written, and writtenAt when; promisedSince since when each job that
+	// waits only for resources promised to it has done so, for its quiet period.
+	pending       map[api.JobID][]api.PendingReason
+	promisedSince map[api.JobID]time.Time
+	written       map[api.JobID]string
+	writtenAt     map[api.JobID]time.Time
 	// podsOf holds, per pending job, its waiting pods (namespace/name) to mark unschedulable.
 	podsOf map[api.JobID][]string
 	// queues holds what to report about each queue.
@@ -93,8 +93,8 @@ func NewUpdater(c client.Client, recorder record.EventRecorder, clk clock.WithTi
 	return &Updater{
 		Client: c, Recorder: recorder, Clock: clk, stampWritten: make(chan struct{}, 1),
 		stamps: map[api.JobID]time.Time{}, pending: map[api.JobID][]api.PendingReason{}, written: map[api.JobID]string{},
-		pendingSince: map[api.JobID]time.Time{},
-		podsOf:       map[api.JobID][]string{}, writtenAt: map[api.JobID]time.Time{}, queues: map[string]*queueState{},
+		promisedSince: map[api.JobID]time.Time{},
+		podsOf:        map[api.JobID][]string{}, writtenAt: map[api.JobID]time.Time{}, queues: map[string]*queueState{},
 		protections: map[api.JobID]api.ProtectionChange{}, shown: map[api.JobID]writtenProtection{},
 	}
 }
