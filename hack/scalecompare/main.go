@@ -29,7 +29,9 @@ type result struct {
 	PeakRSSMB           float64            `json:"peakRSSMB"`
 	ShutdownSeconds     float64            `json:"shutdownSeconds"`
 	UnwrittenAtShutdown float64            `json:"unwrittenAtShutdown"`
+	StatusWritesGivenUp float64            `json:"statusWritesGivenUp"`
 	Writes              struct {
+		Unstamped   float64               `json:"unstamped"`
 		StampLag    struct{ P99 float64 } `json:"stampLagSeconds"`
 		EvictionLag struct {
 			N   int
@@ -162,6 +164,8 @@ func rows(scenario string, runs ...[]map[string]*result) []row {
 		row{name: "shutdown (s)", read: func(r *result) (float64, bool) { return r.ShutdownSeconds, true }},
 		row{name: "unwritten at shutdown", read: func(r *result) (float64, bool) { return r.UnwrittenAtShutdown, true }},
 		row{name: "stamp lag p99 (s)", read: func(r *result) (float64, bool) { return r.Writes.StampLag.P99, true }},
+		row{name: "never stamped", read: func(r *result) (float64, bool) { return r.Writes.Unstamped, true }},
+		row{name: "status writes given up", read: func(r *result) (float64, bool) { return r.StatusWritesGivenUp, true }},
 		row{name: "expiry → eviction p99 (s)", read: func(r *result) (float64, bool) {
 			return r.Writes.EvictionLag.P99, r.Writes.EvictionLag.N > 0
 		}},

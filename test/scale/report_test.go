@@ -40,6 +40,12 @@ type result struct {
 	// writes them; Writes is what it left).
 	ShutdownSeconds     float64 `json:"shutdownSeconds"`
 	UnwrittenAtShutdown int     `json:"unwrittenAtShutdown"`
+	// StatusWritesGivenUp and DecisionsDropped are what the scheduler processes counted as
+	// given up (kai_scheduler_status_writes_given_up_total) and never sent
+	// (kai_scheduler_decisions_dropped_total) until they were told to stop: what a shutdown
+	// leaves is UnwrittenAtShutdown.
+	StatusWritesGivenUp float64 `json:"statusWritesGivenUp"`
+	DecisionsDropped    float64 `json:"decisionsDropped"`
 	// Crashes counts the processes killed during the scenario.
 	Crashes int `json:"crashes"`
 	// Writes is what the observer found written for the jobs that ran.
@@ -109,7 +115,7 @@ func resultTable(results []*result) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\nscale suite, %s, %d nodes of %d GPUs\n", results[0].Label, results[0].Nodes, gpusPerNode)
 	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "scenario\theadline\tfigures\tpods\tAPI req/pod\tpeak RSS MB\tcycle s\tshutdown s\tunwritten at shutdown\tstamp lag p99 s\tunstamped\teviction lag p50/p99/max s\tviolations\t")
+	fmt.Fprintln(w, "scenario\theadline\tfigures\tpods\tAPI req/pod\tpeak RSS MB\tcycle s\tshutdown s\tunwritten at shutdown\tgiven up/dropped\tstamp lag p99 s\tunstamped\teviction lag p50/p99/max s\tviolations\t")
 	for _, r := range results {
 		names := make([]string, 0, len(r.Figures))
 		for name := range r.Figures {
@@ -126,8 +132,8 @@ func resultTable(results []*result) string {
 		if l := r.Writes.EvictionLag; l.N > 0 {
 			evictions = fmt.Sprintf("%.1f/%.1f/%.1f", l.P50, l.P99, l.Max)
 		}
-		fmt.Fprintf(w, "%s\t%s %.1f s\t%s\t%d\t%.1f\t%.0f\t%.2f\t%.2f\t%d\t%.1f\t%d\t%s\t%d\t\n", r.Scenario, r.Headline, r.Figures[r.Headline],
-			strings.Join(figures, ", "), r.PodsBound, r.APIRequestsPerPod, r.PeakRSSMB, r.CycleSeconds, r.ShutdownSeconds, r.UnwrittenAtShutdown,
+		fmt.Fprintf(w, "%s\t%s %.1f s\t%s\t%d\t%.1f\t%.0f\t%.2f\t%.2f\t%d\t%.0f/%.0f\t%.1f\t%d\t%s\t%d\t\n", r.Scenario, r.Headline, r.Figures[r.Headline],
+			strings.Join(figures, ", "), r.PodsBound, r.APIRequestsPerPod, r.PeakRSSMB, r.CycleSeconds, r.ShutdownSeconds, r.UnwrittenAtShutdown, r.StatusWritesGivenUp, r.DecisionsDropped,
 			r.Writes.StampLag.P99, r.Writes.Unstamped, evictions, len(r.Violations))
 	}
 	_ = w.Flush()

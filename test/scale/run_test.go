@@ -233,6 +233,8 @@ func (r *run) finish() {
 		res.ProcessRSSMB = append(res.ProcessRSSMB, float64(p.peakRSS)/(1<<20))
 		res.APIRequests += p.requests
 		res.Cycles += p.cycles
+		res.StatusWritesGivenUp += p.givenUp
+		res.DecisionsDropped += p.dropped
 		cycleSeconds += p.cycleSeconds
 		p.mu.Unlock()
 	}

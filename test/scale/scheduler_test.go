@@ -85,9 +85,11 @@ type schedulerProcess struct {
 	mu sync.Mutex
 	// peakRSS is the largest VmHWM read (bytes); requests the last count of API requests
 	// scraped from its metrics; cycles and cycleSeconds the count and total duration of its
-	// scheduling cycles.
+	// scheduling cycles; givenUp the status writes it gave up and dropped the decisions it
+	// never sent (0 from a scheduler that serves neither).
 	peakRSS                        int64
 	requests, cycles, cycleSeconds float64
+	givenUp, dropped               float64
 }
 
 // startSchedulerProcess starts binary with args, its output going to logFile.
@@ -136,12 +138,16 @@ func (p *schedulerProcess) sample() {
 }
 
 // scrapeRequests reads the process's count of API requests (client-go's
-// rest_client_requests_total, which controller-runtime serves) from its metrics.
+// rest_client_requests_total, which controller-runtime serves), its cycles, and the writes
+// and decisions it gave up, from its metrics.
 func (p *schedulerProcess) scrapeRequests() {
 	total, ok := p.scrape("rest_client_requests_total")
 	cycles, cycleSeconds, cyclesOK := p.scrapeHistogram("kai_scheduler_cycle_duration_seconds")
+	givenUp, _ := p.scrape("kai_scheduler_status_writes_given_up_total")
+	dropped, _ := p.scrape("kai_scheduler_decisions_dropped_total")
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.givenUp, p.dropped = max(p.givenUp, givenUp), max(p.dropped, dropped)
 	if ok {
 		p.requests = max(p.requests, total)
 	}

@@ -303,8 +303,10 @@ func (u *Updater) write(ctx context.Context, t target) (time.Duration, error) {
 	switch {
 	case err == nil || apierrors.IsNotFound(err): // a deleted object needs nothing written
 		return after, nil
-	case stopping && ctx.Err() != nil:
-		return 0, nil // cut short at the end of the grace: given up, once, by Start
+	case ctx.Err() != nil:
+		// Cut short at the end of the grace (only Start ends the workers' context, once
+		// stopping, which may have begun during the write): given up, once, by Start.
+		return 0, nil
 	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err):
 		// The write itself is wrong: sending it again cannot help.
 		metrics.StatusWritesGivenUp.WithLabelValues(t.kind.String()).Inc()
