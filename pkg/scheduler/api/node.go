@@ -104,29 +104,38 @@ func (n *NodeInfo) Bindable() Resources {
 // it) are still releasing on this node. A promise whose victims are gone claims idle
 // resources; one whose victims still terminate leaves idle resources to the others, so each
 // preemptor binds as soon as its own victims are gone, not someone else's.
+//
+// It runs for every node with a promise each time a pod is tried there, which during a
+// reclaim is most nodes and every pending pod: it allocates nothing for up to a node's worth
+// of promises (the claims live on the stack), where a growing slice made a quarter of all
+// the bytes a reclaim of 8,000 GPUs allocated.
 func (n *NodeInfo) promisedFromIdle() Resources {
 	type claim struct {
 		job                 JobID
 		promised, releasing Resources
 	}
-	var claims []claim
-	find := func(job JobID) *claim {
-		for i := range claims {
-			if claims[i].job == job {
-				return &claims[i]
-			}
-		}
-		claims = append(claims, claim{job: job})
-		return &claims[len(claims)-1]
-	}
+	var onStack [8]claim
+	claims := onStack[:0]
 	for _, p := range n.Pods {
+		job, promised := p.Job, p.Status == Pipelined
 		switch {
-		case p.Status == Pipelined:
-			c := find(p.Job)
-			c.promised = c.promised.Add(p.Request)
+		case promised:
 		case p.Status == Releasing && p.EvictedFor != "":
-			c := find(p.EvictedFor)
-			c.releasing = c.releasing.Add(p.Request)
+			job = p.EvictedFor
+		default:
+			continue
+		}
+		i := 0
+		for i < len(claims) && claims[i].job != job {
+			i++
+		}
+		if i == len(claims) {
+			claims = append(claims, claim{job: job})
+		}
+		if promised {
+			claims[i].promised = claims[i].promised.Add(p.Request)
+		} else {
+			claims[i].releasing = claims[i].releasing.Add(p.Request)
 		}
 	}
 	var total Resources

@@ -33,6 +33,31 @@ func TestBindableLeavesEachPromiseWhatItsOwnVictimsFreed(t *testing.T) {
 	}
 }
 
+// Bindable runs for every node with a promise each time a pod is tried there: with a full
+// node's worth of promises and victims (8 preemptors of one GPU each, half their victims still
+// terminating) it must allocate nothing.
+func TestBindableAllocatesNothing(t *testing.T) {
+	gpu := NewResources(0, 0, 1)
+	node := &NodeInfo{Name: "n1", Allocatable: NewResources(0, 0, 8)}
+	for i := range 8 {
+		pods := []*PodInfo{{Namespace: "ns", Name: fmt.Sprint("p-", i), Job: JobID(fmt.Sprint("ns/p-", i)), Request: gpu, Status: Pipelined, NodeName: "n1"}}
+		if i%2 == 0 {
+			pods = append(pods, &PodInfo{Namespace: "ns", Name: fmt.Sprint("v-", i), Job: JobID(fmt.Sprint("ns/v-", i)), Request: gpu,
+				Status: Releasing, NodeName: "n1", EvictedFor: JobID(fmt.Sprint("ns/p-", i))})
+		}
+		for _, p := range pods {
+			node.addPod(p)
+			insertPod(&node.Pods, p)
+		}
+	}
+	if got := node.Bindable().Get(GPU); got != 0 {
+		t.Fatalf("bindable %d GPUs, want 0: the 4 idle ones are promised to the preemptors whose victims are gone", got)
+	}
+	if allocs := testing.AllocsPerRun(100, func() { _ = node.Bindable() }); allocs != 0 {
+		t.Fatalf("Bindable allocates %.0f times per call, want 0", allocs)
+	}
+}
+
 // A node's version moves when what it holds changes, and when a job running there changes
 // anywhere (its state decides whether its pods here may be victims); it stays put for
 // changes that cannot matter to it.

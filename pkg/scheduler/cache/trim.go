@@ -13,8 +13,8 @@ const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
 // it drops what neither the scheduler nor its pod grouper ever reads, so that the informers'
 // copies of thousands of pods and nodes hold only what decisions need. Managed fields go
 // from every object; from pods, what the kubelet reports of containers and addresses and
-// what containers are run with (command, environment, volumes, probes), keeping their
-// requests, ports and restart policies; from nodes, the images they hold and the volumes
+// what containers are run with (command, environment, volumes, probes) and their limits,
+// keeping their requests, ports and restart policies; from nodes, the images they hold and the volumes
 // attached to them. The objects the store converts are the same with or without it
 // (TestTrimLeavesWhatTheSchedulerReads).
 func Trim(obj any) (any, error) {
@@ -42,6 +42,9 @@ func trimPod(pod *v1.Pod) {
 			c := &containers[i]
 			c.Command, c.Args, c.Env, c.EnvFrom, c.VolumeMounts, c.VolumeDevices = nil, nil, nil, nil, nil, nil
 			c.LivenessProbe, c.ReadinessProbe, c.StartupProbe, c.Lifecycle = nil, nil, nil, nil
+			// Placement counts requests only, as kube-scheduler does (the API server has
+			// already made a limit without a request its request too).
+			c.Resources.Limits = nil
 		}
 	}
 	s := &pod.Status

@@ -86,7 +86,7 @@ func TestTrimLeavesWhatTheSchedulerReads(t *testing.T) {
 	}
 
 	pod := trimmed[1].(*v1.Pod)
-	if pod.ManagedFields != nil || pod.Spec.Volumes != nil || pod.Spec.Containers[0].Env != nil ||
+	if pod.ManagedFields != nil || pod.Spec.Volumes != nil || pod.Spec.Containers[0].Env != nil || pod.Spec.Containers[0].Resources.Limits != nil ||
 		pod.Status.ContainerStatuses != nil || pod.Annotations["kubectl.kubernetes.io/last-applied-configuration"] != "" {
 		t.Errorf("the pod keeps what is never read: %+v", pod)
 	}
