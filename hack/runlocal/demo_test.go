@@ -31,11 +31,17 @@ func TestDemoShowsMinRuntimeAtWork(t *testing.T) {
 			t.Logf("the demo printed:\n%s", out.String())
 		}
 	})
-	metricsAddress := freeAddress(t)
+	metricsAddress, dir := freeAddress(t), t.TempDir()
+	stopped := make(chan struct{})
 	go func() {
-		done <- runDemo(ctx, demoOptions{MinRuntime: 6 * time.Second, BurstAfter: time.Second, Dir: t.TempDir(),
+		done <- runDemo(ctx, demoOptions{MinRuntime: 6 * time.Second, BurstAfter: time.Second, Dir: dir,
 			MetricsAddress: metricsAddress, Out: &out, Events: events})
+		close(stopped)
 	}()
+	// However the test ends, the demo stops its kube-apiserver, etcd, KWOK and scheduler
+	// before the test binary exits (and before its directory goes): a failed run left them
+	// running.
+	t.Cleanup(func() { cancel(); <-stopped })
 	waitFor := func(text string) string { return waitForLine(t, events, done, text) }
 	waitFor("production submits serve")
 	burstAt := time.Now()
