@@ -17,9 +17,13 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/metrics"
 )
 
-// DefaultDispatchWorkers is how many API calls are in flight at once by default,
-// kube-scheduler's default parallelism.
-const DefaultDispatchWorkers = 16
+// DefaultDispatchWorkers is how many API calls are in flight at once by default. kube-scheduler
+// binds each pod from a goroutine of its own, with no bound but the API server's; a bound keeps
+// a burst from flooding it. Measured on a real API server sharing 2 cores with 500 simulated
+// nodes (docs/performance.md), 64 against 16: a reclaim of 4,000 GPUs done 1.8 times sooner
+// after submission, a protected victim evicted 1.9 s after its protection ended at p99 instead
+// of 3.3 s; 500 binds with nothing else to do take 14% longer.
+const DefaultDispatchWorkers = 64
 
 // Dispatcher is the framework.Effects of the real scheduler with every API call off the
 // cycle's critical path, as kube-scheduler's binding cycles run beside its scheduling cycle.
