@@ -91,8 +91,8 @@ func TestDefaultValuesRenderAWorkingConfiguration(t *testing.T) {
 	if !strings.Contains(flags, "--leader-elect=true") || !strings.Contains(flags, "--leader-elect-id=kai") {
 		t.Errorf("even one replica elects a leader (a rollout briefly runs two), under the release's own Lease: %s", flags)
 	}
-	if !strings.Contains(flags, "--dispatch-workers=64") {
-		t.Errorf("binds and evictions go off the cycle by default: %s", flags)
+	if !strings.Contains(flags, "--dispatch-workers=64") || !strings.Contains(flags, "--status-workers=16") {
+		t.Errorf("binds, evictions and status writes go off the cycle by default: %s", flags)
 	}
 }
 
@@ -121,6 +121,7 @@ func TestBadValuesAreRefusedBeforeInstalling(t *testing.T) {
 		{"minRuntime.reclaimResolveMethod=nearest", "reclaimResolveMethod"},
 		{"replicas=0", "replicas"},
 		{"dispatchWorkers=-1", "dispatchWorkers"},
+		{"statusWorkers=0", "statusWorkers"},
 	} {
 		t.Run(tt.set, func(t *testing.T) {
 			_, err := Template("--set", tt.set)

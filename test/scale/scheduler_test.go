@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -52,6 +53,20 @@ func renderChart() (chartRun, error) {
 	}
 	args, _, _ := unstructured.NestedStringSlice(containers[0].(map[string]any), "args")
 	return chartRun{args: args, config: config}, nil
+}
+
+// keepFlagsIn drops the chart's arguments whose flag the scheduler's help text does not
+// name, and returns them.
+func (c *chartRun) keepFlagsIn(help string) (dropped []string) {
+	c.args = slices.DeleteFunc(c.args, func(a string) bool {
+		name, _, _ := strings.Cut(a, "=")
+		if strings.Contains(help, name+" ") || strings.Contains(help, name+"\n") {
+			return false
+		}
+		dropped = append(dropped, name)
+		return true
+	})
+	return dropped
 }
 
 // schedulerArgs are the chart's arguments for a scheduler running here: its configuration

@@ -100,6 +100,12 @@ var _ = BeforeSuite(func() {
 	var err error
 	cluster.chart, err = renderChart()
 	Expect(err).NotTo(HaveOccurred())
+	// An older binary, measured for a before/after, gets the chart's arguments it knows: a
+	// flag added since (such as --status-workers) would stop it at startup.
+	help, _ := exec.Command(settings.binary, "--help").CombinedOutput()
+	if dropped := cluster.chart.keepFlagsIn(string(help)); len(dropped) > 0 {
+		GinkgoWriter.Printf("%s does not know %v: run without them\n", settings.binary, dropped)
+	}
 	cluster.configFile = filepath.Join(cluster.dir, "scheduler-config.yaml")
 	Expect(os.WriteFile(cluster.configFile, []byte(cluster.chart.config), 0o600)).To(Succeed())
 
