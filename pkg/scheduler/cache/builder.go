@@ -143,7 +143,7 @@ func (s *Store) assemble(overlay *Overlay) (*api.Snapshot, []Problem, error) {
 	queues := make([]*api.QueueInfo, 0, len(s.queues))
 	for _, q := range s.queues {
 		// The queue tree writes its findings (children, depth, problems) into its entries.
-		copied := *q
+		copied := *q.info
 		queues = append(queues, &copied)
 	}
 	snapshot, err := api.NewSnapshot(nodes, jobs, queues)

@@ -46,15 +46,12 @@ type Store struct {
 	// other pods are foreign: they only charge their node.
 	jobs       map[api.JobID]*jobEntry
 	foreign    map[string]*podEntry
-	queues     map[string]*api.QueueInfo
+	queues     map[string]queueEntry
 	priorities map[string]int32
 	// nodeOrder and jobOrder are the entries sorted by name, made when first needed; a node
 	// coming or going drops nodeOrder, jobs are inserted and removed in place.
 	nodeOrder []*nodeEntry
 	jobOrder  []*jobEntry
-	// queueGenerations is the generation of each queue last seen, to tell a spec change
-	// from a status write.
-	queueGenerations map[string]int64
 	// changes is signalled when something changed that may let a waiting job move (see
 	// Changes).
 	changes chan struct{}
@@ -67,7 +64,7 @@ func NewStore(schedulerName string, pool scheduling.NodePool) *Store {
 		schedulerName: schedulerName, pool: pool,
 		nodes: map[string]*nodeEntry{}, pods: map[string]*podEntry{}, byUID: map[types.UID]*podEntry{},
 		jobs: map[api.JobID]*jobEntry{}, foreign: map[string]*podEntry{},
-		queues: map[string]*api.QueueInfo{}, queueGenerations: map[string]int64{}, priorities: map[string]int32{},
+		queues: map[string]queueEntry{}, priorities: map[string]int32{},
 		changes: make(chan struct{}, 1),
 	}
 }
@@ -108,13 +105,7 @@ func (s *Store) Upsert(obj any) {
 			return // a heartbeat: the node offers what it offered
 		}
 	case *v1.Pod:
-		old := s.pods[objectKey(o.Namespace, o.Name)]
-		s.upsertPod(o)
-		e := s.pods[objectKey(o.Namespace, o.Name)]
-		waits := func(p *podEntry) bool { return p.job != "" && p.nodeName == "" && !p.terminal && !p.deleting }
-		newlyWaiting := waits(e) && (old == nil || old.uid != e.uid || !waits(old))
-		newlyFinished := e.terminal && (old == nil || !old.terminal)
-		if !newlyWaiting && !newlyFinished {
+		if !s.upsertPod(o) {
 			return // a pod starting to run, bound, or told why it waits: nothing frees up
 		}
 	case *v2alpha2.PodGroup:
@@ -158,7 +149,6 @@ func (s *Store) Delete(obj any) {
 		}
 	case *v2.Queue:
 		delete(s.queues, o.Name)
-		delete(s.queueGenerations, o.Name)
 	case *schedulingv1.PriorityClass:
 		delete(s.priorities, o.Name)
 	default:
@@ -265,18 +255,23 @@ func (s *Store) removeGroup(je *jobEntry) {
 	s.dropIfEmpty(je)
 }
 
+// queueEntry is a Queue converted, with the generation it had, to tell a spec change from a
+// status write.
+type queueEntry struct {
+	info       *api.QueueInfo
+	generation int64
+}
+
 // upsertQueue records a queue and says whether its spec may have changed: it is new, left or
 // joined the pool, or its generation moved (the API server moves it on spec changes only).
 func (s *Store) upsertQueue(q *v2.Queue) bool {
-	generation, known := s.queueGenerations[q.Name]
+	old, known := s.queues[q.Name]
 	if !s.pool.Includes(q.Labels) {
 		delete(s.queues, q.Name)
-		delete(s.queueGenerations, q.Name)
 		return known
 	}
-	s.queues[q.Name] = QueueInfo(q)
-	s.queueGenerations[q.Name] = q.Generation
-	return !known || generation != q.Generation
+	s.queues[q.Name] = queueEntry{info: QueueInfo(q), generation: q.Generation}
+	return !known || old.generation != q.Generation
 }
 
 // groupEntry is a PodGroup converted, less what depends on other objects (its priority).
@@ -393,7 +388,9 @@ type podEntry struct {
 	creationTime                       time.Time
 }
 
-func (s *Store) upsertPod(pod *v1.Pod) {
+// upsertPod records a pod and says whether it may let a job move: it newly waits to be placed
+// (created, or its scheduling gates lifted), or it newly finished, freeing what it held.
+func (s *Store) upsertPod(pod *v1.Pod) bool {
 	key := objectKey(pod.Namespace, pod.Name)
 	old := s.pods[key]
 	e := &podEntry{obj: pod, key: key, uid: pod.UID, name: pod.Name,
@@ -420,13 +417,22 @@ func (s *Store) upsertPod(pod *v1.Pod) {
 	if e.uid != "" {
 		s.byUID[e.uid] = e
 	}
+	newlyWaiting := e.waitsToBePlaced() && (old == nil || old.uid != e.uid || !old.waitsToBePlaced())
+	newlyFinished := e.terminal && (old == nil || !old.terminal)
 	if e.job == "" {
 		s.foreign[key] = e
-		return
+		return newlyFinished
 	}
 	je := s.job(e.job)
 	i, _ := slices.BinarySearchFunc(je.pods, e.name, func(p *podEntry, name string) int { return strings.Compare(p.name, name) })
 	je.pods = slices.Insert(je.pods, i, e)
+	return newlyWaiting || newlyFinished
+}
+
+// waitsToBePlaced: a pod of this scheduler's job, on no node, neither finished, going nor
+// held back by a scheduling gate.
+func (e *podEntry) waitsToBePlaced() bool {
+	return e.job != "" && e.nodeName == "" && !e.terminal && !e.deleting && !e.gated
 }
 
 func (s *Store) removePod(key string) {

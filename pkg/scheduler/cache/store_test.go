@@ -298,6 +298,8 @@ func TestStoreTellsOfChangesThatMayLetAJobMove(t *testing.T) {
 		p.Status.Conditions = []v1.PodCondition{{Type: v1.PodScheduled, Status: v1.ConditionFalse}}
 	})
 	finished := pod("p", func(p *v1.Pod) { p.Spec.NodeName, p.Status.Phase = "n1", v1.PodSucceeded })
+	gated := pod("g", func(p *v1.Pod) { p.Spec.SchedulingGates = []v1.PodSchedulingGate{{Name: "example.com/quota"}} })
+	ungated := pod("g", nil)
 	node := gpuNode("n1", 8)
 	heartbeat := node.DeepCopy()
 	heartbeat.Status.Conditions = []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue, LastHeartbeatTime: metav1.Now()}}
@@ -335,6 +337,8 @@ func TestStoreTellsOfChangesThatMayLetAJobMove(t *testing.T) {
 		{"the pod runs", func() { h.OnUpdate(bound, running) }, false},
 		{"the pod finishes", func() { h.OnUpdate(running, finished) }, true},
 		{"the pod is deleted", func() { h.OnDelete(finished) }, true},
+		{"a pod held back by a scheduling gate is created", func() { h.OnAdd(gated, false) }, false},
+		{"its gate is lifted", func() { h.OnUpdate(gated, ungated) }, true},
 	} {
 		told() // drain
 		step.do()
