@@ -43,7 +43,7 @@ func (u *Updater) SetPending(reasons map[api.JobID][]api.PendingReason, unschedu
 		}
 	}
 	for job := range u.promisedSince {
-		if !onlyAwaitingPromise(reasons[job]) {
+		if _, still := reasons[job]; !still {
 			delete(u.promisedSince, job)
 		}
 	}
@@ -56,7 +56,10 @@ func (u *Updater) SetPending(reasons map[api.JobID][]api.PendingReason, unschedu
 	for job, r := range reasons {
 		awaiting := onlyAwaitingPromise(r)
 		since, ok := u.promisedSince[job]
-		if awaiting && !ok {
+		switch {
+		case !awaiting:
+			delete(u.promisedSince, job)
+		case !ok:
 			since = now
 			u.promisedSince[job] = now
 		}

@@ -280,13 +280,14 @@ func (u *Updater) work(ctx context.Context, queue workqueue.TypedRateLimitingInt
 
 // write performs what a target needs now. It returns how long until the rest of it is due
 // (zero when nothing is left), or the error of a write to retry. Once the updater is
-// stopping, only stamps are written.
+// stopping, only stamps are written; once its context has ended (the workers' ends only
+// with the shutdown grace), nothing is, and what is left is given up, once, by Start.
 func (u *Updater) write(ctx context.Context, t target) (time.Duration, error) {
 	u.mu.Lock()
 	stopping := u.stopping
 	u.mu.Unlock()
-	if stopping && ctx.Err() != nil {
-		return 0, nil // the grace has run out: what is left is given up, once, by Start
+	if ctx.Err() != nil {
+		return 0, nil
 	}
 	var after time.Duration
 	var err error
@@ -304,9 +305,7 @@ func (u *Updater) write(ctx context.Context, t target) (time.Duration, error) {
 	case err == nil || apierrors.IsNotFound(err): // a deleted object needs nothing written
 		return after, nil
 	case ctx.Err() != nil:
-		// Cut short at the end of the grace (only Start ends the workers' context, once
-		// stopping, which may have begun during the write): given up, once, by Start.
-		return 0, nil
+		return 0, nil // cut short at the end of the grace
 	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err):
 		// The write itself is wrong: sending it again cannot help.
 		metrics.StatusWritesGivenUp.WithLabelValues(t.kind.String()).Inc()
