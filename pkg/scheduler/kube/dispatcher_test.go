@@ -274,6 +274,24 @@ func evictionCluster(t *testing.T, record func(call string) error) client.Client
 	return evictionClusterOf(t, 1, record)
 }
 
+// callLog records, in order, the calls a fake cluster received from any worker.
+type callLog struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func (l *callLog) record(call string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.calls = append(l.calls, call)
+}
+
+func (l *callLog) list() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.calls)
+}
+
 // evictionClusterOf has n preemptor pods pre-I pending and n victim pods victim-I running.
 func evictionClusterOf(t *testing.T, n int, record func(call string) error) client.Client {
 	t.Helper()
@@ -327,8 +345,7 @@ func running(p *v1.Pod) *v1.Pod {
 func TestEvictionsWaitForTheirPromise(t *testing.T) {
 	for _, nominationFails := range []bool{false, true} {
 		t.Run(fmt.Sprintf("nomination fails=%v", nominationFails), func(t *testing.T) {
-			var mu sync.Mutex
-			var calls []string
+			var sent callLog
 			promised := make(chan struct{})
 			c := evictionCluster(t, func(call string) error {
 				if call == "nominate pre-0" {
@@ -337,9 +354,7 @@ func TestEvictionsWaitForTheirPromise(t *testing.T) {
 						return errors.New("injected: the API server refused the nomination")
 					}
 				}
-				mu.Lock()
-				calls = append(calls, call)
-				mu.Unlock()
+				sent.record(call)
 				return nil
 			})
 			overlay := cache.NewOverlay(time.Now)
@@ -358,15 +373,12 @@ func TestEvictionsWaitForTheirPromise(t *testing.T) {
 				t.Fatalf("while the nomination is in flight the snapshot shows %v, want the promise and the eviction", got)
 			}
 			time.Sleep(20 * time.Millisecond) // four idle workers: an eviction not held back would go now
-			mu.Lock()
-			early := slices.Clone(calls)
-			mu.Unlock()
-			if len(early) > 0 {
+			if early := sent.list(); len(early) > 0 {
 				t.Fatalf("%v sent before the nomination was written", early)
 			}
 			answer.Do(func() { close(promised) })
 			d.Wait()
-			got := jobStatuses(t, c, overlay)
+			got, calls := jobStatuses(t, c, overlay), sent.list()
 			if nominationFails {
 				if len(calls) != 0 || got["victim-0"] != "Running@n1" || got["pre-0"] != "Pending@" {
 					t.Fatalf("after a failed nomination: calls %v, snapshot %v; want no eviction, the victim running, the preemptor pending", calls, got)
@@ -384,33 +396,26 @@ func TestEvictionsWaitForTheirPromise(t *testing.T) {
 // released by its nomination goes before the nominations decided after it, so that the
 // first victim goes a few calls after the cycle, not after every reclaimer's nomination.
 func TestReleasedEvictionsGoBeforeLaterNominations(t *testing.T) {
-	var calls []string
-	var mu sync.Mutex
-	c := evictionClusterOf(t, 3, func(call string) error {
-		mu.Lock()
-		calls = append(calls, call)
-		mu.Unlock()
-		return nil
-	})
+	var sent callLog
+	c := evictionClusterOf(t, 3, func(call string) error { sent.record(call); return nil })
 	d := kube.NewDispatcher(&kube.Effects{Client: c, Overlay: cache.NewOverlay(time.Now)}, 1)
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	for i := range 3 { // as a cycle decides them, before any is sent
 		preemptor := &api.PodInfo{Namespace: "ns", Name: fmt.Sprint("pre-", i), UID: fmt.Sprint("uid-pre-", i), Job: api.JobID(fmt.Sprint("ns/pre-", i))}
 		victim := &api.PodInfo{Namespace: "ns", Name: fmt.Sprint("victim-", i), UID: fmt.Sprint("uid-victim-", i), Job: "ns/victim", NodeName: "n1"}
 		_ = d.Nominate(ctx, preemptor, "n1")
 		_ = d.Evict(ctx, victim, framework.EvictionReason{Action: framework.Reclaim, Preemptor: preemptor.Job})
 	}
-	go func() { _ = d.Start(ctx) }()
+	stopped := make(chan struct{})
+	go func() { _ = d.Start(ctx); close(stopped) }()
+	defer func() { cancel(); <-stopped }()
 	d.Wait()
 	want := []string{
 		"nominate pre-0", "condition victim-0", "delete victim-0",
 		"nominate pre-1", "condition victim-1", "delete victim-1",
 		"nominate pre-2", "condition victim-2", "delete victim-2",
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if !slices.Equal(calls, want) {
+	if calls := sent.list(); !slices.Equal(calls, want) {
 		t.Fatalf("calls %v, want each eviction right after its nomination", calls)
 	}
 }
@@ -418,19 +423,13 @@ func TestReleasedEvictionsGoBeforeLaterNominations(t *testing.T) {
 // A pod's nomination and a later withdrawal go out in the order decided, even with workers
 // free to send both at once: reversed, the pod would keep a promise the scheduler took back.
 func TestAPodsNominationsAreSentInOrder(t *testing.T) {
-	var mu sync.Mutex
-	var calls []string
+	var sent callLog
 	slow := make(chan struct{})
 	c := evictionCluster(t, func(call string) error {
-		mu.Lock()
-		first := len(calls) == 0
-		mu.Unlock()
-		if first {
+		if len(sent.list()) == 0 {
 			<-slow
 		}
-		mu.Lock()
-		calls = append(calls, call)
-		mu.Unlock()
+		sent.record(call)
 		return nil
 	})
 	d := kube.NewDispatcher(&kube.Effects{Client: c, Overlay: cache.NewOverlay(time.Now)}, 4)
@@ -448,7 +447,7 @@ func TestAPodsNominationsAreSentInOrder(t *testing.T) {
 	if err := c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "pre-0"}, pod); err != nil {
 		t.Fatal(err)
 	}
-	if len(calls) != 2 || pod.Status.NominatedNodeName != "" {
+	if calls := sent.list(); len(calls) != 2 || pod.Status.NominatedNodeName != "" {
 		t.Fatalf("calls %v, nominated node %q: want the nomination then the withdrawal, and no promise left", calls, pod.Status.NominatedNodeName)
 	}
 }
