@@ -76,13 +76,13 @@ func (r *run) crashScheduler() {
 	r.startScheduler()
 }
 
-// stopScheduler stops the scheduler as a rollout does (SIGTERM) and records how long it
+// stopScheduler stops the scheduler as a rollout does (SIGTERM) and returns how long it
 // took to exit.
-func (r *run) stopScheduler() {
+func (r *run) stopScheduler() time.Duration {
 	took, clean := r.current.terminate(30 * time.Second)
 	r.current = nil
-	r.result.ShutdownSeconds = took.Seconds()
 	Expect(clean).To(BeTrue(), "the scheduler exits within 30s of SIGTERM")
+	return took
 }
 
 // createQueue creates a top-level queue with a GPU quota and, unless zero, a reclaim
@@ -214,7 +214,7 @@ func (r *run) finish() {
 		if settings.profile {
 			r.current.saveHeapProfile(filepath.Join(settings.out, r.name+".heap.pprof"))
 		}
-		r.stopScheduler()
+		res.ShutdownSeconds = r.stopScheduler().Seconds() // the busy shutdown's, not the repair's below
 	}
 	r.settle(2 * time.Second) // the observer sees what landed before the exit
 	atShutdown := cluster.observer.auditWrites(r.namespace)
@@ -222,9 +222,7 @@ func (r *run) finish() {
 	if res.UnwrittenAtShutdown > 0 {
 		r.startScheduler()
 		r.settle(time.Minute) // a scheduler that stamps what it finds unstamped does so at once
-		took := res.ShutdownSeconds
 		r.stopScheduler()
-		res.ShutdownSeconds = took // the figure is the busy shutdown's
 	}
 	cycleSeconds := 0.0
 	for _, p := range r.procs {
