@@ -91,7 +91,7 @@ func TestDefaultValuesRenderAWorkingConfiguration(t *testing.T) {
 	if !strings.Contains(flags, "--leader-elect=true") || !strings.Contains(flags, "--leader-elect-id=kai") {
 		t.Errorf("even one replica elects a leader (a rollout briefly runs two), under the release's own Lease: %s", flags)
 	}
-	if !strings.Contains(flags, "--dispatch-workers=64") || !strings.Contains(flags, "--status-workers=16") {
+	if !strings.Contains(flags, "--dispatch-workers=64") || !strings.Contains(flags, "--status-workers=64") {
 		t.Errorf("binds, evictions and status writes go off the cycle by default: %s", flags)
 	}
 }

@@ -29,8 +29,9 @@ import (
 // flood the API server.
 const conditionRefresh = 10 * time.Second
 
-// DefaultWorkers is how many writes are in flight at once by default.
-const DefaultWorkers = 16
+// DefaultWorkers is how many writes are in flight at once by default: as many as the
+// dispatcher's, so that a burst's start stamps keep pace with its binds (docs/performance.md).
+const DefaultWorkers = 64
 
 // Backoff of a write that failed: doubled at each failure of the same object, from
 // retryBase up to retryMax, counted on the updater's clock.
