@@ -9,36 +9,18 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/kai-minruntime/kai-scheduler/test/scale"
 )
 
-// result is the part of test/scale's result the table shows.
-type result struct {
-	Scenario            string             `json:"scenario"`
-	Label               string             `json:"label"`
-	Figures             map[string]float64 `json:"figures"`
-	Headline            string             `json:"headline"`
-	APIRequestsPerPod   float64            `json:"apiRequestsPerPod"`
-	PeakRSSMB           float64            `json:"peakRSSMB"`
-	ShutdownSeconds     float64            `json:"shutdownSeconds"`
-	UnwrittenAtShutdown float64            `json:"unwrittenAtShutdown"`
-	StatusWritesGivenUp float64            `json:"statusWritesGivenUp"`
-	Writes              struct {
-		Unstamped   float64               `json:"unstamped"`
-		StampLag    struct{ P99 float64 } `json:"stampLagSeconds"`
-		EvictionLag struct {
-			N   int
-			P99 float64
-		} `json:"evictionLagSeconds"`
-	} `json:"writes"`
-}
+// result is what the suite wrote for one scenario.
+type result = scale.Result
 
 // row is one figure of one scenario: how to read it from a result, and whether it is shown
 // with the ratio (times) or as it is.
@@ -72,21 +54,9 @@ func main() {
 func load(dirs []string) ([]map[string]*result, error) {
 	var runs []map[string]*result
 	for _, dir := range dirs {
-		files, err := filepath.Glob(filepath.Join(dir, "*.json"))
-		if err != nil || len(files) == 0 {
-			return nil, fmt.Errorf("no results in %s", dir)
-		}
-		run := map[string]*result{}
-		for _, f := range files {
-			data, err := os.ReadFile(f)
-			if err != nil {
-				return nil, err
-			}
-			r := &result{}
-			if err := json.Unmarshal(data, r); err != nil {
-				return nil, fmt.Errorf("%s: %w", f, err)
-			}
-			run[r.Scenario] = r
+		run, err := scale.ReadResults(dir)
+		if err != nil {
+			return nil, err
 		}
 		runs = append(runs, run)
 	}
@@ -162,9 +132,9 @@ func rows(scenario string, runs ...[]map[string]*result) []row {
 		row{name: "API requests per pod", ratio: true, read: func(r *result) (float64, bool) { return r.APIRequestsPerPod, true }},
 		row{name: "peak RSS (MB)", ratio: true, read: func(r *result) (float64, bool) { return r.PeakRSSMB, true }},
 		row{name: "shutdown (s)", read: func(r *result) (float64, bool) { return r.ShutdownSeconds, true }},
-		row{name: "unwritten at shutdown", read: func(r *result) (float64, bool) { return r.UnwrittenAtShutdown, true }},
+		row{name: "unwritten at shutdown", read: func(r *result) (float64, bool) { return float64(r.UnwrittenAtShutdown), true }},
 		row{name: "stamp lag p99 (s)", read: func(r *result) (float64, bool) { return r.Writes.StampLag.P99, true }},
-		row{name: "never stamped", read: func(r *result) (float64, bool) { return r.Writes.Unstamped, true }},
+		row{name: "never stamped", read: func(r *result) (float64, bool) { return float64(r.Writes.Unstamped), true }},
 		row{name: "status writes given up", read: func(r *result) (float64, bool) { return r.StatusWritesGivenUp, true }},
 		row{name: "expiry → eviction p99 (s)", read: func(r *result) (float64, bool) {
 			return r.Writes.EvictionLag.P99, r.Writes.EvictionLag.N > 0

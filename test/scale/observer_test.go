@@ -430,14 +430,14 @@ func (o *observer) forget(namespace string) {
 
 // timeline counts, per second since began, the namespace's pods seen bound, running,
 // marked as victims and gone in that second: how a scenario unfolded.
-func (o *observer) timeline(namespace string, began time.Time) []second {
+func (o *observer) timeline(namespace string, began time.Time) []Second {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	counts := map[int]*second{}
-	at := func(t time.Time) *second {
+	counts := map[int]*Second{}
+	at := func(t time.Time) *Second {
 		k := int(t.Sub(began) / time.Second)
 		if counts[k] == nil {
-			counts[k] = &second{Second: k}
+			counts[k] = &Second{Second: k}
 		}
 		return counts[k]
 	}
@@ -458,18 +458,12 @@ func (o *observer) timeline(namespace string, began time.Time) []second {
 			at(p.deleted).Deleted++
 		}
 	}
-	seconds := make([]second, 0, len(counts))
+	seconds := make([]Second, 0, len(counts))
 	for _, c := range counts {
 		seconds = append(seconds, *c)
 	}
-	slices.SortFunc(seconds, func(a, b second) int { return a.Second - b.Second })
+	slices.SortFunc(seconds, func(a, b Second) int { return a.Second - b.Second })
 	return seconds
-}
-
-// second is what happened to a scenario's pods in one second of it.
-type second struct {
-	Second                           int `json:"second"`
-	Bound, Running, Evicted, Deleted int
 }
 
 // takeViolations returns the violations seen so far and forgets them.

@@ -28,7 +28,7 @@ type run struct {
 	procs           []*schedulerProcess
 	current         *schedulerProcess
 	queues          []string
-	result          *result
+	result          *Result
 	// writesBefore are the API server's counts of writes when the scenario began.
 	writesBefore map[string]float64
 }
@@ -36,7 +36,7 @@ type run struct {
 // newRun starts a scenario in a namespace of its own. The scheduler is not started yet.
 func newRun(name string) *run {
 	r := &run{name: name, namespace: "scale-" + name, began: time.Now(), writesBefore: serverWrites(),
-		result: &result{Scenario: name, Label: settings.label, Nodes: settings.nodes, Figures: map[string]float64{}}}
+		result: &Result{Scenario: name, Label: settings.label, Nodes: settings.nodes, Figures: map[string]float64{}}}
 	Expect(cluster.client.Create(cluster.ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: r.namespace}})).To(Succeed())
 	cluster.observer.takeViolations() // what came before is another scenario's
 	return r

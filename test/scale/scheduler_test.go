@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"testing"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
@@ -58,6 +59,7 @@ func renderChart() (chartRun, error) {
 // keepFlagsIn drops the chart's arguments whose flag the scheduler's help text does not
 // name, and returns them.
 func (c *chartRun) keepFlagsIn(help string) (dropped []string) {
+	help += "\n" // the last flag's name ends the text
 	c.args = slices.DeleteFunc(c.args, func(a string) bool {
 		name, _, _ := strings.Cut(a, "=")
 		if strings.Contains(help, name+" ") || strings.Contains(help, name+"\n") {
@@ -285,4 +287,22 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// An older binary is run with the chart's flags it names in its --help and without the
+// others, whether a flag comes last in the help or is a prefix of one it knows.
+func TestKeepFlagsInDropsOnlyFlagsTheBinaryLacks(t *testing.T) {
+	help := `Flags:
+      --dispatch-workers-extra int   (a longer flag, not --dispatch-workers)
+      --scheduler-conf string        Path to the configuration.
+      --listen-address string        Metrics address.
+      --v`
+	c := chartRun{args: []string{"--scheduler-conf=/etc/x", "--status-workers=64", "--dispatch-workers=64", "--listen-address=:8080", "--v"}}
+	dropped := c.keepFlagsIn(help)
+	if want := []string{"--status-workers", "--dispatch-workers"}; !slices.Equal(dropped, want) {
+		t.Errorf("dropped %v, want %v", dropped, want)
+	}
+	if want := []string{"--scheduler-conf=/etc/x", "--listen-address=:8080", "--v"}; !slices.Equal(c.args, want) {
+		t.Errorf("kept %v, want %v", c.args, want)
+	}
 }

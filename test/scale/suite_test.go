@@ -55,7 +55,7 @@ var cluster struct {
 	dir, kubeconfig, configFile string
 
 	mu      sync.Mutex
-	results []*result
+	results []*Result
 }
 
 // schedulerNamespace is where the scheduler runs, as the chart installs it: its Lease and the
