@@ -16,6 +16,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/app"
+	"github.com/kai-minruntime/kai-scheduler/pkg/version"
 )
 
 func main() {
@@ -32,6 +33,8 @@ func run(args []string, stdout, output io.Writer) int {
 	}
 	flags := newFlags(&opts)
 	var configMap string
+	var showVersion bool
+	flags.BoolVar(&showVersion, "version", false, "Print the version, the commit and the Go that built the binary, and exit.")
 	flags.StringVar(&configMap, "scheduler-conf-configmap", "", "[NAMESPACE/]NAME of the ConfigMap --scheduler-conf is mounted from: the leader posts events on it saying what it runs and what it ignored. The namespace defaults to the scheduler's ($POD_NAMESPACE); the chart's RBAC lets it read only its own ConfigMaps there.")
 	flags.Usage = func() {
 		fmt.Fprintf(output, "Usage: kai-scheduler [flags]\n       kai-scheduler check-config [--scheduler-conf FILE]\n"+
@@ -46,6 +49,10 @@ func run(args []string, stdout, output io.Writer) int {
 		}
 		fmt.Fprintln(output, err)
 		return 2
+	}
+	if showVersion {
+		fmt.Fprintln(stdout, version.Line("kai-scheduler"))
+		return 0
 	}
 	if opts.SchedulePeriod <= 0 {
 		fmt.Fprintf(output, "--schedule-period: must be positive, got %s\n", opts.SchedulePeriod)

@@ -157,3 +157,15 @@ func TestConfigMapFlag(t *testing.T) {
 		}
 	}
 }
+
+// --version prints what the binary is on stdout and exits 0 without connecting anywhere, even
+// beside a configuration that would not load.
+func TestVersionPrintsAndExits(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"--version", "--scheduler-conf=/does/not/exist"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("--version exited %d: %s", code, stderr.String())
+	}
+	if !strings.HasPrefix(stdout.String(), "kai-scheduler ") || !strings.Contains(stdout.String(), "(commit ") {
+		t.Errorf("--version printed %q", stdout.String())
+	}
+}
