@@ -10,7 +10,7 @@ export CONTROLLER_GEN := $(BIN)/controller-gen
 export MOCKGEN := $(BIN)/mockgen
 export HELM := $(BIN)/helm
 
-.PHONY: all build test unit-test verify generate tools control-plane bench soak scale run-local clean
+.PHONY: all build test unit-test verify generate tools control-plane bench soak scale run-local image dist clean
 
 all: build
 
@@ -18,7 +18,8 @@ all: build
 build:
 	$(GO) build ./...
 
-## tools: build the pinned developer tools (controller-gen, mockgen, benchstat, helm, kwok) into ./bin.
+## tools: build the pinned developer tools (controller-gen, mockgen, benchstat, actionlint, crane, helm,
+## kwok) into ./bin.
 tools:
 	hack/install-tools.sh
 
@@ -30,11 +31,12 @@ control-plane:
 generate: tools
 	hack/generate.sh
 
-## verify: formatting and vet.
+## verify: formatting, vet, and the GitHub workflows (actionlint).
 verify:
 	@unformatted="$$(find . -name '*.go' -not -path './bin/*' -print0 | xargs -0 gofmt -l)"; \
 	if [[ -n "$$unformatted" ]]; then echo "gofmt needed on: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	$(BIN)/actionlint -color=false
 
 ## test: verify, then run unit, code-generation and integration tests against a real API server.
 test: tools control-plane verify
@@ -72,6 +74,19 @@ scale: tools control-plane
 run-local: tools
 	$(GO) build -o $(BIN)/runlocal ./hack/runlocal
 	KUBEBUILDER_ASSETS="$$(WITH_KUBECTL=1 hack/build-control-plane.sh)" $(BIN)/runlocal $(RUN_LOCAL_ARGS)
+
+## image: the scheduler's image for linux/amd64 and linux/arm64, built from Go modules only (no
+## Docker), into _output/image: an OCI layout (crane push), an OCI archive (docker load, podman
+## load, kind load image-archive) and a docker archive per platform. VERSION defaults to the
+## chart's appVersion; IMAGE_REPOSITORY to the chart's image.repository.
+IMAGE_REPOSITORY ?= ghcr.io/kai-minruntime/kai-scheduler
+image:
+	$(GO) run ./hack/image -repository $(IMAGE_REPOSITORY) $(if $(VERSION),-version $(VERSION))
+
+## dist: kubectl-kai's release archives (linux and darwin, amd64 and arm64), their checksums and
+## a krew manifest, into _output/dist.
+dist:
+	$(GO) run ./hack/dist $(if $(VERSION),-version $(VERSION))
 
 clean:
 	rm -rf $(BIN)

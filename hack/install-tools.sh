@@ -19,6 +19,9 @@ install_tool() {
 install_tool controller-gen sigs.k8s.io/controller-tools/cmd/controller-gen
 install_tool mockgen go.uber.org/mock/mockgen
 install_tool benchstat golang.org/x/perf/cmd/benchstat
+# actionlint checks .github/workflows (make test); crane pushes the image a release builds.
+install_tool actionlint github.com/rhysd/actionlint/cmd/actionlint
+install_tool crane github.com/google/go-containerregistry/cmd/crane
 
 # Helm, for the chart's tests and for installing it. It carries no replace directives, so it
 # installs from its module at a pinned version; the stamp file records which.

@@ -1,0 +1,318 @@
+package main
+
+import (
+	"archive/tar"
+	"bufio"
+	"bytes"
+	"debug/elf"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+
+	"github.com/kai-minruntime/kai-scheduler/hack/internal/release"
+)
+
+// The image is built as make image builds it, then opened with the same library to check what
+// a cluster relies on: both platforms in one index, the entrypoint the chart runs, a non-root
+// user, the labels, each platform's binary for that platform, and the host's binary printing
+// the version the chart's default tag names. Every archive holds the same images.
+func TestImageIsWhatTheChartRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the scheduler for two platforms")
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := defaultOptions()
+	opts.Root, opts.Out = root, t.TempDir()
+	b, err := build(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	appVersion, err := release.ChartAppVersion(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Reference.TagStr() != appVersion {
+		t.Errorf("tagged %s, want the chart's appVersion %s", b.Reference.TagStr(), appVersion)
+	}
+
+	// The layout holds one entry, the index, named for docker, podman and containerd.
+	p, err := layout.FromPath(filepath.Join(opts.Out, "oci"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	top, err := p.ImageIndex()
+	if err != nil {
+		t.Fatal(err)
+	}
+	topManifest, err := top.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(topManifest.Manifests) != 1 || !topManifest.Manifests[0].MediaType.IsIndex() {
+		t.Fatalf("layout holds %+v, want one index", topManifest.Manifests)
+	}
+	entry := topManifest.Manifests[0]
+	if got := entry.Annotations["io.containerd.image.name"]; got != "ghcr.io/kai-minruntime/kai-scheduler:"+appVersion {
+		t.Errorf("io.containerd.image.name %q", got)
+	}
+	if entry.Digest != b.Digest {
+		t.Errorf("layout's index %s, built %s", entry.Digest, b.Digest)
+	}
+	idx, err := top.ImageIndex(entry.Digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest, err := idx.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var platforms []string
+	for _, desc := range manifest.Manifests {
+		platforms = append(platforms, desc.Platform.String())
+		img, err := idx.Image(desc.Digest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkImage(t, img, desc.Platform.Architecture, appVersion, b.Commit)
+	}
+	if want := []string{"linux/amd64", "linux/arm64"}; !slices.Equal(platforms, want) {
+		t.Errorf("platforms %v, want %v", platforms, want)
+	}
+
+	// The host's binary runs and says what it is.
+	if runtime.GOOS == "linux" && slices.Contains(platforms, "linux/"+runtime.GOARCH) {
+		img := imageOf(t, idx, runtime.GOARCH)
+		binary := filepath.Join(t.TempDir(), "kai-scheduler")
+		if err := os.WriteFile(binary, fileIn(t, img, Entrypoint).data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command(binary, "--version").CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s --version: %v\n%s", binary, err, out)
+		}
+		if want := "kai-scheduler " + appVersion + " (commit " + b.Commit + ", "; !strings.HasPrefix(string(out), want) {
+			t.Errorf("--version printed %q, want it to start with %q", out, want)
+		}
+	}
+
+	// The archives hold the same images: the OCI archive the same layout, each docker
+	// archive its platform's config.
+	unpacked := t.TempDir()
+	untar(t, filepath.Join(opts.Out, "kai-scheduler-"+appVersion+".oci.tar"), unpacked)
+	fromArchive, err := layout.ImageIndexFromPath(unpacked)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, err := fromArchive.IndexManifest(); err != nil || len(m.Manifests) != 1 || m.Manifests[0].Digest != b.Digest {
+		t.Errorf("the OCI archive holds %+v (%v), want the index %s", m, err, b.Digest)
+	}
+	for _, arch := range []string{"amd64", "arm64"} {
+		archived, err := tarball.ImageFromPath(filepath.Join(opts.Out, "kai-scheduler-"+appVersion+"-linux-"+arch+".tar"), &b.Reference)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := imageOf(t, idx, arch).ConfigName()
+		if got, err := archived.ConfigName(); err != nil || got != want {
+			t.Errorf("linux/%s docker archive: config %s (%v), want %s", arch, got, err, want)
+		}
+	}
+
+	// The same commit builds the same image.
+	opts.Out = t.TempDir()
+	again, err := build(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Digest != b.Digest && !strings.HasSuffix(b.Commit, "-dirty") {
+		t.Errorf("built twice from commit %s: index %s, then %s", b.Commit, b.Digest, again.Digest)
+	}
+}
+
+// checkImage checks one platform's image: its config and the files the container needs.
+func checkImage(t *testing.T, img v1.Image, arch, version, commit string) {
+	t.Helper()
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.OS != "linux" || cfg.Architecture != arch {
+		t.Errorf("%s image's config says %s/%s", arch, cfg.OS, cfg.Architecture)
+	}
+	if !slices.Equal(cfg.Config.Entrypoint, []string{Entrypoint}) || len(cfg.Config.Cmd) != 0 {
+		t.Errorf("%s: entrypoint %v, cmd %v; the chart gives arguments only", arch, cfg.Config.Entrypoint, cfg.Config.Cmd)
+	}
+	if cfg.Config.User != "65532:65532" {
+		t.Errorf("%s: user %q, want 65532:65532", arch, cfg.Config.User)
+	}
+	for key, want := range map[string]string{
+		"org.opencontainers.image.source":   "https://github.com/kai-minruntime/kai-scheduler",
+		"org.opencontainers.image.version":  version,
+		"org.opencontainers.image.revision": commit,
+		"org.opencontainers.image.licenses": "Apache-2.0",
+	} {
+		if got := cfg.Config.Labels[key]; got != want || got == "" {
+			t.Errorf("%s: label %s = %q, want %q", arch, key, got, want)
+		}
+	}
+
+	bin := fileIn(t, img, Entrypoint)
+	if bin.header.Mode&0o111 == 0 {
+		t.Errorf("%s: %s is not executable (mode %o)", arch, Entrypoint, bin.header.Mode)
+	}
+	e, err := elf.NewFile(bytes.NewReader(bin.data))
+	if err != nil {
+		t.Fatalf("%s: %s is not an ELF binary: %v", arch, Entrypoint, err)
+	}
+	if want := map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64}[arch]; e.Machine != want {
+		t.Errorf("%s image holds a %s binary", arch, e.Machine)
+	}
+	for _, prog := range e.Progs {
+		if prog.Type == elf.PT_INTERP {
+			t.Errorf("%s: the binary needs a dynamic loader; the image has none", arch)
+		}
+	}
+	if passwd := string(fileIn(t, img, "/etc/passwd").data); !strings.Contains(passwd, "nonroot:x:65532:65532:") {
+		t.Errorf("%s: /etc/passwd has no nonroot user 65532:\n%s", arch, passwd)
+	}
+	if tmp := fileIn(t, img, "/tmp/"); tmp.header.Mode&0o1777 != 0o1777 {
+		t.Errorf("%s: /tmp mode %o, want 1777", arch, tmp.header.Mode)
+	}
+	if license := string(fileIn(t, img, "/licenses/kai-scheduler/LICENSE").data); !strings.Contains(license, "Apache License") {
+		t.Errorf("%s: no license in the image", arch)
+	}
+}
+
+// imageOf returns the index's image for linux/arch.
+func imageOf(t *testing.T, idx v1.ImageIndex, arch string) v1.Image {
+	t.Helper()
+	m, err := idx.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, desc := range m.Manifests {
+		if desc.Platform != nil && desc.Platform.Architecture == arch {
+			img, err := idx.Image(desc.Digest)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return img
+		}
+	}
+	t.Fatalf("no linux/%s image", arch)
+	return nil
+}
+
+type entry struct {
+	header *tar.Header
+	data   []byte
+}
+
+// fileIn reads a file of the image's flattened filesystem.
+func fileIn(t *testing.T, img v1.Image, name string) entry {
+	t.Helper()
+	rc := mutate.Extract(img)
+	defer rc.Close()
+	r := tar.NewReader(bufio.NewReader(rc))
+	want := strings.Trim(name, "/") // directories are named with or without their slash
+	for {
+		h, err := r.Next()
+		if err == io.EOF {
+			t.Fatalf("no %s in the image", name)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.TrimSuffix(h.Name, "/") == want {
+			data, err := io.ReadAll(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return entry{header: h, data: data}
+		}
+	}
+}
+
+// untar unpacks an archive into dir.
+func untar(t *testing.T, archive, dir string) {
+	t.Helper()
+	f, err := os.Open(archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r := tar.NewReader(f)
+	for {
+		h, err := r.Next()
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		target := filepath.Join(dir, filepath.FromSlash(h.Name))
+		if h.Typeflag == tar.TypeDir {
+			if err := os.MkdirAll(target, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		data, err := io.ReadAll(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(target, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// The Dockerfile, for those who build with Docker, makes the image the cluster relies on:
+// the same entrypoint, user, license and labels, from a static build of the same version.
+func TestDockerfileBuildsTheSameImage(t *testing.T) {
+	data, err := os.ReadFile("../../Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dockerfile := string(data)
+	for _, want := range []string{
+		`ENTRYPOINT ["` + Entrypoint + `"]`,
+		"USER " + User,
+		"COPY --from=build /out/kai-scheduler " + Entrypoint,
+		"COPY LICENSE /licenses/kai-scheduler/LICENSE",
+		"FROM gcr.io/distroless/static:nonroot",
+		"CGO_ENABLED=0",
+		`org.opencontainers.image.source="` + Source + `"`,
+		`org.opencontainers.image.licenses="` + License + `"`,
+		"pkg/version.Version=${VERSION}",
+		"pkg/version.Commit=${COMMIT}",
+	} {
+		if !strings.Contains(dockerfile, want) {
+			t.Errorf("the Dockerfile does not say %q", want)
+		}
+	}
+	goMod, err := os.ReadFile("../../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(string(goMod)) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "go "); ok {
+			minor := strings.Join(strings.Split(v, ".")[:2], ".")
+			if !strings.Contains(dockerfile, "FROM --platform=$BUILDPLATFORM golang:"+minor+" AS build") {
+				t.Errorf("the Dockerfile does not build with Go %s, which go.mod names", minor)
+			}
+		}
+	}
+}

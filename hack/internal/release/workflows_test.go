@@ -1,0 +1,74 @@
+package release
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// workflow is the part of a GitHub workflow these tests read
+// (YAML 1.2, as GitHub reads it: "on" is a key, not a boolean).
+type workflow struct {
+	On   map[string]any `yaml:"on"`
+	Jobs map[string]struct {
+		Steps []struct {
+			Run  string `yaml:"run"`
+			Uses string `yaml:"uses"`
+		} `yaml:"steps"`
+	} `yaml:"jobs"`
+}
+
+func readWorkflow(t *testing.T, name string) (workflow, string) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "..", ".github", "workflows", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w workflow
+	if err := yaml.Unmarshal(data, &w); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	var runs []string
+	for _, job := range w.Jobs {
+		for _, step := range job.Steps {
+			runs = append(runs, step.Run)
+		}
+	}
+	return w, strings.Join(runs, "\n")
+}
+
+// Pull requests run what .ci/run runs: make test.
+func TestPullRequestsRunMakeTest(t *testing.T) {
+	w, runs := readWorkflow(t, "ci.yaml")
+	if _, ok := w.On["pull_request"]; !ok {
+		t.Error("ci.yaml does not run on pull requests")
+	}
+	if strings.TrimSpace(runs) != "make test" {
+		t.Errorf("ci.yaml runs %q, want exactly make test", runs)
+	}
+	ci, err := os.ReadFile(filepath.Join("..", "..", "..", ".ci", "run"))
+	if err != nil || !strings.Contains(string(ci), "make test") {
+		t.Errorf(".ci/run does not run make test: %q, %v", ci, err)
+	}
+}
+
+// A tag v* releases: it checks the tag against the chart's appVersion, then builds and
+// pushes the image and the chart, and publishes kubectl-kai's archives.
+func TestTagsRelease(t *testing.T) {
+	w, runs := readWorkflow(t, "release.yaml")
+	push, _ := w.On["push"].(map[string]any)
+	tags, _ := push["tags"].([]any)
+	if !slices.Contains(tags, any("v*")) {
+		t.Errorf("release.yaml runs on %v, want pushes of tags v*", w.On)
+	}
+	for _, want := range []string{"appVersion", "make image VERSION=", "crane push _output/image/oci", "helm package deployments/kai-scheduler",
+		"helm push", "oci://", "make dist VERSION=", "gh release create", "_output/dist/*"} {
+		if !strings.Contains(runs, want) {
+			t.Errorf("release.yaml never runs %q", want)
+		}
+	}
+}
