@@ -35,7 +35,9 @@ type demoOptions struct {
 	Dir        string
 	// MetricsAddress is where the scheduler serves /metrics ("" or "0": not served).
 	MetricsAddress string
-	Out            io.Writer
+	// HealthAddress is where the scheduler serves /healthz and /readyz ("" or "0": not served).
+	HealthAddress string
+	Out           io.Writer
 	// Events, when set, receives every line the timeline prints (for tests).
 	Events chan<- string
 }
@@ -45,17 +47,71 @@ func repoRoot() string {
 	return filepath.Join(filepath.Dir(file), "..", "..")
 }
 
+// kubectlKai is the command that runs kubectl-kai from source, to paste in the directory
+// run-local runs in: `go run ./cmd/kubectl-kai` from the repository (make run-local), with
+// `go -C` to the repository from anywhere else.
+func kubectlKai() string {
+	root, err := filepath.EvalSymlinks(repoRoot())
+	if err != nil {
+		root = repoRoot()
+	}
+	if wd, err := os.Getwd(); err == nil {
+		if wd, err = filepath.EvalSymlinks(wd); err == nil && wd == root {
+			return "go run ./cmd/kubectl-kai"
+		}
+	}
+	return "go -C " + shellQuote(root) + " run ./cmd/kubectl-kai"
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but the characters of an
+// ordinary path.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+=:@,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// listeners are the ports the demo opens at addresses its flags choose.
+func (o demoOptions) listeners() []listener {
+	return []listener{
+		{Address: o.MetricsAddress, What: "the scheduler's Prometheus /metrics", Flag: "--metrics-address"},
+		{Address: o.HealthAddress, What: "the scheduler's /healthz and /readyz", Flag: "--health-address"},
+	}
+}
+
 // runDemo runs until ctx ends, or until the scheduler or KWOK stops on its own (an error),
-// then stops everything it started.
+// then stops everything it started. What can be found wrong before anything starts (a busy
+// port, a configuration that would not load) is, so that it fails at once.
 func runDemo(ctx context.Context, opts demoOptions) error {
+	releasePorts, err := reservePorts(opts.listeners())
+	if err != nil {
+		return err
+	}
+	defer releasePorts() // already released once the scheduler starts; closing twice is harmless
+	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+		return err
+	}
+	// The scheduler runs the chart's configuration, read from a file as the chart mounts it,
+	// and told the ConfigMap it comes from; the ConfigMap is where kubectl kai explain reads it.
+	config, err := renderChartConfig()
+	if err != nil {
+		return err
+	}
+	configFile, err := config.writeFile(opts.Dir)
+	if err != nil {
+		return err
+	}
+	policy, warnings, err := app.LoadPolicy(configFile)
+	if err != nil {
+		return err
+	}
+
 	env, err := testenv.Start()
 	if err != nil {
 		return err
 	}
 	defer func() { _ = env.Stop() }() // stops kube-apiserver and etcd, removes their data
-	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
-		return err
-	}
 	kubeconfig, _ := filepath.Abs(filepath.Join(opts.Dir, "kubeconfig"))
 	if err := env.WriteKubeconfig(kubeconfig); err != nil {
 		return err
@@ -69,6 +125,9 @@ func runDemo(ctx context.Context, opts demoOptions) error {
 	c := env.Client
 	clientset, err := kubernetes.NewForConfig(env.Config)
 	if err != nil {
+		return err
+	}
+	if err := config.install(ctx, c); err != nil {
 		return err
 	}
 	for name, value := range map[string]int32{"train": 50, "build-preemptible": 75, "build": 100, "inference": 125} {
@@ -89,16 +148,26 @@ func runDemo(ctx context.Context, opts demoOptions) error {
 			return err
 		}
 	}
+	// The chart's arguments: the configuration file, the ConfigMap it comes from (where the
+	// scheduler posts what it made of it), the Lease in the release's namespace.
 	schedulerOpts := app.DefaultOptions()
+	schedulerOpts.SchedulerConf, schedulerOpts.ConfigMap = configFile, config.Ref()
+	schedulerOpts.Policy, schedulerOpts.ConfigWarnings = policy, warnings
+	schedulerOpts.LeaderElectionNamespace = chartNamespace
 	schedulerOpts.ListenAddress, schedulerOpts.HealthAddress = "0", "0"
-	metricsLine := ""
-	if opts.MetricsAddress != "" && opts.MetricsAddress != "0" {
+	listenersLine := ""
+	if !off(opts.MetricsAddress) {
 		schedulerOpts.ListenAddress = opts.MetricsAddress
-		metricsLine = fmt.Sprintf("\nMetrics (kai_scheduler_min_runtime_* among them): http://%s/metrics\n", opts.MetricsAddress)
+		listenersLine += fmt.Sprintf("\nMetrics (kai_scheduler_min_runtime_* among them): http://%s/metrics\n", opts.MetricsAddress)
+	}
+	if !off(opts.HealthAddress) {
+		schedulerOpts.HealthAddress = opts.HealthAddress
+		listenersLine += fmt.Sprintf("Health: http://%s/healthz and /readyz\n", opts.HealthAddress)
 	}
 	schedulerCtx, stopScheduler := context.WithCancel(ctx)
 	defer stopScheduler()
 	schedulerDone := make(chan error, 1)
+	releasePorts() // the scheduler's listeners take them over
 	go func() { schedulerDone <- app.Run(schedulerCtx, env.Config, schedulerOpts) }()
 
 	kubectl := "kubectl"
@@ -107,9 +176,12 @@ func runDemo(ctx context.Context, opts demoOptions) error {
 			kubectl = filepath.Join(assets, "kubectl")
 		}
 	}
-	k := fmt.Sprintf("%s --kubeconfig %s", kubectl, kubeconfig)
+	k := fmt.Sprintf("%s --kubeconfig %s", shellQuote(kubectl), shellQuote(kubeconfig))
+	explain := func(podGroup, what string) string {
+		return kubectlKai() + " explain pg " + podGroup + " --kubeconfig " + shellQuote(kubeconfig) + "   # " + what
+	}
 	fmt.Fprintf(opts.Out, `Local cluster up: kube-apiserver and etcd from ./bin, 2 nodes of 8 GPUs played by KWOK
-(its log: %s), kai-scheduler running.
+(its log: %s), kai-scheduler running the chart's configuration (%s, from ConfigMap %s).
 The research queue has reclaimMinRuntime %s; production will reclaim its 16 GPUs after %s.
 
 Look for yourself:
@@ -118,10 +190,18 @@ Look for yourself:
   %s get pods -A -o wide -w
   %s get pg serve -n production -o jsonpath='{.status.schedulingConditions[0].message}'
   %s get events -A --field-selector involvedObject.kind=PodGroup
+  %s describe configmap %s -n %s
+
+Ask the scheduler why a job is protected or waits (kubectl kai explain, run from source; the
+same arguments after `+"`kubectl kai`"+` once kubectl-kai is on your PATH):
+  %s
+  %s
 %s
 Press Ctrl-C to stop everything.
 
-`, kwok.Log, opts.MinRuntime, opts.BurstAfter, k, k, k, k, k, metricsLine)
+`, kwok.Log, configFile, config.Ref(), opts.MinRuntime, opts.BurstAfter, k, k, k, k, k, k, config.Ref().Name, config.Ref().Namespace,
+		explain("research/pretrain", "running: what protects it, against whom, until when"),
+		explain("production/serve", "once production submits it: why it waits"), listenersLine)
 
 	start := time.Now()
 	timeline := &timeline{c: c, out: opts.Out, events: opts.Events, start: start, seen: map[string]string{}, manifests: manifests}

@@ -8,11 +8,20 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/clock"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/app"
+	"github.com/kai-minruntime/kai-scheduler/pkg/kubectlkai"
 )
 
 // TestDemoShowsMinRuntimeAtWork runs make run-local's demo with short times: the reclaim
@@ -31,11 +40,11 @@ func TestDemoShowsMinRuntimeAtWork(t *testing.T) {
 			t.Logf("the demo printed:\n%s", out.String())
 		}
 	})
-	metricsAddress, dir := freeAddress(t), t.TempDir()
+	metricsAddress, healthAddress, dir := freeAddress(t), freeAddress(t), t.TempDir()
 	stopped := make(chan struct{})
 	go func() {
 		done <- runDemo(ctx, demoOptions{MinRuntime: 6 * time.Second, BurstAfter: time.Second, Dir: dir,
-			MetricsAddress: metricsAddress, Out: &out, Events: events})
+			MetricsAddress: metricsAddress, HealthAddress: healthAddress, Out: &out, Events: events})
 		close(stopped)
 	}()
 	// However the test ends, the demo stops its kube-apiserver, etcd, KWOK and scheduler
@@ -43,6 +52,18 @@ func TestDemoShowsMinRuntimeAtWork(t *testing.T) {
 	// running.
 	t.Cleanup(func() { cancel(); <-stopped })
 	waitFor := func(text string) string { return waitForLine(t, events, done, text) }
+	// The printed kubectl kai explain commands work as printed, against the configuration
+	// run-local installed where the chart does: while research runs, its protection comes
+	// from its queue.
+	waitForOutput(t, &out, "Press Ctrl-C")
+	explain := explainCommands(t, out.String())
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	waitForOutput(t, &out, "podgroup research/pretrain is protected")
+	expectAll(t, runExplain(t, explain["research/pretrain"]), "PodGroup research/pretrain",
+		"Against reclaim (jobs of other queues; reclaimResolveMethod lca):", "6s from queue research")
+	expectAll(t, out.String(), "describe configmap kai-scheduler-config -n kai-scheduler",
+		"kai-scheduler running the chart's configuration ("+filepath.Join(dir, "scheduler-config.yaml")+", from ConfigMap kai-scheduler/kai-scheduler-config)")
+	waitUntil(t, "the scheduler's ConfigurationLoaded event on its ConfigMap", func() bool { return configurationLoaded(t, kubeconfig) })
 	waitFor("production submits serve")
 	burstAt := time.Now()
 	toldWhy, serving := false, false
@@ -81,6 +102,9 @@ func TestDemoShowsMinRuntimeAtWork(t *testing.T) {
 	if !strings.Contains(out.String(), "http://"+metricsAddress+"/metrics") {
 		t.Error("the demo does not say where its metrics are")
 	}
+	if body := httpGet(t, "http://"+healthAddress+"/readyz"); body != "ok" || !strings.Contains(out.String(), "Health: http://"+healthAddress+"/healthz") {
+		t.Errorf("the scheduler's /readyz on --health-address answered %q", body)
+	}
 	// The reclaim shows in the metrics: the evicted job's runtime, and production's wait.
 	body := httpGet(t, "http://"+metricsAddress+"/metrics")
 	for _, series := range []string{`kai_scheduler_runtime_at_eviction_seconds_count\{action="reclaim"\} [1-9]`,
@@ -89,6 +113,7 @@ func TestDemoShowsMinRuntimeAtWork(t *testing.T) {
 			t.Errorf("metrics lack %s", series)
 		}
 	}
+	expectAll(t, runExplain(t, explain["production/serve"]), "PodGroup production/serve")
 	if waited := evictedAt.Sub(burstAt); waited < 3*time.Second {
 		t.Fatalf("research was evicted %v after production asked; its 6s of protection were not respected", waited)
 	}
@@ -99,6 +124,62 @@ func TestDemoShowsMinRuntimeAtWork(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
+}
+
+// explainCommands finds the kubectl kai explain commands the demo printed, by the PodGroup
+// they explain, and checks that each runs kubectl-kai from the repository.
+func explainCommands(t *testing.T, printed string) map[string]string {
+	t.Helper()
+	commands := map[string]string{}
+	for _, line := range strings.Split(printed, "\n") {
+		if _, args, found := strings.Cut(line, "run ./cmd/kubectl-kai explain pg "); found {
+			commands[strings.Fields(args)[0]] = strings.TrimSpace(line)
+		}
+	}
+	for _, pg := range []string{"research/pretrain", "production/serve"} {
+		command := commands[pg]
+		if want := "go -C " + repoRoot() + " run ./cmd/kubectl-kai explain pg " + pg + " --kubeconfig "; !strings.HasPrefix(command, want) {
+			t.Fatalf("the demo prints no %q...; it printed:\n%s", want, printed)
+		}
+	}
+	return commands
+}
+
+// runExplain runs a printed kubectl kai command in this process, as kubectl-kai's main would
+// (go run would build it first), and returns what it printed.
+func runExplain(t *testing.T, command string) string {
+	t.Helper()
+	_, args, _ := strings.Cut(command, "run ./cmd/kubectl-kai ")
+	args, _, _ = strings.Cut(args, " #") // the shell's comment
+	var stdout, stderr bytes.Buffer
+	if code := kubectlkai.Run(context.Background(), strings.Fields(args), &stdout, &stderr, kubectlkai.Connect, clock.RealClock{}); code != 0 {
+		t.Fatalf("%s: exit %d\n%s", command, code, stderr.String())
+	}
+	return stdout.String()
+}
+
+// configurationLoaded tells whether the scheduler posted on its ConfigMap what it runs, as it
+// does when told the ConfigMap (the chart's --scheduler-conf-configmap).
+func configurationLoaded(t *testing.T, kubeconfig string) bool {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clientset, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, err := clientset.CoreV1().Events("kai-scheduler").List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		return false
+	}
+	for _, e := range events.Items {
+		if e.InvolvedObject.Kind == "ConfigMap" && e.InvolvedObject.Name == "kai-scheduler-config" && e.Reason == app.ReasonConfigurationLoaded {
+			return true
+		}
+	}
+	return false
 }
 
 // waitForLine returns the first line containing text. It fails after a minute, or at once

@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	v1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
@@ -49,23 +46,6 @@ func Load(ctx context.Context, reader client.Reader, schedulerName string, confi
 		}
 	}
 	return c, nil
-}
-
-// ConfigFromMap reads the scheduler configuration from key of the ConfigMap ref, where the
-// chart keeps it.
-func ConfigFromMap(ctx context.Context, reader client.Reader, ref types.NamespacedName, key string) ([]byte, error) {
-	cm := &v1.ConfigMap{}
-	if err := reader.Get(ctx, ref, cm); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("ConfigMap %s not found: name the scheduler's with --config-map NAMESPACE/NAME, or give the configuration with --config-file", ref)
-		}
-		return nil, fmt.Errorf("reading ConfigMap %s: %w", ref, err)
-	}
-	data, ok := cm.Data[key]
-	if !ok {
-		return nil, fmt.Errorf("ConfigMap %s has no key %q: name the right one with --config-key", ref, key)
-	}
-	return []byte(data), nil
 }
 
 // session opens a scheduling session on the snapshot, as a cycle at Now would, so that the

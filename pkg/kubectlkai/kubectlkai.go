@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/clock"
@@ -20,6 +23,7 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/explain"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/snapshot"
+	"github.com/kai-minruntime/kai-scheduler/pkg/version"
 )
 
 // Connector reaches the cluster of a kubeconfig and context (empty: the defaults kubectl
@@ -30,6 +34,7 @@ const usage = `Usage:
   kubectl kai explain podgroup NAMESPACE/NAME   (or: podgroup NAME -n NAMESPACE; pg for short)
   kubectl kai explain queue NAME
   kubectl kai snapshot [--assume-runtime 2h] [--include images,env,volumes] > today.yaml
+  kubectl kai --version
 
 explain tells how the scheduler treats a PodGroup (what protects a running job, against whom
 and until when; why a pending job waits) or a queue (the min-runtimes its jobs get), with the
@@ -62,12 +67,17 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, connect C
 	schedulerName := flags.String("scheduler-name", "kai-scheduler", "The scheduler's name (spec.schedulerName of its pods).")
 	assumeRuntime := flags.Duration("assume-runtime", 2*time.Hour, "snapshot: what a job without kai.scheduler/expected-runtime needs from the snapshot on (a running job beyond what it has run); 0: it never finishes.")
 	include := flags.StringSlice("include", nil, "snapshot: also export these pod fields: "+strings.Join(snapshot.Includable, ", ")+" (left out by default: they may hold secrets).")
+	showVersion := flags.Bool("version", false, "Print the version, the commit and the Go that built kubectl-kai, and exit.")
 	if err := flags.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return 0
 		}
 		fmt.Fprintf(stderr, "kubectl-kai: %v\nRun 'kubectl kai --help' for usage.\n", err)
 		return 2
+	}
+	if *showVersion { // needs no command and connects nowhere
+		fmt.Fprintln(stdout, version.Line("kubectl-kai"))
+		return 0
 	}
 	target, mistakes := parseTarget(flags.Args())
 	for _, field := range *include {
@@ -167,7 +177,7 @@ func explainTarget(ctx context.Context, w io.Writer, reader client.Reader, t tar
 			return fmt.Errorf("--config-file: %w", err)
 		}
 	default:
-		if config, err = explain.ConfigFromMap(ctx, reader, o.mapRef, o.key); err != nil {
+		if config, err = configFromMap(ctx, reader, o.mapRef, o.key); err != nil {
 			return err
 		}
 	}
@@ -183,6 +193,44 @@ func explainTarget(ctx context.Context, w io.Writer, reader client.Reader, t tar
 		namespace, name = o.namespace, t.name
 	}
 	return cluster.PodGroup(ctx, w, api.NewJobID(namespace, name))
+}
+
+// configFromMap reads the scheduler configuration from key of the ConfigMap ref. When it finds
+// none there (no such ConfigMap, one the user may not read, no such key), its error names
+// every other way to give explain the configuration.
+func configFromMap(ctx context.Context, reader client.Reader, ref types.NamespacedName, key string) ([]byte, error) {
+	cm := &v1.ConfigMap{}
+	if err := reader.Get(ctx, ref, cm); err != nil {
+		switch {
+		case apierrors.IsNotFound(err):
+			return nil, fmt.Errorf("ConfigMap %s not found%s", ref, noConfigHint(key))
+		case apierrors.IsForbidden(err):
+			return nil, fmt.Errorf("reading ConfigMap %s: %w%s", ref, err, noConfigHint(key))
+		}
+		return nil, fmt.Errorf("reading ConfigMap %s: %w", ref, err)
+	}
+	data, ok := cm.Data[key]
+	if !ok {
+		keys := "none"
+		if len(cm.Data) > 0 {
+			keys = strings.Join(slices.Sorted(maps.Keys(cm.Data)), ", ")
+		}
+		return nil, fmt.Errorf("ConfigMap %s has no key %q (its keys: %s)%s", ref, key, keys, noConfigHint(key))
+	}
+	return []byte(data), nil
+}
+
+// noConfigHint lists every way to give explain the scheduler's configuration, for an error
+// that found none where it looked.
+func noConfigHint(key string) string {
+	return fmt.Sprintf(`.
+explain needs the scheduler's configuration; give it with one of:
+  --config-map NAMESPACE/NAME  the ConfigMap the scheduler's --scheduler-conf is mounted from
+                               (the chart's: RELEASE-config in the release namespace), and
+                               --config-key KEY if the key is not %q
+  --config-file FILE           the file the scheduler reads with --scheduler-conf
+  --default-config             the built-in configuration, when the scheduler runs without
+                               --scheduler-conf`, key)
 }
 
 // writeSnapshot reads the whole cluster first, so that a failure writes nothing.

@@ -12,12 +12,15 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/install"
@@ -25,6 +28,7 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/kubectlkai"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
+	"github.com/kai-minruntime/kai-scheduler/pkg/version"
 )
 
 var now = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
@@ -52,7 +56,7 @@ func designCluster(t *testing.T) client.Client {
 }
 
 // fakeCluster is a cluster with the scheduler's ConfigMap, a node of two GPUs and objects.
-func fakeCluster(t *testing.T, extra ...client.Object) client.Client {
+func fakeCluster(t *testing.T, extra ...client.Object) client.WithWatch {
 	t.Helper()
 	scheme, err := install.Scheme()
 	if err != nil {
@@ -196,13 +200,98 @@ func TestMistakesAreNamedAllAtOnce(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("exit %d, want 1", code)
 	}
-	expectLines(t, stderr, "ConfigMap kai-scheduler/other not found: name the scheduler's with --config-map NAMESPACE/NAME, or give the configuration with --config-file")
+	expectLines(t, stderr, "ConfigMap kai-scheduler/other not found.", "--config-map NAMESPACE/NAME", "--config-file FILE", "--default-config")
 
 	_, stderr, code = explain(t, designCluster(t), "explain", "queue", "nosuch")
 	if code != 1 {
 		t.Fatalf("exit %d, want 1", code)
 	}
 	expectLines(t, stderr, `queue "nosuch" not found`)
+}
+
+// Without the scheduler's ConfigMap where explain looks (a cluster installed without the
+// chart, a ConfigMap that holds its configuration under another key, or one the user may not
+// read), the error names every way to give it the configuration, and each way works.
+func TestNoConfigurationNamesEveryWayOut(t *testing.T) {
+	everyWay := []string{
+		"explain needs the scheduler's configuration; give it with one of:",
+		"--config-map NAMESPACE/NAME  the ConfigMap the scheduler's --scheduler-conf is mounted from",
+		"(the chart's: RELEASE-config in the release namespace)",
+		"--config-file FILE           the file the scheduler reads with --scheduler-conf",
+		"--default-config             the built-in configuration, when the scheduler runs without",
+	}
+	forbidden := interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+		if _, ok := obj.(*v1.ConfigMap); ok {
+			return apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, key.Name, errors.New("RBAC: no"))
+		}
+		return c.Get(ctx, key, obj, opts...)
+	}}
+	otherKey := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "kai-system", Name: "kai-config"}, Data: map[string]string{"config.yaml": config}}
+	for _, tc := range []struct {
+		name    string
+		cluster client.Client
+		args    []string
+		want    string
+	}{
+		{"no ConfigMap", withoutConfigMap(t), nil,
+			"kubectl-kai: ConfigMap kai-scheduler/kai-scheduler-config not found.\n"},
+		{"another key", withoutConfigMap(t, otherKey), []string{"--config-map", "kai-system/kai-config"},
+			`kubectl-kai: ConfigMap kai-system/kai-config has no key "scheduler-config.yaml" (its keys: config.yaml).`},
+		{"not allowed to read it", interceptor.NewClient(withoutConfigMap(t), forbidden), nil,
+			`kubectl-kai: reading ConfigMap kai-scheduler/kai-scheduler-config: configmaps "kai-scheduler-config" is forbidden: RBAC: no.`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, stderr, code := explain(t, tc.cluster, append([]string{"explain", "queue", "c"}, tc.args...)...)
+			if code != 1 {
+				t.Fatalf("exit %d, want 1; stderr:\n%s", code, stderr)
+			}
+			expectLines(t, stderr, append([]string{tc.want, `--config-key KEY if the key is not "scheduler-config.yaml"`}, everyWay...)...)
+		})
+	}
+	// Each way out works.
+	file := filepath.Join(t.TempDir(), "scheduler-config.yaml")
+	if err := os.WriteFile(file, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"--default-config"},
+		{"--config-file", file},
+		{"--config-map", "kai-system/kai-config", "--config-key", "config.yaml"},
+	} {
+		explainOK(t, withoutConfigMap(t, otherKey), append([]string{"explain", "queue", "c"}, args...)...)
+	}
+}
+
+// withoutConfigMap is the design cluster without the scheduler's ConfigMap where explain
+// looks by default, plus extra objects.
+func withoutConfigMap(t *testing.T, extra ...client.Object) client.WithWatch {
+	t.Helper()
+	c := fakeCluster(t, append(exampleQueues(t, "queues-reclaim-lca-tree.yaml"), extra...)...)
+	cm := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "kai-scheduler", Name: "kai-scheduler-config"}}
+	if err := c.Delete(context.Background(), cm); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// --version prints what kubectl-kai is on stdout and exits 0, with no command and without
+// connecting to any cluster.
+func TestVersionPrintsAndExits(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	connect := func(string, string) (client.Reader, string, error) {
+		t.Error("--version connected to a cluster")
+		return nil, "", errors.New("no cluster")
+	}
+	code := kubectlkai.Run(context.Background(), []string{"--version"}, &stdout, &stderr, connect, clocktesting.NewFakePassiveClock(now))
+	if code != 0 {
+		t.Fatalf("--version exited %d: %s", code, stderr.String())
+	}
+	if want := version.Line("kubectl-kai") + "\n"; stdout.String() != want {
+		t.Errorf("--version printed %q, want %q", stdout.String(), want)
+	}
+	if !strings.HasPrefix(stdout.String(), "kubectl-kai ") || stderr.Len() > 0 {
+		t.Errorf("stdout %q, stderr %q", stdout.String(), stderr.String())
+	}
 }
 
 // On the design's preemption tree, a parent queue lists what each leaf's jobs get and from
