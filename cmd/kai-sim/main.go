@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"slices"
@@ -20,6 +21,7 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
+	"github.com/kai-minruntime/kai-scheduler/pkg/version"
 )
 
 func main() {
@@ -44,6 +46,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	plot := flags.String("plot", "", "Also write a chart of GPUs per queue over time, with evictions marked, to this SVG file.")
 	arrivals := flags.StringArray("arrivals", nil, "FILE of PodGroups and Pods submitted at or after the start, merged into the scenario (repeatable).")
 	repeatPending := flags.String("repeat-pending", "", "N/DURATION (6/h, 1/30m): submit copies of the scenario's pending jobs at this rate, in turn, up to --until.")
+	showVersion := flags.Bool("version", false, "Print the version, the commit and the Go that built the binary, and exit.")
 	if err := flags.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return 0
@@ -51,6 +54,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		// pflag leaves the message to the caller when it does not exit itself.
 		fmt.Fprintf(stderr, "kai-sim: %v\nRun 'kai-sim --help' for usage.\n", err)
 		return 2
+	}
+	if *showVersion {
+		fmt.Fprintln(stdout, version.Line("kai-sim"))
+		return 0
 	}
 	// Every mistake at once: fixing one flag only to be told of the next wastes a run.
 	var mistakes []string
@@ -103,7 +110,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if len(mistakes) > 0 {
 		for _, m := range mistakes {
-			fmt.Fprintln(stderr, "kai-sim: "+m)
+			printError(stderr, "", errors.New(m))
 		}
 		return 2
 	}
@@ -136,10 +143,35 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = runFile(stdout, flags.Arg(0), *arrivals, additions, opts, current, comparison{config: other, scenario: *compareScenario}, *output, *plot)
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, err)
+		printError(stderr, "", err)
 		return 1
 	}
 	return 0
+}
+
+// printError prints an error as kai-sim prints every error, each of its lines (one a mistake,
+// when several are told at once) starting with "kai-sim: " and then context, if any.
+func printError(stderr io.Writer, context string, err error) {
+	for line := range strings.Lines(err.Error()) {
+		fmt.Fprintln(stderr, "kai-sim: "+context+strings.TrimSuffix(line, "\n"))
+	}
+}
+
+// readFile reads an input file; its error names the file by what it is to kai-sim:
+// "scenario today.yaml: no such file or directory".
+func readFile(what, path string) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	return data, fileError(what, err)
+}
+
+// fileError names the file an operating system error is about by what it is to kai-sim,
+// rather than by the call that failed ("open today.yaml: ...").
+func fileError(what string, err error) error {
+	var pathErr *fs.PathError
+	if errors.As(err, &pathErr) {
+		return fmt.Errorf("%s %s: %w", what, pathErr.Path, pathErr.Err)
+	}
+	return err
 }
 
 // loadConfig reads a scheduler configuration file (none: nil, the built-in default) and
@@ -148,9 +180,9 @@ func loadConfig(stderr io.Writer, path string) ([]byte, bool) {
 	if path == "" {
 		return nil, true
 	}
-	data, err := os.ReadFile(path)
+	data, err := readFile("scheduler configuration", path)
 	if err != nil {
-		fmt.Fprintf(stderr, "kai-sim: %v\n", err)
+		printError(stderr, "", err)
 		return nil, false
 	}
 	_, warnings, err := scheduler.LoadPolicy(data)
@@ -158,7 +190,8 @@ func loadConfig(stderr io.Writer, path string) ([]byte, bool) {
 		fmt.Fprintf(stderr, "kai-sim: warning: %s: %s\n", path, w)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "kai-sim: scheduler configuration %s: %v\n", path, err)
+		// Each of several mistakes on a line of its own, each naming the file.
+		printError(stderr, "scheduler configuration "+path+": ", err)
 		return nil, false
 	}
 	return data, true
@@ -182,14 +215,14 @@ type comparison struct {
 func runFile(stdout io.Writer, path string, arrivalsFiles []string, additions sim.Additions, opts sim.Options,
 	current variant, compare comparison, output, plot string) error {
 	for _, name := range arrivalsFiles {
-		data, err := os.ReadFile(name)
+		data, err := readFile("arrivals file", name)
 		if err != nil {
 			return err
 		}
 		additions.Arrivals = append(additions.Arrivals, sim.File{Name: name, Data: data})
 	}
 	load := func(path string) (*sim.Scenario, string, error) {
-		data, err := os.ReadFile(path)
+		data, err := readFile("scenario", path)
 		if err != nil {
 			return nil, "", err
 		}
@@ -289,7 +322,7 @@ func writeVariants(stdout io.Writer, variants []sim.Variant, output, plot, headi
 func writePlot(path string, variants []sim.Variant) error {
 	f, err := os.Create(path)
 	if err != nil {
-		return err
+		return fileError("--plot", err)
 	}
 	if err := sim.WritePlot(f, variants); err != nil {
 		_ = f.Close()

@@ -330,7 +330,7 @@ func TestArrivalGivenTwiceNamesBothFiles(t *testing.T) {
 	if code := run([]string{"--arrivals", arrivals, scenario}, &out, &errs); code != 1 || out.Len() != 0 {
 		t.Fatalf("exit %d, output %q: want 1 and nothing run", code, out.String())
 	}
-	if want := arrivals + ": PodGroup prod/eval is also in " + scenario + "\n"; errs.String() != want {
+	if want := "kai-sim: " + arrivals + ": PodGroup prod/eval is also in " + scenario + "\n"; errs.String() != want {
 		t.Errorf("stderr %q, want %q", errs.String(), want)
 	}
 }
@@ -367,6 +367,104 @@ func TestCompareScenarioRunsBothUnderOneConfiguration(t *testing.T) {
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func TestVersionPrintsAndExits(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	// Nothing else on the command line is looked at, however wrong.
+	if code := run([]string{"--version", "--scheduler-conf=/does/not/exist", "--until", "-1h", "a.yaml", "b.yaml"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("--version exited %d: %s", code, stderr.String())
+	}
+	if !strings.HasPrefix(stdout.String(), "kai-sim ") || !strings.Contains(stdout.String(), "(commit ") || stderr.Len() != 0 {
+		t.Errorf("--version printed %q, stderr %q", stdout.String(), stderr.String())
+	}
+}
+
+// An empty scenario file is refused as an empty scheduler configuration is, rather than
+// giving an empty report with exit 0.
+func TestEmptyScenarioFileIsRefused(t *testing.T) {
+	for name, data := range map[string]string{"empty": "", "comments": "# written by hand\n---\n# nothing yet\n---\n"} {
+		path := filepath.Join(t.TempDir(), name+".yaml")
+		if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var out, errs bytes.Buffer
+		if code := run([]string{path}, &out, &errs); code != 1 || out.Len() != 0 {
+			t.Errorf("%s: exit %d, output %q: want 1 and no report", name, code, out.String())
+		}
+		want := "kai-sim: " + path + ": the scenario is empty; write its Nodes, Queues, PodGroups and Pods, or pass no file for the built-in comparison\n"
+		if errs.String() != want {
+			t.Errorf("%s: stderr %q\nwant          %q", name, errs.String(), want)
+		}
+	}
+}
+
+// A file that is not a scenario (prose, a list, the scheduler configuration given as the
+// scenario) is refused naming the file, the document and its line, in the terms of what was
+// written: no Go type name.
+func TestFileThatIsNotAScenarioSaysWhatItIs(t *testing.T) {
+	dir := t.TempDir()
+	for name, tc := range map[string]struct{ data, want string }{
+		"notes.txt": {"These are my notes on the cluster.\n", `document 1 (line 1): must be a Kubernetes object (a mapping with apiVersion, kind and metadata), got the text "These are my notes on the cluster."`},
+		"list.yaml": {"apiVersion: v1\nkind: Node\nmetadata: {name: n0}\n---\n- n1\n- n2\n", "document 2 (lines 5-6): must be a Kubernetes object (a mapping with apiVersion, kind and metadata), got a list"},
+		"conf.yaml": {"actions: allocate, reclaim\n", "document 1 (line 1): has actions but no apiVersion and kind: this is a scheduler configuration, not a scenario (kai-sim takes it with --scheduler-conf)"},
+		"pod.yaml":  {"apiVersion: v1\nkind: Node\nmetadata: {name: n0}\nspec: {taints: {key: gpu}}\n", "document 1 (Node n0): spec.taints: must be a list, got a mapping"},
+	} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(tc.data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var out, errs bytes.Buffer
+		if code := run([]string{path}, &out, &errs); code != 1 {
+			t.Errorf("%s: exit %d", name, code)
+		}
+		if want := "kai-sim: " + path + ": " + tc.want + "\n"; errs.String() != want {
+			t.Errorf("%s: stderr %q\nwant          %q", name, errs.String(), want)
+		}
+	}
+}
+
+// Every error kai-sim prints begins "kai-sim: ", a missing file's too, and names the file by
+// what it is to kai-sim.
+func TestEveryErrorBeginsWithKaiSim(t *testing.T) {
+	dir := t.TempDir()
+	scenario := filepath.Join(dir, "one-node.yaml")
+	if err := os.WriteFile(scenario, []byte("apiVersion: v1\nkind: Node\nmetadata: {name: n0}\nstatus: {allocatable: {cpu: \"8\"}}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	twoMistakes := filepath.Join(dir, "conf.yaml")
+	if err := os.WriteFile(twoMistakes, []byte("actions: alocate\ntiers: 5\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "missing.yaml")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{missing}, "kai-sim: scenario " + missing + ": no such file or directory\n"},
+		{[]string{"--arrivals", missing, scenario}, "kai-sim: arrivals file " + missing + ": no such file or directory\n"},
+		{[]string{"--compare-scenario", missing, scenario}, "kai-sim: scenario " + missing + ": no such file or directory\n"},
+		{[]string{"--scheduler-conf", missing, scenario}, "kai-sim: scheduler configuration " + missing + ": no such file or directory\n"},
+		{[]string{"--compare", missing, scenario}, "kai-sim: scheduler configuration " + missing + ": no such file or directory\n"},
+		{[]string{"--plot", filepath.Join(missing, "gpus.svg"), scenario}, "kai-sim: --plot " + filepath.Join(missing, "gpus.svg") + ": no such file or directory\n"},
+		// Each of a configuration's mistakes on a line of its own, each with the prefix.
+		{[]string{"--scheduler-conf", twoMistakes, scenario}, "kai-sim: scheduler configuration " + twoMistakes + `: actions: unknown action "alocate" (known: allocate, preempt, reclaim)` + "\n" +
+			"kai-sim: scheduler configuration " + twoMistakes + ": tiers: must be a list, got 5\n"},
+		{[]string{"--scheduler-conf", twoMistakes}, ""},
+	} {
+		var out, errs bytes.Buffer
+		if code := run(tc.args, &out, &errs); code != 1 {
+			t.Errorf("%v: exit %d, want 1", tc.args, code)
+		}
+		if tc.want != "" && errs.String() != tc.want {
+			t.Errorf("%v: stderr %q\nwant %q", tc.args, errs.String(), tc.want)
+		}
+		for line := range strings.Lines(errs.String()) {
+			if !strings.HasPrefix(line, "kai-sim: ") {
+				t.Errorf("%v: stderr line %q does not begin with \"kai-sim: \"", tc.args, line)
+			}
 		}
 	}
 }

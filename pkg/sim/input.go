@@ -1,15 +1,15 @@
 package sim
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"reflect"
+	"regexp"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,7 +19,6 @@ import (
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
@@ -77,7 +76,9 @@ var defaultClasses = map[string]int32{"train": 50, "build-preemptible": 75, "bui
 
 // Parse reads a scenario: ordinary manifests of Nodes, Queues, PodGroups (with simulation
 // annotations), Pods (with the pod-group-name annotation) and optionally PriorityClasses.
-// Errors name the document (by position, kind and name) and the field.
+// Errors name the document (by position, and kind and name or, for one that has none, its
+// lines) and the field, in the terms of the YAML written. A scenario of no objects is an
+// error, as an empty scheduler configuration is.
 func Parse(data []byte) (*Scenario, error) {
 	return parse(data, false)
 }
@@ -91,11 +92,6 @@ func parse(data []byte, arrivals bool) (*Scenario, error) {
 	// seen maps kind and name to the document that defined it: an API server holds one
 	// object per name, so a second one is a mistake, not a replacement.
 	seen := map[string]int{}
-	// apimachinery's YAML reader loses a last line whose length is a multiple of its read
-	// buffer (4096 bytes) when no newline ends it: a terminated input reads whole.
-	if len(data) > 0 && data[len(data)-1] != '\n' {
-		data = append(data[:len(data):len(data)], '\n')
-	}
 	raws, err := splitDocuments(data)
 	if err != nil {
 		return nil, err
@@ -106,7 +102,7 @@ func parse(data []byte, arrivals bool) (*Scenario, error) {
 		index++
 		doc, err := converted[i].json, converted[i].err
 		if err != nil {
-			return nil, fmt.Errorf("document %d: %w", index, err)
+			return nil, fmt.Errorf("document %d (%s): invalid YAML: %s", index, raw.lines(), yamlMessage(err, raw.offset))
 		}
 		if trimmed := string(bytes.TrimSpace(doc)); trimmed == "null" || trimmed == "{}" {
 			index--
@@ -114,7 +110,10 @@ func parse(data []byte, arrivals bool) (*Scenario, error) {
 		}
 		var head documentHead
 		if err := json.Unmarshal(doc, &head); err != nil {
-			return nil, fmt.Errorf("document %d: %w", index, err)
+			return nil, fmt.Errorf("document %d (%s): %s", index, raw.lines(), headMessage(doc, err))
+		}
+		if head.APIVersion == "" && head.Kind == "" {
+			return nil, fmt.Errorf("document %d (%s): %s", index, raw.lines(), kindlessMessage(doc))
 		}
 		meta := metav1.TypeMeta{APIVersion: head.APIVersion, Kind: head.Kind}
 		name := head.name()
@@ -131,9 +130,18 @@ func parse(data []byte, arrivals bool) (*Scenario, error) {
 			return nil, fmt.Errorf("document %d (%s %s): the same %s as document %d; names must be unique", index, meta.Kind, name, meta.Kind, first)
 		}
 		seen[key] = index
-		if err := sc.add(index, meta, head.name(), document{yaml: raw, json: doc}, groups, &pods); err != nil {
+		if err := sc.add(index, meta, head.name(), document{yaml: raw.data, json: doc}, groups, &pods); err != nil {
 			return nil, err
 		}
+	}
+	if index == 0 {
+		// As an empty scheduler configuration is refused: a file with nothing in it is far
+		// more often a snapshot or a redirect that went wrong than a cluster of nothing, and
+		// an empty report would not say so.
+		if arrivals {
+			return nil, errors.New("the arrivals file is empty; write the PodGroups and Pods that arrive, or pass no --arrivals")
+		}
+		return nil, errors.New("the scenario is empty; write its Nodes, Queues, PodGroups and Pods, or pass no file for the built-in comparison")
 	}
 	nodes := map[string]bool{}
 	for _, n := range sc.Nodes {
@@ -207,20 +215,137 @@ func sortJobs(jobs []*Job) {
 	})
 }
 
-// splitDocuments cuts a YAML stream into its documents.
-func splitDocuments(data []byte) ([][]byte, error) {
-	var raws [][]byte
-	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	for {
-		doc, err := reader.Read()
-		if errors.Is(err, io.EOF) {
-			return raws, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("document %d: %w", len(raws)+1, err)
-		}
-		raws = append(raws, doc)
+// rawDocument is one document of a YAML stream and where it is in its file.
+type rawDocument struct {
+	data []byte
+	// offset is the number of file lines before data: the YAML parser counts from data.
+	offset int
+	// first and last are the file lines of its first and last lines that are neither blank
+	// nor a comment (1-based); 0 when it has none. end is its last line of any kind.
+	first, last, end int
+}
+
+// lines says where the document is, for errors about a document without a kind and name.
+func (d rawDocument) lines() string {
+	if d.first == 0 { // blank or comments, and yet not YAML: a tab, say
+		d.first, d.last = d.offset+1, d.end
 	}
+	if d.first == d.last {
+		return fmt.Sprintf("line %d", d.first)
+	}
+	return fmt.Sprintf("lines %d-%d", d.first, d.last)
+}
+
+// splitDocuments cuts a YAML stream into its documents at its "---" lines, as kubectl does
+// (k8s.io/apimachinery's YAMLReader: a separator may be followed by a comment only; CRLF
+// line ends read as LF), keeping where each document is: a document that says neither
+// kind nor name is known by its lines. The stream is read whole, however long its lines
+// and whether or not a newline ends it.
+func splitDocuments(data []byte) ([]rawDocument, error) {
+	var docs []rawDocument
+	var current rawDocument
+	for i, line := range bytes.SplitAfter(data, []byte("\n")) {
+		if len(line) == 0 {
+			break // after the last newline
+		}
+		number := i + 1
+		line = append(bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r")), '\n')
+		if rest, ok := bytes.CutPrefix(line, []byte("---")); ok {
+			if trimmed := bytes.TrimSpace(rest); len(trimmed) > 0 && trimmed[0] != '#' {
+				return nil, fmt.Errorf("line %d: invalid document separator %q: only a comment may follow ---", number, line[:len(line)-1])
+			}
+			if len(current.data) > 0 {
+				docs = append(docs, current)
+			}
+			current = rawDocument{}
+			continue
+		}
+		if len(current.data) == 0 {
+			current.offset = number - 1
+		}
+		current.data = append(current.data, line...)
+		if trimmed := bytes.TrimSpace(line); len(trimmed) > 0 && trimmed[0] != '#' {
+			if current.first == 0 {
+				current.first = number
+			}
+			current.last = number
+		}
+		current.end = number
+	}
+	if len(current.data) > 0 {
+		docs = append(docs, current)
+	}
+	return docs, nil
+}
+
+// yamlLine is a line number in the YAML parser's errors, counted from its document.
+var yamlLine = regexp.MustCompile(`\bline (\d+)`)
+
+// yamlMessage is a YAML parser's error with the lines of the file, not of the document
+// (offset lines before it), and without the parser's name: "line 9: mapping values are not
+// allowed in this context".
+func yamlMessage(err error, offset int) string {
+	msg := strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	// Strict parsing lists its findings on lines of their own.
+	msg = strings.TrimPrefix(msg, "unmarshal errors:\n  ")
+	msg = strings.ReplaceAll(msg, "\n  ", "; ")
+	return yamlLine.ReplaceAllStringFunc(msg, func(match string) string {
+		n, err := strconv.Atoi(strings.TrimPrefix(match, "line "))
+		if err != nil {
+			return match
+		}
+		return fmt.Sprintf("line %d", n+offset)
+	})
+}
+
+// supportedKinds is what a scenario may hold.
+const supportedKinds = "v1 Node or Pod, scheduling.run.ai/v2 Queue, scheduling.run.ai/v2alpha2 PodGroup, scheduling.k8s.io/v1 PriorityClass"
+
+// headMessage says why a document's apiVersion, kind and metadata do not read: it is not a
+// mapping (a file that is not a manifest at all), or one of them is not what it must be.
+func headMessage(doc []byte, err error) string {
+	if trimmed := bytes.TrimSpace(doc); len(trimmed) == 0 || trimmed[0] != '{' {
+		return "must be a Kubernetes object (a mapping with apiVersion, kind and metadata), got " + describeJSON(trimmed)
+	}
+	return decodeError(err).Error()
+}
+
+// kindlessMessage says what a mapping without apiVersion and kind is not, and what it may
+// be instead: a scheduler configuration given where the scenario goes is a likely mistake.
+func kindlessMessage(doc []byte) string {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(doc, &top) == nil {
+		if _, actions := top["actions"]; actions {
+			return "has actions but no apiVersion and kind: this is a scheduler configuration, not a scenario (kai-sim takes it with --scheduler-conf)"
+		}
+		if _, tiers := top["tiers"]; tiers {
+			return "has tiers but no apiVersion and kind: this is a scheduler configuration, not a scenario (kai-sim takes it with --scheduler-conf)"
+		}
+	}
+	return "has no apiVersion and kind; a scenario holds Kubernetes objects: " + supportedKinds
+}
+
+// describeJSON names what a JSON value is, as a YAML writer thinks of it: a mapping, a
+// list, or the value itself (text cut short).
+func describeJSON(raw []byte) string {
+	switch {
+	case len(raw) == 0:
+		return "nothing"
+	case raw[0] == '{':
+		return "a mapping"
+	case raw[0] == '[':
+		return "a list"
+	case raw[0] == '"':
+		var text string
+		if json.Unmarshal(raw, &text) == nil {
+			if runes := []rune(text); len(runes) > 40 {
+				text = strings.TrimSpace(string(runes[:40])) + "..."
+			}
+			return fmt.Sprintf("the text %q", text)
+		}
+	}
+	return string(raw)
 }
 
 type convertedDocument struct {
@@ -231,14 +356,14 @@ type convertedDocument struct {
 // toJSON parses each document as YAML once (strictly: a key given twice is an error) into the
 // JSON it is decoded from, on every core: a scenario of thousands of jobs is mostly parsing,
 // and documents do not depend on each other.
-func toJSON(raws [][]byte) []convertedDocument {
+func toJSON(raws []rawDocument) []convertedDocument {
 	out := make([]convertedDocument, len(raws))
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), len(raws)) {
 		wg.Go(func() {
 			for i := int(next.Add(1) - 1); i < len(raws); i = int(next.Add(1) - 1) {
-				out[i].json, out[i].err = yaml.YAMLToJSONStrict(raws[i])
+				out[i].json, out[i].err = yaml.YAMLToJSONStrict(raws[i].data)
 			}
 		})
 	}
@@ -253,7 +378,7 @@ const DefaultMaxPods = 110
 // add decodes one document strictly (a misspelt field is an error) into its kind.
 func (sc *Scenario) add(index int, meta metav1.TypeMeta, name string, doc document, groups map[string]*Job, pods *[]*v1.Pod) error {
 	fail := func(err error) error {
-		return fmt.Errorf("document %d (%s %s): %w", index, meta.Kind, name, err)
+		return fmt.Errorf("document %d (%s): %w", index, strings.TrimSpace(meta.Kind+" "+name), err)
 	}
 	switch meta.APIVersion + "/" + meta.Kind {
 	case "v1/Node":
@@ -314,8 +439,7 @@ func (sc *Scenario) add(index int, meta metav1.TypeMeta, name string, doc docume
 		}
 		*pods = append(*pods, pod)
 	default:
-		return fmt.Errorf("document %d: unsupported kind %q of apiVersion %q (want v1 Node or Pod, scheduling.run.ai/v2 Queue, scheduling.run.ai/v2alpha2 PodGroup, scheduling.k8s.io/v1 PriorityClass)",
-			index, meta.Kind, meta.APIVersion)
+		return fmt.Errorf("document %d: unsupported kind %q of apiVersion %q (want %s)", index, meta.Kind, meta.APIVersion, supportedKinds)
 	}
 	return nil
 }
@@ -359,14 +483,81 @@ func (d document) decode(obj any) error {
 		err = yaml.UnmarshalStrict(d.yaml, obj)
 	}
 	if err != nil {
-		// The input is YAML: the JSON it passes through would only confuse.
-		msg := err.Error()
-		for _, prefix := range []string{"error unmarshaling JSON: ", "while decoding JSON: ", "json: "} {
-			msg = strings.TrimPrefix(msg, prefix)
+		return decodeError(err)
+	}
+	return nil
+}
+
+// decodeError says what is wrong with a document in the terms of the YAML it is written in:
+// a field and what it must be ("spec.containers: must be a list, got a string"), never the
+// JSON it passes through or the Go types it is decoded into.
+func decodeError(err error) error {
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &typeErr) {
+		msg := fmt.Sprintf("must be %s, got %s", wantOf(typeErr.Type, typeErr.Value), gotOf(typeErr.Value))
+		if typeErr.Field != "" {
+			msg = typeErr.Field + ": " + msg
 		}
 		return errors.New(msg)
 	}
-	return nil
+	msg := err.Error()
+	for _, prefix := range []string{"error converting YAML to JSON: ", "error unmarshaling JSON: ", "while decoding JSON: ", "json: "} {
+		msg = strings.TrimPrefix(msg, prefix)
+	}
+	return errors.New(msg)
+}
+
+// wantOf is what a value of type t is in YAML; value is what was given instead, as
+// encoding/json says it ("number 3000000000" for a number that does not fit).
+func wantOf(t reflect.Type, value string) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		if strings.HasPrefix(value, "number ") {
+			bits := t.Bits() - 1
+			return fmt.Sprintf("a whole number from %d to %d", -(int64(1) << bits), int64(1)<<bits-1)
+		}
+		return "a whole number"
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		if strings.HasPrefix(value, "number ") {
+			return fmt.Sprintf("a whole number from 0 to %d", ^uint64(0)>>(64-t.Bits()))
+		}
+		return "a whole number, 0 or more"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.Map, reflect.Struct:
+		return "a mapping"
+	default:
+		return "something else"
+	}
+}
+
+// gotOf is what encoding/json says it was given, in YAML's terms.
+func gotOf(value string) string {
+	switch value {
+	case "string":
+		return "a string"
+	case "number":
+		return "a number"
+	case "bool":
+		return "a boolean"
+	case "array":
+		return "a list"
+	case "object":
+		return "a mapping"
+	}
+	if number, ok := strings.CutPrefix(value, "number "); ok {
+		return number
+	}
+	return value
 }
 
 func defaultNamespace(meta *metav1.ObjectMeta) {

@@ -59,9 +59,10 @@ func TestParseRefusesNegativeQuantitiesNamingTheDocument(t *testing.T) {
 	}
 }
 
-// An empty scenario is a valid, empty result: the JSON contract has arrays, never null.
-func TestEmptyScenarioGivesEmptyArrays(t *testing.T) {
-	sc, err := sim.Parse(nil)
+// A scenario where nothing happens (a node, no queue, no job) is a valid, empty result: the
+// JSON contract has arrays, never null.
+func TestScenarioWithoutJobsGivesEmptyArrays(t *testing.T) {
+	sc, err := sim.Parse([]byte("apiVersion: v1\nkind: Node\nmetadata: {name: n0}\nstatus: {allocatable: {cpu: \"8\"}}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,5 +196,103 @@ status:
 	}
 	if got := sc.Nodes[0].Labels; got["zone"] != "3" || got["fast"] != "true" {
 		t.Fatalf("labels %v, want zone=3 and fast=true as text", got)
+	}
+}
+
+// A file with nothing in it is refused, as an empty scheduler configuration is: it is far
+// more often a snapshot or a redirect gone wrong than a cluster of nothing.
+func TestEmptyFilesAreRefused(t *testing.T) {
+	for name, data := range map[string]string{
+		"no bytes":             "",
+		"blank lines":          "\n  \n\n",
+		"only comments":        "# my cluster\n# to do\n",
+		"only separators":      "---\n---\n",
+		"comments in docs":     "# one\n---\n# two\n---\n",
+		"empty YAML documents": "--- # a\n{}\n---\nnull\n---\n~\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			want := "the scenario is empty; write its Nodes, Queues, PodGroups and Pods, or pass no file for the built-in comparison"
+			if _, err := sim.Parse([]byte(data)); err == nil || err.Error() != want {
+				t.Errorf("scenario %q: error %v, want %q", data, err, want)
+			}
+			want = "arrivals.yaml: the arrivals file is empty; write the PodGroups and Pods that arrive, or pass no --arrivals"
+			_, _, err := sim.Load(sim.File{Name: "today.yaml", Data: []byte(inputHead + "spec: {containers: [{name: main}]}\n")},
+				sim.Additions{Arrivals: []sim.File{{Name: "arrivals.yaml", Data: []byte(data)}}})
+			if err == nil || err.Error() != want {
+				t.Errorf("arrivals %q: error %v, want %q", data, err, want)
+			}
+		})
+	}
+}
+
+// A document that does not decode is told in the terms of the YAML written, naming the
+// document (by kind and name, or by its lines when it has none) and the field: never the
+// JSON it passes through or a Go type it is decoded into.
+func TestDecodeErrorsSpeakYAMLNotGo(t *testing.T) {
+	node := "apiVersion: v1\nkind: Node\nmetadata: {name: n0}\n"
+	for _, tc := range []struct {
+		name, data, want string
+	}{
+		{"text", "hello world\n", `document 1 (line 1): must be a Kubernetes object (a mapping with apiVersion, kind and metadata), got the text "hello world"`},
+		{"long text", "This is the scenario we talked about on Monday, with the new nodes\n",
+			`document 1 (line 1): must be a Kubernetes object (a mapping with apiVersion, kind and metadata), got the text "This is the scenario we talked about on..."`},
+		{"number", "# a comment first\n\n42\n", "document 1 (line 3): must be a Kubernetes object (a mapping with apiVersion, kind and metadata), got 42"},
+		{"list", node + "---\n- a\n- b\n", "document 2 (lines 5-6): must be a Kubernetes object (a mapping with apiVersion, kind and metadata), got a list"},
+		{"apiVersion a number", "apiVersion: 1\nkind: Node\n", "document 1 (lines 1-2): apiVersion: must be a string, got a number"},
+		{"metadata a list", "apiVersion: v1\nkind: Node\nmetadata: [n0]\n", "document 1 (lines 1-3): metadata: must be a mapping, got a list"},
+		{"no kind", "name: n0\ngpus: 8\n", "document 1 (lines 1-2): has no apiVersion and kind; a scenario holds Kubernetes objects: " +
+			"v1 Node or Pod, scheduling.run.ai/v2 Queue, scheduling.run.ai/v2alpha2 PodGroup, scheduling.k8s.io/v1 PriorityClass"},
+		{"a scheduler configuration", "actions: allocate, reclaim\ntiers: []\n",
+			"document 1 (lines 1-2): has actions but no apiVersion and kind: this is a scheduler configuration, not a scenario (kai-sim takes it with --scheduler-conf)"},
+		{"a list for a bool", node + "spec: {unschedulable: [yes]}\n", "document 1 (Node n0): spec.unschedulable: must be true or false, got a list"},
+		{"a string for a list", inputHead + "spec: {containers: main}\n", "document 4 (Pod job-0): spec.containers: must be a list, got a string"},
+		{"text for a number, after text read from a number", strings.Replace(inputHead, "{name: job-0,", "{name: job-0, labels: {zone: 3},", 1) +
+			"spec: {containers: [{name: main, ports: [{containerPort: http}]}]}\n",
+			"document 4 (Pod job-0): spec.containers.ports.containerPort: must be a whole number, got a string"},
+		{"a number too large", inputHead + "spec: {containers: [{name: main, ports: [{containerPort: 3000000000}]}]}\n",
+			"document 4 (Pod job-0): spec.containers.ports.containerPort: must be a whole number from -2147483648 to 2147483647, got 3000000000"},
+		{"a mapping for a string", node + "spec: {providerID: {id: 1}}\n", "document 1 (Node n0): spec.providerID: must be a string, got a mapping"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := sim.Parse([]byte(tc.data))
+			if err == nil || err.Error() != tc.want {
+				t.Fatalf("error %v\nwant       %s", err, tc.want)
+			}
+			for _, leak := range []string{"Go ", "sim.", "documentHead", "json", "JSON", "struct", "v1.", "int32", "[]"} {
+				if strings.Contains(err.Error(), leak) {
+					t.Errorf("error %q names %q, which means nothing to whoever wrote the file", err, leak)
+				}
+			}
+		})
+	}
+}
+
+// YAML that does not parse is told with the line of the file, not of its document, and
+// the document's lines; CRLF line ends read as LF.
+func TestInvalidYAMLNamesTheLinesOfTheFile(t *testing.T) {
+	node := "apiVersion: v1\nkind: Node\nmetadata: {name: n0}\n"
+	for _, tc := range []struct {
+		name, data, want string
+	}{
+		{"second document", node + "---\n# n1\napiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n   labels: x\n",
+			"document 2 (lines 6-10): invalid YAML: line 10: mapping values are not allowed in this context"},
+		{"a key twice", node + "---\napiVersion: v1\nkind: Node\nkind: Pod\n", `document 2 (lines 5-7): invalid YAML: line 7: key "kind" already set in map`},
+		{"unclosed", "apiVersion: v1\nkind: Node\nmetadata: {name: n0\n", "document 1 (lines 1-3): invalid YAML: line 3: did not find expected ',' or '}'"},
+		{"CRLF", strings.ReplaceAll(node, "\n", "\r\n") + "---\r\napiVersion: v1\r\nkind: [Node\r\n",
+			"document 2 (lines 5-6): invalid YAML: line 6: did not find expected ',' or ']'"},
+		{"a tab", node + "---\n\t\n", "document 2 (line 5): invalid YAML: found character that cannot start any token"},
+		{"binary", "\x89PNG\r\n\x1a\n\x00\x00", "document 1 (lines 1-3): invalid YAML: invalid leading UTF-8 octet"},
+		{"separator", node + "--- !Node\n", `line 4: invalid document separator "--- !Node": only a comment may follow ---`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := sim.Parse([]byte(tc.data))
+			if err == nil || err.Error() != tc.want {
+				t.Fatalf("error %v\nwant       %s", err, tc.want)
+			}
+		})
+	}
+	sc, err := sim.Parse([]byte(strings.ReplaceAll(inputHead+"spec: {containers: [{name: main}]}\n", "\n", "\r\n")))
+	if err != nil || len(sc.Nodes) != 1 || len(sc.Queues) != 1 || len(sc.Jobs) != 1 {
+		t.Fatalf("a CRLF scenario does not read: %v", err)
 	}
 }

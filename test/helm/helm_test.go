@@ -227,6 +227,87 @@ func TestEveryMistakeIsNamedAtOnce(t *testing.T) {
 	}
 }
 
+// A values file with mistakes of every kind — values the schema checked before (an unknown
+// resolve method, replicas 0, a misspelt key), values only a template can check (durations,
+// a period of zero, a ServiceMonitor without its Service), a pool's — is refused in one run
+// naming every one: helm stops at a schema failure before any template runs, so the schema
+// checks only shapes and the templates every value.
+func TestOneRunNamesEveryMistakeOfAValuesFile(t *testing.T) {
+	values := filepath.Join(t.TempDir(), "values.yaml")
+	if err := os.WriteFile(values, []byte(`replicas: 0
+statusWorkers: 1.5
+image:
+  tag: 1.10
+  pullPolicy: always
+schedulePeriod: 0s
+minRuntime:
+  defaultReclaimMinRuntime: 2 hours
+  defaultPreemptMinRutime: 10m
+  reclaimResolveMethod: nearest
+metrics:
+  service:
+    enabled: false
+  serviceMonitor:
+    enabled: true
+    interval: 30
+defaultPool:
+  enable: true
+nodePools:
+  a100:
+    schedulerName: a100-scheduler
+    schedulePeriod: 1d
+    minRuntime:
+      reclaimResolveMethod: closest
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Template("-f", values)
+	if err == nil {
+		t.Fatal("the chart accepted a values file full of mistakes")
+	}
+	for _, want := range []string{
+		// Checked by the schema before, which hid every line below them.
+		`minRuntime.reclaimResolveMethod: "nearest" must be lca or queue`,
+		"replicas: 0 must be a whole number, 1 or more",
+		"statusWorkers: 1.5 must be a whole number, 1 or more",
+		`image.pullPolicy: "always" must be Always, IfNotPresent or Never`,
+		"image.tag: 1.1 must be a string; quote it",
+		"minRuntime.defaultPreemptMinRutime: not a key of minRuntime, which has defaultPreemptMinRuntime, defaultReclaimMinRuntime and reclaimResolveMethod",
+		"defaultPool.enable: not a key of defaultPool, which has enabled",
+		"metrics.serviceMonitor.interval: 30 must be a Prometheus duration such as 30s or 1m",
+		"nodePools.a100.schedulerName: a pool cannot set schedulerName; it sets image, replicas, schedulePeriod,",
+		`nodePools.a100.minRuntime.reclaimResolveMethod: "closest" must be lca or queue`,
+		// Checked by the templates.
+		`minRuntime.defaultReclaimMinRuntime: "2 hours" is not a duration`,
+		`schedulePeriod: "0s" must be a positive Go duration`,
+		"metrics.serviceMonitor.enabled needs metrics.service.enabled",
+		`nodePools.a100.schedulePeriod: "1d" must be a positive Go duration`,
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the error does not say %q:\n%v", want, err)
+		}
+	}
+	for _, internal := range []string{"don't meet the specifications", "at '/", "^(", "'not' failed"} {
+		if strings.Contains(err.Error(), internal) {
+			t.Errorf("the error shows a schema's internals (%q):\n%v", internal, err)
+		}
+	}
+}
+
+// What the schema still checks is the shape the templates walk; every such mistake is named
+// at once, as helm reports a schema's failures.
+func TestValuesOfTheWrongShapeAreNamedByTheSchema(t *testing.T) {
+	_, err := Template("--set", "minRuntime=1h", "--set-json", `scheduler.plugins=["minruntime"]`)
+	if err == nil {
+		t.Fatal("the chart accepted values of the wrong shape")
+	}
+	for _, want := range []string{"at '/minRuntime': got string, want object", "at '/scheduler/plugins/0': got string, want object"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the error does not say %q:\n%v", want, err)
+		}
+	}
+}
+
 // Each nodePools entry renders a scheduler of its own: its Deployment serving the pool, its
 // Lease, its configuration with the entry's values over the top-level ones, its metrics
 // Service; selectors never overlap, so no Deployment adopts another's pods.

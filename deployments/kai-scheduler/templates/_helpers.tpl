@@ -37,34 +37,170 @@ with "kai-scheduler.context".
 {{- end -}}
 
 {{/*
-Checks what the schema cannot say well: each mistake named by its key, with an example of a
-right value, instead of the raw pattern a schema error shows. Every mistake is reported at
-once, not the first alone.
+Where values are checked, and why here. Helm checks values.schema.json before it renders a
+template, and stops there when the schema fails: a mistake the schema catches would hide
+every mistake a template catches, and an operator would fix one only to be told of the next.
+JSON Schema cannot say the rest well either: a duration, a positive period or "minruntime's
+arguments belong under minRuntime" are a raw pattern or "'not' failed" there, and it has no
+messages of its own. So every check of a value is here, and "kai-scheduler.validate" fails
+once with all of them, each named by its key with what a right value is. The schema keeps
+what must hold before a template can run at all: the shape the templates walk (a mapping
+where they read fields, a list where they range); a values file of the wrong shape cannot be
+checked any further, and the schema names every such mistake at once.
 */}}
-{{- define "kai-scheduler.mistakes" -}}
+
+{{/*
+One mistake of a value, or nothing. .key names the value, .value is it (nil when absent:
+only .required values must be there) and .rule what it must be: "name" (a non-empty
+string), "text" (a string), "bool", "whole" (a whole number from .min, to .max when set) or
+"oneOf" (one of .allowed). Numbers are float64 from a values file, int64 from --set.
+*/}}
+{{- define "kai-scheduler.check" -}}
+{{- $v := .value -}}
+{{- $shown := toJson $v -}}
+{{- if and (kindIs "invalid" $v) (not .required) -}}
+{{- else if eq .rule "name" -}}
+{{- if or (not (kindIs "string" $v)) (eq $v "") -}}
+{{- printf "%s: %s must be a non-empty string" .key $shown -}}
+{{- end -}}
+{{- else if eq .rule "text" -}}
+{{- if not (kindIs "string" $v) -}}
+{{- printf "%s: %s must be a string; quote it" .key $shown -}}
+{{- end -}}
+{{- else if eq .rule "bool" -}}
+{{- if not (kindIs "bool" $v) -}}
+{{- printf "%s: %s must be true or false, unquoted" .key $shown -}}
+{{- end -}}
+{{- else if eq .rule "oneOf" -}}
+{{- if not (has $v .allowed) -}}
+{{- printf "%s: %s must be %s" .key $shown (include "kai-scheduler.words" (dict "list" .allowed "and" "or")) -}}
+{{- end -}}
+{{- else if eq .rule "whole" -}}
+{{- $whole := or (kindIs "int" $v) (kindIs "int64" $v) (and (kindIs "float64" $v) (eq (float64 (int64 $v)) $v)) -}}
+{{- if or (not $whole) (lt (int64 $v) (int64 .min)) (and (hasKey . "max") (gt (int64 $v) (int64 .max))) -}}
+{{- if hasKey . "max" -}}
+{{- printf "%s: %s must be a whole number from %d to %d" .key $shown (int64 .min) (int64 .max) -}}
+{{- else -}}
+{{- printf "%s: %s must be a whole number, %d or more" .key $shown (int64 .min) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* .list in words, its last two joined by .and: "a, b or c". */}}
+{{- define "kai-scheduler.words" -}}
+{{- if gt (len .list) 1 -}}
+{{- printf "%s %s %s" (initial .list | join ", ") .and (last .list) -}}
+{{- else -}}
+{{- first .list -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+A mistake for each key of the mapping .map that is not one of .known: "<key>.<k>: not a
+key of <key>, which has a, b and c". Misspelt, a value would be dropped without a word.
+*/}}
+{{- define "kai-scheduler.unknownKeys" -}}
 {{- $mistakes := list -}}
-{{- $duration := "^(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h|d|w))+)$" -}}
-{{- range $key := list "defaultPreemptMinRuntime" "defaultReclaimMinRuntime" -}}
-{{- $value := toString (index $.Values.minRuntime $key) -}}
-{{- if not (regexMatch $duration $value) -}}
-{{- $mistakes = append $mistakes (printf "%sminRuntime.%s: %q is not a duration; use a non-negative Go duration such as 0s, 90s, 10m, 1h30m or 1d" ($.Prefix | default "") $key $value) -}}
-{{- end -}}
-{{- end -}}
-{{- $period := toString .Values.schedulePeriod -}}
-{{- if or (not (regexMatch "^(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))+$" $period)) (regexMatch "^([0.]+(ns|us|µs|μs|ms|s|m|h))+$" $period) -}}
-{{- $mistakes = append $mistakes (printf "%sschedulePeriod: %q must be a positive Go duration such as 1s or 500ms (no d or w)" (.Prefix | default "") $period) -}}
-{{- end -}}
-{{- range .Values.scheduler.plugins -}}
-{{- if and (eq .name "minruntime") .arguments -}}
-{{- $mistakes = append $mistakes (printf "%sscheduler.plugins: minruntime's arguments come from minRuntime.* (defaultPreemptMinRuntime, defaultReclaimMinRuntime, reclaimResolveMethod); set them there, not under the plugin list" ($.Prefix | default "")) -}}
+{{- $known := .known -}}
+{{- $key := .key -}}
+{{- range $k := keys (.map | default dict) | sortAlpha -}}
+{{- if not (has $k $known) -}}
+{{- $mistakes = append $mistakes (printf "%s.%s: not a key of %s, which has %s" $key $k $key (include "kai-scheduler.words" (dict "list" $known "and" "and"))) -}}
 {{- end -}}
 {{- end -}}
 {{- join "\n" $mistakes -}}
 {{- end -}}
 
 {{/*
+The mistakes of one scheduler's values, one a line, each named by its key (after .Prefix,
+"nodePools.<pool>." for a pool) with an example of a right value.
+*/}}
+{{- define "kai-scheduler.mistakes" -}}
+{{- $p := .Prefix | default "" -}}
+{{- $values := .Values -}}
+{{- $mistakes := list -}}
+{{- $duration := "^(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h|d|w))+)$" -}}
+{{- range $key := list "defaultPreemptMinRuntime" "defaultReclaimMinRuntime" -}}
+{{- $value := toString (index $values.minRuntime $key) -}}
+{{- if not (regexMatch $duration $value) -}}
+{{- $mistakes = append $mistakes (printf "%sminRuntime.%s: %q is not a duration; use a non-negative Go duration such as 0s, 90s, 10m, 1h30m or 1d" $p $key $value) -}}
+{{- end -}}
+{{- end -}}
+{{- $period := toString $values.schedulePeriod -}}
+{{- if or (not (regexMatch "^(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))+$" $period)) (regexMatch "^([0.]+(ns|us|µs|μs|ms|s|m|h))+$" $period) -}}
+{{- $mistakes = append $mistakes (printf "%sschedulePeriod: %q must be a positive Go duration such as 1s or 500ms (no d or w)" $p $period) -}}
+{{- end -}}
+{{- $checks := list
+  (dict "key" "image.repository" "value" $values.image.repository "rule" "name" "required" true)
+  (dict "key" "image.tag" "value" $values.image.tag "rule" "text")
+  (dict "key" "image.pullPolicy" "value" $values.image.pullPolicy "rule" "oneOf" "allowed" (list "Always" "IfNotPresent" "Never"))
+  (dict "key" "replicas" "value" $values.replicas "rule" "whole" "min" 1 "required" true)
+  (dict "key" "schedulerName" "value" $values.schedulerName "rule" "name" "required" true)
+  (dict "key" "logVerbosity" "value" $values.logVerbosity "rule" "whole" "min" 0)
+  (dict "key" "dispatchWorkers" "value" $values.dispatchWorkers "rule" "whole" "min" 0)
+  (dict "key" "statusWorkers" "value" $values.statusWorkers "rule" "whole" "min" 1)
+  (dict "key" "minRuntime.reclaimResolveMethod" "value" $values.minRuntime.reclaimResolveMethod "rule" "oneOf" "allowed" (list "lca" "queue"))
+  (dict "key" "scheduler.actions" "value" $values.scheduler.actions "rule" "name" "required" true)
+  (dict "key" "priorityClasses.create" "value" $values.priorityClasses.create "rule" "bool")
+  (dict "key" "defaultQueues.create" "value" $values.defaultQueues.create "rule" "bool")
+  (dict "key" "metrics.port" "value" $values.metrics.port "rule" "whole" "min" 1 "max" 65535)
+  (dict "key" "metrics.service.enabled" "value" $values.metrics.service.enabled "rule" "bool")
+  (dict "key" "metrics.serviceMonitor.enabled" "value" $values.metrics.serviceMonitor.enabled "rule" "bool")
+  (dict "key" "health.port" "value" $values.health.port "rule" "whole" "min" 1 "max" 65535)
+  (dict "key" "nodePoolLabelKey" "value" $values.nodePoolLabelKey "rule" "text")
+-}}
+{{- range $name, $value := $values.priorityClasses.classes -}}
+{{- /* What the API server takes for a class that is not a system one. */}}
+{{- $checks = append $checks (dict "key" (printf "priorityClasses.classes.%s" $name) "value" $value "rule" "whole" "min" -2147483648 "max" 1000000000) -}}
+{{- end -}}
+{{- range $name, $value := $values.metrics.serviceMonitor.labels -}}
+{{- $checks = append $checks (dict "key" (printf "metrics.serviceMonitor.labels.%s" $name) "value" $value "rule" "text") -}}
+{{- end -}}
+{{- if kindIs "invalid" $values.scheduler.plugins -}}
+{{- $mistakes = append $mistakes (printf "%sscheduler.plugins: missing; list the scheduler's plugins, as values.yaml does" $p) -}}
+{{- end -}}
+{{- range $i, $plugin := $values.scheduler.plugins -}}
+{{- $key := printf "scheduler.plugins[%d]" $i -}}
+{{- $checks = append $checks (dict "key" (printf "%s.name" $key) "value" $plugin.name "rule" "name" "required" true) -}}
+{{- range $line := splitList "\n" (include "kai-scheduler.unknownKeys" (dict "key" $key "map" $plugin "known" (list "name" "arguments"))) -}}
+{{- if $line -}}
+{{- $mistakes = append $mistakes (printf "%s%s" $p $line) -}}
+{{- end -}}
+{{- end -}}
+{{- if and (eq (toString $plugin.name) "minruntime") $plugin.arguments -}}
+{{- $mistakes = append $mistakes (printf "%sscheduler.plugins: minruntime's arguments come from minRuntime.* (defaultPreemptMinRuntime, defaultReclaimMinRuntime, reclaimResolveMethod); set them there, not under the plugin list" $p) -}}
+{{- else -}}
+{{- range $name, $value := $plugin.arguments -}}
+{{- $checks = append $checks (dict "key" (printf "%s.arguments.%s" $key $name) "value" $value "rule" "text" "required" true) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- range $check := $checks -}}
+{{- $found := include "kai-scheduler.check" $check -}}
+{{- if $found -}}
+{{- $mistakes = append $mistakes (printf "%s%s" $p $found) -}}
+{{- end -}}
+{{- end -}}
+{{- $minRuntime := include "kai-scheduler.unknownKeys" (dict "key" "minRuntime" "map" $values.minRuntime "known" (list "defaultPreemptMinRuntime" "defaultReclaimMinRuntime" "reclaimResolveMethod")) -}}
+{{- range $line := splitList "\n" $minRuntime -}}
+{{- if $line -}}
+{{- $mistakes = append $mistakes (printf "%s%s" $p $line) -}}
+{{- end -}}
+{{- end -}}
+{{- if and $values.metrics.serviceMonitor.enabled (not (regexMatch "^[0-9]+(ms|s|m|h)$" (toString $values.metrics.serviceMonitor.interval))) -}}
+{{- $mistakes = append $mistakes (printf "%smetrics.serviceMonitor.interval: %s must be a Prometheus duration such as 30s or 1m" $p (toJson $values.metrics.serviceMonitor.interval)) -}}
+{{- end -}}
+{{- if and $values.metrics.serviceMonitor.enabled (not $values.metrics.service.enabled) -}}
+{{- $mistakes = append $mistakes (printf "%smetrics.serviceMonitor.enabled needs metrics.service.enabled: the ServiceMonitor scrapes the metrics Service" $p) -}}
+{{- end -}}
+{{- join "\n" $mistakes -}}
+{{- end -}}
+
+{{/*
 Fails with the mistakes of every scheduler to render, all at once. A pool inherits the
-top-level values: a mistake there is named once, under its top-level key.
+top-level values: a mistake there is named once, under its top-level key. Rendered by
+configmap.yaml; no other template fails, so that no mistake is told alone.
 */}}
 {{- define "kai-scheduler.validate" -}}
 {{- $top := include "kai-scheduler.mistakes" . -}}
@@ -72,11 +208,27 @@ top-level values: a mistake there is named once, under its top-level key.
 {{- if $top -}}
 {{- $mistakes = splitList "\n" $top -}}
 {{- end -}}
+{{- range $line := splitList "\n" (include "kai-scheduler.unknownKeys" (dict "key" "defaultPool" "map" .Values.defaultPool "known" (list "enabled"))) -}}
+{{- if $line -}}
+{{- $mistakes = append $mistakes $line -}}
+{{- end -}}
+{{- end -}}
+{{- with include "kai-scheduler.check" (dict "key" "defaultPool.enabled" "value" .Values.defaultPool.enabled "rule" "bool") -}}
+{{- $mistakes = append $mistakes . -}}
+{{- end -}}
 {{- if not (include "kai-scheduler.instances" . | fromJsonArray) -}}
 {{- $mistakes = append $mistakes "defaultPool.enabled: false and no nodePools: no scheduler would run; enable the default pool or add a pool" -}}
 {{- end -}}
 {{- if and .Values.nodePools (not .Values.nodePoolLabelKey) -}}
 {{- $mistakes = append $mistakes "nodePools: needs nodePoolLabelKey, the label that puts objects in pools; it is empty" -}}
+{{- end -}}
+{{- $poolKeys := list "image" "replicas" "schedulePeriod" "logVerbosity" "dispatchWorkers" "statusWorkers" "minRuntime" "scheduler" "metrics" "health" "resources" "nodeSelector" "tolerations" "affinity" "podAnnotations" -}}
+{{- range $pool := keys (.Values.nodePools | default dict) | sortAlpha -}}
+{{- range $key := keys (index $.Values.nodePools $pool | default dict) | sortAlpha -}}
+{{- if not (has $key $poolKeys) -}}
+{{- $mistakes = append $mistakes (printf "nodePools.%s.%s: a pool cannot set %s; it sets %s" $pool $key $key (include "kai-scheduler.words" (dict "list" $poolKeys "and" "or"))) -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}
 {{- range $instance := include "kai-scheduler.instances" . | fromJsonArray -}}
 {{- if $instance.pool -}}
