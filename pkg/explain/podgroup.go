@@ -93,10 +93,18 @@ func (c *Cluster) explainRunning(p *printer, ssn *framework.Session, job *api.Jo
 	if len(protection.Reclaim) == 0 {
 		p.line(1, "no queue sits beside any queue of its path: no other queue can reclaim it")
 	}
+	// open are the jobs a min-runtime of 0s lets take its resources at any time.
+	var open []string
+	if protection.Preempt.Duration <= 0 {
+		open = append(open, "higher-priority jobs of queue "+job.Queue)
+	}
 	for k, level := range protection.Reclaim {
 		who := "from outside " + level.Outside
 		if k > 0 {
 			who += " (inside " + protection.Reclaim[k-1].Outside + ")"
+		}
+		if level.Duration <= 0 {
+			open = append(open, "jobs "+who)
 		}
 		p.line(1, "%s:", who)
 		c.explainEnd(p, 2, protection, level.MinRuntime)
@@ -106,14 +114,26 @@ func (c *Cluster) explainRunning(p *printer, ssn *framework.Session, job *api.Jo
 		p.line(0, "It has pods above its gang of %d: those may be taken at any time; protection keeps its minimum.", job.MinMember)
 	}
 	p.blank()
-	earliest := protection.Earliest()
-	if c.Now.Before(earliest) {
-		p.line(0, "No job can take its resources before %s (%s from now).", end(earliest), ago(earliest.Sub(c.Now)))
-	} else {
-		p.line(0, "Some job may take its resources now: a protection ended at %s.", end(earliest))
+	// A min-runtime of 0s protects nothing and has no end: it is told apart, not shown as a
+	// protection that ended when the job started.
+	first, protects := protection.FirstEnd()
+	switch {
+	case !protects:
+		p.line(0, "Every min-runtime above is zero: any job that may evict it may do so at any time.")
+	case len(open) > 0:
+		p.line(0, "A min-runtime of 0s lets %s take its resources at any time.", strings.Join(open, " and "))
+		if c.Now.Before(first) {
+			p.line(0, "No other job can take them before %s (%s from now).", end(first), ago(first.Sub(c.Now)))
+		} else {
+			p.line(0, "Other jobs may take them now too: a protection ended at %s.", end(first))
+		}
+	case c.Now.Before(first):
+		p.line(0, "No job can take its resources before %s (%s from now).", end(first), ago(first.Sub(c.Now)))
+	default:
+		p.line(0, "Some job may take its resources now: a protection ended at %s.", end(first))
 	}
-	if !protection.Protects() {
-		p.line(0, "Every min-runtime above is zero: the PodGroup's status shows no protection.")
+	if !protects {
+		p.line(0, "The PodGroup's status shows no protection (kubectl get pg shows no Preempt-Until or Reclaim-Until).")
 	} else if shown := cache.ShownProtection(group.Status.MinRuntime); shown != nil && shown.Equal(protection.Shown()) {
 		p.line(0, "The PodGroup's status (status.minRuntime, kubectl get pg) shows this protection.")
 	} else {

@@ -66,14 +66,16 @@ func TestRememberedPatchesAreNotShared(t *testing.T) {
 }
 
 // The status updater's min-runtime patches take the fast path, and it leaves the PodGroup
-// as a real merge would: a note and a queue shown before are removed, null clears all. A
-// patch naming only some fields is left to the real merge.
+// as a real merge would: a note, a queue and an end shown before are removed, null clears
+// all. A patch naming only some fields is left to the real merge.
 func TestMinRuntimePatchesApplyAsAMergeWould(t *testing.T) {
-	before := `{"status":{"minRuntime":{"start":"2026-01-01T00:00:00Z","startNote":"old note","protectedUntil":"2026-01-01T00:01:00Z",` +
+	before := `{"status":{"minRuntime":{"start":"2026-01-01T00:00:00Z","startNote":"old note","protectedUntil":"2026-01-01T00:01:00Z","reclaimUntil":"2026-01-01T00:01:00Z",` +
 		`"preempt":{"minRuntime":"1m0s","setBy":"team","until":"2026-01-01T00:01:00Z"},"reclaim":[{"fromOutside":"team","minRuntime":"1m0s","until":"2026-01-01T00:01:00Z"}]}}}`
 	patches := []string{
-		`{"status":{"minRuntime":{"start":"2026-01-01T01:00:00Z","startNote":null,"protectedUntil":"2026-01-01T01:02:00Z",` +
+		`{"status":{"minRuntime":{"start":"2026-01-01T01:00:00Z","startNote":null,"protectedUntil":"2026-01-01T01:02:00Z","reclaimUntil":null,` +
 			`"preempt":{"minRuntime":"2m0s","setBy":null,"until":"2026-01-01T01:02:00Z"},"reclaim":[]}}}`,
+		`{"status":{"minRuntime":{"start":"2026-01-01T01:00:00Z","startNote":null,"protectedUntil":"2026-01-01T01:30:00Z","reclaimUntil":"2026-01-01T01:30:00Z",` +
+			`"preempt":{"minRuntime":"0s","setBy":"team","until":null},"reclaim":[{"fromOutside":"team","minRuntime":"30m0s","until":"2026-01-01T01:30:00Z"}]}}}`,
 		`{"status":{"minRuntime":null}}`,
 	}
 	for _, patch := range patches {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	v1 "k8s.io/api/core/v1"
@@ -329,12 +330,19 @@ func namesEveryField(raw json.RawMessage) bool {
 	if string(raw) == "null" {
 		return true
 	}
-	if json.Unmarshal(raw, &fields) != nil || len(fields) != 5 {
+	if json.Unmarshal(raw, &fields) != nil || len(fields) != minRuntimeFields {
 		return false
 	}
 	var preempt map[string]json.RawMessage
-	return json.Unmarshal(fields["preempt"], &preempt) == nil && len(preempt) == 3
+	return json.Unmarshal(fields["preempt"], &preempt) == nil && len(preempt) == protectionFields
 }
+
+// minRuntimeFields and protectionFields are how many fields v2alpha2.MinRuntimeStatus and
+// v2alpha2.MinRuntimeProtection have, as a patch naming every field names them.
+var (
+	minRuntimeFields = reflect.TypeFor[v2alpha2.MinRuntimeStatus]().NumField()
+	protectionFields = reflect.TypeFor[v2alpha2.MinRuntimeProtection]().NumField()
+)
 
 // applyPodGroupPatch applies a merge patch that only sets annotations and/or replaces the
 // scheduling conditions or the min-runtime protection; it reports false, changing nothing,

@@ -65,8 +65,10 @@ type ProtectionEnd struct {
 	FromOutside string `json:"fromOutside,omitempty"`
 	MinRuntime  string `json:"minRuntime"`
 	// SetBy is the queue that set the min-runtime; empty for the scheduler's default.
-	SetBy string  `json:"setBy,omitempty"`
-	Until float64 `json:"until"`
+	SetBy string `json:"setBy,omitempty"`
+	// Until is when the protection ends; absent for a min-runtime of 0s, which protects
+	// nothing.
+	Until *float64 `json:"until,omitempty"`
 }
 
 // ProtectionOf converts a min-runtime status to seconds from origin; nil for nil.
@@ -75,7 +77,12 @@ func ProtectionOf(status *v2alpha2.MinRuntimeStatus, origin time.Time) *Protecti
 		return nil
 	}
 	end := func(from string, m v2alpha2.MinRuntimeProtection) ProtectionEnd {
-		return ProtectionEnd{FromOutside: from, MinRuntime: m.MinRuntime.Duration.String(), SetBy: m.SetBy, Until: m.Until.Sub(origin).Seconds()}
+		e := ProtectionEnd{FromOutside: from, MinRuntime: m.MinRuntime.Duration.String(), SetBy: m.SetBy}
+		if m.Until != nil {
+			until := m.Until.Sub(origin).Seconds()
+			e.Until = &until
+		}
+		return e
 	}
 	p := &Protection{Start: status.Start.Sub(origin).Seconds(), Preempt: end("", status.Preempt), Reclaim: []ProtectionEnd{}}
 	for _, r := range status.Reclaim {

@@ -38,8 +38,11 @@ func TestRunningJobsKeepTheirProtection(t *testing.T) {
 		t.Fatalf("eval waits for %q, want the reason to name %q: 55 minutes of its hour have run", eval.Waiting, want)
 	}
 	train := jobReport(t, first, "research/train")
-	if p := train.Protection; p == nil || p.Start != -3300 || len(p.Reclaim) != 1 || p.Reclaim[0].Until != 300 || p.Reclaim[0].SetBy != "research" {
+	if p := train.Protection; p == nil || p.Start != -3300 || len(p.Reclaim) != 1 || p.Reclaim[0].Until == nil || *p.Reclaim[0].Until != 300 || p.Reclaim[0].SetBy != "research" {
 		t.Fatalf("train's protection %+v: want its run from -3300 s protected from reclaim until 300 s by queue research", p)
+	}
+	if p := train.Protection; p.Preempt.Until != nil {
+		t.Fatalf("train's preempt min-runtime %s ends at %v: a min-runtime of 0s protects nothing and has no end", p.Preempt.MinRuntime, *p.Preempt.Until)
 	}
 	if train.Submitted != -3600 || train.FirstStart == nil || *train.FirstStart != -3300 {
 		t.Fatalf("train submitted at %v, started at %v: want -3600 and -3300 as its annotations say", train.Submitted, train.FirstStart)

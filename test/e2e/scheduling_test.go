@@ -59,12 +59,18 @@ var _ = Describe("Reclaim min-runtime", func() {
 	It("holds a reclaim back until the victim's protection ends, then reclaims", func() {
 		createNamespace("reclaim")
 		createQueue("owner", 4, nil)
+		// The usual setup: a reclaim min-runtime only; the preempt one is the default's 0s.
 		createQueue("borrower", 0, func(s *v2.QueueSpec) {
 			s.ReclaimMinRuntime = &metav1.Duration{Duration: 4 * time.Second}
-			s.PreemptMinRuntime = &metav1.Duration{Duration: 4 * time.Second}
 		})
-		createNode("reclaim-node", 4)
+		// A job within its queue's quota, on a node of its own, protected against
+		// preemption only.
+		createQueue("steady", 1, func(s *v2.QueueSpec) { s.PreemptMinRuntime = &metav1.Duration{Duration: time.Hour} })
+		createNode("reclaim-steady-node", 1)
 		DeferCleanup(startScheduler(schedulerOptions("")))
+		createJob("reclaim", "steady", "steady", "train", 1, 1, 1)
+		Eventually(runningPods("reclaim", "steady")).Should(Equal(1))
+		createNode("reclaim-node", 4)
 
 		createJob("reclaim", "borrowed", "borrower", "train", 4, 4, 1)
 		Eventually(runningPods("reclaim", "borrowed")).Should(Equal(4))
@@ -73,7 +79,8 @@ var _ = Describe("Reclaim min-runtime", func() {
 		protectedUntil := stamp.Add(4 * time.Second)
 
 		// The running job's status shows the start counted and what protects it until when,
-		// and kubectl get pg shows when the protection ends.
+		// and kubectl get pg shows when the protection against reclaim ends, and no end of
+		// a protection against preemption it does not have (not its start).
 		Eventually(minRuntimeStatus("reclaim", "borrowed")).ShouldNot(BeNil())
 		shown := minRuntimeStatus("reclaim", "borrowed")()
 		endShown := protectedUntil.Truncate(time.Second) // whole seconds, an end rounded up
@@ -81,14 +88,20 @@ var _ = Describe("Reclaim min-runtime", func() {
 			endShown = endShown.Add(time.Second)
 		}
 		Expect(shown.Start.Time).To(BeTemporally("==", stamp.Truncate(time.Second)))
-		Expect(shown.Preempt.MinRuntime.Duration).To(Equal(4 * time.Second))
-		Expect(shown.Preempt.SetBy).To(Equal("borrower"))
+		Expect(shown.Preempt.MinRuntime.Duration).To(BeZero())
+		Expect(shown.Preempt.SetBy).To(BeEmpty(), "the default's")
+		Expect(shown.Preempt.Until).To(BeNil(), "a min-runtime of 0s protects nothing and has no end")
 		Expect(shown.Reclaim).To(HaveLen(1))
 		Expect(shown.Reclaim[0].FromOutside).To(Equal("borrower"))
 		Expect(shown.Reclaim[0].SetBy).To(Equal("borrower"))
+		Expect(shown.Reclaim[0].Until).NotTo(BeNil())
 		Expect(shown.Reclaim[0].Until.Time).To(BeTemporally("==", endShown))
+		Expect(shown.ReclaimUntil).NotTo(BeNil())
+		Expect(shown.ReclaimUntil.Time).To(BeTemporally("==", endShown))
+		Expect(shown.ProtectedUntil).NotTo(BeNil())
 		Expect(shown.ProtectedUntil.Time).To(BeTemporally("==", endShown))
-		Expect(printedColumn("reclaim", "borrowed", "Protected-Until")).To(Equal(endShown.UTC().Format(time.RFC3339)))
+		Expect(printedColumn("reclaim", "borrowed", "Reclaim-Until")).To(Equal(endShown.UTC().Format(time.RFC3339)))
+		Expect(printedColumn("reclaim", "borrowed", "Preempt-Until")).To(BeEmpty(), "preemptMinRuntime 0s: no protection to show")
 
 		Eventually(protectedJobs("borrower", "reclaim")).Should(Equal(1.0), "the gauge counts the protected job")
 		refusals := testutil.ToFloat64(metrics.MinRuntimeRefusals.WithLabelValues("reclaim"))
@@ -118,6 +131,19 @@ var _ = Describe("Reclaim min-runtime", func() {
 		Eventually(func() []string { return eventReasons("reclaim", "owned") }).Should(ContainElement("MinRuntimeProtected"))
 		Expect(eventMessages("reclaim", "owned", "MinRuntimeProtected")).To(ContainElement(
 			ContainSubstring("reclaim/borrowed until %s (4s from queue borrower)", endShown.UTC().Format(time.RFC3339))))
+
+		// The job protected against preemption only shows its preempt end and no reclaim
+		// end; the owner's job, which no min-runtime protects, shows neither.
+		steady := minRuntimeStatus("reclaim", "steady")()
+		Expect(steady).NotTo(BeNil())
+		Expect(steady.Preempt.Until).NotTo(BeNil())
+		Expect(printedColumn("reclaim", "steady", "Preempt-Until")).To(Equal(steady.Preempt.Until.UTC().Format(time.RFC3339)))
+		Expect(steady.Preempt.Until.Time).To(BeTemporally("~", time.Now().Add(time.Hour), time.Minute))
+		Expect(printedColumn("reclaim", "steady", "Reclaim-Until")).To(BeEmpty(), "reclaimMinRuntime 0s: no protection to show")
+		Expect(runningPods("reclaim", "steady")()).To(Equal(1), "within its quota, it was never a victim")
+		Expect(minRuntimeStatus("reclaim", "owned")()).To(BeNil())
+		Expect(printedColumn("reclaim", "owned", "Preempt-Until")).To(BeEmpty())
+		Expect(printedColumn("reclaim", "owned", "Reclaim-Until")).To(BeEmpty())
 	})
 
 	It("keeps protecting across a scheduler restart, binding nothing twice", func() {
@@ -152,7 +178,8 @@ func minRuntimeStatus(namespace, name string) func() *v2alpha2.MinRuntimeStatus 
 }
 
 // printedColumn is a PodGroup's cell in the named column of kubectl get, as the API server
-// prints it (the Table kubectl asks for).
+// prints it (the Table kubectl asks for); empty where the object has no value (kubectl
+// prints <none>).
 func printedColumn(namespace, name, column string) string {
 	raw, err := clientset.Discovery().RESTClient().Get().
 		AbsPath("/apis", v2alpha2.SchemeGroupVersion.Group, v2alpha2.SchemeGroupVersion.Version, "namespaces", namespace, "podgroups", name).
@@ -163,7 +190,10 @@ func printedColumn(namespace, name, column string) string {
 	Expect(table.Rows).To(HaveLen(1))
 	for i, c := range table.ColumnDefinitions {
 		if c.Name == column {
-			return fmt.Sprint(table.Rows[0].Cells[i])
+			if cell := table.Rows[0].Cells[i]; cell != nil {
+				return fmt.Sprint(cell)
+			}
+			return ""
 		}
 	}
 	Fail(fmt.Sprintf("kubectl get podgroups has no column %q", column))

@@ -294,7 +294,7 @@ func (o *observer) podGroup(obj any) {
 	if s := pg.Status.MinRuntime; s != nil {
 		job.reclaimProtectedUntil = time.Time{}
 		for _, level := range s.Reclaim {
-			if level.Until.After(job.reclaimProtectedUntil) {
+			if level.Until != nil && level.Until.After(job.reclaimProtectedUntil) {
 				job.reclaimProtectedUntil = level.Until.Time
 			}
 		}

@@ -60,8 +60,47 @@ func (p Protection) Until(m MinRuntime) time.Time {
 // would say nothing, at the cost of a write per job.
 func (p Protection) Protects() bool { return p.Latest().After(p.Start) }
 
+// PreemptEnd is when the protection against preemption ends; false when its min-runtime is
+// 0s, which protects nothing and so has no end.
+func (p Protection) PreemptEnd() (time.Time, bool) {
+	return p.Until(p.Preempt), p.Preempt.Duration > 0
+}
+
+// ReclaimEnd is the first end among the reclaim levels that protect something (a min-runtime
+// above 0s): from then on some reclaimer min-runtime held back may take the job's resources.
+// False when no level protects. Levels of 0s are left out: the reclaimers they hold against
+// may take the job at any time, which no end can say.
+func (p Protection) ReclaimEnd() (time.Time, bool) {
+	var first time.Time
+	found := false
+	for _, r := range p.Reclaim {
+		if r.Duration <= 0 {
+			continue
+		}
+		if u := p.Until(r.MinRuntime); !found || u.Before(first) {
+			first, found = u, true
+		}
+	}
+	return first, found
+}
+
+// FirstEnd is the earlier of PreemptEnd and ReclaimEnd: the end of the first protection to
+// end among those that protect something. False when none does.
+func (p Protection) FirstEnd() (time.Time, bool) {
+	preempt, byPreempt := p.PreemptEnd()
+	reclaim, byReclaim := p.ReclaimEnd()
+	switch {
+	case !byPreempt:
+		return reclaim, byReclaim
+	case byReclaim && reclaim.Before(preempt):
+		return reclaim, true
+	default:
+		return preempt, true
+	}
+}
+
 // Earliest is the earliest time any job could take the job's resources: the first end of its
-// protections.
+// protections, a min-runtime of 0s ending at the start.
 func (p Protection) Earliest() time.Time { return p.extremeEnd(time.Time.Before) }
 
 // Latest is when the last of the job's protections ends: from then on every job that may

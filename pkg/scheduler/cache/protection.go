@@ -1,6 +1,8 @@
 package cache
 
 import (
+	"time"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
@@ -9,16 +11,26 @@ import (
 
 // ProtectionStatus is how a PodGroup's status shows a job's protection. The status keeps
 // whole seconds: the start is rounded down, and every end up, so that a job is never shown
-// unprotected while it still is.
+// unprotected while it still is. A min-runtime of 0s protects nothing and shows no end; a
+// protection that protects nothing at all shows no end anywhere (the scheduler writes no
+// status for it: see Protection.Protects).
 func ProtectionStatus(p api.Protection) *v2alpha2.MinRuntimeStatus {
-	until := func(m api.MinRuntime) metav1.Time { return metav1.NewTime(api.ShownEnd(p.Until(m))) }
+	shownEnd := func(t time.Time, ok bool) *metav1.Time {
+		if !ok {
+			return nil
+		}
+		end := metav1.NewTime(api.ShownEnd(t))
+		return &end
+	}
 	shown := func(m api.MinRuntime) v2alpha2.MinRuntimeProtection {
-		return v2alpha2.MinRuntimeProtection{MinRuntime: metav1.Duration{Duration: m.Duration}, SetBy: m.SetBy, Until: until(m)}
+		return v2alpha2.MinRuntimeProtection{MinRuntime: metav1.Duration{Duration: m.Duration}, SetBy: m.SetBy,
+			Until: shownEnd(p.Until(m), m.Duration > 0)}
 	}
 	s := &v2alpha2.MinRuntimeStatus{
 		Start:          metav1.NewTime(p.Start.Truncate(api.ShownPrecision)),
 		StartNote:      p.StartNote,
-		ProtectedUntil: metav1.NewTime(api.ShownEnd(p.Earliest())),
+		ProtectedUntil: shownEnd(p.FirstEnd()),
+		ReclaimUntil:   shownEnd(p.ReclaimEnd()),
 		Preempt:        shown(p.Preempt),
 		Reclaim:        make([]v2alpha2.ReclaimProtection, 0, len(p.Reclaim)),
 	}

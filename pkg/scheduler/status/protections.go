@@ -50,8 +50,8 @@ func sameProtection(a, b api.ProtectionChange) bool {
 
 // protectionStatus is the value of status.minRuntime in the merge patch that makes the
 // status show the change: nil (null, which removes it) for none. A merge patch keeps the
-// fields it does not name, so the optional fields left empty are named as null: a note or a
-// queue shown before must not linger.
+// fields it does not name, so the optional fields left empty are named as null: a note, a
+// queue or an end shown before must not linger (an end goes when its min-runtime becomes 0s).
 func protectionStatus(c api.ProtectionChange) *minRuntimePatch {
 	if c.None {
 		return nil
@@ -61,18 +61,21 @@ func protectionStatus(c api.ProtectionChange) *minRuntimePatch {
 		Start:          s.Start,
 		StartNote:      orNull(s.StartNote),
 		ProtectedUntil: s.ProtectedUntil,
+		ReclaimUntil:   s.ReclaimUntil,
 		Preempt:        protectionFieldsPatch{MinRuntime: s.Preempt.MinRuntime, SetBy: orNull(s.Preempt.SetBy), Until: s.Preempt.Until},
 		Reclaim:        s.Reclaim,
 	}
 }
 
-// minRuntimePatch is v2alpha2.MinRuntimeStatus with its optional fields as pointers, so
-// that an empty one is written as null (TestProtectionPatchNamesEveryField keeps the two
-// alike). A reclaim list is replaced whole by a merge patch, so its entries need no nulls.
+// minRuntimePatch is v2alpha2.MinRuntimeStatus with its optional fields as pointers without
+// omitempty, so that an empty one is written as null (TestProtectionPatchNamesEveryField
+// keeps the two alike). A reclaim list is replaced whole by a merge patch, so its entries
+// need no nulls.
 type minRuntimePatch struct {
 	Start          metav1.Time                  `json:"start"`
 	StartNote      *string                      `json:"startNote"`
-	ProtectedUntil metav1.Time                  `json:"protectedUntil"`
+	ProtectedUntil *metav1.Time                 `json:"protectedUntil"`
+	ReclaimUntil   *metav1.Time                 `json:"reclaimUntil"`
 	Preempt        protectionFieldsPatch        `json:"preempt"`
 	Reclaim        []v2alpha2.ReclaimProtection `json:"reclaim"`
 }
@@ -81,7 +84,7 @@ type minRuntimePatch struct {
 type protectionFieldsPatch struct {
 	MinRuntime metav1.Duration `json:"minRuntime"`
 	SetBy      *string         `json:"setBy"`
-	Until      metav1.Time     `json:"until"`
+	Until      *metav1.Time    `json:"until"`
 }
 
 // orNull is s, or nil (null in the patch) when s is empty.

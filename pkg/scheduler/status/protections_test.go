@@ -18,8 +18,8 @@ import (
 
 // A running job's status shows its protection in whole seconds, never shorter than it is;
 // the same protection is written once however many cycles report it before the informers
-// catch up; fields a later protection leaves empty are removed; and a job that stops being
-// protected stops showing it.
+// catch up; fields a later protection leaves empty are removed, an end among them when its
+// min-runtime becomes 0s; and a job that stops being protected stops showing it.
 func TestProtectionIsShownOnceAndCleared(t *testing.T) {
 	writes := 0
 	c, updater, clk := setup(t, interceptor.Funcs{
@@ -41,10 +41,11 @@ func TestProtectionIsShownOnceAndCleared(t *testing.T) {
 	updater.SetProtections([]api.ProtectionChange{{Job: "ns/job", Protection: p}})
 	updater.Flush(ctx)
 
-	at := func(d time.Duration) metav1.Time { return metav1.NewTime(start.Add(d)) }
+	at := func(d time.Duration) *metav1.Time { t := metav1.NewTime(start.Add(d)); return &t }
 	want := &v2alpha2.MinRuntimeStatus{
-		Start: at(time.Second), StartNote: p.StartNote,
+		Start: *at(time.Second), StartNote: p.StartNote,
 		ProtectedUntil: at(5*time.Minute + 2*time.Second), // 1.5 s past the start rounds up
+		ReclaimUntil:   at(5*time.Minute + 2*time.Second),
 		Preempt:        v2alpha2.MinRuntimeProtection{MinRuntime: metav1.Duration{Duration: 10 * time.Minute}, SetBy: "team", Until: at(10*time.Minute + 2*time.Second)},
 		Reclaim: []v2alpha2.ReclaimProtection{
 			{FromOutside: "dept", MinRuntimeProtection: v2alpha2.MinRuntimeProtection{MinRuntime: metav1.Duration{Duration: time.Hour}, Until: at(time.Hour + 2*time.Second)}},
@@ -96,12 +97,35 @@ func TestProtectionIsShownOnceAndCleared(t *testing.T) {
 		t.Fatalf("after a new run the status shows %+v, want the new start without note or queue", got)
 	}
 
+	// Its queue sets preemptMinRuntime 0s: the preempt end goes (a 0s protection has none),
+	// and the first end is the reclaim one.
+	unpreempted := later
+	unpreempted.Preempt = api.MinRuntime{SetBy: "team"}
+	updater.SetProtections([]api.ProtectionChange{{Job: "ns/job", Protection: unpreempted}})
+	updater.Flush(ctx)
+	got = read(t, c).Status.MinRuntime
+	reclaimEnd := at(time.Hour + 5*time.Minute)
+	if got == nil || got.Preempt.Until != nil || !got.ReclaimUntil.Equal(reclaimEnd) || !got.ProtectedUntil.Equal(reclaimEnd) {
+		t.Fatalf("with preemptMinRuntime 0s the status shows %+v, want no preempt end and both other ends at %s", got, reclaimEnd)
+	}
+	// Only the preempt min-runtime protects: the reclaim ends go, each level's and the first.
+	unreclaimed := later
+	unreclaimed.Reclaim = []api.ReclaimLevel{{Outside: "team", MinRuntime: api.MinRuntime{SetBy: "team"}}}
+	updater.SetProtections([]api.ProtectionChange{{Job: "ns/job", Protection: unreclaimed}})
+	updater.Flush(ctx)
+	got = read(t, c).Status.MinRuntime
+	preemptEnd := at(time.Hour + time.Minute)
+	if got == nil || got.ReclaimUntil != nil || len(got.Reclaim) != 1 || got.Reclaim[0].Until != nil ||
+		!got.Preempt.Until.Equal(preemptEnd) || !got.ProtectedUntil.Equal(preemptEnd) {
+		t.Fatalf("with reclaimMinRuntime 0s the status shows %+v, want no reclaim end and both other ends at %s", got, preemptEnd)
+	}
+
 	updater.SetProtections([]api.ProtectionChange{{Job: "ns/job", None: true}})
 	updater.Flush(ctx)
 	if got := read(t, c).Status.MinRuntime; got != nil {
 		t.Fatalf("a job no longer protected still shows %+v", got)
 	}
-	if writes != 4 {
-		t.Fatalf("%d writes, want 4 (shown, shown again, changed, cleared)", writes)
+	if writes != 6 {
+		t.Fatalf("%d writes, want 6 (shown, shown again, changed three times, cleared)", writes)
 	}
 }

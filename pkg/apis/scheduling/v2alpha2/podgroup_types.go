@@ -13,7 +13,8 @@ import (
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="Queue",type=string,JSONPath=`.spec.queue`,description="Queue the job is scheduled in"
 // +kubebuilder:printcolumn:name="MinMember",type=integer,JSONPath=`.spec.minMember`,description="Pods that must be placed together (gang size)"
-// +kubebuilder:printcolumn:name="Protected-Until",type=string,JSONPath=`.status.minRuntime.protectedUntil`,description="Earliest time any job could take this running job's resources (end of its first min-runtime protection)"
+// +kubebuilder:printcolumn:name="Preempt-Until",type=string,JSONPath=`.status.minRuntime.preempt.until`,description="Until when the running job is protected against higher-priority jobs of its queue; empty when its preemptMinRuntime is 0s"
+// +kubebuilder:printcolumn:name="Reclaim-Until",type=string,JSONPath=`.status.minRuntime.reclaimUntil`,description="Until when the running job is protected against jobs of other queues (the first of its reclaim protections to end); empty when no reclaimMinRuntime above 0s applies to it"
 // +kubebuilder:printcolumn:name="Priority-Class",type=string,JSONPath=`.spec.priorityClassName`,priority=1
 // +kubebuilder:printcolumn:name="Preemptibility",type=string,JSONPath=`.spec.preemptibility`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
@@ -147,6 +148,12 @@ type PodGroupStatus struct {
 
 // MinRuntimeStatus is the protection the scheduler gives a running job: the start it counts
 // from and when each protection ends. Times are whole seconds: starts rounded down, ends up.
+//
+// A min-runtime of 0s protects nothing, so it has no end: its until is absent (not the
+// start). Preemption and reclaim are told apart, as kubectl get pg shows them, because
+// they protect against different jobs (Preempt-Until: .preempt.until; Reclaim-Until:
+// .reclaimUntil, since a column cannot take the minimum of a list). A job that no
+// min-runtime protects has no status at all.
 type MinRuntimeStatus struct {
 	// Start is the start of the current run that min-runtime counts from.
 	Start metav1.Time `json:"start"`
@@ -154,9 +161,19 @@ type MinRuntimeStatus struct {
 	// written (it may shorten protection, never lengthen it); empty when it was.
 	// +optional
 	StartNote string `json:"startNote,omitempty"`
-	// ProtectedUntil is the earliest end of the protections below: from then on some job
-	// may take this job's resources.
-	ProtectedUntil metav1.Time `json:"protectedUntil"`
+	// ProtectedUntil is the earliest end of the protections below that protect something:
+	// from then on some job that min-runtime held back may take this job's resources. It is
+	// the earlier of preempt.until and reclaimUntil, kept for readers of earlier versions;
+	// absent when neither is set. Jobs against which a min-runtime of 0s applies may take
+	// the resources at any time.
+	// +optional
+	ProtectedUntil *metav1.Time `json:"protectedUntil,omitempty"`
+	// ReclaimUntil is the earliest end of the reclaim protections that protect something
+	// (a minRuntime above 0s): from then on some reclaimer held back by min-runtime may take
+	// this job's resources. Absent when no reclaim protection does; entries of 0s are not
+	// counted (the reclaimers they hold against may reclaim the job at any time).
+	// +optional
+	ReclaimUntil *metav1.Time `json:"reclaimUntil,omitempty"`
 	// Preempt is the protection against higher-priority jobs of the same queue.
 	Preempt MinRuntimeProtection `json:"preempt"`
 	// Reclaim is the protection against jobs of other queues, outermost first: each entry
@@ -173,8 +190,10 @@ type MinRuntimeProtection struct {
 	// (the minruntime plugin's argument) applies.
 	// +optional
 	SetBy string `json:"setBy,omitempty"`
-	// Until is when the protection ends.
-	Until metav1.Time `json:"until"`
+	// Until is when the protection ends; absent when MinRuntime is 0s, which protects
+	// nothing.
+	// +optional
+	Until *metav1.Time `json:"until,omitempty"`
 }
 
 // ReclaimProtection is the reclaim protection against reclaimers from outside a queue.

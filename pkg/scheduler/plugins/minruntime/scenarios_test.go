@@ -11,7 +11,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/metrics"
 	. "github.com/kai-minruntime/kai-scheduler/pkg/scheduler/scenario"
@@ -356,3 +359,40 @@ var _ = Describe("The protection a running job's status shows", func() {
 			"an evicted job no longer runs: its status stops showing a protection")
 	})
 })
+
+// The columns of kubectl get pg (Preempt-Until, Reclaim-Until) and protectedUntil, as the
+// status the scheduler computes for a running job shows them: each side only where its
+// min-runtime protects, never the start for a min-runtime of 0s, and nothing at all for a
+// job no min-runtime protects. The job started at 23:58 and team has a sibling, other,
+// from which a reclaimer could come.
+var _ = DescribeTable("What kubectl get pg shows of a running job's protection",
+	func(preempt, reclaim time.Duration, preemptUntil, reclaimUntil, protectedUntil string) {
+		h := New(withMinRuntime(``)).
+			Nodes(Node("n1").GPUs(2)).
+			Queues(Queue("team").GPUQuota(1).PreemptMinRuntime(preempt).ReclaimMinRuntime(reclaim), Queue("other").GPUQuota(1)).
+			Jobs(Job("train").Queue("team").Priority(10).GPUs(1).Running("n1").StartedAt(Epoch.Add(-2 * time.Minute)))
+		changes := h.RunCycle(ctx).ProtectionChanges
+		if protectedUntil == "" {
+			Expect(changes).To(BeEmpty(), "a job no min-runtime protects shows no status")
+			return
+		}
+		Expect(changes).To(HaveLen(1))
+		s := cache.ProtectionStatus(changes[0].Protection)
+		printed := func(t *metav1.Time) string {
+			if t == nil {
+				return ""
+			}
+			return t.UTC().Format(time.RFC3339)
+		}
+		Expect(printed(s.Preempt.Until)).To(Equal(preemptUntil), "Preempt-Until")
+		Expect(printed(s.ReclaimUntil)).To(Equal(reclaimUntil), "Reclaim-Until")
+		Expect(printed(s.ProtectedUntil)).To(Equal(protectedUntil), "protectedUntil")
+	},
+	Entry("reclaim only (the usual setup): no preempt end, not the start", time.Duration(0), 30*time.Minute,
+		"", "2026-01-01T00:28:00Z", "2026-01-01T00:28:00Z"),
+	Entry("preempt only: no reclaim end", 10*time.Minute, time.Duration(0),
+		"2026-01-01T00:08:00Z", "", "2026-01-01T00:08:00Z"),
+	Entry("both: each side its own end, protectedUntil the earlier", 10*time.Minute, 30*time.Minute,
+		"2026-01-01T00:08:00Z", "2026-01-01T00:28:00Z", "2026-01-01T00:08:00Z"),
+	Entry("neither: no status, so no end at all", time.Duration(0), time.Duration(0), "", "", ""),
+)

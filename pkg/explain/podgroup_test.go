@@ -1,0 +1,118 @@
+package explain_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/install"
+	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
+	"github.com/kai-minruntime/kai-scheduler/pkg/explain"
+)
+
+var now = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+
+const noDefaults = `actions: "allocate, reclaim, preempt"
+tiers:
+- plugins:
+  - name: priority
+  - name: proportion
+  - name: minruntime
+  - name: predicates
+`
+
+// explainTeamJob explains a job of queue team that started two minutes ago; team, with
+// the min-runtimes given (nil: unset), has a sibling from which reclaimers may come.
+func explainTeamJob(t *testing.T, preempt, reclaim *metav1.Duration) string {
+	t.Helper()
+	scheme, err := install.Scheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := now.Add(-2 * time.Minute)
+	group := &v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "train",
+		Annotations: map[string]string{scheduling.LastStartTimestampAnnotation: started.Format(time.RFC3339Nano)}},
+		Spec: v2alpha2.PodGroupSpec{MinMember: 1, Queue: "team"}}
+	gpu := v1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}
+	pod := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "train-0", Annotations: map[string]string{scheduling.PodGroupNameAnnotation: "train"}},
+		Spec: v1.PodSpec{SchedulerName: "kai-scheduler", NodeName: "n1", Containers: []v1.Container{{Name: "main",
+			Resources: v1.ResourceRequirements{Requests: gpu, Limits: gpu}}}},
+		Status: v1.PodStatus{Phase: v1.PodRunning, StartTime: &metav1.Time{Time: started}},
+	}
+	node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}, Status: v1.NodeStatus{Allocatable: v1.ResourceList{
+		v1.ResourceCPU: resource.MustParse("8"), v1.ResourceMemory: resource.MustParse("32Gi"), v1.ResourcePods: resource.MustParse("110"),
+		"nvidia.com/gpu": resource.MustParse("2")}}}
+	team := &v2.Queue{ObjectMeta: metav1.ObjectMeta{Name: "team"}, Spec: v2.QueueSpec{PreemptMinRuntime: preempt, ReclaimMinRuntime: reclaim}}
+	other := &v2.Queue{ObjectMeta: metav1.ObjectMeta{Name: "other"}}
+	reader := fake.NewClientBuilder().WithScheme(scheme).WithObjects(group, pod, node, team, other).Build()
+
+	ctx := context.Background()
+	c, err := explain.Load(ctx, reader, "kai-scheduler", []byte(noDefaults), clocktesting.NewFakePassiveClock(now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := c.PodGroup(ctx, &out, "ns/train"); err != nil {
+		t.Fatal(err)
+	}
+	return out.String()
+}
+
+// A min-runtime of 0s protects nothing: explain says who may take the job's resources at
+// any time, and when the others may, never that a protection ended when the job started.
+func TestExplainTellsAZeroMinRuntimeApart(t *testing.T) {
+	startedLine := "a protection ended at 2026-01-01T11:58:00Z"
+	for _, c := range []struct {
+		name             string
+		preempt, reclaim *metav1.Duration
+		want             []string
+	}{{
+		name: "reclaim only", reclaim: &metav1.Duration{Duration: 30 * time.Minute},
+		want: []string{
+			"0s from the default: not protected",
+			"30m0s from queue team: protected until 2026-01-01T12:28:00Z (28m0s from now)",
+			"A min-runtime of 0s lets higher-priority jobs of queue team take its resources at any time.",
+			"No other job can take them before 2026-01-01T12:28:00Z (28m0s from now).",
+		},
+	}, {
+		name: "preempt only", preempt: &metav1.Duration{Duration: 10 * time.Minute},
+		want: []string{
+			"A min-runtime of 0s lets jobs from outside team take its resources at any time.",
+			"No other job can take them before 2026-01-01T12:08:00Z (8m0s from now).",
+		},
+	}, {
+		name: "both", preempt: &metav1.Duration{Duration: 10 * time.Minute}, reclaim: &metav1.Duration{Duration: 30 * time.Minute},
+		want: []string{"No job can take its resources before 2026-01-01T12:08:00Z (8m0s from now)."},
+	}, {
+		name: "neither",
+		want: []string{
+			"Every min-runtime above is zero: any job that may evict it may do so at any time.",
+			"The PodGroup's status shows no protection (kubectl get pg shows no Preempt-Until or Reclaim-Until).",
+		},
+	}} {
+		t.Run(c.name, func(t *testing.T) {
+			out := explainTeamJob(t, c.preempt, c.reclaim)
+			for _, w := range c.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("output lacks %q", w)
+				}
+			}
+			if strings.Contains(out, startedLine) {
+				t.Errorf("output says a 0s protection ended at the start (%q)", startedLine)
+			}
+			if t.Failed() {
+				t.Logf("output:\n%s", out)
+			}
+		})
+	}
+}
