@@ -72,3 +72,32 @@ func TestTagsRelease(t *testing.T) {
 		}
 	}
 }
+
+// The README installs the release the chart's appVersion names, the changelog lists it, and
+// kubectl-kai installs at it: bumping the version without them fails here.
+func TestDocsNameTheChartsRelease(t *testing.T) {
+	version, err := ChartAppVersion(filepath.Join("..", "..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile(filepath.Join("..", "..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"ghcr.io/kai-minruntime/kai-scheduler:" + version,
+		"oci://ghcr.io/kai-minruntime/charts/kai-scheduler --version " + version,
+		"cmd/kubectl-kai@v" + version,
+	} {
+		if !strings.Contains(string(readme), want) {
+			t.Errorf("README.md does not name %q", want)
+		}
+	}
+	changelog, err := os.ReadFile(filepath.Join("..", "..", "..", "CHANGELOG.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(changelog), "## ["+version+"] - ") {
+		t.Errorf("CHANGELOG.md has no section for %s", version)
+	}
+}
