@@ -6,6 +6,8 @@ import (
 	"bytes"
 	"debug/elf"
 	"io"
+	"log"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,9 +16,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
 	"github.com/kai-minruntime/kai-scheduler/hack/internal/release"
@@ -127,6 +132,29 @@ func TestImageIsWhatTheChartRuns(t *testing.T) {
 		want, _ := imageOf(t, idx, arch).ConfigName()
 		if got, err := archived.ConfigName(); err != nil || got != want {
 			t.Errorf("linux/%s docker archive: config %s (%v), want %s", arch, got, err, want)
+		}
+	}
+
+	// A registry takes the layout's index as crane push sends it, and serves each platform
+	// its own image.
+	server := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	defer server.Close()
+	pushed, err := name.ParseReference(strings.TrimPrefix(server.URL, "http://") + "/kai-scheduler:" + appVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.WriteIndex(pushed, idx); err != nil {
+		t.Fatalf("pushing the index: %v", err)
+	}
+	for _, arch := range []string{"amd64", "arm64"} {
+		img, err := remote.Image(pushed, remote.WithPlatform(v1.Platform{OS: "linux", Architecture: arch}))
+		if err != nil {
+			t.Fatalf("pulling linux/%s: %v", arch, err)
+		}
+		got, _ := img.Digest()
+		want, _ := imageOf(t, idx, arch).Digest()
+		if got != want {
+			t.Errorf("the registry serves linux/%s as %s, built %s", arch, got, want)
 		}
 	}
 
