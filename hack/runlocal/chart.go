@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -16,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kai-minruntime/kai-scheduler/test/helm"
@@ -57,7 +53,7 @@ func renderChartConfig() (chartConfig, error) {
 	if err != nil {
 		return chartConfig{}, fmt.Errorf("rendering the chart's scheduler configuration: %w\n%s", err, out)
 	}
-	objects, err := decodeAll(out)
+	objects, err := helm.Decode(out)
 	if err != nil {
 		return chartConfig{}, fmt.Errorf("rendering the chart's scheduler configuration: %w", err)
 	}
@@ -132,21 +128,4 @@ func (c chartConfig) install(ctx context.Context, cluster client.Client) error {
 		return fmt.Errorf("creating the scheduler's ConfigMap %s: %w", c.Ref(), err)
 	}
 	return nil
-}
-
-// decodeAll reads every object of a multi-document YAML stream.
-func decodeAll(yaml string) ([]*unstructured.Unstructured, error) {
-	decoder := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader([]byte(yaml)), 4096)
-	var objects []*unstructured.Unstructured
-	for {
-		obj := &unstructured.Unstructured{}
-		if err := decoder.Decode(&obj.Object); errors.Is(err, io.EOF) {
-			return objects, nil
-		} else if err != nil {
-			return nil, err
-		}
-		if len(obj.Object) > 0 {
-			objects = append(objects, obj)
-		}
-	}
 }

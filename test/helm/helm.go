@@ -50,7 +50,12 @@ func Template(args ...string) ([]*unstructured.Unstructured, error) {
 	if err != nil {
 		return nil, fmt.Errorf("helm template: %w\n%s", err, out)
 	}
-	decoder := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader([]byte(out)), 4096)
+	return Decode(out)
+}
+
+// Decode reads every object of rendered manifests (a multi-document YAML stream).
+func Decode(manifests string) ([]*unstructured.Unstructured, error) {
+	decoder := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader([]byte(manifests)), 4096)
 	var objects []*unstructured.Unstructured
 	for {
 		obj := &unstructured.Unstructured{}
