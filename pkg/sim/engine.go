@@ -20,6 +20,7 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/memcluster"
 )
 
 // Options of a simulation.
@@ -62,7 +63,7 @@ type engine struct {
 	sc        *Scenario
 	opts      Options
 	clock     *clocktesting.FakeClock
-	cluster   *memCluster
+	cluster   *memcluster.Cluster
 	instances []*instance // one scheduler per node pool, in pool name order
 	jobs      []*jobState
 	jobByName map[types.NamespacedName]*jobState
@@ -137,8 +138,7 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Result, error) {
 
 func newEngine(sc *Scenario, opts Options, pools []string, configs map[string]poolConfig) *engine {
 	clk := clocktesting.NewFakeClock(Start)
-	cluster := newMemCluster(clk)
-	cluster.nodes, cluster.queues, cluster.classes = sc.Nodes, sc.Queues, sc.Classes
+	cluster := memcluster.New(clk, sc.Nodes, sc.Queues, sc.Classes)
 	e := &engine{
 		sc: sc, opts: opts, clock: clk, cluster: cluster,
 		jobByName: map[types.NamespacedName]*jobState{}, result: &Result{}, lastSample: map[string]int64{},
@@ -149,20 +149,20 @@ func newEngine(sc *Scenario, opts Options, pools []string, configs map[string]po
 	}
 	// The stores exist: they learn of the cluster as informers would on their first list.
 	for _, n := range sc.Nodes {
-		cluster.changed(n)
+		cluster.Changed(n)
 	}
 	for _, q := range sc.Queues {
-		cluster.changed(q)
+		cluster.Changed(q)
 	}
 	for _, pc := range sc.Classes {
-		cluster.changed(pc)
+		cluster.Changed(pc)
 	}
 	for _, template := range sc.Fixed {
 		pod := template.DeepCopy()
 		pod.UID = types.UID(pod.Namespace + "/" + pod.Name)
 		pod.CreationTimestamp = metav1.NewTime(Start)
 		pod.Status = v1.PodStatus{Phase: v1.PodRunning, StartTime: &pod.CreationTimestamp}
-		cluster.putPod(pod)
+		cluster.PutPod(pod)
 	}
 	for _, job := range sc.Jobs {
 		js := &jobState{spec: job, queue: job.Group.Spec.Queue, pool: poolOf(opts.NodePoolLabelKey, job.Group.Labels)}
@@ -172,8 +172,8 @@ func newEngine(sc *Scenario, opts Options, pools []string, configs map[string]po
 		e.jobs = append(e.jobs, js)
 		e.jobByName[types.NamespacedName{Namespace: job.Group.Namespace, Name: job.Group.Name}] = js
 	}
-	cluster.onBind = e.onBind
-	cluster.onDelete = e.onDelete
+	cluster.OnBind = e.onBind
+	cluster.OnDelete = e.onDelete
 	return e
 }
 
@@ -251,7 +251,7 @@ func (e *engine) submit(now time.Time) {
 			started = Start.Add(-js.spec.RunningFor)
 			group.Annotations[scheduling.LastStartTimestampAnnotation] = cache.FormatStartTime(started)
 		}
-		e.cluster.putGroup(group)
+		e.cluster.PutGroup(group)
 		for _, template := range js.spec.Pods {
 			pod := e.newPod(js, template, group.CreationTimestamp.Time)
 			if js.spec.Running && template.Spec.NodeName != "" {
@@ -259,7 +259,7 @@ func (e *engine) submit(now time.Time) {
 				pod.CreationTimestamp = metav1.NewTime(started)
 				pod.Status.Phase, pod.Status.StartTime = v1.PodRunning, &pod.CreationTimestamp
 			}
-			e.cluster.putPod(pod)
+			e.cluster.PutPod(pod)
 		}
 		e.refreshPods(js)
 		if js.spec.Running {
@@ -287,7 +287,7 @@ func (e *engine) resume(js *jobState, started time.Time) {
 
 // createPod recreates, pending, a pod whose termination is over, as a job controller would.
 func (e *engine) createPod(js *jobState, template *v1.Pod, now time.Time) {
-	e.cluster.putPod(e.newPod(js, template, now))
+	e.cluster.PutPod(e.newPod(js, template, now))
 	e.refreshPods(js)
 }
 
@@ -308,7 +308,7 @@ func (e *engine) newPod(js *jobState, template *v1.Pod, created time.Time) *v1.P
 func (e *engine) refreshPods(js *jobState) {
 	js.pods, js.podGPUs = js.pods[:0], js.podGPUs[:0]
 	for i, template := range js.spec.Pods {
-		if pod := e.cluster.pods[types.NamespacedName{Namespace: template.Namespace, Name: template.Name}]; pod != nil {
+		if pod := e.cluster.Pod(types.NamespacedName{Namespace: template.Namespace, Name: template.Name}); pod != nil {
 			js.pods, js.podGPUs = append(js.pods, pod), append(js.podGPUs, js.templateGPUs[i])
 		}
 	}
@@ -334,7 +334,7 @@ func (e *engine) terminate(now time.Time) {
 			}
 		}
 		for _, pod := range gone {
-			e.cluster.removePod(pod)
+			e.cluster.RemovePod(pod)
 			for _, template := range js.spec.Pods {
 				if template.Name == pod.Name {
 					e.createPod(js, template, now)
@@ -360,7 +360,7 @@ func (e *engine) runPods(now time.Time) {
 				// it does not by itself call for another cycle.
 				started := metav1.NewTime(now)
 				pod.Status.Phase, pod.Status.StartTime = v1.PodRunning, &started
-				e.cluster.changed(pod)
+				e.cluster.Changed(pod)
 			}
 		}
 	}

@@ -106,11 +106,11 @@ func (e *engine) complete(js *jobState, now time.Time) {
 	js.wastedGPUSeconds += float64(js.gpus) * js.spec.Startup.Seconds()
 	js.running, js.completed = false, &now
 	for _, pod := range js.pods {
-		e.cluster.removePod(pod)
+		e.cluster.RemovePod(pod)
 	}
 	js.pods, js.podGPUs = nil, nil
 	e.completions = true
-	e.cluster.removeGroup(e.cluster.groups[js.groupKey()])
+	e.cluster.RemoveGroup(e.cluster.Group(js.groupKey()))
 	e.changed = true
 	e.event(now, EventComplete, js)
 }

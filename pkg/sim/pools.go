@@ -122,7 +122,7 @@ func loadPoolConfigs(pools []string, opts Options) (configs map[string]poolConfi
 // newInstance starts the scheduler of one pool over the simulated cluster.
 func (e *engine) newInstance(pool scheduling.NodePool, config poolConfig) *instance {
 	store := cache.NewStore(SchedulerName, pool)
-	e.cluster.stores = append(e.cluster.stores, store)
+	e.cluster.AddStore(store)
 	overlay := cache.NewOverlay(e.clock.Now)
 	updater := status.NewUpdater(e.cluster, nil, e.clock)
 	report := &PoolReport{Pool: pool.Name, Settings: config.policy.PluginSettings(), ConfigWarnings: []string{}}

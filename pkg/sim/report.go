@@ -41,7 +41,7 @@ func (e *engine) report() *Result {
 			jr.Completed = &c
 			q.Completed++
 		} else if js.submitted {
-			group := e.cluster.groups[js.groupKey()]
+			group := e.cluster.Group(js.groupKey())
 			jr.Waiting = waitingReasons(group)
 			if group != nil && js.running {
 				jr.Protection = ProtectionOf(group.Status.MinRuntime, Start)
