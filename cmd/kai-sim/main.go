@@ -21,6 +21,7 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/report"
 	"github.com/kai-minruntime/kai-scheduler/pkg/version"
 )
 
@@ -239,14 +240,14 @@ func runFile(stdout io.Writer, path string, arrivalsFiles []string, additions si
 	}
 	if compare.config != nil || compare.scenario != "" {
 		second := path
-		var variants []sim.Variant
+		var variants []report.Variant
 		var heading string
 		if compare.config != nil {
-			variants = []sim.Variant{{Name: current.name, Config: current.config}, {Name: compare.config.name, Config: compare.config.config}}
+			variants = []report.Variant{{Name: current.name, Config: current.config}, {Name: compare.config.name, Config: compare.config.config}}
 			heading = fmt.Sprintf("%s under %s and %s.", path, current.name, compare.config.name)
 		} else {
 			second = compare.scenario
-			variants = []sim.Variant{{Name: path, Config: current.config}, {Name: second, Config: current.config}}
+			variants = []report.Variant{{Name: path, Config: current.config}, {Name: second, Config: current.config}}
 			heading = fmt.Sprintf("%s and %s under %s.", path, second, current.name)
 		}
 		// The second run reads its own scenario, even from the same file (see CompareScenarios).
@@ -266,15 +267,15 @@ func runFile(stdout io.Writer, path string, arrivalsFiles []string, additions si
 		return err
 	}
 	if plot != "" {
-		if err := writePlot(plot, []sim.Variant{{Name: path, Config: opts.Config, Result: result}}); err != nil {
+		if err := writePlot(plot, []report.Variant{{Name: path, Config: opts.Config, Result: result}}); err != nil {
 			return err
 		}
 	}
 	if output == "json" {
-		return sim.WriteJSON(stdout, result)
+		return report.WriteJSON(stdout, result)
 	}
 	fmt.Fprint(stdout, intro)
-	return sim.WriteText(stdout, result)
+	return report.WriteText(stdout, result)
 }
 
 func runBuiltin(stdout io.Writer, configGiven bool, until time.Duration, output, plot string) error {
@@ -294,7 +295,7 @@ func runBuiltin(stdout io.Writer, configGiven bool, until time.Duration, output,
 
 // writeVariants writes the runs of a comparison: the side-by-side table after a heading, or
 // {"variants": [{"name", "result"}]} as JSON; and the plot of all runs on one time axis.
-func writeVariants(stdout io.Writer, variants []sim.Variant, output, plot, heading string) error {
+func writeVariants(stdout io.Writer, variants []report.Variant, output, plot, heading string) error {
 	if plot != "" {
 		if err := writePlot(plot, variants); err != nil {
 			return err
@@ -302,8 +303,8 @@ func writeVariants(stdout io.Writer, variants []sim.Variant, output, plot, headi
 	}
 	if output == "json" {
 		type named struct {
-			Name   string      `json:"name"`
-			Result *sim.Result `json:"result"`
+			Name   string         `json:"name"`
+			Result *report.Result `json:"result"`
 		}
 		out := struct {
 			Variants []named `json:"variants"`
@@ -316,15 +317,15 @@ func writeVariants(stdout io.Writer, variants []sim.Variant, output, plot, headi
 		return enc.Encode(out)
 	}
 	fmt.Fprintf(stdout, "%s\n\n", heading)
-	return sim.WriteComparison(stdout, variants)
+	return report.WriteComparison(stdout, variants)
 }
 
-func writePlot(path string, variants []sim.Variant) error {
+func writePlot(path string, variants []report.Variant) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return fileError("--plot", err)
 	}
-	if err := sim.WritePlot(f, variants); err != nil {
+	if err := report.WritePlot(f, variants); err != nil {
 		_ = f.Close()
 		return err
 	}

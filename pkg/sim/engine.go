@@ -21,6 +21,7 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/memcluster"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/report"
 )
 
 // Options of a simulation.
@@ -73,7 +74,7 @@ type engine struct {
 	unsubmitted int
 	live        []*jobState
 	completions bool
-	result      *Result
+	result      *report.Result
 	// changed tells that something changed that this tick's cycle has not seen (its own
 	// binds and evictions, completions after it), so the next cycle may decide more.
 	changed    bool
@@ -81,7 +82,7 @@ type engine struct {
 }
 
 // Run simulates the scenario with the real scheduler.
-func Run(ctx context.Context, sc *Scenario, opts Options) (*Result, error) {
+func Run(ctx context.Context, sc *Scenario, opts Options) (*report.Result, error) {
 	if opts.Period <= 0 {
 		opts.Period = time.Second
 	}
@@ -131,7 +132,7 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Result, error) {
 		}
 		e.clock.SetTime(next)
 	}
-	result := e.report()
+	result := e.summarize()
 	result.ConfigWarnings = append([]string{}, configWarnings...)
 	return result, nil
 }
@@ -141,7 +142,7 @@ func newEngine(sc *Scenario, opts Options, pools []string, configs map[string]po
 	cluster := memcluster.New(clk, sc.Nodes, sc.Queues, sc.Classes)
 	e := &engine{
 		sc: sc, opts: opts, clock: clk, cluster: cluster,
-		jobByName: map[types.NamespacedName]*jobState{}, result: &Result{}, lastSample: map[string]int64{},
+		jobByName: map[types.NamespacedName]*jobState{}, result: &report.Result{}, lastSample: map[string]int64{},
 	}
 	for _, name := range pools {
 		pool := scheduling.NodePool{LabelKey: opts.NodePoolLabelKey, Name: name}
@@ -219,12 +220,12 @@ func (e *engine) seconds(t time.Time) float64 { return t.Sub(Start).Seconds() }
 
 // event records what happened to a whole job (Start, Complete).
 func (e *engine) event(t time.Time, typ string, job *jobState) {
-	e.result.Events = append(e.result.Events, Event{Time: e.seconds(t), Type: typ, PodGroup: job.name(), Queue: job.queue, Pool: job.pool})
+	e.result.Events = append(e.result.Events, report.Event{Time: e.seconds(t), Type: typ, PodGroup: job.name(), Queue: job.queue, Pool: job.pool})
 }
 
 // podEvent records a Bind or Evict of one pod.
 func (e *engine) podEvent(typ string, job *jobState, pod *v1.Pod, action, preemptor, node, reason string) {
-	e.result.Events = append(e.result.Events, Event{
+	e.result.Events = append(e.result.Events, report.Event{
 		Time: e.seconds(e.clock.Now()), Type: typ, PodGroup: job.name(), Queue: job.queue, Pool: job.pool, Pod: pod.Name,
 		Action: action, Preemptor: preemptor, Node: node, Reason: reason,
 	})
@@ -373,7 +374,7 @@ func (e *engine) jobOf(pod *v1.Pod) *jobState {
 func (e *engine) onBind(pod *v1.Pod, node string) {
 	e.changed = true
 	if js := e.jobOf(pod); js != nil {
-		e.podEvent(EventBind, js, pod, "allocate", "", node, "")
+		e.podEvent(report.EventBind, js, pod, "allocate", "", node, "")
 	}
 }
 
@@ -395,7 +396,7 @@ func (e *engine) onDelete(pod *v1.Pod) {
 			action, preemptor, _ = framework.ParseEvictionMessage(c.Message)
 		}
 	}
-	e.podEvent(EventEvict, js, pod, string(action), string(preemptor), pod.Spec.NodeName, reason)
+	e.podEvent(report.EventEvict, js, pod, string(action), string(preemptor), pod.Spec.NodeName, reason)
 }
 
 // nextTime is when the next cycle runs: one period on after a tick that changed something;
@@ -453,7 +454,7 @@ func (e *engine) sample(now time.Time) {
 		same = same && e.lastSample[q] == n
 	}
 	if !same || len(e.result.Series) == 0 {
-		e.result.Series = append(e.result.Series, Sample{Time: e.seconds(now), GPUs: gpus})
+		e.result.Series = append(e.result.Series, report.Sample{Time: e.seconds(now), GPUs: gpus})
 		e.lastSample = gpus
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/report"
 )
 
 // inputHead is a scenario of one job whose one pod's spec follows.
@@ -71,7 +72,7 @@ func TestScenarioWithoutJobsGivesEmptyArrays(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := sim.WriteJSON(&out, result); err != nil {
+	if err := report.WriteJSON(&out, result); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{`"events": []`, `"jobs": []`, `"queues": []`, `"warnings": []`} {
@@ -160,7 +161,7 @@ status: {allocatable: {cpu: "8", memory: 64Gi, nvidia.com/gpu: "4"}}
 		t.Errorf("the healthy job must run and complete: waiting %q, %d completed", waiting["default/fine"], r.Totals.Completed)
 	}
 	var text bytes.Buffer
-	if err := sim.WriteText(&text, r); err != nil {
+	if err := report.WriteText(&text, r); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"Problems reported by the scheduler", `Queue orphan: InvalidQueue: parent queue "gone" does not exist`,

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/report"
 )
 
 // jobState is a job's life in the simulation. A job makes progress while at least MinMember
@@ -75,7 +76,7 @@ func (e *engine) progress(now time.Time) {
 			if js.firstStart == nil {
 				js.firstStart = &now
 			}
-			e.event(now, EventStart, js)
+			e.event(now, report.EventStart, js)
 		case js.running && running < js.spec.Group.Spec.MinMember:
 			e.endRun(js, now)
 		case js.running:
@@ -112,7 +113,7 @@ func (e *engine) complete(js *jobState, now time.Time) {
 	e.completions = true
 	e.cluster.RemoveGroup(e.cluster.Group(js.groupKey()))
 	e.changed = true
-	e.event(now, EventComplete, js)
+	e.event(now, report.EventComplete, js)
 }
 
 func podGPUs(pod *v1.Pod) int64 {

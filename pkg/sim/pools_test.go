@@ -8,11 +8,12 @@ import (
 	"testing"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/report"
 )
 
 const poolLabel = "kai.scheduler/node-pool"
 
-func runPools(t *testing.T, scenario []byte, opts sim.Options) (*sim.Result, error) {
+func runPools(t *testing.T, scenario []byte, opts sim.Options) (*report.Result, error) {
 	t.Helper()
 	sc, err := sim.Parse(scenario)
 	if err != nil {
@@ -42,7 +43,7 @@ func TestEachPoolRunsItsOwnScheduler(t *testing.T) {
 		if e.Pool == "" || !strings.HasPrefix(e.PodGroup, "default/"+e.Pool+"-") {
 			t.Errorf("event %+v does not carry its job's pool", e)
 		}
-		if e.Type == sim.EventBind && !strings.HasPrefix(e.Node, e.Pool+"-") {
+		if e.Type == report.EventBind && !strings.HasPrefix(e.Node, e.Pool+"-") {
 			t.Errorf("%s of pool %s was bound to %s, another pool's node", e.PodGroup, e.Pool, e.Node)
 		}
 	}
@@ -50,7 +51,7 @@ func TestEachPoolRunsItsOwnScheduler(t *testing.T) {
 		t.Fatalf("pools %+v, want a100 and h100, one scheduler each", r.Pools)
 	}
 	for _, want := range []struct {
-		pool    sim.PoolReport
+		pool    report.PoolReport
 		reclaim string
 	}{{r.Pools[0], "defaultReclaimMinRuntime=1h0m0s"}, {r.Pools[1], "defaultReclaimMinRuntime=0s"}} {
 		p := want.pool

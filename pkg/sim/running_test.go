@@ -6,9 +6,10 @@ import (
 	"testing"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/report"
 )
 
-func jobReport(t *testing.T, r *sim.Result, name string) sim.JobReport {
+func jobReport(t *testing.T, r *report.Result, name string) report.JobReport {
 	t.Helper()
 	for _, j := range r.Jobs {
 		if j.PodGroup == name {
@@ -16,7 +17,7 @@ func jobReport(t *testing.T, r *sim.Result, name string) sim.JobReport {
 		}
 	}
 	t.Fatalf("no job %s in %+v", name, r.Jobs)
-	return sim.JobReport{}
+	return report.JobReport{}
 }
 
 // A job running when the simulation starts keeps the protection it has on its cluster,

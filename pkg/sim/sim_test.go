@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/report"
 )
 
 func example(t testing.TB, name string) []byte {
@@ -20,7 +21,7 @@ func example(t testing.TB, name string) []byte {
 	return data
 }
 
-func simulate(t testing.TB, scenario []byte, config string) *sim.Result {
+func simulate(t testing.TB, scenario []byte, config string) *report.Result {
 	t.Helper()
 	sc, err := sim.Parse(scenario)
 	if err != nil {
@@ -38,10 +39,10 @@ func simulate(t testing.TB, scenario []byte, config string) *sim.Result {
 }
 
 // evictionTimes maps each evicted job to the times it was evicted.
-func evictionTimes(r *sim.Result) map[string][]float64 {
+func evictionTimes(r *report.Result) map[string][]float64 {
 	times := map[string][]float64{}
 	for _, e := range r.Events {
-		if e.Type == sim.EventEvict {
+		if e.Type == report.EventEvict {
 			times[e.PodGroup] = append(times[e.PodGroup], e.Time)
 		}
 	}
@@ -86,10 +87,10 @@ tiers:
 func TestJSONIsByteIdentical(t *testing.T) {
 	for _, name := range []string{"preempt-tree.yaml", "reclaim-lca-tree.yaml"} {
 		var first, second bytes.Buffer
-		if err := sim.WriteJSON(&first, simulate(t, example(t, name), "")); err != nil {
+		if err := report.WriteJSON(&first, simulate(t, example(t, name), "")); err != nil {
 			t.Fatal(err)
 		}
-		if err := sim.WriteJSON(&second, simulate(t, example(t, name), "")); err != nil {
+		if err := report.WriteJSON(&second, simulate(t, example(t, name), "")); err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(first.Bytes(), second.Bytes()) {
@@ -117,7 +118,7 @@ func TestBuiltinComparison(t *testing.T) {
 	if with.Completed <= without.Completed {
 		t.Errorf("min-runtime should let research finish: completed %d without, %d with", without.Completed, with.Completed)
 	}
-	wait := func(totals sim.Totals) float64 {
+	wait := func(totals report.Totals) float64 {
 		for _, q := range totals.Queues {
 			if q.Queue == "prod" {
 				return q.MeanWaitSeconds
@@ -153,9 +154,9 @@ func TestParseErrorsNameDocumentAndField(t *testing.T) {
 }
 
 // startTime returns when a job first started, or -1.
-func startTime(r *sim.Result, job string) float64 {
+func startTime(r *report.Result, job string) float64 {
 	for _, e := range r.Events {
-		if e.Type == sim.EventStart && e.PodGroup == job {
+		if e.Type == report.EventStart && e.PodGroup == job {
 			return e.Time
 		}
 	}
@@ -205,9 +206,9 @@ func TestReclaimDoesNotDependOnQueueNames(t *testing.T) {
 // once: the second starts only when the first completes.
 func TestPlacementRulesInTheSimulator(t *testing.T) {
 	r := simulate(t, example(t, "placement.yaml"), "")
-	starts := map[string]sim.Event{}
+	starts := map[string]report.Event{}
 	for _, e := range r.Events {
-		if e.Type == sim.EventBind {
+		if e.Type == report.EventBind {
 			starts[e.PodGroup] = e
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/report"
 )
 
 // Scenario is one generated cluster, kept as a model so that the oracle judges the run
@@ -587,7 +588,7 @@ func (s *Scenario) ConfigYAML() string {
 }
 
 // Simulate parses the rendered text, as kai-sim would, and runs it up to the horizon.
-func (s *Scenario) Simulate(ctx context.Context) (*sim.Result, error) {
+func (s *Scenario) Simulate(ctx context.Context) (*report.Result, error) {
 	sc, err := sim.Parse([]byte(s.ScenarioYAML()))
 	if err != nil {
 		return nil, fmt.Errorf("seed %d: generated scenario does not parse: %w", s.Seed, err)
