@@ -21,6 +21,7 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/report"
 	"github.com/kai-minruntime/kai-scheduler/pkg/version"
 )
@@ -89,9 +90,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if len(poolFiles) > 0 && *poolKey == "" {
 		mistakes = append(mistakes, "--pool-conf: needs --nodepool-label-key, which is empty")
 	}
-	additions := sim.Additions{Until: *until}
+	additions := input.Additions{Until: *until}
 	if *repeatPending != "" {
-		rate, err := sim.ParseRate(*repeatPending)
+		rate, err := input.ParseRate(*repeatPending)
 		additions.Repeat = rate
 		if err != nil {
 			mistakes = append(mistakes, "--repeat-pending: "+err.Error())
@@ -213,21 +214,21 @@ type comparison struct {
 
 // runFile runs a scenario file, with the jobs of its arrivals files and repeats added, under
 // the current configuration, and compares it as asked.
-func runFile(stdout io.Writer, path string, arrivalsFiles []string, additions sim.Additions, opts sim.Options,
+func runFile(stdout io.Writer, path string, arrivalsFiles []string, additions input.Additions, opts sim.Options,
 	current variant, compare comparison, output, plot string) error {
 	for _, name := range arrivalsFiles {
 		data, err := readFile("arrivals file", name)
 		if err != nil {
 			return err
 		}
-		additions.Arrivals = append(additions.Arrivals, sim.File{Name: name, Data: data})
+		additions.Arrivals = append(additions.Arrivals, input.File{Name: name, Data: data})
 	}
-	load := func(path string) (*sim.Scenario, string, error) {
+	load := func(path string) (*input.Scenario, string, error) {
 		data, err := readFile("scenario", path)
 		if err != nil {
 			return nil, "", err
 		}
-		return sim.Load(sim.File{Name: path, Data: data}, additions)
+		return input.Load(input.File{Name: path, Data: data}, additions)
 	}
 	sc, description, err := load(path)
 	if err != nil {
@@ -255,7 +256,7 @@ func runFile(stdout io.Writer, path string, arrivalsFiles []string, additions si
 		if err != nil {
 			return err
 		}
-		variants, err = sim.CompareScenarios(context.Background(), []*sim.Scenario{sc, other}, opts, variants)
+		variants, err = sim.CompareScenarios(context.Background(), []*input.Scenario{sc, other}, opts, variants)
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
@@ -285,7 +286,7 @@ func runBuiltin(stdout io.Writer, configGiven bool, until time.Duration, output,
 	if until == 0 {
 		until = sim.BuiltinUntil
 	}
-	variants, err := sim.Compare(context.Background(), sim.BuiltinScenario(), sim.Options{Until: until}, sim.BuiltinVariants())
+	variants, err := sim.Compare(context.Background(), input.BuiltinScenario(), sim.Options{Until: until}, sim.BuiltinVariants())
 	if err != nil {
 		return err
 	}

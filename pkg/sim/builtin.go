@@ -2,20 +2,14 @@ package sim
 
 import (
 	"context"
-	_ "embed"
 	"fmt"
 	"time"
 
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/report"
 )
 
-//go:embed builtin/borrowing.yaml
-var builtinScenario []byte
-
-// BuiltinScenario is the scenario kai-sim runs without arguments.
-func BuiltinScenario() []byte { return append([]byte(nil), builtinScenario...) }
-
-// BuiltinUntil is how long the built-in scenario runs.
+// BuiltinUntil is how long the built-in comparison runs input.BuiltinScenario.
 const BuiltinUntil = 10 * time.Hour
 
 // BuiltinMinRuntime is the reclaim min-runtime the built-in comparison turns on: startup
@@ -25,9 +19,9 @@ const BuiltinMinRuntime = 45 * time.Minute
 // Compare runs a scenario once per configuration: with opts, each variant's Config in place
 // of opts.Config.
 func Compare(ctx context.Context, scenario []byte, opts Options, variants []report.Variant) ([]report.Variant, error) {
-	scenarios := make([]*Scenario, len(variants))
+	scenarios := make([]*input.Scenario, len(variants))
 	for i := range variants {
-		sc, err := Parse(scenario)
+		sc, err := input.Parse(scenario)
 		if err != nil {
 			return nil, err
 		}
@@ -38,7 +32,7 @@ func Compare(ctx context.Context, scenario []byte, opts Options, variants []repo
 
 // CompareScenarios runs scenarios[i] under variants[i]'s Config. Each run needs a scenario
 // of its own, even when they are read from one file: a run changes the objects it is given.
-func CompareScenarios(ctx context.Context, scenarios []*Scenario, opts Options, variants []report.Variant) ([]report.Variant, error) {
+func CompareScenarios(ctx context.Context, scenarios []*input.Scenario, opts Options, variants []report.Variant) ([]report.Variant, error) {
 	if len(scenarios) != len(variants) {
 		return nil, fmt.Errorf("%d scenarios for %d variants", len(scenarios), len(variants))
 	}

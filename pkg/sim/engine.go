@@ -20,6 +20,7 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/memcluster"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/report"
 )
@@ -61,7 +62,7 @@ const maxHorizon = 365 * 24 * time.Hour
 
 // engine holds one simulation's state.
 type engine struct {
-	sc        *Scenario
+	sc        *input.Scenario
 	opts      Options
 	clock     *clocktesting.FakeClock
 	cluster   *memcluster.Cluster
@@ -82,7 +83,7 @@ type engine struct {
 }
 
 // Run simulates the scenario with the real scheduler.
-func Run(ctx context.Context, sc *Scenario, opts Options) (*report.Result, error) {
+func Run(ctx context.Context, sc *input.Scenario, opts Options) (*report.Result, error) {
 	if opts.Period <= 0 {
 		opts.Period = time.Second
 	}
@@ -137,7 +138,7 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*report.Result, error
 	return result, nil
 }
 
-func newEngine(sc *Scenario, opts Options, pools []string, configs map[string]poolConfig) *engine {
+func newEngine(sc *input.Scenario, opts Options, pools []string, configs map[string]poolConfig) *engine {
 	clk := clocktesting.NewFakeClock(Start)
 	cluster := memcluster.New(clk, sc.Nodes, sc.Queues, sc.Classes)
 	e := &engine{
@@ -178,10 +179,6 @@ func newEngine(sc *Scenario, opts Options, pools []string, configs map[string]po
 	return e
 }
 
-// SchedulerName is the scheduler kai-sim runs: a pod naming no scheduler is its, and a pod
-// naming another is foreign (it only holds resources on its node).
-const SchedulerName = "kai-scheduler"
-
 // verifySnapshot compares, for every pool's scheduler, the snapshot assembled from its store
 // with one built from lists.
 func (e *engine) verifySnapshot(ctx context.Context) error {
@@ -190,7 +187,7 @@ func (e *engine) verifySnapshot(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		listed := &cache.Builder{Reader: e.cluster, SchedulerName: SchedulerName, Pool: in.pool, Overlay: in.loop.Builder.Overlay}
+		listed := &cache.Builder{Reader: e.cluster, SchedulerName: input.SchedulerName, Pool: in.pool, Overlay: in.loop.Builder.Overlay}
 		fromLists, listProblems, err := listed.Snapshot(ctx)
 		if err != nil {
 			return err

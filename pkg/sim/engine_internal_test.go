@@ -5,12 +5,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
 )
 
 // TestVerifySnapshotsCatchesAChangeTheStoreWasNotToldOf: the self-check the property suite
 // runs on every cycle must fail when a write bypasses the store, or it proves nothing.
 func TestVerifySnapshotsCatchesAChangeTheStoreWasNotToldOf(t *testing.T) {
-	sc, err := Parse(BuiltinScenario())
+	sc, err := input.Parse(input.BuiltinScenario())
 	if err != nil {
 		t.Fatal(err)
 	}

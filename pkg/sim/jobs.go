@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/report"
 )
 
@@ -15,7 +16,7 @@ import (
 // When it falls below MinMember (an eviction), work since the last checkpoint is lost, and
 // the job starts over from what was saved once it runs again.
 type jobState struct {
-	spec       *Job
+	spec       *input.Job
 	queue      string
 	pool       string // the node pool of its PodGroup, by the scenario's label key
 	submitted  bool
@@ -43,7 +44,7 @@ func (js *jobState) groupKey() types.NamespacedName {
 }
 
 func (js *jobState) name() string {
-	return js.spec.key()
+	return js.spec.Key()
 }
 
 // useful is the useful work of the current run at t.

@@ -14,6 +14,7 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/kube"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/status"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/report"
 )
 
@@ -41,7 +42,7 @@ type poolConfig struct {
 // Queues and PodGroups, and the unnamed pool ("") when some of them have no value (or when
 // nothing is labelled at all). A pool only named by its jobs still gets a scheduler, which
 // tells them why it cannot place them, as a real one would.
-func poolsOf(sc *Scenario, labelKey string) []string {
+func poolsOf(sc *input.Scenario, labelKey string) []string {
 	seen := map[string]bool{}
 	note := func(labels map[string]string) { seen[poolOf(labelKey, labels)] = true }
 	for _, n := range sc.Nodes {
@@ -122,7 +123,7 @@ func loadPoolConfigs(pools []string, opts Options) (configs map[string]poolConfi
 
 // newInstance starts the scheduler of one pool over the simulated cluster.
 func (e *engine) newInstance(pool scheduling.NodePool, config poolConfig) *instance {
-	store := cache.NewStore(SchedulerName, pool)
+	store := cache.NewStore(input.SchedulerName, pool)
 	e.cluster.AddStore(store)
 	overlay := cache.NewOverlay(e.clock.Now)
 	updater := status.NewUpdater(e.cluster, nil, e.clock)

@@ -22,6 +22,7 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/kubectlkai"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/report"
 )
 
@@ -137,7 +138,7 @@ type simulatedCycle struct {
 }
 
 func firstCycle(scenario, poolKey string) simulatedCycle {
-	sc, err := sim.Parse([]byte(scenario))
+	sc, err := input.Parse([]byte(scenario))
 	Expect(err).NotTo(HaveOccurred(), scenario)
 	result, err := sim.Run(context.Background(), sc, sim.Options{Config: []byte(snapshotConfig), Until: time.Second / 2, NodePoolLabelKey: poolKey})
 	Expect(err).NotTo(HaveOccurred())

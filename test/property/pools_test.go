@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/report"
 )
 
@@ -28,7 +29,7 @@ func TestNodePoolsScheduleAsIfAlone(t *testing.T) {
 			b.Period = a.Period // one simulated cluster, one cycle period
 			until := max(a.Horizon, b.Horizon)
 			run := func(scenario string, opts sim.Options) *report.Result {
-				sc, err := sim.Parse([]byte(scenario))
+				sc, err := input.Parse([]byte(scenario))
 				if err != nil {
 					t.Fatalf("generated scenario does not parse: %v", err)
 				}

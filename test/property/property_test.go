@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/report"
 )
 
@@ -199,7 +200,7 @@ func TestSkippedCyclesDecideNothing(t *testing.T) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			s := Generate(seed)
 			run := func(everyPeriod bool) *report.Result {
-				sc, err := sim.Parse([]byte(s.ScenarioYAML()))
+				sc, err := input.Parse([]byte(s.ScenarioYAML()))
 				if err != nil {
 					t.Fatal(err)
 				}
