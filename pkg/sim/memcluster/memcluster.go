@@ -60,8 +60,9 @@ func New(clk clock.PassiveClock, nodes []*v1.Node, queues []*v2.Queue, classes [
 
 var _ client.Client = &Cluster{}
 
-// AddStore makes store a scheduler's view of the cluster: from now on it is told of every
-// change, as its informers would be. It learns of what is already there by Changed.
+// AddStore makes store a scheduler's view of the cluster: from then on it is told of every
+// change, as its informers would be. Of what is already there it learns when the caller
+// passes each object to Changed, as an informer's first list tells of it.
 func (c *Cluster) AddStore(store *cache.Store) {
 	c.stores = append(c.stores, store)
 }

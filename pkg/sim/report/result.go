@@ -179,7 +179,8 @@ type Problem struct {
 	Message string  `json:"message"`
 }
 
-// Variant is one configuration of a comparison and its result.
+// Variant is one configuration of a comparison and its result: sim.Compare fills Result,
+// WriteComparison and WritePlot show the variants side by side.
 type Variant struct {
 	Name   string
 	Config []byte
