@@ -21,6 +21,8 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/report"
 	"github.com/kai-minruntime/kai-scheduler/pkg/version"
 )
 
@@ -88,9 +90,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if len(poolFiles) > 0 && *poolKey == "" {
 		mistakes = append(mistakes, "--pool-conf: needs --nodepool-label-key, which is empty")
 	}
-	additions := sim.Additions{Until: *until}
+	additions := input.Additions{Until: *until}
 	if *repeatPending != "" {
-		rate, err := sim.ParseRate(*repeatPending)
+		rate, err := input.ParseRate(*repeatPending)
 		additions.Repeat = rate
 		if err != nil {
 			mistakes = append(mistakes, "--repeat-pending: "+err.Error())
@@ -212,21 +214,21 @@ type comparison struct {
 
 // runFile runs a scenario file, with the jobs of its arrivals files and repeats added, under
 // the current configuration, and compares it as asked.
-func runFile(stdout io.Writer, path string, arrivalsFiles []string, additions sim.Additions, opts sim.Options,
+func runFile(stdout io.Writer, path string, arrivalsFiles []string, additions input.Additions, opts sim.Options,
 	current variant, compare comparison, output, plot string) error {
 	for _, name := range arrivalsFiles {
 		data, err := readFile("arrivals file", name)
 		if err != nil {
 			return err
 		}
-		additions.Arrivals = append(additions.Arrivals, sim.File{Name: name, Data: data})
+		additions.Arrivals = append(additions.Arrivals, input.File{Name: name, Data: data})
 	}
-	load := func(path string) (*sim.Scenario, string, error) {
+	load := func(path string) (*input.Scenario, string, error) {
 		data, err := readFile("scenario", path)
 		if err != nil {
 			return nil, "", err
 		}
-		return sim.Load(sim.File{Name: path, Data: data}, additions)
+		return input.Load(input.File{Name: path, Data: data}, additions)
 	}
 	sc, description, err := load(path)
 	if err != nil {
@@ -239,14 +241,14 @@ func runFile(stdout io.Writer, path string, arrivalsFiles []string, additions si
 	}
 	if compare.config != nil || compare.scenario != "" {
 		second := path
-		var variants []sim.Variant
+		var variants []report.Variant
 		var heading string
 		if compare.config != nil {
-			variants = []sim.Variant{{Name: current.name, Config: current.config}, {Name: compare.config.name, Config: compare.config.config}}
+			variants = []report.Variant{{Name: current.name, Config: current.config}, {Name: compare.config.name, Config: compare.config.config}}
 			heading = fmt.Sprintf("%s under %s and %s.", path, current.name, compare.config.name)
 		} else {
 			second = compare.scenario
-			variants = []sim.Variant{{Name: path, Config: current.config}, {Name: second, Config: current.config}}
+			variants = []report.Variant{{Name: path, Config: current.config}, {Name: second, Config: current.config}}
 			heading = fmt.Sprintf("%s and %s under %s.", path, second, current.name)
 		}
 		// The second run reads its own scenario, even from the same file (see CompareScenarios).
@@ -254,7 +256,7 @@ func runFile(stdout io.Writer, path string, arrivalsFiles []string, additions si
 		if err != nil {
 			return err
 		}
-		variants, err = sim.CompareScenarios(context.Background(), []*sim.Scenario{sc, other}, opts, variants)
+		variants, err = sim.CompareScenarios(context.Background(), []*input.Scenario{sc, other}, opts, variants)
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
@@ -266,15 +268,15 @@ func runFile(stdout io.Writer, path string, arrivalsFiles []string, additions si
 		return err
 	}
 	if plot != "" {
-		if err := writePlot(plot, []sim.Variant{{Name: path, Config: opts.Config, Result: result}}); err != nil {
+		if err := writePlot(plot, []report.Variant{{Name: path, Config: opts.Config, Result: result}}); err != nil {
 			return err
 		}
 	}
 	if output == "json" {
-		return sim.WriteJSON(stdout, result)
+		return report.WriteJSON(stdout, result)
 	}
 	fmt.Fprint(stdout, intro)
-	return sim.WriteText(stdout, result)
+	return report.WriteText(stdout, result)
 }
 
 func runBuiltin(stdout io.Writer, configGiven bool, until time.Duration, output, plot string) error {
@@ -284,7 +286,7 @@ func runBuiltin(stdout io.Writer, configGiven bool, until time.Duration, output,
 	if until == 0 {
 		until = sim.BuiltinUntil
 	}
-	variants, err := sim.Compare(context.Background(), sim.BuiltinScenario(), sim.Options{Until: until}, sim.BuiltinVariants())
+	variants, err := sim.Compare(context.Background(), input.BuiltinScenario(), sim.Options{Until: until}, sim.BuiltinVariants())
 	if err != nil {
 		return err
 	}
@@ -294,7 +296,7 @@ func runBuiltin(stdout io.Writer, configGiven bool, until time.Duration, output,
 
 // writeVariants writes the runs of a comparison: the side-by-side table after a heading, or
 // {"variants": [{"name", "result"}]} as JSON; and the plot of all runs on one time axis.
-func writeVariants(stdout io.Writer, variants []sim.Variant, output, plot, heading string) error {
+func writeVariants(stdout io.Writer, variants []report.Variant, output, plot, heading string) error {
 	if plot != "" {
 		if err := writePlot(plot, variants); err != nil {
 			return err
@@ -302,8 +304,8 @@ func writeVariants(stdout io.Writer, variants []sim.Variant, output, plot, headi
 	}
 	if output == "json" {
 		type named struct {
-			Name   string      `json:"name"`
-			Result *sim.Result `json:"result"`
+			Name   string         `json:"name"`
+			Result *report.Result `json:"result"`
 		}
 		out := struct {
 			Variants []named `json:"variants"`
@@ -316,15 +318,15 @@ func writeVariants(stdout io.Writer, variants []sim.Variant, output, plot, headi
 		return enc.Encode(out)
 	}
 	fmt.Fprintf(stdout, "%s\n\n", heading)
-	return sim.WriteComparison(stdout, variants)
+	return report.WriteComparison(stdout, variants)
 }
 
-func writePlot(path string, variants []sim.Variant) error {
+func writePlot(path string, variants []report.Variant) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return fileError("--plot", err)
 	}
-	if err := sim.WritePlot(f, variants); err != nil {
+	if err := report.WritePlot(f, variants); err != nil {
 		_ = f.Close()
 		return err
 	}

@@ -27,7 +27,7 @@ import (
 	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/kubectlkai"
-	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
 	"github.com/kai-minruntime/kai-scheduler/pkg/version"
 )
 
@@ -328,7 +328,7 @@ func TestSnapshotCommand(t *testing.T) {
 	expectLines(t, out, "# kai-sim scenario: a snapshot of context lab at 2026-01-01T12:00:00Z, by kubectl kai snapshot.",
 		"# 1 nodes, 7 queues, 3 jobs (2 running, 1 pending), 0 pods that only hold their nodes.",
 		"# ns/run2: running for 2m0s on n1; duration assumed: 2h0m0s more (--assume-runtime)")
-	if _, err := sim.Parse([]byte(out)); err != nil {
+	if _, err := input.Parse([]byte(out)); err != nil {
 		t.Fatalf("kai-sim cannot read the snapshot: %v\n%s", err, out)
 	}
 }

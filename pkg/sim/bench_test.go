@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
 )
 
 // dayTrace is a synthetic day: 100 nodes of 8 GPUs, four team queues with quotas, and 2000
@@ -61,7 +62,7 @@ func BenchmarkDayOf2000Jobs(b *testing.B) {
 	b.ReportAllocs()
 	for range b.N {
 		b.StopTimer()
-		sc, err := sim.Parse(trace)
+		sc, err := input.Parse(trace)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -2,37 +2,26 @@ package sim
 
 import (
 	"context"
-	_ "embed"
 	"fmt"
 	"time"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/report"
 )
 
-//go:embed builtin/borrowing.yaml
-var builtinScenario []byte
-
-// BuiltinScenario is the scenario kai-sim runs without arguments.
-func BuiltinScenario() []byte { return append([]byte(nil), builtinScenario...) }
-
-// BuiltinUntil is how long the built-in scenario runs.
+// BuiltinUntil is how long the built-in comparison runs input.BuiltinScenario.
 const BuiltinUntil = 10 * time.Hour
 
 // BuiltinMinRuntime is the reclaim min-runtime the built-in comparison turns on: startup
 // plus one checkpoint of the training jobs, with a little margin.
 const BuiltinMinRuntime = 45 * time.Minute
 
-// Variant is one configuration of a comparison and its result.
-type Variant struct {
-	Name   string
-	Config []byte
-	Result *Result
-}
-
 // Compare runs a scenario once per configuration: with opts, each variant's Config in place
 // of opts.Config.
-func Compare(ctx context.Context, scenario []byte, opts Options, variants []Variant) ([]Variant, error) {
-	scenarios := make([]*Scenario, len(variants))
+func Compare(ctx context.Context, scenario []byte, opts Options, variants []report.Variant) ([]report.Variant, error) {
+	scenarios := make([]*input.Scenario, len(variants))
 	for i := range variants {
-		sc, err := Parse(scenario)
+		sc, err := input.Parse(scenario)
 		if err != nil {
 			return nil, err
 		}
@@ -43,7 +32,7 @@ func Compare(ctx context.Context, scenario []byte, opts Options, variants []Vari
 
 // CompareScenarios runs scenarios[i] under variants[i]'s Config. Each run needs a scenario
 // of its own, even when they are read from one file: a run changes the objects it is given.
-func CompareScenarios(ctx context.Context, scenarios []*Scenario, opts Options, variants []Variant) ([]Variant, error) {
+func CompareScenarios(ctx context.Context, scenarios []*input.Scenario, opts Options, variants []report.Variant) ([]report.Variant, error) {
 	if len(scenarios) != len(variants) {
 		return nil, fmt.Errorf("%d scenarios for %d variants", len(scenarios), len(variants))
 	}
@@ -60,7 +49,7 @@ func CompareScenarios(ctx context.Context, scenarios []*Scenario, opts Options, 
 }
 
 // BuiltinVariants are the two configurations of the built-in comparison.
-func BuiltinVariants() []Variant {
+func BuiltinVariants() []report.Variant {
 	with := `actions: "allocate, reclaim, preempt"
 tiers:
 - plugins:
@@ -71,7 +60,7 @@ tiers:
   - name: predicates
   - name: nodeplacement
 `
-	return []Variant{
+	return []report.Variant{
 		{Name: "without min-runtime"},
 		{Name: "reclaimMinRuntime " + BuiltinMinRuntime.String(), Config: []byte(with)},
 	}

@@ -20,6 +20,9 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/memcluster"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/report"
 )
 
 // Options of a simulation.
@@ -59,10 +62,10 @@ const maxHorizon = 365 * 24 * time.Hour
 
 // engine holds one simulation's state.
 type engine struct {
-	sc        *Scenario
+	sc        *input.Scenario
 	opts      Options
 	clock     *clocktesting.FakeClock
-	cluster   *memCluster
+	cluster   *memcluster.Cluster
 	instances []*instance // one scheduler per node pool, in pool name order
 	jobs      []*jobState
 	jobByName map[types.NamespacedName]*jobState
@@ -72,7 +75,7 @@ type engine struct {
 	unsubmitted int
 	live        []*jobState
 	completions bool
-	result      *Result
+	result      *report.Result
 	// changed tells that something changed that this tick's cycle has not seen (its own
 	// binds and evictions, completions after it), so the next cycle may decide more.
 	changed    bool
@@ -80,7 +83,7 @@ type engine struct {
 }
 
 // Run simulates the scenario with the real scheduler.
-func Run(ctx context.Context, sc *Scenario, opts Options) (*Result, error) {
+func Run(ctx context.Context, sc *input.Scenario, opts Options) (*report.Result, error) {
 	if opts.Period <= 0 {
 		opts.Period = time.Second
 	}
@@ -130,18 +133,17 @@ func Run(ctx context.Context, sc *Scenario, opts Options) (*Result, error) {
 		}
 		e.clock.SetTime(next)
 	}
-	result := e.report()
+	result := e.summarize()
 	result.ConfigWarnings = append([]string{}, configWarnings...)
 	return result, nil
 }
 
-func newEngine(sc *Scenario, opts Options, pools []string, configs map[string]poolConfig) *engine {
+func newEngine(sc *input.Scenario, opts Options, pools []string, configs map[string]poolConfig) *engine {
 	clk := clocktesting.NewFakeClock(Start)
-	cluster := newMemCluster(clk)
-	cluster.nodes, cluster.queues, cluster.classes = sc.Nodes, sc.Queues, sc.Classes
+	cluster := memcluster.New(clk, sc.Nodes, sc.Queues, sc.Classes)
 	e := &engine{
 		sc: sc, opts: opts, clock: clk, cluster: cluster,
-		jobByName: map[types.NamespacedName]*jobState{}, result: &Result{}, lastSample: map[string]int64{},
+		jobByName: map[types.NamespacedName]*jobState{}, result: &report.Result{}, lastSample: map[string]int64{},
 	}
 	for _, name := range pools {
 		pool := scheduling.NodePool{LabelKey: opts.NodePoolLabelKey, Name: name}
@@ -149,20 +151,20 @@ func newEngine(sc *Scenario, opts Options, pools []string, configs map[string]po
 	}
 	// The stores exist: they learn of the cluster as informers would on their first list.
 	for _, n := range sc.Nodes {
-		cluster.changed(n)
+		cluster.Changed(n)
 	}
 	for _, q := range sc.Queues {
-		cluster.changed(q)
+		cluster.Changed(q)
 	}
 	for _, pc := range sc.Classes {
-		cluster.changed(pc)
+		cluster.Changed(pc)
 	}
 	for _, template := range sc.Fixed {
 		pod := template.DeepCopy()
 		pod.UID = types.UID(pod.Namespace + "/" + pod.Name)
 		pod.CreationTimestamp = metav1.NewTime(Start)
 		pod.Status = v1.PodStatus{Phase: v1.PodRunning, StartTime: &pod.CreationTimestamp}
-		cluster.putPod(pod)
+		cluster.PutPod(pod)
 	}
 	for _, job := range sc.Jobs {
 		js := &jobState{spec: job, queue: job.Group.Spec.Queue, pool: poolOf(opts.NodePoolLabelKey, job.Group.Labels)}
@@ -172,14 +174,10 @@ func newEngine(sc *Scenario, opts Options, pools []string, configs map[string]po
 		e.jobs = append(e.jobs, js)
 		e.jobByName[types.NamespacedName{Namespace: job.Group.Namespace, Name: job.Group.Name}] = js
 	}
-	cluster.onBind = e.onBind
-	cluster.onDelete = e.onDelete
+	cluster.OnBind = e.onBind
+	cluster.OnDelete = e.onDelete
 	return e
 }
-
-// SchedulerName is the scheduler kai-sim runs: a pod naming no scheduler is its, and a pod
-// naming another is foreign (it only holds resources on its node).
-const SchedulerName = "kai-scheduler"
 
 // verifySnapshot compares, for every pool's scheduler, the snapshot assembled from its store
 // with one built from lists.
@@ -189,7 +187,7 @@ func (e *engine) verifySnapshot(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		listed := &cache.Builder{Reader: e.cluster, SchedulerName: SchedulerName, Pool: in.pool, Overlay: in.loop.Builder.Overlay}
+		listed := &cache.Builder{Reader: e.cluster, SchedulerName: input.SchedulerName, Pool: in.pool, Overlay: in.loop.Builder.Overlay}
 		fromLists, listProblems, err := listed.Snapshot(ctx)
 		if err != nil {
 			return err
@@ -219,12 +217,12 @@ func (e *engine) seconds(t time.Time) float64 { return t.Sub(Start).Seconds() }
 
 // event records what happened to a whole job (Start, Complete).
 func (e *engine) event(t time.Time, typ string, job *jobState) {
-	e.result.Events = append(e.result.Events, Event{Time: e.seconds(t), Type: typ, PodGroup: job.name(), Queue: job.queue, Pool: job.pool})
+	e.result.Events = append(e.result.Events, report.Event{Time: e.seconds(t), Type: typ, PodGroup: job.name(), Queue: job.queue, Pool: job.pool})
 }
 
 // podEvent records a Bind or Evict of one pod.
 func (e *engine) podEvent(typ string, job *jobState, pod *v1.Pod, action, preemptor, node, reason string) {
-	e.result.Events = append(e.result.Events, Event{
+	e.result.Events = append(e.result.Events, report.Event{
 		Time: e.seconds(e.clock.Now()), Type: typ, PodGroup: job.name(), Queue: job.queue, Pool: job.pool, Pod: pod.Name,
 		Action: action, Preemptor: preemptor, Node: node, Reason: reason,
 	})
@@ -251,7 +249,7 @@ func (e *engine) submit(now time.Time) {
 			started = Start.Add(-js.spec.RunningFor)
 			group.Annotations[scheduling.LastStartTimestampAnnotation] = cache.FormatStartTime(started)
 		}
-		e.cluster.putGroup(group)
+		e.cluster.PutGroup(group)
 		for _, template := range js.spec.Pods {
 			pod := e.newPod(js, template, group.CreationTimestamp.Time)
 			if js.spec.Running && template.Spec.NodeName != "" {
@@ -259,7 +257,7 @@ func (e *engine) submit(now time.Time) {
 				pod.CreationTimestamp = metav1.NewTime(started)
 				pod.Status.Phase, pod.Status.StartTime = v1.PodRunning, &pod.CreationTimestamp
 			}
-			e.cluster.putPod(pod)
+			e.cluster.PutPod(pod)
 		}
 		e.refreshPods(js)
 		if js.spec.Running {
@@ -287,7 +285,7 @@ func (e *engine) resume(js *jobState, started time.Time) {
 
 // createPod recreates, pending, a pod whose termination is over, as a job controller would.
 func (e *engine) createPod(js *jobState, template *v1.Pod, now time.Time) {
-	e.cluster.putPod(e.newPod(js, template, now))
+	e.cluster.PutPod(e.newPod(js, template, now))
 	e.refreshPods(js)
 }
 
@@ -308,7 +306,7 @@ func (e *engine) newPod(js *jobState, template *v1.Pod, created time.Time) *v1.P
 func (e *engine) refreshPods(js *jobState) {
 	js.pods, js.podGPUs = js.pods[:0], js.podGPUs[:0]
 	for i, template := range js.spec.Pods {
-		if pod := e.cluster.pods[types.NamespacedName{Namespace: template.Namespace, Name: template.Name}]; pod != nil {
+		if pod := e.cluster.Pod(types.NamespacedName{Namespace: template.Namespace, Name: template.Name}); pod != nil {
 			js.pods, js.podGPUs = append(js.pods, pod), append(js.podGPUs, js.templateGPUs[i])
 		}
 	}
@@ -334,7 +332,7 @@ func (e *engine) terminate(now time.Time) {
 			}
 		}
 		for _, pod := range gone {
-			e.cluster.removePod(pod)
+			e.cluster.RemovePod(pod)
 			for _, template := range js.spec.Pods {
 				if template.Name == pod.Name {
 					e.createPod(js, template, now)
@@ -360,7 +358,7 @@ func (e *engine) runPods(now time.Time) {
 				// it does not by itself call for another cycle.
 				started := metav1.NewTime(now)
 				pod.Status.Phase, pod.Status.StartTime = v1.PodRunning, &started
-				e.cluster.changed(pod)
+				e.cluster.Changed(pod)
 			}
 		}
 	}
@@ -373,7 +371,7 @@ func (e *engine) jobOf(pod *v1.Pod) *jobState {
 func (e *engine) onBind(pod *v1.Pod, node string) {
 	e.changed = true
 	if js := e.jobOf(pod); js != nil {
-		e.podEvent(EventBind, js, pod, "allocate", "", node, "")
+		e.podEvent(report.EventBind, js, pod, "allocate", "", node, "")
 	}
 }
 
@@ -395,7 +393,7 @@ func (e *engine) onDelete(pod *v1.Pod) {
 			action, preemptor, _ = framework.ParseEvictionMessage(c.Message)
 		}
 	}
-	e.podEvent(EventEvict, js, pod, string(action), string(preemptor), pod.Spec.NodeName, reason)
+	e.podEvent(report.EventEvict, js, pod, string(action), string(preemptor), pod.Spec.NodeName, reason)
 }
 
 // nextTime is when the next cycle runs: one period on after a tick that changed something;
@@ -453,7 +451,7 @@ func (e *engine) sample(now time.Time) {
 		same = same && e.lastSample[q] == n
 	}
 	if !same || len(e.result.Series) == 0 {
-		e.result.Series = append(e.result.Series, Sample{Time: e.seconds(now), GPUs: gpus})
+		e.result.Series = append(e.result.Series, report.Sample{Time: e.seconds(now), GPUs: gpus})
 		e.lastSample = gpus
 	}
 }

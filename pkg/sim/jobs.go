@@ -7,6 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/report"
 )
 
 // jobState is a job's life in the simulation. A job makes progress while at least MinMember
@@ -14,7 +16,7 @@ import (
 // When it falls below MinMember (an eviction), work since the last checkpoint is lost, and
 // the job starts over from what was saved once it runs again.
 type jobState struct {
-	spec       *Job
+	spec       *input.Job
 	queue      string
 	pool       string // the node pool of its PodGroup, by the scenario's label key
 	submitted  bool
@@ -42,7 +44,7 @@ func (js *jobState) groupKey() types.NamespacedName {
 }
 
 func (js *jobState) name() string {
-	return js.spec.key()
+	return js.spec.Key()
 }
 
 // useful is the useful work of the current run at t.
@@ -75,7 +77,7 @@ func (e *engine) progress(now time.Time) {
 			if js.firstStart == nil {
 				js.firstStart = &now
 			}
-			e.event(now, EventStart, js)
+			e.event(now, report.EventStart, js)
 		case js.running && running < js.spec.Group.Spec.MinMember:
 			e.endRun(js, now)
 		case js.running:
@@ -106,13 +108,13 @@ func (e *engine) complete(js *jobState, now time.Time) {
 	js.wastedGPUSeconds += float64(js.gpus) * js.spec.Startup.Seconds()
 	js.running, js.completed = false, &now
 	for _, pod := range js.pods {
-		e.cluster.removePod(pod)
+		e.cluster.RemovePod(pod)
 	}
 	js.pods, js.podGPUs = nil, nil
 	e.completions = true
-	e.cluster.removeGroup(e.cluster.groups[js.groupKey()])
+	e.cluster.RemoveGroup(e.cluster.Group(js.groupKey()))
 	e.changed = true
-	e.event(now, EventComplete, js)
+	e.event(now, report.EventComplete, js)
 }
 
 func podGPUs(pod *v1.Pod) int64 {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/metrics"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
 )
 
 // histogram reads how many samples a histogram holds and their sum.
@@ -39,7 +40,7 @@ func TestMetricsTellRuntimeAtEvictionAndWaitOnProtection(t *testing.T) {
 	if scenario == string(example) {
 		t.Fatal("the example's queue a is not where the test expects it")
 	}
-	sc, err := sim.Parse([]byte(scenario))
+	sc, err := input.Parse([]byte(scenario))
 	if err != nil {
 		t.Fatal(err)
 	}

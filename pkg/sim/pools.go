@@ -14,6 +14,8 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/kube"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/status"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/report"
 )
 
 // instance is one scheduler of the simulated cluster: what one kai-scheduler Deployment runs
@@ -26,7 +28,7 @@ type instance struct {
 	// answersChangeAt is when this scheduler's latest answers change by time alone (a
 	// protection that refused a victim ends): a quiet pool can start to move again then.
 	answersChangeAt time.Time
-	report          *PoolReport
+	report          *report.PoolReport
 }
 
 // poolConfig is the configuration one pool's scheduler runs, and what loading it warned of.
@@ -40,7 +42,7 @@ type poolConfig struct {
 // Queues and PodGroups, and the unnamed pool ("") when some of them have no value (or when
 // nothing is labelled at all). A pool only named by its jobs still gets a scheduler, which
 // tells them why it cannot place them, as a real one would.
-func poolsOf(sc *Scenario, labelKey string) []string {
+func poolsOf(sc *input.Scenario, labelKey string) []string {
 	seen := map[string]bool{}
 	note := func(labels map[string]string) { seen[poolOf(labelKey, labels)] = true }
 	for _, n := range sc.Nodes {
@@ -121,18 +123,18 @@ func loadPoolConfigs(pools []string, opts Options) (configs map[string]poolConfi
 
 // newInstance starts the scheduler of one pool over the simulated cluster.
 func (e *engine) newInstance(pool scheduling.NodePool, config poolConfig) *instance {
-	store := cache.NewStore(SchedulerName, pool)
-	e.cluster.stores = append(e.cluster.stores, store)
+	store := cache.NewStore(input.SchedulerName, pool)
+	e.cluster.AddStore(store)
 	overlay := cache.NewOverlay(e.clock.Now)
 	updater := status.NewUpdater(e.cluster, nil, e.clock)
-	report := &PoolReport{Pool: pool.Name, Settings: config.policy.PluginSettings(), ConfigWarnings: []string{}}
+	poolReport := &report.PoolReport{Pool: pool.Name, Settings: config.policy.PluginSettings(), ConfigWarnings: []string{}}
 	if config.own {
-		report.ConfigWarnings = append(report.ConfigWarnings, config.warnings...)
+		poolReport.ConfigWarnings = append(poolReport.ConfigWarnings, config.warnings...)
 	}
 	if pool.LabelKey != "" {
 		updater.NodePool = pool.String()
 	}
-	in := &instance{pool: pool, status: updater, report: report}
+	in := &instance{pool: pool, status: updater, report: poolReport}
 	in.loop = &scheduler.Loop{
 		Builder: &cache.Builder{Store: store, Overlay: overlay},
 		Policy:  config.policy,
@@ -153,8 +155,8 @@ func poolOf(labelKey string, labels map[string]string) string {
 }
 
 // reportPools sums each pool's nodes and jobs into its report.
-func (e *engine) reportPools() []PoolReport {
-	byName := map[string]*PoolReport{}
+func (e *engine) reportPools() []report.PoolReport {
+	byName := map[string]*report.PoolReport{}
 	for _, in := range e.instances {
 		byName[in.pool.Name] = in.report
 	}
@@ -174,7 +176,7 @@ func (e *engine) reportPools() []PoolReport {
 			r.Completed++
 		}
 	}
-	reports := make([]PoolReport, 0, len(e.instances))
+	reports := make([]report.PoolReport, 0, len(e.instances))
 	for _, in := range e.instances {
 		reports = append(reports, *in.report)
 	}
@@ -184,7 +186,7 @@ func (e *engine) reportPools() []PoolReport {
 // poolsWithoutNodes warns about every pool that has jobs but no node: its scheduler cannot
 // place them, which on a scenario usually means the pool label is on the nodes but not on the
 // jobs' PodGroups (or the other way round).
-func (e *engine) poolsWithoutNodes(pools []PoolReport) []string {
+func (e *engine) poolsWithoutNodes(pools []report.PoolReport) []string {
 	var warnings []string
 	for _, p := range pools {
 		if p.Jobs > 0 && p.Nodes == 0 && len(pools) > 1 {

@@ -8,13 +8,16 @@ import (
 	"testing"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/internal/simtest"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/report"
 )
 
 const poolLabel = "kai.scheduler/node-pool"
 
-func runPools(t *testing.T, scenario []byte, opts sim.Options) (*sim.Result, error) {
+func runPools(t *testing.T, scenario []byte, opts sim.Options) (*report.Result, error) {
 	t.Helper()
-	sc, err := sim.Parse(scenario)
+	sc, err := input.Parse(scenario)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,14 +27,14 @@ func runPools(t *testing.T, scenario []byte, opts sim.Options) (*sim.Result, err
 // The documented example: each pool's scheduler protects with its own defaults, and every
 // pod lands on a node of its job's pool.
 func TestEachPoolRunsItsOwnScheduler(t *testing.T) {
-	r, err := runPools(t, example(t, "node-pools.yaml"), sim.Options{
+	r, err := runPools(t, simtest.Example(t, "node-pools.yaml"), sim.Options{
 		NodePoolLabelKey: poolLabel,
-		PoolConfigs:      map[string][]byte{"a100": example(t, "node-pools.a100.conf.yaml")},
+		PoolConfigs:      map[string][]byte{"a100": simtest.Example(t, "node-pools.a100.conf.yaml")},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	evicted := evictionTimes(r)
+	evicted := simtest.EvictionTimes(r)
 	if got := evicted["default/a100-train"]; !slices.Equal(got, []float64{3600}) {
 		t.Errorf("a100's borrower evicted at %v, want once at 3600s (its pool protects for 1h)", got)
 	}
@@ -42,7 +45,7 @@ func TestEachPoolRunsItsOwnScheduler(t *testing.T) {
 		if e.Pool == "" || !strings.HasPrefix(e.PodGroup, "default/"+e.Pool+"-") {
 			t.Errorf("event %+v does not carry its job's pool", e)
 		}
-		if e.Type == sim.EventBind && !strings.HasPrefix(e.Node, e.Pool+"-") {
+		if e.Type == report.EventBind && !strings.HasPrefix(e.Node, e.Pool+"-") {
 			t.Errorf("%s of pool %s was bound to %s, another pool's node", e.PodGroup, e.Pool, e.Node)
 		}
 	}
@@ -50,7 +53,7 @@ func TestEachPoolRunsItsOwnScheduler(t *testing.T) {
 		t.Fatalf("pools %+v, want a100 and h100, one scheduler each", r.Pools)
 	}
 	for _, want := range []struct {
-		pool    sim.PoolReport
+		pool    report.PoolReport
 		reclaim string
 	}{{r.Pools[0], "defaultReclaimMinRuntime=1h0m0s"}, {r.Pools[1], "defaultReclaimMinRuntime=0s"}} {
 		p := want.pool
@@ -71,11 +74,11 @@ func TestEachPoolRunsItsOwnScheduler(t *testing.T) {
 	}
 	// Without the label key, one scheduler serves everything with the default: no pool
 	// protects, and a configuration per pool has nothing to apply to.
-	r, err = runPools(t, example(t, "node-pools.yaml"), sim.Options{})
+	r, err = runPools(t, simtest.Example(t, "node-pools.yaml"), sim.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := evictionTimes(r)["default/a100-train"]; len(r.Pools) != 1 || !slices.Equal(got, []float64{600}) {
+	if got := simtest.EvictionTimes(r)["default/a100-train"]; len(r.Pools) != 1 || !slices.Equal(got, []float64{600}) {
 		t.Errorf("without pools: %d schedulers, a100's borrower evicted at %v; want one scheduler, eviction at 600s", len(r.Pools), got)
 	}
 }

@@ -10,19 +10,8 @@ import (
 
 	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/report"
 )
-
-// Problem is something wrong in the scenario that the scheduler reported as it does on a
-// cluster, with a Warning event about the object: a queue whose parent is missing or loops, a
-// pod whose PodGroup does not exist, an unreadable start stamp. Each is reported once, when
-// first seen (again if it goes away and comes back).
-type Problem struct {
-	Time    float64 `json:"time"`
-	Kind    string  `json:"kind"`
-	Name    string  `json:"name"`
-	Reason  string  `json:"reason"`
-	Message string  `json:"message"`
-}
 
 // eventRecorder is the simulated cluster's event sink: the scheduler's Warning events become
 // the result's problems.
@@ -41,7 +30,7 @@ func (r eventRecorder) Event(object runtime.Object, eventType, reason, message s
 			name = ns + "/" + name
 		}
 	}
-	r.e.result.Problems = append(r.e.result.Problems, Problem{
+	r.e.result.Problems = append(r.e.result.Problems, report.Problem{
 		Time: r.e.seconds(r.e.clock.Now()), Kind: kindOf(object), Name: name, Reason: reason, Message: message,
 	})
 }

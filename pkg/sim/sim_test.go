@@ -3,26 +3,18 @@ package sim_test
 import (
 	"bytes"
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/internal/simtest"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/report"
 )
 
-func example(t testing.TB, name string) []byte {
+func simulate(t testing.TB, scenario []byte, config string) *report.Result {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "docs", "examples", "sim", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return data
-}
-
-func simulate(t testing.TB, scenario []byte, config string) *sim.Result {
-	t.Helper()
-	sc, err := sim.Parse(scenario)
+	sc, err := input.Parse(scenario)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,37 +29,26 @@ func simulate(t testing.TB, scenario []byte, config string) *sim.Result {
 	return result
 }
 
-// evictionTimes maps each evicted job to the times it was evicted.
-func evictionTimes(r *sim.Result) map[string][]float64 {
-	times := map[string][]float64{}
-	for _, e := range r.Events {
-		if e.Type == sim.EventEvict {
-			times[e.PodGroup] = append(times[e.PodGroup], e.Time)
-		}
-	}
-	return times
-}
-
 func TestSeedPreemptTree(t *testing.T) {
-	r := simulate(t, example(t, "preempt-tree.yaml"), "")
-	got := evictionTimes(r)
+	r := simulate(t, simtest.Example(t, "preempt-tree.yaml"), "")
+	got := simtest.EvictionTimes(r)
 	if len(got) != 2 || got["demo/low-1"][0] != 300 || got["demo/low-2"][0] != 600 {
 		t.Fatalf("evictions %v: want low-1 at 300s (p-leaf1's own value) and low-2 at 600s (inherited from p-b)", got)
 	}
 	if r.Totals.ProtectedRefusals == 0 {
 		t.Fatal("the preemptors waited on protected victims, but no refusal was counted")
 	}
-	if r := simulate(t, example(t, "reclaim-promise.yaml"), ""); r.Totals.ProtectedRefusals != 0 {
+	if r := simulate(t, simtest.Example(t, "reclaim-promise.yaml"), ""); r.Totals.ProtectedRefusals != 0 {
 		t.Fatalf("%d refusals counted where no min-runtime is set", r.Totals.ProtectedRefusals)
 	}
 }
 
 func TestSeedReclaimTreeLCAAgainstQueueMethod(t *testing.T) {
-	lca := evictionTimes(simulate(t, example(t, "reclaim-lca-tree.yaml"), ""))
+	lca := simtest.EvictionTimes(simulate(t, simtest.Example(t, "reclaim-lca-tree.yaml"), ""))
 	if got := lca["demo/borrower"]; len(got) != 1 || got[0] != 600 {
 		t.Fatalf("lca: borrower evicted at %v, want once at 600s (C inherits B's 600s)", got)
 	}
-	queue := evictionTimes(simulate(t, example(t, "reclaim-lca-tree.yaml"), `
+	queue := simtest.EvictionTimes(simulate(t, simtest.Example(t, "reclaim-lca-tree.yaml"), `
 actions: "allocate, reclaim, preempt"
 tiers:
 - plugins:
@@ -86,10 +67,10 @@ tiers:
 func TestJSONIsByteIdentical(t *testing.T) {
 	for _, name := range []string{"preempt-tree.yaml", "reclaim-lca-tree.yaml"} {
 		var first, second bytes.Buffer
-		if err := sim.WriteJSON(&first, simulate(t, example(t, name), "")); err != nil {
+		if err := report.WriteJSON(&first, simulate(t, simtest.Example(t, name), "")); err != nil {
 			t.Fatal(err)
 		}
-		if err := sim.WriteJSON(&second, simulate(t, example(t, name), "")); err != nil {
+		if err := report.WriteJSON(&second, simulate(t, simtest.Example(t, name), "")); err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(first.Bytes(), second.Bytes()) {
@@ -106,7 +87,7 @@ func TestJSONIsByteIdentical(t *testing.T) {
 // TestBuiltinComparison checks the story the built-in scenario tells: min-runtime stops the
 // thrashing of the borrowed GPUs at the price of the owner waiting a while.
 func TestBuiltinComparison(t *testing.T) {
-	variants, err := sim.Compare(context.Background(), sim.BuiltinScenario(), sim.Options{Until: sim.BuiltinUntil}, sim.BuiltinVariants())
+	variants, err := sim.Compare(context.Background(), input.BuiltinScenario(), sim.Options{Until: sim.BuiltinUntil}, sim.BuiltinVariants())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +98,7 @@ func TestBuiltinComparison(t *testing.T) {
 	if with.Completed <= without.Completed {
 		t.Errorf("min-runtime should let research finish: completed %d without, %d with", without.Completed, with.Completed)
 	}
-	wait := func(totals sim.Totals) float64 {
+	wait := func(totals report.Totals) float64 {
 		for _, q := range totals.Queues {
 			if q.Queue == "prod" {
 				return q.MeanWaitSeconds
@@ -130,32 +111,10 @@ func TestBuiltinComparison(t *testing.T) {
 	}
 }
 
-func TestParseErrorsNameDocumentAndField(t *testing.T) {
-	valid := string(example(t, "preempt-tree.yaml"))
-	tests := []struct {
-		name, scenario, want string
-	}{
-		{"misspelt field", strings.Replace(valid, "minMember: 1", "minMembr: 1", 1), `(PodGroup demo/low-1): unknown field "minMembr"`},
-		{"unknown kind", "apiVersion: v1\nkind: Service\nmetadata: {name: x}\n", `document 1: unsupported kind "Service"`},
-		{"bad simulation duration", strings.Replace(valid, `sim.kai.scheduler/duration: "2h"`, `sim.kai.scheduler/duration: "two hours"`, 1),
-			`metadata.annotations.sim.kai.scheduler/duration: invalid duration "two hours"`},
-		{"pod of a missing PodGroup", strings.Replace(valid, "annotations: {pod-group-name: high-2}", "annotations: {pod-group-name: nobody}", 1),
-			`annotation pod-group-name names PodGroup "nobody"`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := sim.Parse([]byte(tt.scenario))
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("error %v, want it to contain %q", err, tt.want)
-			}
-		})
-	}
-}
-
 // startTime returns when a job first started, or -1.
-func startTime(r *sim.Result, job string) float64 {
+func startTime(r *report.Result, job string) float64 {
 	for _, e := range r.Events {
-		if e.Type == sim.EventStart && e.PodGroup == job {
+		if e.Type == report.EventStart && e.PodGroup == job {
 			return e.Time
 		}
 	}
@@ -165,11 +124,11 @@ func startTime(r *sim.Result, job string) float64 {
 // The reclaimer gets what was evicted for it: one eviction, a start one grace period (0 s)
 // and at most two cycles later, and the simulation ends by itself instead of looping.
 func TestReclaimPromiseIsKept(t *testing.T) {
-	r := simulate(t, example(t, "reclaim-promise.yaml"), "")
-	if got := evictionTimes(r); len(got["default/big"]) != 1 {
+	r := simulate(t, simtest.Example(t, "reclaim-promise.yaml"), "")
+	if got := simtest.EvictionTimes(r); len(got["default/big"]) != 1 {
 		t.Fatalf("evictions %v, want big evicted exactly once", got)
 	}
-	evicted := evictionTimes(r)["default/big"][0]
+	evicted := simtest.EvictionTimes(r)["default/big"][0]
 	if start := startTime(r, "default/small"); start < 0 || start > evicted+2 {
 		t.Fatalf("small started at %v, want within 2 cycles of the eviction at %v", start, evicted)
 	}
@@ -183,11 +142,11 @@ func TestReclaimPromiseIsKept(t *testing.T) {
 
 // Renaming the owner queue so that it sorts before or after the borrower changes nothing.
 func TestReclaimDoesNotDependOnQueueNames(t *testing.T) {
-	config := string(example(t, "reclaim-queue-names.conf.yaml"))
+	config := string(simtest.Example(t, "reclaim-queue-names.conf.yaml"))
 	for _, owner := range []string{"zowner", "aowner"} {
-		scenario := strings.ReplaceAll(string(example(t, "reclaim-queue-names.yaml")), "zowner", owner)
+		scenario := strings.ReplaceAll(string(simtest.Example(t, "reclaim-queue-names.yaml")), "zowner", owner)
 		r := simulate(t, []byte(scenario), config)
-		evictions := evictionTimes(r)
+		evictions := simtest.EvictionTimes(r)
 		if len(evictions["default/sweep"]) != 1 || len(evictions) != 1 {
 			t.Fatalf("owner %q: evictions %v, want sweep evicted once", owner, evictions)
 		}
@@ -204,10 +163,10 @@ func TestReclaimDoesNotDependOnQueueNames(t *testing.T) {
 // and is told why in kube-scheduler's words, and the one FPGA is never given to two jobs at
 // once: the second starts only when the first completes.
 func TestPlacementRulesInTheSimulator(t *testing.T) {
-	r := simulate(t, example(t, "placement.yaml"), "")
-	starts := map[string]sim.Event{}
+	r := simulate(t, simtest.Example(t, "placement.yaml"), "")
+	starts := map[string]report.Event{}
 	for _, e := range r.Events {
-		if e.Type == sim.EventBind {
+		if e.Type == report.EventBind {
 			starts[e.PodGroup] = e
 		}
 	}

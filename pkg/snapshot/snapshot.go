@@ -17,7 +17,7 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/conf"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/plugins/minruntime"
-	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
 )
 
 // ExpectedRuntimeAnnotation gives a job its duration (see scheduling.ExpectedRuntimeAnnotation).
@@ -185,8 +185,8 @@ func (c *Cluster) describe(job *Job, info *api.JobInfo, assume time.Duration) {
 			job.OnNodes++
 		}
 	}
-	if value, ok := job.Group.Annotations[sim.StartupAnnotation]; ok {
-		job.Startup, _ = conf.ParseNonNegativeDuration(sim.StartupAnnotation, value) // kai-sim names a bad one
+	if value, ok := job.Group.Annotations[input.StartupAnnotation]; ok {
+		job.Startup, _ = conf.ParseNonNegativeDuration(input.StartupAnnotation, value) // kai-sim names a bad one
 	}
 	for n := range nodes {
 		job.Nodes = append(job.Nodes, n)

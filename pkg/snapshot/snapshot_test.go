@@ -20,6 +20,7 @@ import (
 	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
 	"github.com/kai-minruntime/kai-scheduler/pkg/snapshot"
 )
 
@@ -96,7 +97,7 @@ func liveCluster(t *testing.T) client.Reader {
 		pod("inference", "llm-0", "", "default-scheduler", "n1", 2, ago(24*time.Hour)),
 		pod("inference", "llm-1", "", "default-scheduler", "", 2, nil),
 		group("research", "train", "research", time.Hour, ago(55*time.Minute+600*time.Millisecond), nil), trainPod,
-		group("research", "short", "research", 2*time.Hour, ago(2*time.Hour), map[string]string{sim.StartupAnnotation: "10m"}),
+		group("research", "short", "research", 2*time.Hour, ago(2*time.Hour), map[string]string{input.StartupAnnotation: "10m"}),
 		pod("research", "short-0", "short", "kai-scheduler", "n1", 2, ago(2*time.Hour)),
 		group("prod", "eval", "prod", 10*time.Minute, nil, map[string]string{snapshot.ExpectedRuntimeAnnotation: "soon"}),
 		pod("prod", "eval-0", "eval", "kai-scheduler", "", 4, nil),
@@ -156,7 +157,7 @@ func TestSnapshotRunsInKaiSimAsTheClusterIs(t *testing.T) {
 		t.Logf("snapshot:\n%s", out)
 	}
 
-	sc, err := sim.Parse([]byte(out))
+	sc, err := input.Parse([]byte(out))
 	if err != nil {
 		t.Fatalf("kai-sim cannot read the snapshot: %v\n%s", err, out)
 	}
@@ -211,7 +212,7 @@ func TestSnapshotIncludesWhatIsAskedFor(t *testing.T) {
 			t.Errorf("asked for images, env and volumes, the snapshot lacks %q", want)
 		}
 	}
-	if _, err := sim.Parse([]byte(out)); err != nil {
+	if _, err := input.Parse([]byte(out)); err != nil {
 		t.Fatalf("kai-sim cannot read the snapshot: %v", err)
 	}
 }
@@ -223,7 +224,7 @@ func TestSnapshotDurations(t *testing.T) {
 	if !strings.Contains(out, "# research/short: running for 2h0m0s on n1; duration assumed: never finishes") {
 		t.Errorf("short should be said never to finish:\n%s", out)
 	}
-	sc, err := sim.Parse([]byte(out))
+	sc, err := input.Parse([]byte(out))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +254,7 @@ func TestSnapshotPartialGangAndTerminatingPod(t *testing.T) {
 	if !strings.Contains(out, want) {
 		t.Errorf("the snapshot lacks %q:\n%s", want, out)
 	}
-	sc, err := sim.Parse([]byte(out))
+	sc, err := input.Parse([]byte(out))
 	if err != nil {
 		t.Fatalf("kai-sim cannot read the snapshot: %v\n%s", err, out)
 	}

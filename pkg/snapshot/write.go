@@ -16,7 +16,7 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
-	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
 )
 
 // Write writes the cluster as a kai-sim scenario: a header saying what it holds and which
@@ -40,10 +40,10 @@ func (c *Cluster) Write(w io.Writer, opts Options) error {
 	}
 	for _, pod := range c.Fixed {
 		fixed := exportPod(pod, true, opts.Include)
-		if fixed.Spec.SchedulerName == sim.SchedulerName || fixed.Spec.SchedulerName == "" {
+		if fixed.Spec.SchedulerName == input.SchedulerName || fixed.Spec.SchedulerName == "" {
 			// kai-sim would take it for a pod of its own jobs: a pod of ours without a
 			// PodGroup, or of another scheduler of kai-sim's name. It only holds its node.
-			fixed.Spec.SchedulerName = sim.SchedulerName + " (not a job's)"
+			fixed.Spec.SchedulerName = input.SchedulerName + " (not a job's)"
 		}
 		delete(fixed.Annotations, scheduling.PodGroupNameAnnotation)
 		out.doc("", fixed)
@@ -82,8 +82,8 @@ func (c *Cluster) header(out *writer, opts Options) {
 	out.line("# %d nodes, %d queues, %d jobs (%d running, %d pending), %d pods that only hold their nodes.",
 		len(c.Nodes), len(c.Queues), len(c.Jobs), running, len(c.Jobs)-running, len(c.Fixed))
 	out.line("# Times count from the snapshot: a running job says how long it has run")
-	out.line("# (%s), which carries its min-runtime protection over; a pending", sim.RunningForAnnotation)
-	out.line("# job how long ago it was submitted (a negative %s).", sim.SubmitAtAnnotation)
+	out.line("# (%s), which carries its min-runtime protection over; a pending", input.RunningForAnnotation)
+	out.line("# job how long ago it was submitted (a negative %s).", input.SubmitAtAnnotation)
 	out.line("# Durations: %d jobs from %s; %d assumed (%s).", len(expected), ExpectedRuntimeAnnotation, len(assumed), assumption(opts.AssumeRuntime))
 	if len(assumed) > 0 {
 		out.line("# Assumed: %s", strings.Join(assumed, ", "))
@@ -139,18 +139,18 @@ func (j *Job) podGroup() *v2alpha2.PodGroup {
 	annotations := map[string]string{}
 	for k, v := range j.Group.Annotations {
 		keep := strings.HasPrefix(k, "kai.scheduler/") && k != scheduling.LastStartTimestampAnnotation
-		keep = keep || k == sim.StartupAnnotation || k == sim.CheckpointIntervalAnnotation
+		keep = keep || k == input.StartupAnnotation || k == input.CheckpointIntervalAnnotation
 		if keep {
 			annotations[k] = v
 		}
 	}
-	annotations[sim.SubmitAtAnnotation] = (-j.Age).String()
+	annotations[input.SubmitAtAnnotation] = (-j.Age).String()
 	if j.Running {
-		annotations[sim.RunningForAnnotation] = j.RunningFor.String()
+		annotations[input.RunningForAnnotation] = j.RunningFor.String()
 	}
 	if j.Duration > 0 {
 		// kai-sim's duration is the work done after each start's startup.
-		annotations[sim.DurationAnnotation] = max(j.Duration-j.Startup, time.Second).String()
+		annotations[input.DurationAnnotation] = max(j.Duration-j.Startup, time.Second).String()
 	}
 	return &v2alpha2.PodGroup{TypeMeta: metav1.TypeMeta{APIVersion: "scheduling.run.ai/v2alpha2", Kind: "PodGroup"},
 		ObjectMeta: metav1.ObjectMeta{Namespace: j.Group.Namespace, Name: j.Group.Name, Labels: j.Group.Labels, Annotations: annotations},

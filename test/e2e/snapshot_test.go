@@ -22,6 +22,8 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/kubectlkai"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/report"
 )
 
 const snapshotConfig = `actions: "allocate, reclaim, preempt"
@@ -132,17 +134,17 @@ func takeSnapshot() (time.Time, string) {
 type simulatedCycle struct {
 	evicted    []string
 	waiting    map[string][]string
-	protection map[string]*sim.Protection
+	protection map[string]*report.Protection
 }
 
 func firstCycle(scenario, poolKey string) simulatedCycle {
-	sc, err := sim.Parse([]byte(scenario))
+	sc, err := input.Parse([]byte(scenario))
 	Expect(err).NotTo(HaveOccurred(), scenario)
 	result, err := sim.Run(context.Background(), sc, sim.Options{Config: []byte(snapshotConfig), Until: time.Second / 2, NodePoolLabelKey: poolKey})
 	Expect(err).NotTo(HaveOccurred())
-	c := simulatedCycle{evicted: []string{}, waiting: map[string][]string{}, protection: map[string]*sim.Protection{}}
+	c := simulatedCycle{evicted: []string{}, waiting: map[string][]string{}, protection: map[string]*report.Protection{}}
 	for _, e := range result.Events {
-		if e.Type == sim.EventEvict {
+		if e.Type == report.EventEvict {
 			c.evicted = append(c.evicted, e.PodGroup+" "+e.Pod+" for "+e.Preemptor)
 		}
 	}
@@ -169,8 +171,8 @@ func relativeReasons(namespace, name string, at time.Time) []string {
 	return relativeTimes(reasons, at)
 }
 
-func relativeProtection(namespace, name string, at time.Time) *sim.Protection {
-	return sim.ProtectionOf(minRuntimeStatus(namespace, name)(), at)
+func relativeProtection(namespace, name string, at time.Time) *report.Protection {
+	return report.ProtectionOf(minRuntimeStatus(namespace, name)(), at)
 }
 
 var rfc3339 = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ`)

@@ -14,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/report"
 )
 
 // Scenario is one generated cluster, kept as a model so that the oracle judges the run
@@ -93,7 +95,7 @@ type Node struct {
 	GPUs int
 	// FPGAs is its example.com/fpga allocatable; 0 offers none.
 	FPGAs int
-	// MaxPods is its pods allocatable; 0 is the kubelet's default (sim.DefaultMaxPods).
+	// MaxPods is its pods allocatable; 0 is the kubelet's default (input.DefaultMaxPods).
 	MaxPods int
 	// Zone is its zone label; "" leaves it unlabelled.
 	Zone string
@@ -516,10 +518,10 @@ func (s *Scenario) ScenarioYAML() string {
 			fmt.Fprintf(&b, "  labels: %s\n", labels)
 		}
 		b.WriteString("  annotations:\n")
-		fmt.Fprintf(&b, "    %s: %q\n    %s: %q\n    %s: %q\n", sim.SubmitAtAnnotation, j.SubmitAt.String(),
-			sim.DurationAnnotation, j.Duration.String(), sim.StartupAnnotation, j.Startup.String())
+		fmt.Fprintf(&b, "    %s: %q\n    %s: %q\n    %s: %q\n", input.SubmitAtAnnotation, j.SubmitAt.String(),
+			input.DurationAnnotation, j.Duration.String(), input.StartupAnnotation, j.Startup.String())
 		if j.Checkpoint > 0 {
-			fmt.Fprintf(&b, "    %s: %q\n", sim.CheckpointIntervalAnnotation, j.Checkpoint.String())
+			fmt.Fprintf(&b, "    %s: %q\n", input.CheckpointIntervalAnnotation, j.Checkpoint.String())
 		}
 		fmt.Fprintf(&b, "spec:\n  minMember: %d\n  queue: %s\n  priorityClassName: %s\n", j.MinMember, j.Queue, j.PriorityClass)
 		if len(j.SubGroups) > 0 {
@@ -587,8 +589,8 @@ func (s *Scenario) ConfigYAML() string {
 }
 
 // Simulate parses the rendered text, as kai-sim would, and runs it up to the horizon.
-func (s *Scenario) Simulate(ctx context.Context) (*sim.Result, error) {
-	sc, err := sim.Parse([]byte(s.ScenarioYAML()))
+func (s *Scenario) Simulate(ctx context.Context) (*report.Result, error) {
+	sc, err := input.Parse([]byte(s.ScenarioYAML()))
 	if err != nil {
 		return nil, fmt.Errorf("seed %d: generated scenario does not parse: %w", s.Seed, err)
 	}

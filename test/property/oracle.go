@@ -12,7 +12,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/report"
 )
 
 // The properties the oracle checks. Names appear in every failure so a report says which
@@ -132,21 +132,21 @@ func (s *Scenario) MinRuntime(action, preemptorQueue, victimQueue string) (time.
 // Judge checks a run of s against every property and counts what it checked. It replays
 // the events in time order; events of one time keep their order, which is the order things
 // happened within a scheduling cycle.
-func Judge(s *Scenario, r *sim.Result) ([]Failure, Figures) {
+func Judge(s *Scenario, r *report.Result) ([]Failure, Figures) {
 	j := newJudge(s)
 	events := slices.Clone(r.Events)
-	slices.SortStableFunc(events, func(a, b sim.Event) int { return cmp.Compare(a.Time, b.Time) })
+	slices.SortStableFunc(events, func(a, b report.Event) int { return cmp.Compare(a.Time, b.Time) })
 	last := lastOfBurst(events)
 	j.bindNodes = bindNodes(events)
 	for i, e := range events {
 		switch e.Type {
-		case sim.EventBind:
+		case report.EventBind:
 			j.bind(e)
-		case sim.EventEvict:
+		case report.EventEvict:
 			j.evict(e, last[i])
-		case sim.EventStart:
+		case report.EventStart:
 			j.served(e.PodGroup, e.Time)
-		case sim.EventComplete:
+		case report.EventComplete:
 			j.complete(e)
 		}
 	}
@@ -227,10 +227,10 @@ type bindKey struct {
 	time float64
 }
 
-func bindNodes(events []sim.Event) map[bindKey][]string {
+func bindNodes(events []report.Event) map[bindKey][]string {
 	nodes := map[bindKey][]string{}
 	for _, e := range events {
-		if e.Type == sim.EventBind {
+		if e.Type == report.EventBind {
 			k := bindKey{e.PodGroup, e.Time}
 			nodes[k] = append(nodes[k], e.Node)
 		}
@@ -258,7 +258,7 @@ func newJudge(s *Scenario) *judge {
 	return j
 }
 
-func (j *judge) fail(property string, e sim.Event, format string, args ...any) {
+func (j *judge) fail(property string, e report.Event, format string, args ...any) {
 	j.failures = append(j.failures, Failure{Property: property, Job: e.PodGroup, Pod: e.Pod, Time: e.Time, Detail: fmt.Sprintf(format, args...)})
 }
 
@@ -270,10 +270,10 @@ type burstKey struct {
 }
 
 // lastOfBurst marks the last Evict event of each burst.
-func lastOfBurst(events []sim.Event) map[int]bool {
+func lastOfBurst(events []report.Event) map[int]bool {
 	lastIndex := map[burstKey]int{}
 	for i, e := range events {
-		if e.Type == sim.EventEvict {
+		if e.Type == report.EventEvict {
 			lastIndex[burstKey{e.PodGroup, e.Preemptor, e.Time}] = i
 		}
 	}
@@ -284,7 +284,7 @@ func lastOfBurst(events []sim.Event) map[int]bool {
 	return last
 }
 
-func (j *judge) bind(e sim.Event) {
+func (j *judge) bind(e report.Event) {
 	active, ok := j.active[e.PodGroup]
 	switch {
 	case !ok:
@@ -303,7 +303,7 @@ func (j *judge) bind(e sim.Event) {
 	j.checkPlacement(e)
 }
 
-func (j *judge) evict(e sim.Event, lastOfBurst bool) {
+func (j *judge) evict(e report.Event, lastOfBurst bool) {
 	victim, ok := j.jobs[e.PodGroup]
 	if !ok {
 		j.fail(PropConsistent, e, "eviction of a job the scenario does not have")
@@ -339,7 +339,7 @@ func (j *judge) evict(e sim.Event, lastOfBurst bool) {
 	j.terminating[e.Node] = append(j.terminating[e.Node], termination{began: e.Time, ends: e.Time + float64(grace)})
 }
 
-func (j *judge) checkRules(e sim.Event, victim, preemptor *Job) {
+func (j *judge) checkRules(e report.Event, victim, preemptor *Job) {
 	if !victim.Preemptible() {
 		j.fail(PropPreemptible, e, "%s job (priority %d) evicted by %s for %s", victim.PriorityClass, victim.Priority, e.Action, e.Preemptor)
 	}
@@ -356,7 +356,7 @@ func (j *judge) checkRules(e sim.Event, victim, preemptor *Job) {
 // checkProtection is S1. A protected job may not be evicted at all, except that an elastic
 // one may lose pods as long as, at the end of the burst, it keeps its gang and every
 // sub-group that lost a pod keeps its own minimum.
-func (j *judge) checkProtection(e sim.Event, victim, preemptor *Job, lastOfBurst bool) {
+func (j *judge) checkProtection(e report.Event, victim, preemptor *Job, lastOfBurst bool) {
 	minRuntime, source := j.s.MinRuntime(e.Action, preemptor.Queue, victim.Queue)
 	start := j.runStart[e.PodGroup]
 	until := start + minRuntime.Seconds()
@@ -395,7 +395,7 @@ func (j *judge) checkProtection(e sim.Event, victim, preemptor *Job, lastOfBurst
 }
 
 // burstTouched reports whether the burst ending at e evicted a pod of the sub-group.
-func (j *judge) burstTouched(e sim.Event, subGroup string) bool {
+func (j *judge) burstTouched(e report.Event, subGroup string) bool {
 	for _, p := range j.bursts[burstKey{e.PodGroup, e.Preemptor, e.Time}] {
 		if j.pods[p].SubGroup == subGroup {
 			return true
@@ -406,7 +406,7 @@ func (j *judge) burstTouched(e sim.Event, subGroup string) bool {
 
 // checkThrash is P1: evictions of one job for one preemptor at one time are one eviction;
 // another one later, before the preemptor started, means the first was for nothing.
-func (j *judge) checkThrash(e sim.Event) {
+func (j *judge) checkThrash(e report.Event) {
 	key := [2]string{e.PodGroup, e.Preemptor}
 	if before, ok := j.evictedFor[key]; ok && before != e.Time {
 		j.fail(PropNoThrash, e, "evicted again by %s for %s, which has not started since the eviction for it at %s",
@@ -448,7 +448,7 @@ func (j *judge) deadline(p *promise, nodes []string) float64 {
 	return waited + promiseSlack*j.s.Period.Seconds()
 }
 
-func (j *judge) complete(e sim.Event) {
+func (j *judge) complete(e report.Event) {
 	if j.completed[e.PodGroup] {
 		j.fail(PropConsistent, e, "completed twice")
 	}
@@ -464,7 +464,7 @@ func (j *judge) complete(e sim.Event) {
 // required node affinity, then the sum of what the pods holding the node ask for, this one
 // included, against its allocatable. Resources only get taken by binds, so checking at
 // every bind checks every moment.
-func (j *judge) checkPlacement(e sim.Event) {
+func (j *judge) checkPlacement(e report.Event) {
 	pod, node := j.podObjects[e.Pod], j.nodes[e.Node]
 	switch {
 	case pod == nil:
@@ -497,7 +497,7 @@ func (j *judge) checkPlacement(e sim.Event) {
 
 // checkCapacity compares what the holders of node ask for, resource by resource and in pods,
 // with its allocatable.
-func (j *judge) checkCapacity(e sim.Event, node *v1.Node, holders []*holding) {
+func (j *judge) checkCapacity(e report.Event, node *v1.Node, holders []*holding) {
 	used := v1.ResourceList{v1.ResourcePods: *resource.NewQuantity(int64(len(holders)), resource.DecimalSI)}
 	for _, h := range holders {
 		for name, q := range podRequests(j.podObjects[h.pod]) {
@@ -540,7 +540,7 @@ func describeHolders(holders []*holding) string {
 
 // finish checks what must have happened by the end: promises due before it (P2) and every
 // job completed (P3).
-func (j *judge) finish(r *sim.Result) {
+func (j *judge) finish(r *report.Result) {
 	end := r.Totals.SimulatedSeconds
 	for _, job := range slices.Sorted(maps.Keys(j.promises)) {
 		p := j.promises[job]
@@ -552,7 +552,7 @@ func (j *judge) finish(r *sim.Result) {
 	}
 	evictions := map[string]int{}
 	for _, e := range r.Events {
-		if e.Type == sim.EventEvict {
+		if e.Type == report.EventEvict {
 			evictions[e.PodGroup]++
 		}
 	}

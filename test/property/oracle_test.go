@@ -8,7 +8,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/report"
 )
 
 func dur(d time.Duration) *time.Duration { return &d }
@@ -108,8 +108,8 @@ func TestMinRuntimeResolutionFollowsTheDesign(t *testing.T) {
 }
 
 // ev builds an event; pod, action and preemptor are optional by type.
-func ev(time float64, typ, job string, podActionPreemptor ...string) sim.Event {
-	e := sim.Event{Time: time, Type: typ, PodGroup: "default/" + job}
+func ev(time float64, typ, job string, podActionPreemptor ...string) report.Event {
+	e := report.Event{Time: time, Type: typ, PodGroup: "default/" + job}
 	if len(podActionPreemptor) > 0 {
 		e.Pod = podActionPreemptor[0]
 	}
@@ -120,48 +120,48 @@ func ev(time float64, typ, job string, podActionPreemptor ...string) sim.Event {
 }
 
 // bind binds pods onto node-0, designTree's only node, and starts the job.
-func bind(t float64, job string, pods ...string) []sim.Event {
+func bind(t float64, job string, pods ...string) []report.Event {
 	return bindOn(t, job, "node-0", pods...)
 }
 
-func bindOn(t float64, job, node string, pods ...string) []sim.Event {
-	var events []sim.Event
+func bindOn(t float64, job, node string, pods ...string) []report.Event {
+	var events []report.Event
 	for _, p := range pods {
-		e := ev(t, sim.EventBind, job, p)
+		e := ev(t, report.EventBind, job, p)
 		e.Node = node
 		events = append(events, e)
 	}
-	return append(events, ev(t, sim.EventStart, job))
+	return append(events, ev(t, report.EventStart, job))
 }
 
 // runOn runs the job's first pod on node from t for 100s.
-func runOn(t float64, job, node string) []sim.Event {
+func runOn(t float64, job, node string) []report.Event {
 	return append(bindOn(t, job, node, job+"-0"), complete(t+100, job)...)
 }
 
 // timeline joins event lists; every job of designTree not named in done is left unfinished.
-func timeline(end float64, parts ...[]sim.Event) *sim.Result {
-	r := &sim.Result{Totals: sim.Totals{SimulatedSeconds: end}}
+func timeline(end float64, parts ...[]report.Event) *report.Result {
+	r := &report.Result{Totals: report.Totals{SimulatedSeconds: end}}
 	for _, p := range parts {
 		r.Events = append(r.Events, p...)
 	}
 	return r
 }
 
-func complete(t float64, jobs ...string) []sim.Event {
-	var events []sim.Event
+func complete(t float64, jobs ...string) []report.Event {
+	var events []report.Event
 	for _, j := range jobs {
-		events = append(events, ev(t, sim.EventComplete, j))
+		events = append(events, ev(t, report.EventComplete, j))
 	}
 	return events
 }
 
 // others finishes the jobs a case does not use, so that only the case's own failures show.
-func others(jobs ...string) []sim.Event {
-	var events []sim.Event
+func others(jobs ...string) []report.Event {
+	var events []report.Event
 	for _, j := range jobs {
 		events = append(events, bind(2000, j, j+"-0")...)
-		events = append(events, ev(2100, sim.EventComplete, j))
+		events = append(events, ev(2100, report.EventComplete, j))
 	}
 	return events
 }
@@ -170,18 +170,18 @@ func others(jobs ...string) []sim.Event {
 // each broken one must be reported under the right property, so no property is a check that
 // cannot fail.
 func TestOracleCanFail(t *testing.T) {
-	evictOn := func(t float64, job, pod, node, action, preemptor string) []sim.Event {
-		e := ev(t, sim.EventEvict, job, pod, action, preemptor)
+	evictOn := func(t float64, job, pod, node, action, preemptor string) []report.Event {
+		e := ev(t, report.EventEvict, job, pod, action, preemptor)
 		e.Node = node
-		return []sim.Event{e}
+		return []report.Event{e}
 	}
-	evict := func(t float64, job, pod, action, preemptor string) []sim.Event {
+	evict := func(t float64, job, pod, action, preemptor string) []report.Event {
 		return evictOn(t, job, pod, "node-0", action, preemptor)
 	}
 	for _, c := range []struct {
 		name     string
 		scenario func() *Scenario // designTree when nil
-		run      *sim.Result
+		run      *report.Result
 		want     []string // properties expected, in any order; none for a correct run
 	}{
 		{"reclaim when protection ends is correct", nil, timeline(3000,
@@ -272,7 +272,7 @@ func TestOracleCanFail(t *testing.T) {
 
 func TestOracleCountsElasticEvictionsWithinMinimums(t *testing.T) {
 	run := timeline(3000, bind(0, "el", "el-0", "el-1", "el-2"),
-		[]sim.Event{ev(10, sim.EventEvict, "el", "el-2", "preempt", "q"), ev(10, sim.EventEvict, "el", "el-1", "preempt", "q")},
+		[]report.Event{ev(10, report.EventEvict, "el", "el-2", "preempt", "q"), ev(10, report.EventEvict, "el", "el-1", "preempt", "q")},
 		bind(16, "q", "q-0"), complete(100, "q"), complete(200, "el"), others("v", "n", "p"))
 	failures, figures := Judge(designTree(), run)
 	if len(failures) != 0 || figures.ElasticAllowed != 2 || figures.Evictions != 2 {

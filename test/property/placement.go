@@ -13,7 +13,7 @@ import (
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
 )
 
 // Where pods may go. The scenario model keeps nodes and jobs in its own terms; Object and
@@ -42,7 +42,7 @@ var (
 func (n *Node) Object() *v1.Node {
 	maxPods := n.MaxPods
 	if maxPods == 0 {
-		maxPods = sim.DefaultMaxPods
+		maxPods = input.DefaultMaxPods
 	}
 	node := &v1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: n.Name},

@@ -8,6 +8,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/report"
 )
 
 // poolPairs is how many pairs of seeds run as two node pools of one cluster.
@@ -26,8 +28,8 @@ func TestNodePoolsScheduleAsIfAlone(t *testing.T) {
 			a, b := Generate(pair).InPool("a"), Generate(pair+1000).InPool("b")
 			b.Period = a.Period // one simulated cluster, one cycle period
 			until := max(a.Horizon, b.Horizon)
-			run := func(scenario string, opts sim.Options) *sim.Result {
-				sc, err := sim.Parse([]byte(scenario))
+			run := func(scenario string, opts sim.Options) *report.Result {
+				sc, err := input.Parse([]byte(scenario))
 				if err != nil {
 					t.Fatalf("generated scenario does not parse: %v", err)
 				}
@@ -47,7 +49,7 @@ func TestNodePoolsScheduleAsIfAlone(t *testing.T) {
 				if failures, _ := Judge(s, alone); len(failures) > 0 {
 					t.Errorf("pool %s alone (seed %d) breaks properties, first: %s", s.Pool, s.Seed, failures[0])
 				}
-				var shared []sim.Event
+				var shared []report.Event
 				for _, e := range together.Events {
 					if e.Pool == s.Pool {
 						shared = append(shared, e)

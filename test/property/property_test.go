@@ -15,6 +15,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/report"
 )
 
 // defaultSeeds keeps a plain `go test ./...` well under a minute on two cores.
@@ -70,7 +72,7 @@ func TestProperties(t *testing.T) {
 				if len(failures) > 0 {
 					failed = append(failed, seed)
 					why[seed] = propertiesOf(failures)
-					report(t, seed, failures)
+					reportFailures(t, seed, failures)
 				}
 			})
 		}
@@ -119,21 +121,21 @@ func settled(failures []Failure) bool {
 	return true
 }
 
-func simulate(t *testing.T, s *Scenario) (*sim.Result, []byte) {
+func simulate(t *testing.T, s *Scenario) (*report.Result, []byte) {
 	result, err := s.Simulate(context.Background())
 	if err != nil {
 		t.Fatalf("seed %d: %v", s.Seed, err)
 	}
 	var out bytes.Buffer
-	if err := sim.WriteJSON(&out, result); err != nil {
+	if err := report.WriteJSON(&out, result); err != nil {
 		t.Fatal(err)
 	}
 	return result, out.Bytes()
 }
 
-// report keeps the failing scenario outside the test's temporary directory, so it can be
+// reportFailures keeps the failing scenario outside the test's temporary directory, so it can be
 // replayed with kai-sim after the test ends, and prints the first failures of each property.
-func report(t *testing.T, seed uint64, failures []Failure) {
+func reportFailures(t *testing.T, seed uint64, failures []Failure) {
 	s := Generate(seed)
 	dir, err := os.MkdirTemp("", fmt.Sprintf("kai-property-seed%d-", seed))
 	if err != nil {
@@ -197,8 +199,8 @@ func TestSkippedCyclesDecideNothing(t *testing.T) {
 	for seed := uint64(1); seed <= skipSeeds; seed++ {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			s := Generate(seed)
-			run := func(everyPeriod bool) *sim.Result {
-				sc, err := sim.Parse([]byte(s.ScenarioYAML()))
+			run := func(everyPeriod bool) *report.Result {
+				sc, err := input.Parse([]byte(s.ScenarioYAML()))
 				if err != nil {
 					t.Fatal(err)
 				}

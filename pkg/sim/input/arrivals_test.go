@@ -1,4 +1,4 @@
-package sim_test
+package input_test
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/internal/simtest"
 )
 
 // arrival is a PodGroup and its one pod, with the given PodGroup annotations.
@@ -25,11 +27,11 @@ spec: {containers: [{name: main, resources: {requests: {nvidia.com/gpu: "1"}}}]}
 `, namespace, name, queue, annotations)
 }
 
-func today(t *testing.T) sim.File {
-	return sim.File{Name: "today.yaml", Data: example(t, "running-jobs.yaml")}
+func today(t *testing.T) input.File {
+	return input.File{Name: "today.yaml", Data: simtest.Example(t, "running-jobs.yaml")}
 }
 
-func jobNames(sc *sim.Scenario) []string {
+func jobNames(sc *input.Scenario) []string {
 	var names []string
 	for _, job := range sc.Jobs {
 		names = append(names, fmt.Sprintf("%s/%s@%s", job.Group.Namespace, job.Group.Name, job.SubmitAt))
@@ -40,8 +42,8 @@ func jobNames(sc *sim.Scenario) []string {
 // The example arrivals join the snapshot in submission order, and run: prod's test, arriving
 // at 10 minutes, starts then.
 func TestArrivalsJoinTheScenarioInSubmissionOrder(t *testing.T) {
-	arrivals := sim.File{Name: "arrivals.yaml", Data: example(t, "running-jobs-arrivals.yaml")}
-	sc, description, err := sim.Load(today(t), sim.Additions{Arrivals: []sim.File{arrivals}})
+	arrivals := input.File{Name: "arrivals.yaml", Data: simtest.Example(t, "running-jobs-arrivals.yaml")}
+	sc, description, err := input.Load(today(t), input.Additions{Arrivals: []input.File{arrivals}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,11 +80,11 @@ func TestArrivalNamedTwiceNamesBothFiles(t *testing.T) {
 		{"a job of an earlier arrivals file", []string{arrival("team", "job-7", "prod", ""), arrival("team", "job-7", "research", "")},
 			"b.yaml: PodGroup team/job-7 is also in a.yaml"},
 	} {
-		var files []sim.File
+		var files []input.File
 		for i, data := range tc.arrivals {
-			files = append(files, sim.File{Name: string(rune('a'+i)) + ".yaml", Data: []byte(data)})
+			files = append(files, input.File{Name: string(rune('a'+i)) + ".yaml", Data: []byte(data)})
 		}
-		_, _, err := sim.Load(today(t), sim.Additions{Arrivals: files})
+		_, _, err := input.Load(today(t), input.Additions{Arrivals: files})
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
 		}
@@ -109,7 +111,7 @@ func TestArrivalsFileMistakes(t *testing.T) {
 		{"a pod of another scheduler", strings.Replace(job, "spec: {containers", "spec: {schedulerName: default-scheduler, containers", 1),
 			`arrivals.yaml: Pod team/a-0: spec.schedulerName "default-scheduler": an arrivals file holds only the pods of kai-scheduler jobs`},
 	} {
-		_, _, err := sim.Load(today(t), sim.Additions{Arrivals: []sim.File{{Name: "arrivals.yaml", Data: []byte(tc.data)}}})
+		_, _, err := input.Load(today(t), input.Additions{Arrivals: []input.File{{Name: "arrivals.yaml", Data: []byte(tc.data)}}})
 		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
 		}
@@ -122,7 +124,7 @@ func TestParseRate(t *testing.T) {
 		count int
 		per   time.Duration
 	}{{"6/h", 6, time.Hour}, {"1/30m", 1, 30 * time.Minute}, {"12/1h", 12, time.Hour}, {"3/d", 3, 24 * time.Hour}} {
-		rate, err := sim.ParseRate(tc.value)
+		rate, err := input.ParseRate(tc.value)
 		if err != nil || rate.Count != tc.count || rate.Per != tc.per || rate.String() != tc.value {
 			t.Errorf("%s: %+v, %v; want %d every %s", tc.value, rate, err, tc.count, tc.per)
 		}
@@ -138,7 +140,7 @@ func TestParseRate(t *testing.T) {
 		"6/hx":  `unknown unit "hx"`,
 		"2/1ns": "more than one copy a nanosecond",
 	} {
-		if _, err := sim.ParseRate(value); err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), fmt.Sprintf("%q", value)) {
+		if _, err := input.ParseRate(value); err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), fmt.Sprintf("%q", value)) {
 			t.Errorf("%s: error %v, want it to name the value and %q", value, err, want)
 		}
 	}
@@ -159,23 +161,23 @@ spec: {resources: {gpu: {quota: 4, limit: -1, overQuotaWeight: 1}, cpu: {quota: 
 
 // pendingMix is a scenario with two pending jobs (a, waiting since before the start, and b),
 // a running one and one submitted later: only a and b are today's pending mix.
-func pendingMix() sim.File {
+func pendingMix() input.File {
 	running := strings.Replace(arrival("team", "run", "q", "sim.kai.scheduler/running-for: 1h"), "spec: {containers", "spec: {nodeName: n0, containers", 1)
 	data := oneNodeOneQueue + arrival("team", "b", "q", "sim.kai.scheduler/duration: 20m, sim.kai.scheduler/startup: 1m, sim.kai.scheduler/checkpoint-interval: 5m") +
 		"---\n" + arrival("team", "a", "q", "sim.kai.scheduler/submit-at: -10m") + "---\n" + running +
 		"---\n" + arrival("team", "later", "q", "sim.kai.scheduler/submit-at: 5m")
-	return sim.File{Name: "today.yaml", Data: []byte(data)}
+	return input.File{Name: "today.yaml", Data: []byte(data)}
 }
 
 // Copies of a and b are submitted in turn every 20 minutes up to the hour, named after
 // their copy; an arrival is not part of the mix, and the originals are left as they were.
 func TestRepeatPendingCyclesThroughTodaysMix(t *testing.T) {
-	rate, err := sim.ParseRate("3/h")
+	rate, err := input.ParseRate("3/h")
 	if err != nil {
 		t.Fatal(err)
 	}
-	arrivals := sim.File{Name: "arrivals.yaml", Data: []byte(arrival("team", "new", "q", ""))}
-	sc, description, err := sim.Load(pendingMix(), sim.Additions{Arrivals: []sim.File{arrivals}, Repeat: rate, Until: time.Hour})
+	arrivals := input.File{Name: "arrivals.yaml", Data: []byte(arrival("team", "new", "q", ""))}
+	sc, description, err := input.Load(pendingMix(), input.Additions{Arrivals: []input.File{arrivals}, Repeat: rate, Until: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,19 +188,19 @@ func TestRepeatPendingCyclesThroughTodaysMix(t *testing.T) {
 	if want := "today.yaml + 1 arrival from arrivals.yaml + 3 repeated pending jobs (3/h)"; description != want {
 		t.Errorf("description %q, want %q", description, want)
 	}
-	byName := map[string]*sim.Job{}
+	byName := map[string]*input.Job{}
 	for _, job := range sc.Jobs {
 		byName[job.Group.Name] = job
 	}
 	b, copyOfB := byName["b"], byName["b-r2"]
 	if copyOfB.Duration != b.Duration || copyOfB.Startup != b.Startup || copyOfB.CheckpointInterval != b.CheckpointInterval ||
-		copyOfB.Group.Spec.Queue != "q" || copyOfB.Group.Annotations[sim.SubmitAtAnnotation] != "40m0s" {
+		copyOfB.Group.Spec.Queue != "q" || copyOfB.Group.Annotations[input.SubmitAtAnnotation] != "40m0s" {
 		t.Errorf("copy of b: %+v, annotations %v; want b's settings, submitted at 40m", copyOfB, copyOfB.Group.Annotations)
 	}
 	if len(copyOfB.Pods) != 1 || copyOfB.Pods[0].Name != "b-0-r2" || copyOfB.Pods[0].Annotations[scheduling.PodGroupNameAnnotation] != "b-r2" {
 		t.Errorf("copy of b's pods: %+v; want b-0-r2 in PodGroup b-r2", copyOfB.Pods)
 	}
-	if b.Pods[0].Name != "b-0" || b.Group.Annotations[sim.SubmitAtAnnotation] != "" {
+	if b.Pods[0].Name != "b-0" || b.Group.Annotations[input.SubmitAtAnnotation] != "" {
 		t.Errorf("the original b changed: pod %s, annotations %v", b.Pods[0].Name, b.Group.Annotations)
 	}
 	result, err := sim.Run(context.Background(), sc, sim.Options{Until: 2 * time.Hour})
@@ -211,11 +213,11 @@ func TestRepeatPendingCyclesThroughTodaysMix(t *testing.T) {
 }
 
 func TestRepeatPendingMistakes(t *testing.T) {
-	rate, err := sim.ParseRate("1/30m")
+	rate, err := input.ParseRate("1/30m")
 	if err != nil {
 		t.Fatal(err)
 	}
-	fast, err := sim.ParseRate("1/1ms")
+	fast, err := input.ParseRate("1/1ms")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,22 +226,22 @@ func TestRepeatPendingMistakes(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		scenario string
-		add      sim.Additions
+		add      input.Additions
 		want     string
 	}{
-		{"no pending job", oneNodeOneQueue + onlyRunning, sim.Additions{Repeat: rate, Until: time.Hour},
+		{"no pending job", oneNodeOneQueue + onlyRunning, input.Additions{Repeat: rate, Until: time.Hour},
 			"repeating the pending mix at 1/30m: the scenario has no pending job"},
-		{"no end", string(pendingMix().Data), sim.Additions{Repeat: rate},
+		{"no end", string(pendingMix().Data), input.Additions{Repeat: rate},
 			"repeating the pending mix at 1/30m needs a time limit: it would never end"},
-		{"a copy's name is taken", collides, sim.Additions{Repeat: rate, Until: time.Hour},
+		{"a copy's name is taken", collides, input.Additions{Repeat: rate, Until: time.Hour},
 			"PodGroup team/a-r1, repeat 1 of PodGroup team/a, is also in today.yaml"},
-		{"a copy's pod name is taken by an arrival", string(pendingMix().Data), sim.Additions{Repeat: rate, Until: time.Hour,
-			Arrivals: []sim.File{{Name: "arrivals.yaml", Data: []byte(strings.Replace(arrival("team", "x", "q", ""), "name: x-0", "name: a-0-r1", 1))}}},
+		{"a copy's pod name is taken by an arrival", string(pendingMix().Data), input.Additions{Repeat: rate, Until: time.Hour,
+			Arrivals: []input.File{{Name: "arrivals.yaml", Data: []byte(strings.Replace(arrival("team", "x", "q", ""), "name: x-0", "name: a-0-r1", 1))}}},
 			"Pod team/a-0-r1, repeat 1 of PodGroup team/a, is also in arrivals.yaml"},
-		{"too many copies", string(pendingMix().Data), sim.Additions{Repeat: fast, Until: time.Hour},
+		{"too many copies", string(pendingMix().Data), input.Additions{Repeat: fast, Until: time.Hour},
 			"repeating the pending mix at 1/1ms up to 1h0m0s makes more than 100000 copies"},
 	} {
-		_, _, err := sim.Load(sim.File{Name: "today.yaml", Data: []byte(tc.scenario)}, tc.add)
+		_, _, err := input.Load(input.File{Name: "today.yaml", Data: []byte(tc.scenario)}, tc.add)
 		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
 		}

@@ -1,15 +1,16 @@
 package sim
 
 import (
-	"fmt"
 	"sort"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/report"
 )
 
-// report sums up the jobs, queues and pools.
-func (e *engine) report() *Result {
+// summarize sums up the jobs, queues and pools into the result.
+func (e *engine) summarize() *report.Result {
 	r := e.result
 	type queueKey struct{ pool, queue string }
-	byQueue := map[queueKey]*QueueReport{}
+	byQueue := map[queueKey]*report.QueueReport{}
 	var keys []queueKey
 	waits := map[queueKey][]float64{}
 	queueNames := map[string]bool{}
@@ -17,7 +18,7 @@ func (e *engine) report() *Result {
 		key := queueKey{js.pool, js.queue}
 		q := byQueue[key]
 		if q == nil {
-			q = &QueueReport{Queue: js.queue, Pool: js.pool}
+			q = &report.QueueReport{Queue: js.queue, Pool: js.pool}
 			byQueue[key] = q
 			keys = append(keys, key)
 		}
@@ -25,7 +26,7 @@ func (e *engine) report() *Result {
 			queueNames[js.queue] = true
 			r.Queues = append(r.Queues, js.queue)
 		}
-		jr := JobReport{PodGroup: js.name(), Queue: js.queue, Pool: js.pool, Submitted: js.spec.SubmitAt.Seconds(),
+		jr := report.JobReport{PodGroup: js.name(), Queue: js.queue, Pool: js.pool, Submitted: js.spec.SubmitAt.Seconds(),
 			Evictions: js.evictions, WastedGPUSeconds: js.wastedGPUSeconds}
 		if js.firstStart != nil {
 			s := e.seconds(*js.firstStart)
@@ -41,10 +42,10 @@ func (e *engine) report() *Result {
 			jr.Completed = &c
 			q.Completed++
 		} else if js.submitted {
-			group := e.cluster.groups[js.groupKey()]
+			group := e.cluster.Group(js.groupKey())
 			jr.Waiting = waitingReasons(group)
 			if group != nil && js.running {
-				jr.Protection = ProtectionOf(group.Status.MinRuntime, Start)
+				jr.Protection = report.ProtectionOf(group.Status.MinRuntime, Start)
 			}
 		}
 		r.Jobs = append(r.Jobs, jr)
@@ -79,53 +80,17 @@ func (e *engine) report() *Result {
 	r.Pools = e.reportPools()
 	// The JSON contract has arrays, empty or not: tools should not meet null.
 	if r.Events == nil {
-		r.Events = []Event{}
+		r.Events = []report.Event{}
 	}
 	if r.Jobs == nil {
-		r.Jobs = []JobReport{}
+		r.Jobs = []report.JobReport{}
 	}
 	if r.Totals.Queues == nil {
-		r.Totals.Queues = []QueueReport{}
+		r.Totals.Queues = []report.QueueReport{}
 	}
 	if r.Problems == nil {
-		r.Problems = []Problem{}
+		r.Problems = []report.Problem{}
 	}
-	r.Warnings = append(repeatedEvictions(r.Events), e.poolsWithoutNodes(r.Pools)...)
+	r.Warnings = append(report.RepeatedEvictions(r.Events), e.poolsWithoutNodes(r.Pools)...)
 	return r
-}
-
-// maxEvictionsPerPreemptor is how often a job may be evicted for one preemptor before the
-// simulation warns: with the promise made to a preemptor, one eviction for it is the rule (a
-// gang evicted over a few cycles aside).
-const maxEvictionsPerPreemptor = 3
-
-// repeatedEvictions warns about every job evicted more than maxEvictionsPerPreemptor times
-// for the same preemptor: the thrash min-runtime and promises exist to prevent. Pods of one
-// job evicted at the same time count as one eviction.
-func repeatedEvictions(events []Event) []string {
-	type pair struct{ victim, preemptor string }
-	times := map[pair][]float64{}
-	var order []pair
-	for _, e := range events {
-		if e.Type != EventEvict || e.Preemptor == "" {
-			continue
-		}
-		p := pair{e.PodGroup, e.Preemptor}
-		seen := times[p]
-		if len(seen) == 0 {
-			order = append(order, p)
-		}
-		if len(seen) == 0 || seen[len(seen)-1] != e.Time {
-			times[p] = append(seen, e.Time)
-		}
-	}
-	warnings := []string{}
-	for _, p := range order {
-		if at := times[p]; len(at) > maxEvictionsPerPreemptor {
-			warnings = append(warnings, fmt.Sprintf("job %s was evicted %d times for job %s (first at %s, last at %s): "+
-				"the resources freed for the preemptor did not reach it", p.victim, len(at), p.preemptor,
-				clockTime(at[0]), clockTime(at[len(at)-1])))
-		}
-	}
-	return warnings
 }

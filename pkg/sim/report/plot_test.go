@@ -1,30 +1,30 @@
-package sim_test
+package report_test
 
 import (
 	"bytes"
 	"strings"
 	"testing"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/report"
 )
 
 // Two runs of different lengths share one time axis, their queues keep one colour each,
 // and four pods evicted in the same moment show as one bar counting 4, not as one mark.
 func TestPlotComparesRunsOnOneAxisAndCountsEveryEviction(t *testing.T) {
-	short := &sim.Result{
+	short := &report.Result{
 		Queues: []string{"prod", "research"},
-		Series: []sim.Sample{{Time: 0, GPUs: map[string]int64{"research": 8}}, {Time: 1800, GPUs: map[string]int64{"prod": 8}}},
-		Events: []sim.Event{{Time: 1800, Type: sim.EventEvict}, {Time: 1800, Type: sim.EventEvict},
-			{Time: 1800, Type: sim.EventEvict}, {Time: 1800, Type: sim.EventEvict}},
-		Totals: sim.Totals{SimulatedSeconds: 3600},
+		Series: []report.Sample{{Time: 0, GPUs: map[string]int64{"research": 8}}, {Time: 1800, GPUs: map[string]int64{"prod": 8}}},
+		Events: []report.Event{{Time: 1800, Type: report.EventEvict}, {Time: 1800, Type: report.EventEvict},
+			{Time: 1800, Type: report.EventEvict}, {Time: 1800, Type: report.EventEvict}},
+		Totals: report.Totals{SimulatedSeconds: 3600},
 	}
-	long := &sim.Result{
+	long := &report.Result{
 		Queues: []string{"research", "prod"}, // another order: colours must still match
-		Series: []sim.Sample{{Time: 0, GPUs: map[string]int64{"research": 8}}},
-		Totals: sim.Totals{SimulatedSeconds: 7200},
+		Series: []report.Sample{{Time: 0, GPUs: map[string]int64{"research": 8}}},
+		Totals: report.Totals{SimulatedSeconds: 7200},
 	}
 	var out bytes.Buffer
-	if err := sim.WritePlot(&out, []sim.Variant{{Name: "short", Result: short}, {Name: "long", Result: long}}); err != nil {
+	if err := report.WritePlot(&out, []report.Variant{{Name: "short", Result: short}, {Name: "long", Result: long}}); err != nil {
 		t.Fatal(err)
 	}
 	svg := out.String()
@@ -58,10 +58,10 @@ func TestPlotTimeLabels(t *testing.T) {
 		{5400, []string{">30m<", ">1h<", ">1h30m<"}},
 		{4 * 3600, []string{">1h<", ">4h<"}},
 	} {
-		r := &sim.Result{Queues: []string{"q"}, Series: []sim.Sample{{GPUs: map[string]int64{"q": 1}}},
-			Events: []sim.Event{{Time: tt.span, Type: sim.EventEvict}}, Totals: sim.Totals{SimulatedSeconds: tt.span}}
+		r := &report.Result{Queues: []string{"q"}, Series: []report.Sample{{GPUs: map[string]int64{"q": 1}}},
+			Events: []report.Event{{Time: tt.span, Type: report.EventEvict}}, Totals: report.Totals{SimulatedSeconds: tt.span}}
 		var out bytes.Buffer
-		if err := sim.WritePlot(&out, []sim.Variant{{Name: "run", Result: r}}); err != nil {
+		if err := report.WritePlot(&out, []report.Variant{{Name: "run", Result: r}}); err != nil {
 			t.Fatal(err)
 		}
 		for _, w := range tt.want {

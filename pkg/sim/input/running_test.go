@@ -1,4 +1,4 @@
-package sim_test
+package input_test
 
 import (
 	"context"
@@ -6,9 +6,12 @@ import (
 	"testing"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/internal/simtest"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/report"
 )
 
-func jobReport(t *testing.T, r *sim.Result, name string) sim.JobReport {
+func jobReport(t *testing.T, r *report.Result, name string) report.JobReport {
 	t.Helper()
 	for _, j := range r.Jobs {
 		if j.PodGroup == name {
@@ -16,13 +19,13 @@ func jobReport(t *testing.T, r *sim.Result, name string) sim.JobReport {
 		}
 	}
 	t.Fatalf("no job %s in %+v", name, r.Jobs)
-	return sim.JobReport{}
+	return report.JobReport{}
 }
 
 // A job running when the simulation starts keeps the protection it has on its cluster,
 // counted from its start before the simulation; a pod of another scheduler holds its GPUs.
 func TestRunningJobsKeepTheirProtection(t *testing.T) {
-	sc, err := sim.Parse(example(t, "running-jobs.yaml"))
+	sc, err := input.Parse(simtest.Example(t, "running-jobs.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +55,7 @@ func TestRunningJobsKeepTheirProtection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	evictions := evictionTimes(whole)
+	evictions := simtest.EvictionTimes(whole)
 	if len(evictions) != 1 || len(evictions["research/train"]) != 1 || evictions["research/train"][0] != 300 {
 		t.Fatalf("evictions %v: want train once, at 300 s when its hour is up", evictions)
 	}
@@ -86,7 +89,7 @@ metadata: {name: job-1, annotations: {pod-group-name: job}}
 spec: {containers: [{name: main, resources: {requests: {nvidia.com/gpu: "8"}}}]}
 `
 	scenario = strings.Replace(scenario, "metadata: {name: job}\nspec: {minMember: 1", "metadata: {name: job, annotations: {sim.kai.scheduler/running-for: 1h}}\nspec: {minMember: 2", 1)
-	sc, err := sim.Parse([]byte(scenario))
+	sc, err := input.Parse([]byte(scenario))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +119,7 @@ func TestParseRefusesRunningJobMistakes(t *testing.T) {
 			"sim.kai.scheduler/running-for: -1h", "spec: {containers: [{name: main}]}"},
 	} {
 		scenario := strings.Replace(inputHead, "metadata: {name: job}", "metadata: {name: job, annotations: {"+change[0]+"}}", 1) + change[1] + "\n"
-		_, err := sim.Parse([]byte(scenario))
+		_, err := input.Parse([]byte(scenario))
 		if err == nil || err.Error() != want {
 			t.Errorf("got %v\nwant %s", err, want)
 		}

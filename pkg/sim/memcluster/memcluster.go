@@ -1,4 +1,4 @@
-package sim
+package memcluster
 
 import (
 	"bytes"
@@ -24,12 +24,12 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 )
 
-// memCluster is the simulated API server: the objects, and the few writes the scheduler
-// makes (bind, pod status patch, delete, PodGroup patches). Lists hand out shallow copies
-// without serialising anything — the scheduler only reads them — which keeps a day of
-// simulated cycles fast. Methods the scheduler never calls are left to the nil embedded
-// client and would panic.
-type memCluster struct {
+// Cluster is the simulated API server: the objects, and the few writes the scheduler makes
+// (bind, pod status patch, delete, PodGroup patches). Lists hand out shallow copies without
+// serialising anything — the scheduler only reads them — which keeps a day of simulated
+// cycles fast. Methods the scheduler never calls are left to the nil embedded client and
+// would panic.
+type Cluster struct {
 	client.Client
 	clock   clock.PassiveClock
 	nodes   []*v1.Node
@@ -37,9 +37,10 @@ type memCluster struct {
 	classes []*schedulingv1.PriorityClass
 	pods    map[types.NamespacedName]*v1.Pod
 	groups  map[types.NamespacedName]*v2alpha2.PodGroup
-	// onBind and onDelete tell the engine about the scheduler's writes.
-	onBind   func(pod *v1.Pod, node string)
-	onDelete func(pod *v1.Pod)
+	// OnBind and OnDelete tell the simulation about the scheduler's writes: a pod bound to
+	// a node, and a pod whose graceful termination started. Set before the scheduler writes.
+	OnBind   func(pod *v1.Pod, node string)
+	OnDelete func(pod *v1.Pod)
 	// stores are the schedulers' views (one per node pool), each told of every change as
 	// its informers would be; each keeps what belongs to its pool.
 	stores []*cache.Store
@@ -48,47 +49,66 @@ type memCluster struct {
 	podPatches   map[string]*podPatch
 }
 
-func newMemCluster(clk clock.PassiveClock) *memCluster {
-	return &memCluster{clock: clk, pods: map[types.NamespacedName]*v1.Pod{}, groups: map[types.NamespacedName]*v2alpha2.PodGroup{}}
+// New is a cluster of these nodes, queues and PriorityClasses, without pods or PodGroups,
+// whose deletions are stamped with clk's time.
+func New(clk clock.PassiveClock, nodes []*v1.Node, queues []*v2.Queue, classes []*schedulingv1.PriorityClass) *Cluster {
+	return &Cluster{
+		clock: clk, nodes: nodes, queues: queues, classes: classes,
+		pods: map[types.NamespacedName]*v1.Pod{}, groups: map[types.NamespacedName]*v2alpha2.PodGroup{},
+	}
 }
 
-var _ client.Client = &memCluster{}
+var _ client.Client = &Cluster{}
 
-// changed tells the scheduler's store that obj was created or changed: the informer event
-// of every write, whoever makes it (the scheduler, or the engine's controllers and kubelet).
-func (c *memCluster) changed(obj client.Object) {
+// AddStore makes store a scheduler's view of the cluster: from then on it is told of every
+// change, as its informers would be. Of what is already there it learns when the caller
+// passes each object to Changed, as an informer's first list tells of it.
+func (c *Cluster) AddStore(store *cache.Store) {
+	c.stores = append(c.stores, store)
+}
+
+// Changed tells the schedulers' stores that obj was created or changed: the informer event
+// of every write, whoever makes it (the scheduler, or the simulation's controllers and
+// kubelet, which change the objects they got from Pod and Group in place).
+func (c *Cluster) Changed(obj client.Object) {
 	for _, store := range c.stores {
 		store.Upsert(obj)
 	}
 }
 
 // removed tells the scheduler's store that obj was deleted.
-func (c *memCluster) removed(obj client.Object) {
+func (c *Cluster) removed(obj client.Object) {
 	for _, store := range c.stores {
 		store.Delete(obj)
 	}
 }
 
-// putPod creates or replaces a pod.
-func (c *memCluster) putPod(pod *v1.Pod) {
+// Pod is the pod of that namespace and name; nil when there is none.
+func (c *Cluster) Pod(key types.NamespacedName) *v1.Pod { return c.pods[key] }
+
+// Group is the PodGroup of that namespace and name; nil when there is none.
+func (c *Cluster) Group(key types.NamespacedName) *v2alpha2.PodGroup { return c.groups[key] }
+
+// PutPod creates or replaces a pod.
+func (c *Cluster) PutPod(pod *v1.Pod) {
 	c.pods[keyOf(pod)] = pod
-	c.changed(pod)
+	c.Changed(pod)
 }
 
-// removePod deletes a pod for good (its termination is over).
-func (c *memCluster) removePod(pod *v1.Pod) {
+// RemovePod deletes a pod for good (its termination is over).
+func (c *Cluster) RemovePod(pod *v1.Pod) {
 	delete(c.pods, keyOf(pod))
 	c.removed(pod)
 }
 
-// putGroup creates a PodGroup.
-func (c *memCluster) putGroup(group *v2alpha2.PodGroup) {
+// PutGroup creates a PodGroup.
+func (c *Cluster) PutGroup(group *v2alpha2.PodGroup) {
 	c.groups[keyOf(group)] = group
-	c.changed(group)
+	c.Changed(group)
 }
 
-// removeGroup deletes a PodGroup.
-func (c *memCluster) removeGroup(group *v2alpha2.PodGroup) {
+// RemoveGroup deletes a PodGroup.
+func (c *Cluster) RemoveGroup(group *v2alpha2.PodGroup) {
 	delete(c.groups, keyOf(group))
 	c.removed(group)
 }
@@ -98,7 +118,7 @@ func keyOf(o client.Object) types.NamespacedName {
 }
 
 // List serves the five lists the snapshot builder reads.
-func (c *memCluster) List(_ context.Context, list client.ObjectList, _ ...client.ListOption) error {
+func (c *Cluster) List(_ context.Context, list client.ObjectList, _ ...client.ListOption) error {
 	switch l := list.(type) {
 	case *v1.NodeList:
 		l.Items = make([]v1.Node, len(c.nodes))
@@ -132,7 +152,7 @@ func (c *memCluster) List(_ context.Context, list client.ObjectList, _ ...client
 }
 
 // Patch applies the status updater's merge patches to PodGroups.
-func (c *memCluster) Patch(_ context.Context, obj client.Object, patch client.Patch, _ ...client.PatchOption) error {
+func (c *Cluster) Patch(_ context.Context, obj client.Object, patch client.Patch, _ ...client.PatchOption) error {
 	group, ok := c.groups[keyOf(obj)]
 	if !ok {
 		return apierrors.NewNotFound(schema.GroupResource{Group: "scheduling.run.ai", Resource: "podgroups"}, obj.GetName())
@@ -140,13 +160,13 @@ func (c *memCluster) Patch(_ context.Context, obj client.Object, patch client.Pa
 	if err := c.applyMergePatch(group, patch, obj); err != nil {
 		return err
 	}
-	c.changed(group)
+	c.Changed(group)
 	return nil
 }
 
 // Delete starts a pod's graceful termination, as the API server does: it only gets a
 // deletion timestamp; the engine's kubelet removes it after its grace period.
-func (c *memCluster) Delete(_ context.Context, obj client.Object, _ ...client.DeleteOption) error {
+func (c *Cluster) Delete(_ context.Context, obj client.Object, _ ...client.DeleteOption) error {
 	pod, ok := c.pods[keyOf(obj)]
 	if !ok || (obj.GetUID() != "" && obj.GetUID() != pod.UID) {
 		return apierrors.NewNotFound(schema.GroupResource{Resource: "pods"}, obj.GetName())
@@ -154,22 +174,22 @@ func (c *memCluster) Delete(_ context.Context, obj client.Object, _ ...client.De
 	if pod.DeletionTimestamp == nil {
 		now := metav1.NewTime(c.clock.Now())
 		pod.DeletionTimestamp = &now
-		c.changed(pod)
-		c.onDelete(pod)
+		c.Changed(pod)
+		c.OnDelete(pod)
 	}
 	return nil
 }
 
 // Status patches pods (the DisruptionTarget condition) and PodGroups (conditions).
-func (c *memCluster) Status() client.SubResourceWriter { return statusWriter{c} }
+func (c *Cluster) Status() client.SubResourceWriter { return statusWriter{c} }
 
 // SubResource serves pods/binding.
-func (c *memCluster) SubResource(name string) client.SubResourceClient {
+func (c *Cluster) SubResource(name string) client.SubResourceClient {
 	return bindingWriter{c: c, name: name}
 }
 
 type statusWriter struct {
-	c *memCluster
+	c *Cluster
 }
 
 func (w statusWriter) Create(context.Context, client.Object, client.Object, ...client.SubResourceCreateOption) error {
@@ -193,7 +213,7 @@ func (w statusWriter) Patch(_ context.Context, obj client.Object, patch client.P
 		if err != nil {
 			return err
 		}
-		defer w.c.changed(pod)
+		defer w.c.Changed(pod)
 		if applied, err := w.c.applyPodConditionPatch(pod, data); applied {
 			return err
 		}
@@ -208,12 +228,12 @@ func (w statusWriter) Patch(_ context.Context, obj client.Object, patch client.P
 		if !ok {
 			return apierrors.NewNotFound(schema.GroupResource{Resource: "podgroups"}, obj.GetName())
 		}
-		defer w.c.changed(group)
+		defer w.c.Changed(group)
 		return w.c.applyMergePatch(group, patch, obj)
 	case *v2.Queue:
 		for _, queue := range w.c.queues {
 			if queue.Name == obj.GetName() {
-				defer w.c.changed(queue)
+				defer w.c.Changed(queue)
 				return w.c.applyMergePatch(queue, patch, obj)
 			}
 		}
@@ -224,7 +244,7 @@ func (w statusWriter) Patch(_ context.Context, obj client.Object, patch client.P
 
 // bindingWriter serves pods/binding; every other sub-resource operation is refused.
 type bindingWriter struct {
-	c    *memCluster
+	c    *Cluster
 	name string
 }
 
@@ -255,15 +275,15 @@ func (w bindingWriter) Create(_ context.Context, obj client.Object, sub client.O
 		return apierrors.NewConflict(schema.GroupResource{Resource: "pods/binding"}, pod.Name, fmt.Errorf("pod is already bound to %s", pod.Spec.NodeName))
 	}
 	pod.Spec.NodeName = binding.Target.Name
-	w.c.changed(pod)
-	w.c.onBind(pod, binding.Target.Name)
+	w.c.Changed(pod)
+	w.c.OnBind(pod, binding.Target.Name)
 	return nil
 }
 
 // applyMergePatch applies a JSON merge patch to target. The two patches the status updater
 // sends to PodGroups — annotations, scheduling conditions — are applied directly, which is
 // what a merge patch does to them; anything else goes through a generic merge.
-func (c *memCluster) applyMergePatch(target any, patch client.Patch, obj client.Object) error {
+func (c *Cluster) applyMergePatch(target any, patch client.Patch, obj client.Object) error {
 	data, err := patch.Data(obj)
 	if err != nil {
 		return err
@@ -347,7 +367,7 @@ var (
 // applyPodGroupPatch applies a merge patch that only sets annotations and/or replaces the
 // scheduling conditions or the min-runtime protection; it reports false, changing nothing,
 // for any other patch.
-func (c *memCluster) applyPodGroupPatch(group *v2alpha2.PodGroup, data []byte) bool {
+func (c *Cluster) applyPodGroupPatch(group *v2alpha2.PodGroup, data []byte) bool {
 	patch, ok := remembered(&c.groupPatches, data, decodeGroupPatch)
 	if !ok {
 		return false
@@ -443,7 +463,7 @@ func decodePodPatch(data []byte) (*podPatch, bool) {
 // applyPodConditionPatch applies a strategic merge patch that only carries pod conditions
 // (merged by type, as the API server does), the nominated node (a string, or null to clear
 // it) and optionally the UID guard; it reports false, changing nothing, for any other patch.
-func (c *memCluster) applyPodConditionPatch(pod *v1.Pod, data []byte) (bool, error) {
+func (c *Cluster) applyPodConditionPatch(pod *v1.Pod, data []byte) (bool, error) {
 	patch, ok := remembered(&c.podPatches, data, decodePodPatch)
 	if !ok {
 		return false, nil

@@ -1,4 +1,4 @@
-package sim
+package input
 
 import (
 	"fmt"
@@ -157,7 +157,7 @@ func repeatPending(mix []*Job, rate Rate, until time.Duration, names nameOrigins
 		original := mix[(k-1)%len(mix)]
 		job := repeatOf(original, k, rate.copyTime(k))
 		if object, origin, taken := names.taken(job); taken {
-			return nil, fmt.Errorf("%s, repeat %d of PodGroup %s, is also in %s", object, k, original.key(), origin)
+			return nil, fmt.Errorf("%s, repeat %d of PodGroup %s, is also in %s", object, k, original.Key(), origin)
 		}
 		names.record(job, "the repeats of the pending mix")
 		copies = append(copies, job)
@@ -221,7 +221,7 @@ type nameOrigins map[string]string
 func newNameOrigins(sc *Scenario, file string) nameOrigins {
 	names := nameOrigins{}
 	for _, job := range sc.Jobs {
-		names["PodGroup "+job.key()] = file
+		names["PodGroup "+job.Key()] = file
 		for _, pod := range job.Pods {
 			names["Pod "+pod.Namespace+"/"+pod.Name] = file
 		}
@@ -251,15 +251,15 @@ func (names nameOrigins) record(job *Job, origin string) {
 
 // objectNames are "PodGroup ns/name" and "Pod ns/name" for each of the job's pods.
 func objectNames(job *Job) []string {
-	objects := []string{"PodGroup " + job.key()}
+	objects := []string{"PodGroup " + job.Key()}
 	for _, pod := range job.Pods {
 		objects = append(objects, "Pod "+pod.Namespace+"/"+pod.Name)
 	}
 	return objects
 }
 
-// key is the job's namespace/name.
-func (job *Job) key() string { return job.Group.Namespace + "/" + job.Group.Name }
+// Key is the job's namespace/name.
+func (job *Job) Key() string { return job.Group.Namespace + "/" + job.Group.Name }
 
 func sortPods(pods []*v1.Pod) {
 	sort.Slice(pods, func(i, j int) bool { return pods[i].Name < pods[j].Name })

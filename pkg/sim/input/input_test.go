@@ -1,4 +1,4 @@
-package sim_test
+package input_test
 
 import (
 	"bytes"
@@ -8,6 +8,9 @@ import (
 	"testing"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/internal/simtest"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/report"
 )
 
 // inputHead is a scenario of one job whose one pod's spec follows.
@@ -28,7 +31,7 @@ func TestParseKeepsTheLastLineWhateverItsLength(t *testing.T) {
 	for _, length := range []int{4095, 4096, 4097, 1 << 20} {
 		for _, ending := range []string{"", "\n"} {
 			line := spec + strings.Repeat(" ", length-len(spec))
-			sc, err := sim.Parse([]byte(inputHead + line + ending))
+			sc, err := input.Parse([]byte(inputHead + line + ending))
 			if err != nil {
 				t.Fatalf("line of %d bytes, ending %q: %v", length, ending, err)
 			}
@@ -46,14 +49,14 @@ func TestParseRefusesNegativeQuantitiesNamingTheDocument(t *testing.T) {
 		"spec.containers[0].resources.limits[cpu]: must be non-negative, got -1":              `spec: {containers: [{name: main, image: w, resources: {limits: {cpu: "-1"}}}]}`,
 		"spec.overhead[memory]: must be non-negative, got -1Gi":                               `spec: {overhead: {memory: -1Gi}, containers: [{name: main, image: w}]}`,
 	} {
-		_, err := sim.Parse([]byte(inputHead + spec + "\n"))
+		_, err := input.Parse([]byte(inputHead + spec + "\n"))
 		want := fmt.Sprintf("document 4 (Pod job-0): %s", field)
 		if err == nil || err.Error() != want {
 			t.Errorf("error %v, want %q", err, want)
 		}
 	}
 	node := strings.Replace(inputHead, `nvidia.com/gpu: "4"`, `nvidia.com/gpu: "-4"`, 1)
-	if _, err := sim.Parse([]byte(node + `spec: {containers: [{name: main, image: w}]}`)); err == nil ||
+	if _, err := input.Parse([]byte(node + `spec: {containers: [{name: main, image: w}]}`)); err == nil ||
 		!strings.Contains(err.Error(), "document 1 (Node n0): status.allocatable[nvidia.com/gpu]: must be non-negative, got -4") {
 		t.Errorf("a node with -4 GPUs: error %v", err)
 	}
@@ -62,7 +65,7 @@ func TestParseRefusesNegativeQuantitiesNamingTheDocument(t *testing.T) {
 // A scenario where nothing happens (a node, no queue, no job) is a valid, empty result: the
 // JSON contract has arrays, never null.
 func TestScenarioWithoutJobsGivesEmptyArrays(t *testing.T) {
-	sc, err := sim.Parse([]byte("apiVersion: v1\nkind: Node\nmetadata: {name: n0}\nstatus: {allocatable: {cpu: \"8\"}}\n"))
+	sc, err := input.Parse([]byte("apiVersion: v1\nkind: Node\nmetadata: {name: n0}\nstatus: {allocatable: {cpu: \"8\"}}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +74,7 @@ func TestScenarioWithoutJobsGivesEmptyArrays(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := sim.WriteJSON(&out, result); err != nil {
+	if err := report.WriteJSON(&out, result); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{`"events": []`, `"jobs": []`, `"queues": []`, `"warnings": []`} {
@@ -122,7 +125,7 @@ status: {allocatable: {cpu: "8", memory: 64Gi, nvidia.com/gpu: "4"}}
 ` + queueDoc("ok", "") + queueDoc("orphan", "gone") + queueDoc("a", "b") + queueDoc("b", "a") +
 		jobDoc("fine", "ok", 1, 1) + jobDoc("in-orphan", "orphan", 1, 1) + jobDoc("nowhere", "missing", 1, 1) +
 		jobDoc("short", "ok", 3, 2)
-	sc, err := sim.Parse([]byte(scenario))
+	sc, err := input.Parse([]byte(scenario))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +163,7 @@ status: {allocatable: {cpu: "8", memory: 64Gi, nvidia.com/gpu: "4"}}
 		t.Errorf("the healthy job must run and complete: waiting %q, %d completed", waiting["default/fine"], r.Totals.Completed)
 	}
 	var text bytes.Buffer
-	if err := sim.WriteText(&text, r); err != nil {
+	if err := report.WriteText(&text, r); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"Problems reported by the scheduler", `Queue orphan: InvalidQueue: parent queue "gone" does not exist`,
@@ -172,11 +175,11 @@ status: {allocatable: {cpu: "8", memory: 64Gi, nvidia.com/gpu: "4"}}
 }
 
 func TestDuplicateObjectsAreAnError(t *testing.T) {
-	_, err := sim.Parse([]byte(queueDoc("q", "") + queueDoc("q", "")))
+	_, err := input.Parse([]byte(queueDoc("q", "") + queueDoc("q", "")))
 	if err == nil || err.Error() != "document 2 (Queue q): the same Queue as document 1; names must be unique" {
 		t.Fatalf("error %v", err)
 	}
-	_, err = sim.Parse([]byte(jobDoc("j", "q", 1, 1) + jobDoc("j", "q", 1, 0)))
+	_, err = input.Parse([]byte(jobDoc("j", "q", 1, 1) + jobDoc("j", "q", 1, 0)))
 	if err == nil || !strings.Contains(err.Error(), "document 3 (PodGroup default/j): the same PodGroup as document 1") {
 		t.Fatalf("error %v", err)
 	}
@@ -185,7 +188,7 @@ func TestDuplicateObjectsAreAnError(t *testing.T) {
 // YAML scalars that are text to Kubernetes (a label value 3, a selector value true) read as
 // text, as they always did: a scenario file that worked keeps working.
 func TestScalarsReadAsTextWhereKubernetesWantsText(t *testing.T) {
-	sc, err := sim.Parse([]byte(`apiVersion: v1
+	sc, err := input.Parse([]byte(`apiVersion: v1
 kind: Node
 metadata: {name: n1, labels: {zone: 3, fast: true}}
 status:
@@ -212,12 +215,12 @@ func TestEmptyFilesAreRefused(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			want := "the scenario is empty; write its Nodes, Queues, PodGroups and Pods, or pass no file for the built-in comparison"
-			if _, err := sim.Parse([]byte(data)); err == nil || err.Error() != want {
+			if _, err := input.Parse([]byte(data)); err == nil || err.Error() != want {
 				t.Errorf("scenario %q: error %v, want %q", data, err, want)
 			}
 			want = "arrivals.yaml: the arrivals file is empty; write the PodGroups and Pods that arrive, or pass no --arrivals"
-			_, _, err := sim.Load(sim.File{Name: "today.yaml", Data: []byte(inputHead + "spec: {containers: [{name: main}]}\n")},
-				sim.Additions{Arrivals: []sim.File{{Name: "arrivals.yaml", Data: []byte(data)}}})
+			_, _, err := input.Load(input.File{Name: "today.yaml", Data: []byte(inputHead + "spec: {containers: [{name: main}]}\n")},
+				input.Additions{Arrivals: []input.File{{Name: "arrivals.yaml", Data: []byte(data)}}})
 			if err == nil || err.Error() != want {
 				t.Errorf("arrivals %q: error %v, want %q", data, err, want)
 			}
@@ -254,7 +257,7 @@ func TestDecodeErrorsSpeakYAMLNotGo(t *testing.T) {
 		{"a mapping for a string", node + "spec: {providerID: {id: 1}}\n", "document 1 (Node n0): spec.providerID: must be a string, got a mapping"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := sim.Parse([]byte(tc.data))
+			_, err := input.Parse([]byte(tc.data))
 			if err == nil || err.Error() != tc.want {
 				t.Fatalf("error %v\nwant       %s", err, tc.want)
 			}
@@ -285,14 +288,36 @@ func TestInvalidYAMLNamesTheLinesOfTheFile(t *testing.T) {
 		{"separator", node + "--- !Node\n", `line 4: invalid document separator "--- !Node": only a comment may follow ---`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := sim.Parse([]byte(tc.data))
+			_, err := input.Parse([]byte(tc.data))
 			if err == nil || err.Error() != tc.want {
 				t.Fatalf("error %v\nwant       %s", err, tc.want)
 			}
 		})
 	}
-	sc, err := sim.Parse([]byte(strings.ReplaceAll(inputHead+"spec: {containers: [{name: main}]}\n", "\n", "\r\n")))
+	sc, err := input.Parse([]byte(strings.ReplaceAll(inputHead+"spec: {containers: [{name: main}]}\n", "\n", "\r\n")))
 	if err != nil || len(sc.Nodes) != 1 || len(sc.Queues) != 1 || len(sc.Jobs) != 1 {
 		t.Fatalf("a CRLF scenario does not read: %v", err)
+	}
+}
+
+func TestParseErrorsNameDocumentAndField(t *testing.T) {
+	valid := string(simtest.Example(t, "preempt-tree.yaml"))
+	tests := []struct {
+		name, scenario, want string
+	}{
+		{"misspelt field", strings.Replace(valid, "minMember: 1", "minMembr: 1", 1), `(PodGroup demo/low-1): unknown field "minMembr"`},
+		{"unknown kind", "apiVersion: v1\nkind: Service\nmetadata: {name: x}\n", `document 1: unsupported kind "Service"`},
+		{"bad simulation duration", strings.Replace(valid, `sim.kai.scheduler/duration: "2h"`, `sim.kai.scheduler/duration: "two hours"`, 1),
+			`metadata.annotations.sim.kai.scheduler/duration: invalid duration "two hours"`},
+		{"pod of a missing PodGroup", strings.Replace(valid, "annotations: {pod-group-name: high-2}", "annotations: {pod-group-name: nobody}", 1),
+			`annotation pod-group-name names PodGroup "nobody"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := input.Parse([]byte(tt.scenario))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %v, want it to contain %q", err, tt.want)
+			}
+		})
 	}
 }

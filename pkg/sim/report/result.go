@@ -1,4 +1,4 @@
-package sim
+package report
 
 import (
 	"time"
@@ -165,4 +165,24 @@ type Result struct {
 	Pools  []PoolReport `json:"pools"`
 	Series []Sample     `json:"-"`
 	Queues []string     `json:"-"`
+}
+
+// Problem is something wrong in the scenario that the scheduler reported as it does on a
+// cluster, with a Warning event about the object: a queue whose parent is missing or loops, a
+// pod whose PodGroup does not exist, an unreadable start stamp. Each is reported once, when
+// first seen (again if it goes away and comes back).
+type Problem struct {
+	Time    float64 `json:"time"`
+	Kind    string  `json:"kind"`
+	Name    string  `json:"name"`
+	Reason  string  `json:"reason"`
+	Message string  `json:"message"`
+}
+
+// Variant is one configuration of a comparison and its result: sim.Compare fills Result,
+// WriteComparison and WritePlot show the variants side by side.
+type Variant struct {
+	Name   string
+	Config []byte
+	Result *Result
 }

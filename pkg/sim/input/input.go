@@ -1,4 +1,4 @@
-package sim
+package input
 
 import (
 	"bytes"
@@ -70,6 +70,10 @@ type Scenario struct {
 	// pods, services): they hold what they request there throughout, in name order.
 	Fixed []*v1.Pod
 }
+
+// SchedulerName is the scheduler kai-sim runs: a pod naming no scheduler is its, and a pod
+// naming another is foreign (it only holds resources on its node).
+const SchedulerName = "kai-scheduler"
 
 // defaultClasses are the PriorityClasses a KAI installation has.
 var defaultClasses = map[string]int32{"train": 50, "build-preemptible": 75, "build": 100, "inference": 125}
@@ -211,7 +215,7 @@ func sortJobs(jobs []*Job) {
 		if a.SubmitAt != b.SubmitAt {
 			return a.SubmitAt < b.SubmitAt
 		}
-		return a.key() < b.key()
+		return a.Key() < b.Key()
 	})
 }
 

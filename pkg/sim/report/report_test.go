@@ -1,4 +1,4 @@
-package sim
+package report
 
 import (
 	"reflect"
@@ -19,13 +19,13 @@ func TestRepeatedEvictionsAreWarnedOncePerPair(t *testing.T) {
 	for i := range 3 { // three times is within the bound
 		events = append(events, evict(float64(100+i), "ns/thrice", "thrice-0", "ns/q"))
 	}
-	got := repeatedEvictions(events)
+	got := RepeatedEvictions(events)
 	want := []string{"job ns/looped was evicted 4 times for job ns/p (first at 0:00:00, last at 0:00:30): " +
 		"the resources freed for the preemptor did not reach it"}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("warnings %q, want %q", got, want)
 	}
-	if clean := repeatedEvictions(nil); clean == nil || len(clean) != 0 {
+	if clean := RepeatedEvictions(nil); clean == nil || len(clean) != 0 {
 		t.Fatalf("no evictions must give an empty list, not %#v: the JSON contract has an array", clean)
 	}
 }
