@@ -66,7 +66,7 @@ func load(data []byte, known Known) (*Config, []string, []error) {
 	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(doc, &top); err != nil {
-		return nil, nil, []error{fmt.Errorf("the configuration must be a mapping with actions and tiers, got %s", describe(doc))}
+		return nil, nil, []error{fmt.Errorf("the configuration must be a mapping with actions and tiers, got %s", Describe(doc))}
 	}
 
 	l := &loader{known: known, firstSeen: map[string]string{}}
@@ -110,9 +110,10 @@ func absent(raw json.RawMessage) bool {
 	return raw == nil || string(raw) == "null"
 }
 
-// describe shows a decoded value in "must be X, got Y" messages: scalars as written (after
-// YAML decoding), collections by kind because they can be arbitrarily long.
-func describe(raw json.RawMessage) string {
+// Describe shows a decoded value in "must be X, got Y" messages: scalars as written (after
+// YAML decoding), collections by kind because they can be arbitrarily long. kai-sim's
+// scenario errors use it too, so that both files' mistakes read alike.
+func Describe(raw json.RawMessage) string {
 	switch {
 	case len(raw) == 0:
 		return "nothing"

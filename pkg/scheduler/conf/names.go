@@ -32,7 +32,7 @@ func (l *loader) actions(raw json.RawMessage) []string {
 		l.warnf("actions: not set; running upstream KAI-Scheduler's default actions %q", UpstreamDefaultActions)
 		list = UpstreamDefaultActions
 	} else if err := json.Unmarshal(raw, &list); err != nil {
-		l.errorf("actions: must be a comma-separated string, got %s", describe(raw))
+		l.errorf("actions: must be a comma-separated string, got %s", Describe(raw))
 		return nil
 	}
 	if strings.TrimSpace(list) == "" {

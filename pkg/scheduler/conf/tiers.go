@@ -17,7 +17,7 @@ func (l *loader) tiers(raw json.RawMessage) []Tier {
 	}
 	var entries []json.RawMessage
 	if err := json.Unmarshal(raw, &entries); err != nil {
-		l.errorf("tiers: must be a list, got %s", describe(raw))
+		l.errorf("tiers: must be a list, got %s", Describe(raw))
 		return nil
 	}
 	tiers := make([]Tier, 0, len(entries))
@@ -40,7 +40,7 @@ func (l *loader) plugins(path string, raw json.RawMessage) []PluginOption {
 	}
 	var entries []json.RawMessage
 	if err := json.Unmarshal(raw, &entries); err != nil {
-		l.errorf("%s: must be a list, got %s", path, describe(raw))
+		l.errorf("%s: must be a list, got %s", path, Describe(raw))
 		return nil
 	}
 	var kept []PluginOption
@@ -72,7 +72,7 @@ func (l *loader) plugin(path string, raw json.RawMessage) (PluginOption, bool) {
 	var name string
 	nameRaw := fields["name"]
 	if !absent(nameRaw) && json.Unmarshal(nameRaw, &name) != nil {
-		l.errorf("%s.name: must be a string, got %s", path, describe(nameRaw))
+		l.errorf("%s.name: must be a string, got %s", path, Describe(nameRaw))
 		return PluginOption{}, false
 	}
 	if strings.TrimSpace(name) == "" {
@@ -103,14 +103,14 @@ func (l *loader) arguments(path string, raw json.RawMessage) map[string]string {
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil {
-		l.errorf("%s: must be a mapping of strings, got %s", path, describe(raw))
+		l.errorf("%s: must be a mapping of strings, got %s", path, Describe(raw))
 		return nil
 	}
 	args := make(map[string]string, len(fields))
 	for _, key := range slices.Sorted(maps.Keys(fields)) {
 		var value string
 		if absent(fields[key]) || json.Unmarshal(fields[key], &value) != nil {
-			l.errorf("%s.%s: must be a string (write it in quotes), got %s", path, key, describe(fields[key]))
+			l.errorf("%s.%s: must be a string (write it in quotes), got %s", path, key, Describe(fields[key]))
 			continue
 		}
 		args[key] = value
@@ -122,7 +122,7 @@ func (l *loader) arguments(path string, raw json.RawMessage) map[string]string {
 func (l *loader) mapping(path string, raw json.RawMessage, want string) (map[string]json.RawMessage, bool) {
 	var fields map[string]json.RawMessage
 	if absent(raw) || json.Unmarshal(raw, &fields) != nil {
-		l.errorf("%s: must be %s, got %s", path, want, describe(raw))
+		l.errorf("%s: must be %s, got %s", path, want, Describe(raw))
 		return nil, false
 	}
 	return fields, true

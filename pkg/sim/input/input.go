@@ -333,23 +333,14 @@ func kindlessMessage(doc []byte) string {
 // describeJSON names what a JSON value is, as a YAML writer thinks of it: a mapping, a
 // list, or the value itself (text cut short).
 func describeJSON(raw []byte) string {
-	switch {
-	case len(raw) == 0:
-		return "nothing"
-	case raw[0] == '{':
-		return "a mapping"
-	case raw[0] == '[':
-		return "a list"
-	case raw[0] == '"':
-		var text string
-		if json.Unmarshal(raw, &text) == nil {
-			if runes := []rune(text); len(runes) > 40 {
-				text = strings.TrimSpace(string(runes[:40])) + "..."
-			}
-			return fmt.Sprintf("the text %q", text)
+	var text string
+	if len(raw) > 0 && raw[0] == '"' && json.Unmarshal(raw, &text) == nil {
+		if runes := []rune(text); len(runes) > 40 {
+			text = strings.TrimSpace(string(runes[:40])) + "..."
 		}
+		return fmt.Sprintf("the text %q", text)
 	}
-	return string(raw)
+	return conf.Describe(raw)
 }
 
 type convertedDocument struct {
