@@ -1,5 +1,3 @@
-// Package metrics defines the scheduler's Prometheus metrics, registered with
-// controller-runtime's registry so the manager serves them on --listen-address /metrics.
 package metrics
 
 import (
