@@ -158,6 +158,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	if shared := metrics.Register(pool.Name); shared != pool.Name {
 		log.Info("Metrics are shared with another scheduler of this process", "registeredFor", shared)
 	}
+	recorded := &metrics.Prometheus{}
 	clk := opts.Clock
 	if clk == nil {
 		clk = clock.RealClock{}
@@ -223,6 +224,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		Recorder: recorder,
 		Clock:    clk,
 		Period:   opts.SchedulePeriod,
+		Metrics:  recorded,
 	}
 	if err := mgr.Add(loop); err != nil {
 		return err

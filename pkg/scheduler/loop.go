@@ -27,6 +27,9 @@ type Loop struct {
 	Recorder record.EventRecorder
 	Clock    clock.Clock
 	Period   time.Duration
+	// Metrics receives what the cycles measure, the plugins' measures included; nil records
+	// nothing.
+	Metrics metrics.Recorder
 	// Synced, when set, tell whether the informers feeding the builder's store have handed it
 	// their initial lists; no cycle runs before they all have, or the first cycle would
 	// schedule onto a cluster it has only half seen.
@@ -105,7 +108,7 @@ func (l *Loop) RunOnce(ctx context.Context) CycleResult {
 		return CycleResult{}
 	}
 	l.report(ctx, problems)
-	result := RunCycle(ctx, snapshot, l.Clock, l.Policy, l.Effects)
+	result := Cycle{Clock: l.Clock, Policy: l.Policy, Effects: l.Effects, Metrics: l.Metrics}.Run(ctx, snapshot)
 	l.Status.SetPending(result.PendingReasons, unschedulablePods(snapshot, result.PendingReasons))
 	l.Status.SetQueues(queueReports(snapshot))
 	l.Status.SetProtections(result.ProtectionChanges)

@@ -13,6 +13,7 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/kube"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/metrics"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/status"
 )
 
@@ -138,9 +139,17 @@ func (e *engine) newInstance(pool scheduling.NodePool, config poolConfig) *insta
 		Policy:  config.policy,
 		Effects: &kube.Effects{Client: e.cluster, Overlay: overlay, Status: updater},
 		Status:  updater, Clock: e.clock, Period: e.opts.Period,
-		Recorder: eventRecorder{e},
+		Recorder: eventRecorder{e}, Metrics: e.recorderOf(pool.Name),
 	}
 	return in
+}
+
+// recorderOf is the recorder of pool's scheduler: Options.Metrics's, or none.
+func (e *engine) recorderOf(pool string) metrics.Recorder {
+	if e.opts.Metrics == nil {
+		return metrics.Discard{}
+	}
+	return e.opts.Metrics(pool)
 }
 
 // poolOf is the pool an object with these labels belongs to by the label key: the name of
