@@ -158,7 +158,6 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	if shared := metrics.Register(pool.Name); shared != pool.Name {
 		log.Info("Metrics are shared with another scheduler of this process", "registeredFor", shared)
 	}
-	recorded := &metrics.Prometheus{}
 	clk := opts.Clock
 	if clk == nil {
 		clk = clock.RealClock{}
@@ -197,9 +196,10 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	}
 	recorder := mgr.GetEventRecorderFor(opts.SchedulerName) //nolint:staticcheck // the events.k8s.io recorder is not wired for PodGroups yet
 	overlay := cache.NewOverlay(clk.Now)
+	recorded := &metrics.Prometheus{}
 	updater := status.NewUpdater(writer, recorder, clk)
-	updater.NodePool, updater.Workers, updater.StampGrace = pool.String(), opts.StatusWorkers, stampGrace
-	direct := &kube.Effects{Client: mgr.GetClient(), Recorder: recorder, Overlay: overlay, Status: updater}
+	updater.NodePool, updater.Workers, updater.StampGrace, updater.Metrics = pool.String(), opts.StatusWorkers, stampGrace, recorded
+	direct := &kube.Effects{Client: mgr.GetClient(), Recorder: recorder, Overlay: overlay, Status: updater, Metrics: recorded}
 	var effects framework.Effects = direct
 	if opts.DispatchWorkers > 0 {
 		dispatcher := kube.NewDispatcher(direct, opts.DispatchWorkers)

@@ -121,20 +121,19 @@ func (l *Loop) RunOnce(ctx context.Context) CycleResult {
 		})
 	}
 	l.endReports()
-	metrics.PendingJobs.Set(float64(len(result.PendingReasons)))
-	metrics.InvalidQueues.Set(float64(len(result.QueueProblems)))
-	l.observeProtectionWaits(began, result.PendingReasons)
+	recorder := metrics.OrDiscard(l.Metrics)
+	l.observeProtectionWaits(recorder, began, result.PendingReasons)
 	for action, n := range result.ProtectedRefusals {
-		metrics.MinRuntimeRefusals.WithLabelValues(string(action)).Add(float64(n))
+		recorder.MinRuntimeRefused(string(action), n)
 	}
-	metrics.CycleDuration.Observe(l.Clock.Since(began).Seconds())
+	recorder.CycleEnded(l.Clock.Since(began), len(result.PendingReasons), len(result.QueueProblems))
 	return result
 }
 
 // observeProtectionWaits times how long jobs are held back by min-runtime: from the first
 // cycle that told a job it waits on a protection to the first that did not (it got its
 // resources, waits for something else, or is gone).
-func (l *Loop) observeProtectionWaits(now time.Time, pending map[api.JobID][]api.PendingReason) {
+func (l *Loop) observeProtectionWaits(recorder metrics.Recorder, now time.Time, pending map[api.JobID][]api.PendingReason) {
 	if l.blockedSince == nil {
 		l.blockedSince = map[api.JobID]time.Time{}
 	}
@@ -146,7 +145,7 @@ func (l *Loop) observeProtectionWaits(now time.Time, pending map[api.JobID][]api
 	}
 	for job, since := range l.blockedSince {
 		if !slices.ContainsFunc(pending[job], protected) {
-			metrics.MinRuntimeWait.Observe(now.Sub(since).Seconds())
+			recorder.ProtectionWaitEnded(now.Sub(since))
 			delete(l.blockedSince, job)
 		}
 	}

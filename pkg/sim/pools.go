@@ -125,7 +125,9 @@ func (e *engine) newInstance(pool scheduling.NodePool, config poolConfig) *insta
 	store := cache.NewStore(SchedulerName, pool)
 	e.cluster.stores = append(e.cluster.stores, store)
 	overlay := cache.NewOverlay(e.clock.Now)
+	recorded := e.recorderOf(pool.Name)
 	updater := status.NewUpdater(e.cluster, nil, e.clock)
+	updater.Metrics = recorded
 	report := &PoolReport{Pool: pool.Name, Settings: config.policy.PluginSettings(), ConfigWarnings: []string{}}
 	if config.own {
 		report.ConfigWarnings = append(report.ConfigWarnings, config.warnings...)
@@ -137,9 +139,9 @@ func (e *engine) newInstance(pool scheduling.NodePool, config poolConfig) *insta
 	in.loop = &scheduler.Loop{
 		Builder: &cache.Builder{Store: store, Overlay: overlay},
 		Policy:  config.policy,
-		Effects: &kube.Effects{Client: e.cluster, Overlay: overlay, Status: updater},
+		Effects: &kube.Effects{Client: e.cluster, Overlay: overlay, Status: updater, Metrics: recorded},
 		Status:  updater, Clock: e.clock, Period: e.opts.Period,
-		Recorder: eventRecorder{e}, Metrics: e.recorderOf(pool.Name),
+		Recorder: eventRecorder{e}, Metrics: recorded,
 	}
 	return in
 }

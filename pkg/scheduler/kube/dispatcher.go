@@ -263,9 +263,9 @@ func (d *Dispatcher) finish(ctx context.Context, w *dispatch, err error) {
 		w.failed()
 		switch {
 		case errors.Is(err, errStopped):
-			metrics.DecisionsDropped.WithLabelValues(w.verb, "stopped").Inc()
+			metrics.OrDiscard(d.Metrics).DecisionDropped(w.verb, "stopped")
 		case errors.Is(err, errPrerequisite):
-			metrics.DecisionsDropped.WithLabelValues(w.verb, "prerequisite-failed").Inc()
+			metrics.OrDiscard(d.Metrics).DecisionDropped(w.verb, "prerequisite-failed")
 		default:
 			klog.FromContext(ctx).Error(err, "Sending a decision failed; the next cycle decides again", "pod", w.pod, "call", w.verb, "job", w.job)
 		}

@@ -29,6 +29,9 @@ type Effects struct {
 	Recorder record.EventRecorder
 	Overlay  *cache.Overlay
 	Status   *status.Updater
+	// Metrics counts binds and evictions, and the decisions a Dispatcher over these effects
+	// drops; nil records nothing.
+	Metrics metrics.Recorder
 }
 
 var _ framework.Effects = &Effects{}
@@ -42,11 +45,11 @@ func (e *Effects) Bind(ctx context.Context, pod *api.PodInfo, nodeName string) e
 	}
 	target := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: types.UID(pod.UID)}}
 	if err := e.Client.SubResource("binding").Create(ctx, target, binding); err != nil {
-		metrics.BindErrors.Inc()
+		metrics.OrDiscard(e.Metrics).BindFailed()
 		return fmt.Errorf("binding %s to %s: %w", pod.Key(), nodeName, err)
 	}
 	e.Overlay.Bound(types.UID(pod.UID), nodeName)
-	metrics.Binds.Inc()
+	metrics.OrDiscard(e.Metrics).Bound()
 	return nil
 }
 
@@ -74,7 +77,7 @@ func (e *Effects) Evict(ctx context.Context, pod *api.PodInfo, reason framework.
 		return fmt.Errorf("evicting %s: %w", pod.Key(), err)
 	}
 	e.Overlay.Evicted(uid, reason.Preemptor)
-	metrics.Evictions.WithLabelValues(string(reason.Action)).Inc()
+	metrics.OrDiscard(e.Metrics).Evicted(string(reason.Action), reason.Note.Ran, reason.Note.RanKnown)
 	verb := map[framework.ActionType]string{framework.Reclaim: "Reclaimed", framework.Preempt: "Preempted"}[reason.Action]
 	if verb == "" {
 		verb = "Evicted"
@@ -82,9 +85,6 @@ func (e *Effects) Evict(ctx context.Context, pod *api.PodInfo, reason framework.
 	message := fmt.Sprintf("Pod %s evicted by %s for job %s", pod.Name, reason.Action, reason.Preemptor)
 	if reason.Note.Text != "" {
 		message += ": " + reason.Note.Text
-	}
-	if reason.Note.RanKnown {
-		metrics.RuntimeAtEviction.WithLabelValues(string(reason.Action)).Observe(reason.Note.Ran.Seconds())
 	}
 	e.event(pod.Job, v1.EventTypeWarning, verb, message)
 	return nil
