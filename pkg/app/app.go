@@ -214,11 +214,11 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	overlay := cache.NewOverlay(clk.Now)
 	updater := status.NewUpdater(writer, recorder, clk)
 	updater.NodePool, updater.Workers, updater.StampGrace, updater.Metrics = pool.String(), opts.StatusWorkers, stampGrace, recorded
-	direct := &kube.Effects{Client: mgr.GetClient(), Recorder: recorder, Overlay: overlay, Status: updater, Metrics: recorded}
+	direct := &kube.Effects{Client: mgr.GetClient(), Recorder: recorder, Overlay: overlay, Status: updater, Metrics: recorded, Clock: clk}
 	var effects framework.Effects = direct
 	if opts.DispatchWorkers > 0 {
 		dispatcher := kube.NewDispatcher(direct, opts.DispatchWorkers)
-		dispatcher.DrainTimeout, dispatcher.Clock = decisionGrace, clk
+		dispatcher.DrainTimeout = decisionGrace
 		if err := mgr.Add(dispatcher); err != nil {
 			return err
 		}

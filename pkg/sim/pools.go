@@ -139,7 +139,7 @@ func (e *engine) newInstance(pool scheduling.NodePool, config poolConfig) *insta
 	in.loop = &scheduler.Loop{
 		Builder: &cache.Builder{Store: store, Overlay: overlay},
 		Policy:  config.policy,
-		Effects: &kube.Effects{Client: e.cluster, Overlay: overlay, Status: updater, Metrics: recorded},
+		Effects: &kube.Effects{Client: e.cluster, Overlay: overlay, Status: updater, Metrics: recorded, Clock: e.clock},
 		Status:  updater, Clock: e.clock, Period: e.opts.Period,
 		Recorder: eventRecorder{e}, Metrics: recorded,
 	}

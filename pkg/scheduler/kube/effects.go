@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
@@ -32,6 +33,9 @@ type Effects struct {
 	// Metrics counts binds and evictions, and the decisions a Dispatcher over these effects
 	// drops; nil records nothing.
 	Metrics metrics.Recorder
+	// Clock dates the victims' DisruptionTarget condition and times a Dispatcher's drain:
+	// the scheduler's clock, virtual in kai-sim; nil is the real clock.
+	Clock clock.Clock
 }
 
 var _ framework.Effects = &Effects{}
@@ -58,7 +62,7 @@ func (e *Effects) Bind(ctx context.Context, pod *api.PodInfo, nodeName string) e
 func (e *Effects) Evict(ctx context.Context, pod *api.PodInfo, reason framework.EvictionReason) error {
 	condition := v1.PodCondition{
 		Type: v1.DisruptionTarget, Status: v1.ConditionTrue, Reason: DisruptionTargetReason,
-		Message: reason.Message, LastTransitionTime: metav1.Now(),
+		Message: reason.Message, LastTransitionTime: metav1.NewTime(e.clock().Now()),
 	}
 	// metadata.uid in the patch makes the API server refuse it for a pod recreated under the
 	// same name, which must not be marked as a victim.
@@ -146,6 +150,13 @@ func (e *Effects) RecordJobStart(_ context.Context, job *api.JobInfo, startedAt 
 	e.Overlay.Stamped(job.ID, startedAt)
 	e.Status.QueueStartStamp(job.ID, startedAt)
 	return nil
+}
+
+func (e *Effects) clock() clock.Clock {
+	if e.Clock == nil {
+		return clock.RealClock{}
+	}
+	return e.Clock
 }
 
 func (e *Effects) event(job api.JobID, eventType, reason, message string) {
