@@ -207,6 +207,11 @@ func (u *Updater) Flush(ctx context.Context) {
 func (u *Updater) Start(ctx context.Context) error {
 	writes, stopWrites := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopWrites()
+	// Named, the queue has client-go's workqueue_* metrics (depth, wait, retries), kept by
+	// controller-runtime's process-wide provider beside those of its controllers' queues: they
+	// are client-go's instrumentation of the queue, not the scheduler's metrics, and no
+	// recorder of ours could register the same names beside controller-runtime's. Only a
+	// scheduler that runs starts the queue: kai-sim flushes, explain has no updater.
 	queue := workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[target](retryBase, retryMax),
 		workqueue.TypedRateLimitingQueueConfig[target]{Name: "kai_scheduler_status_writes", Clock: u.Clock,
