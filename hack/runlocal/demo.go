@@ -203,6 +203,9 @@ Press Ctrl-C to stop everything.
 		explain("research/pretrain", "running: what protects it, against whom, until when"),
 		explain("production/serve", "once production submits it: why it waits"), listenersLine)
 
+	// Wall time, not an injected clock: the demo plays out in real processes (kube-apiserver,
+	// KWOK's pods, the scheduler on its real clock) for a person watching, and the burst and
+	// the timeline's seconds are theirs.
 	start := time.Now()
 	timeline := &timeline{c: c, out: opts.Out, events: opts.Events, start: start, seen: map[string]string{}, manifests: manifests}
 	burst := time.After(opts.BurstAfter)
@@ -282,6 +285,7 @@ type timeline struct {
 }
 
 func (t *timeline) say(line string) {
+	// Seconds of wall time since the demo began, as the person watching counts them.
 	fmt.Fprintf(t.out, "%6.1fs  %s\n", time.Since(t.start).Seconds(), line)
 	if t.events != nil {
 		t.events <- line

@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -21,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
@@ -80,6 +82,10 @@ type Options struct {
 	ConfigWarnings []string
 	// WrapClient lets tests interpose on the writes of the status updater (nil: none).
 	WrapClient func(client.Client) client.Client
+	// MetricsRegistry is where the scheduler registers its metrics; nil is controller-runtime's
+	// registry, the one served on ListenAddress. Tests that run several schedulers in one
+	// process give each a registry of its own, and read what that scheduler recorded there.
+	MetricsRegistry prometheus.Registerer
 }
 
 // DefaultOptions are the flag defaults, matching KAI-Scheduler's.
@@ -155,9 +161,19 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		policy, warnings = loaded, loadWarnings
 	}
 	pool := scheduling.NodePool{LabelKey: opts.NodePoolLabelKey, Name: opts.PartitionLabelValue}
-	if shared := metrics.Register(pool.Name); shared != pool.Name {
-		log.Info("Metrics are shared with another scheduler of this process", "registeredFor", shared)
+	registry := opts.MetricsRegistry
+	if registry == nil {
+		// The binary's one process-wide registration: controller-runtime's metrics server
+		// serves its own global registry and no other, beside its own metrics (leader
+		// election, client, work queues). The collectors are this scheduler's all the same,
+		// taken back when it stops.
+		registry = ctrlmetrics.Registry
 	}
+	recorded, err := metrics.NewPrometheus(registry, pool.Name)
+	if err != nil {
+		return err
+	}
+	defer recorded.Unregister()
 	clk := opts.Clock
 	if clk == nil {
 		clk = clock.RealClock{}
@@ -197,12 +213,12 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	recorder := mgr.GetEventRecorderFor(opts.SchedulerName) //nolint:staticcheck // the events.k8s.io recorder is not wired for PodGroups yet
 	overlay := cache.NewOverlay(clk.Now)
 	updater := status.NewUpdater(writer, recorder, clk)
-	updater.NodePool, updater.Workers, updater.StampGrace = pool.String(), opts.StatusWorkers, stampGrace
-	direct := &kube.Effects{Client: mgr.GetClient(), Recorder: recorder, Overlay: overlay, Status: updater}
+	updater.NodePool, updater.Workers, updater.StampGrace, updater.Metrics = pool.String(), opts.StatusWorkers, stampGrace, recorded
+	direct := &kube.Effects{Client: mgr.GetClient(), Recorder: recorder, Overlay: overlay, Status: updater, Metrics: recorded, Clock: clk}
 	var effects framework.Effects = direct
 	if opts.DispatchWorkers > 0 {
 		dispatcher := kube.NewDispatcher(direct, opts.DispatchWorkers)
-		dispatcher.DrainTimeout, dispatcher.Clock = decisionGrace, clk
+		dispatcher.DrainTimeout = decisionGrace
 		if err := mgr.Add(dispatcher); err != nil {
 			return err
 		}
@@ -223,6 +239,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		Recorder: recorder,
 		Clock:    clk,
 		Period:   opts.SchedulePeriod,
+		Metrics:  recorded,
 	}
 	if err := mgr.Add(loop); err != nil {
 		return err

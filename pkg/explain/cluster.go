@@ -50,7 +50,8 @@ func Load(ctx context.Context, reader client.Reader, schedulerName string, confi
 
 // session opens a scheduling session on the snapshot, as a cycle at Now would, so that the
 // plugins answer with the code they answer the scheduler with. Nothing it decides is sent
-// anywhere: it runs no action and has no effects.
+// anywhere: it runs no action, has no effects and records no metric (no recorder: what the
+// plugins measure is discarded, and the process's metrics stay as they were).
 func (c *Cluster) session(ctx context.Context) *framework.Session {
 	return framework.OpenSession(ctx, framework.SessionOptions{
 		Snapshot: c.Snapshot, Clock: fixedClock(c.Now), Plugins: c.Policy.Plugins,

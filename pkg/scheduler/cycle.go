@@ -12,6 +12,7 @@ import (
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/metrics"
 )
 
 // CycleResult is what a cycle leaves to report.
@@ -31,19 +32,38 @@ type CycleResult struct {
 	ProtectionChanges []api.ProtectionChange
 }
 
-// RunCycle runs one scheduling cycle, in its phases:
+// Cycle is what a scheduling cycle runs with besides the snapshot it decides on.
+type Cycle struct {
+	// Clock is read once, when the session opens.
+	Clock clock.PassiveClock
+	// Policy is the actions and plugins the cycle runs.
+	Policy *Policy
+	// Effects receives the committed decisions.
+	Effects framework.Effects
+	// Metrics receives what the plugins measure; nil records nothing (kai-sim, tests).
+	Metrics metrics.Recorder
+}
+
+// RunCycle runs one cycle that records no metric: Cycle.Run for benchmarks and tests.
+func RunCycle(ctx context.Context, snapshot *api.Snapshot, clk clock.PassiveClock, policy *Policy, effects framework.Effects) CycleResult {
+	return Cycle{Clock: clk, Policy: policy, Effects: effects}.Run(ctx, snapshot)
+}
+
+// Run runs one scheduling cycle, in its phases:
 //  1. open a session on the snapshot, freezing now and letting plugins register hooks;
 //  2. run the actions in configured order, each committing its decisions through effects
 //     (a stop asked for through ctx skips the actions not started yet);
 //  3. stamp the running jobs whose current run has no start stamp;
 //  4. collect what the cycle has to report;
 //  5. close the session.
-func RunCycle(ctx context.Context, snapshot *api.Snapshot, clk clock.PassiveClock, policy *Policy, effects framework.Effects) CycleResult {
+func (c Cycle) Run(ctx context.Context, snapshot *api.Snapshot) CycleResult {
+	policy, effects := c.Policy, c.Effects
 	ssn := framework.OpenSession(ctx, framework.SessionOptions{
 		Snapshot: snapshot,
-		Clock:    clk,
+		Clock:    c.Clock,
 		Plugins:  policy.Plugins,
 		Effects:  effects,
+		Metrics:  c.Metrics,
 	})
 	defer ssn.Close()
 

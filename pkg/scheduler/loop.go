@@ -27,6 +27,9 @@ type Loop struct {
 	Recorder record.EventRecorder
 	Clock    clock.Clock
 	Period   time.Duration
+	// Metrics receives what the cycles measure, the plugins' measures included; nil records
+	// nothing.
+	Metrics metrics.Recorder
 	// Synced, when set, tell whether the informers feeding the builder's store have handed it
 	// their initial lists; no cycle runs before they all have, or the first cycle would
 	// schedule onto a cluster it has only half seen.
@@ -105,7 +108,7 @@ func (l *Loop) RunOnce(ctx context.Context) CycleResult {
 		return CycleResult{}
 	}
 	l.report(ctx, problems)
-	result := RunCycle(ctx, snapshot, l.Clock, l.Policy, l.Effects)
+	result := Cycle{Clock: l.Clock, Policy: l.Policy, Effects: l.Effects, Metrics: l.Metrics}.Run(ctx, snapshot)
 	l.Status.SetPending(result.PendingReasons, unschedulablePods(snapshot, result.PendingReasons))
 	l.Status.SetQueues(queueReports(snapshot))
 	l.Status.SetProtections(result.ProtectionChanges)
@@ -118,20 +121,19 @@ func (l *Loop) RunOnce(ctx context.Context) CycleResult {
 		})
 	}
 	l.endReports()
-	metrics.PendingJobs.Set(float64(len(result.PendingReasons)))
-	metrics.InvalidQueues.Set(float64(len(result.QueueProblems)))
-	l.observeProtectionWaits(began, result.PendingReasons)
+	recorder := metrics.OrDiscard(l.Metrics)
+	l.observeProtectionWaits(recorder, began, result.PendingReasons)
 	for action, n := range result.ProtectedRefusals {
-		metrics.MinRuntimeRefusals.WithLabelValues(string(action)).Add(float64(n))
+		recorder.MinRuntimeRefused(string(action), n)
 	}
-	metrics.CycleDuration.Observe(l.Clock.Since(began).Seconds())
+	recorder.CycleEnded(l.Clock.Since(began), len(result.PendingReasons), len(result.QueueProblems))
 	return result
 }
 
 // observeProtectionWaits times how long jobs are held back by min-runtime: from the first
 // cycle that told a job it waits on a protection to the first that did not (it got its
 // resources, waits for something else, or is gone).
-func (l *Loop) observeProtectionWaits(now time.Time, pending map[api.JobID][]api.PendingReason) {
+func (l *Loop) observeProtectionWaits(recorder metrics.Recorder, now time.Time, pending map[api.JobID][]api.PendingReason) {
 	if l.blockedSince == nil {
 		l.blockedSince = map[api.JobID]time.Time{}
 	}
@@ -143,7 +145,7 @@ func (l *Loop) observeProtectionWaits(now time.Time, pending map[api.JobID][]api
 	}
 	for job, since := range l.blockedSince {
 		if !slices.ContainsFunc(pending[job], protected) {
-			metrics.MinRuntimeWait.Observe(now.Sub(since).Seconds())
+			recorder.ProtectionWaitEnded(now.Sub(since))
 			delete(l.blockedSince, job)
 		}
 	}

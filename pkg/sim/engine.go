@@ -20,6 +20,7 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/metrics"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/memcluster"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/report"
@@ -52,6 +53,10 @@ type Options struct {
 	// PoolConfigs are the configurations (YAML) of named pools, by pool name; a pool without
 	// one runs Config.
 	PoolConfigs map[string][]byte
+	// Metrics, when set, gives the recorder of each pool's scheduler (pool "" when there are
+	// no pools), for tests to read what the scheduler would have measured. Unset, a run
+	// records nothing: kai-sim moves no metric of the process it runs in.
+	Metrics func(pool string) metrics.Recorder
 }
 
 // Start is the virtual time at which every simulation begins.

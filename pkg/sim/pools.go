@@ -13,6 +13,7 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/kube"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/metrics"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/status"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/report"
@@ -126,7 +127,9 @@ func (e *engine) newInstance(pool scheduling.NodePool, config poolConfig) *insta
 	store := cache.NewStore(input.SchedulerName, pool)
 	e.cluster.AddStore(store)
 	overlay := cache.NewOverlay(e.clock.Now)
+	recorded := e.recorderOf(pool.Name)
 	updater := status.NewUpdater(e.cluster, nil, e.clock)
+	updater.Metrics = recorded
 	poolReport := &report.PoolReport{Pool: pool.Name, Settings: config.policy.PluginSettings(), ConfigWarnings: []string{}}
 	if config.own {
 		poolReport.ConfigWarnings = append(poolReport.ConfigWarnings, config.warnings...)
@@ -138,11 +141,19 @@ func (e *engine) newInstance(pool scheduling.NodePool, config poolConfig) *insta
 	in.loop = &scheduler.Loop{
 		Builder: &cache.Builder{Store: store, Overlay: overlay},
 		Policy:  config.policy,
-		Effects: &kube.Effects{Client: e.cluster, Overlay: overlay, Status: updater},
+		Effects: &kube.Effects{Client: e.cluster, Overlay: overlay, Status: updater, Metrics: recorded, Clock: e.clock},
 		Status:  updater, Clock: e.clock, Period: e.opts.Period,
-		Recorder: eventRecorder{e},
+		Recorder: eventRecorder{e}, Metrics: recorded,
 	}
 	return in
+}
+
+// recorderOf is the recorder of pool's scheduler: Options.Metrics's, or none.
+func (e *engine) recorderOf(pool string) metrics.Recorder {
+	if e.opts.Metrics == nil {
+		return metrics.Discard{}
+	}
+	return e.opts.Metrics(pool)
 }
 
 // poolOf is the pool an object with these labels belongs to by the label key: the name of

@@ -3,47 +3,38 @@ package e2e
 import (
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
-
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/metrics"
 )
 
-// bindErrorCount reads the scheduler's bind-error counter (process-wide, so specs compare
-// before and after).
-func bindErrorCount() float64 {
-	return testutil.ToFloat64(metrics.BindErrors)
-}
-
-// samples reads how many observations a histogram (or one series of a histogram vector)
-// holds; the scheduler's metrics are process-wide, so specs compare before and after.
-func samples(h prometheus.Collector) uint64 {
-	ch := make(chan prometheus.Metric, 1)
-	h.Collect(ch)
-	m := &dto.Metric{}
-	Expect((<-ch).Write(m)).To(Succeed())
-	return m.GetHistogram().GetSampleCount()
-}
-
-// protectedJobs reads the protected-jobs gauge of a queue and action; 0 when the series is
-// absent (nothing protected there).
-func protectedJobs(queue, action string) func() float64 {
+// metric reads one series of what a scheduler recorded in its registry (its options'
+// MetricsRegistry): a counter's or a gauge's value, a histogram's sample count; 0 while the
+// series is absent. Each scheduler records in a registry of its own, so a spec reads what
+// the scheduler it started did, whatever ran before it.
+func metric(registry prometheus.Registerer, name string, labels map[string]string) func() float64 {
 	return func() float64 {
-		value := 0.0
-		ch := make(chan prometheus.Metric, 64)
-		metrics.ProtectedJobs.Collect(ch)
-		close(ch)
-		for metric := range ch {
-			m := &dto.Metric{}
-			Expect(metric.Write(m)).To(Succeed())
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
+		families, err := registry.(prometheus.Gatherer).Gather()
+		Expect(err).NotTo(HaveOccurred())
+		for _, family := range families {
+			if family.GetName() != name {
+				continue
 			}
-			if labels["queue"] == queue && labels["action"] == action {
-				value = m.GetGauge().GetValue()
+			for _, m := range family.GetMetric() {
+				if hasLabels(m, labels) {
+					return m.GetCounter().GetValue() + m.GetGauge().GetValue() + float64(m.GetHistogram().GetSampleCount())
+				}
 			}
 		}
-		return value
+		return 0
 	}
+}
+
+// hasLabels reports whether m carries every label of labels (it may carry more).
+func hasLabels(m *dto.Metric, labels map[string]string) bool {
+	found := 0
+	for _, l := range m.GetLabel() {
+		if value, ok := labels[l.GetName()]; ok && value == l.GetValue() {
+			found++
+		}
+	}
+	return found == len(labels)
 }

@@ -7,8 +7,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -16,7 +14,6 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/metrics"
 )
 
 var _ = Describe("Gang scheduling", func() {
@@ -67,7 +64,8 @@ var _ = Describe("Reclaim min-runtime", func() {
 		// preemption only.
 		createQueue("steady", 1, func(s *v2.QueueSpec) { s.PreemptMinRuntime = &metav1.Duration{Duration: time.Hour} })
 		createNode("reclaim-steady-node", 1)
-		DeferCleanup(startScheduler(schedulerOptions("")))
+		opts := schedulerOptions("")
+		DeferCleanup(startScheduler(opts))
 		createJob("reclaim", "steady", "steady", "train", 1, 1, 1)
 		Eventually(runningPods("reclaim", "steady")).Should(Equal(1))
 		createNode("reclaim-node", 4)
@@ -103,24 +101,21 @@ var _ = Describe("Reclaim min-runtime", func() {
 		Expect(printedColumn("reclaim", "borrowed", "Reclaim-Until")).To(Equal(endShown.UTC().Format(time.RFC3339)))
 		Expect(printedColumn("reclaim", "borrowed", "Preempt-Until")).To(BeEmpty(), "preemptMinRuntime 0s: no protection to show")
 
-		Eventually(protectedJobs("borrower", "reclaim")).Should(Equal(1.0), "the gauge counts the protected job")
-		refusals := testutil.ToFloat64(metrics.MinRuntimeRefusals.WithLabelValues("reclaim"))
-		runtimesObserved := func() uint64 {
-			return samples(metrics.RuntimeAtEviction.WithLabelValues("reclaim").(prometheus.Histogram))
-		}
-		evictedRuntimes := runtimesObserved()
-		waits := samples(metrics.MinRuntimeWait)
+		reclaim := map[string]string{"action": "reclaim"}
+		protectedJobs := metric(opts.MetricsRegistry, "kai_scheduler_min_runtime_protected_jobs", map[string]string{"queue": "borrower", "action": "reclaim"})
+		Eventually(protectedJobs).Should(Equal(1.0), "the gauge counts the protected job")
 
 		createJob("reclaim", "owned", "owner", "train", 4, 4, 1)
-		Eventually(func() float64 { return testutil.ToFloat64(metrics.MinRuntimeRefusals.WithLabelValues("reclaim")) }).
-			Should(BeNumerically(">", refusals), "the blocked reclaim is counted")
+		Eventually(metric(opts.MetricsRegistry, "kai_scheduler_min_runtime_refusals_total", reclaim)).
+			Should(BeNumerically(">", 0), "the blocked reclaim is counted")
 		Consistently(runningPods("reclaim", "borrowed"), time.Until(protectedUntil)-500*time.Millisecond).Should(Equal(4))
 		Eventually(runningPods("reclaim", "owned")).Should(Equal(4))
 		Expect(time.Now()).To(BeTemporally(">=", protectedUntil))
 		Eventually(minRuntimeStatus("reclaim", "borrowed")).Should(BeNil(), "a job no longer running shows no protection")
-		Eventually(protectedJobs("borrower", "reclaim")).Should(BeZero())
-		Eventually(runtimesObserved).Should(Equal(evictedRuntimes+4), "each evicted pod's runtime is observed")
-		Eventually(func() uint64 { return samples(metrics.MinRuntimeWait) }).Should(BeNumerically(">", waits),
+		Eventually(protectedJobs).Should(BeZero())
+		Eventually(metric(opts.MetricsRegistry, "kai_scheduler_runtime_at_eviction_seconds", reclaim)).Should(Equal(4.0),
+			"each evicted pod's runtime is observed")
+		Eventually(metric(opts.MetricsRegistry, "kai_scheduler_min_runtime_wait_seconds", nil)).Should(Equal(1.0),
 			"the owner's wait on protection is observed")
 		Eventually(func() []string { return eventReasons("reclaim", "borrowed") }).Should(ContainElement("Reclaimed"))
 		// The victim's owner is told who took the GPUs, how long the job ran, and which
@@ -158,13 +153,13 @@ var _ = Describe("Reclaim min-runtime", func() {
 		protectedUntil := startStamp("restart", "borrowed")().Add(6 * time.Second)
 		stopFirst()
 
-		bindErrors := bindErrorCount()
 		createJob("restart", "owned", "restart-owner", "train", 4, 4, 1)
-		DeferCleanup(startScheduler(schedulerOptions("")))
+		restarted := schedulerOptions("")
+		DeferCleanup(startScheduler(restarted))
 		Consistently(runningPods("restart", "borrowed"), time.Until(protectedUntil)-500*time.Millisecond).Should(Equal(4),
 			"the new scheduler reads the stamp back and keeps protecting")
 		Eventually(runningPods("restart", "owned")).Should(Equal(4))
-		Expect(bindErrorCount()).To(Equal(bindErrors), "no pod was bound twice")
+		Expect(metric(restarted.MetricsRegistry, "kai_scheduler_bind_errors_total", nil)()).To(BeZero(), "no pod was bound twice")
 	})
 })
 

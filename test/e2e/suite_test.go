@@ -7,6 +7,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -83,11 +84,13 @@ func startSchedulerOn(cfg *rest.Config, opts app.Options) (stop func()) {
 	}
 }
 
-// schedulerOptions are the binary's defaults with a fast period and no listeners.
+// schedulerOptions are the binary's defaults with a fast period, no listeners, and a metrics
+// registry of the scheduler's own (read with metric).
 func schedulerOptions(config string) app.Options {
 	opts := app.DefaultOptions()
 	opts.SchedulePeriod = 200 * time.Millisecond
 	opts.ListenAddress, opts.HealthAddress = "0", "0"
+	opts.MetricsRegistry = prometheus.NewRegistry()
 	opts.SchedulerConf = config
 	return opts
 }

@@ -123,7 +123,7 @@ func (k *KWOK) Stop() error {
 	select {
 	case <-k.exited:
 		return nil
-	case <-time.After(5 * time.Second):
+	case <-time.After(5 * time.Second): // wall time: a child process is given its grace in real seconds
 		_ = k.cmd.Process.Kill()
 		<-k.exited
 		return errors.New("kwok did not stop on SIGTERM within 5s; killed")

@@ -9,6 +9,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/metrics"
 )
 
 // Session is one scheduling cycle over a snapshot. It reads the clock once when it opens:
@@ -19,6 +20,7 @@ type Session struct {
 	log      logr.Logger
 	plugins  []Plugin
 	effects  Effects
+	metrics  metrics.Recorder
 	hooks    hooks
 	// pendingReasons explains, per job, why it is still waiting after the actions ran.
 	pendingReasons map[api.JobID][]pendingReason
@@ -42,6 +44,9 @@ type SessionOptions struct {
 	Plugins []Plugin
 	// Effects receives committed decisions.
 	Effects Effects
+	// Metrics receives what the plugins measure (Session.Metrics); nil records nothing, as
+	// for kubectl kai explain, whose sessions are about a cluster, not run by its scheduler.
+	Metrics metrics.Recorder
 }
 
 // OpenSession freezes now from the clock and lets every plugin register its hooks, in order.
@@ -52,6 +57,7 @@ func OpenSession(ctx context.Context, opts SessionOptions) *Session {
 		log:            klog.FromContext(ctx),
 		plugins:        opts.Plugins,
 		effects:        opts.Effects,
+		metrics:        metrics.OrDiscard(opts.Metrics),
 		pendingReasons: map[api.JobID][]pendingReason{},
 
 		gainedByEviction:  map[api.JobID]bool{},
@@ -79,6 +85,13 @@ func (ssn *Session) Now() time.Time {
 // Snapshot is the cluster state the session works on.
 func (ssn *Session) Snapshot() *api.Snapshot {
 	return ssn.snapshot
+}
+
+// Metrics is where plugins record what they measure: the scheduler's recorder, handed down
+// through the session (as kube-scheduler's framework handle carries its metrics recorder),
+// never a process-wide metric, so that a tool running a session moves no metric.
+func (ssn *Session) Metrics() metrics.Recorder {
+	return ssn.metrics
 }
 
 // Logger is the session's logger.

@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
-	"k8s.io/utils/clock"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
@@ -46,11 +45,10 @@ type Dispatcher struct {
 	*Effects
 	workers int
 	// DrainTimeout is how long Start goes on sending what was decided once its context
-	// ends; what is left then is dropped (counted): the next leader decides anew from what
-	// the API server holds, and the waits above keep that state consistent.
+	// ends, on the effects' Clock; what is left then is dropped (counted): the next leader
+	// decides anew from what the API server holds, and the waits above keep that state
+	// consistent.
 	DrainTimeout time.Duration
-	// Clock times the drain (the real clock when nil).
-	Clock clock.Clock
 
 	queue workqueue.TypedInterface[*dispatch]
 	// mu guards the dependency bookkeeping below and stopping.
@@ -263,9 +261,9 @@ func (d *Dispatcher) finish(ctx context.Context, w *dispatch, err error) {
 		w.failed()
 		switch {
 		case errors.Is(err, errStopped):
-			metrics.DecisionsDropped.WithLabelValues(w.verb, "stopped").Inc()
+			metrics.OrDiscard(d.Metrics).DecisionDropped(w.verb, "stopped")
 		case errors.Is(err, errPrerequisite):
-			metrics.DecisionsDropped.WithLabelValues(w.verb, "prerequisite-failed").Inc()
+			metrics.OrDiscard(d.Metrics).DecisionDropped(w.verb, "prerequisite-failed")
 		default:
 			klog.FromContext(ctx).Error(err, "Sending a decision failed; the next cycle decides again", "pod", w.pod, "call", w.verb, "job", w.job)
 		}
@@ -336,13 +334,6 @@ func (d *Dispatcher) Start(ctx context.Context) error {
 	d.queue.ShutDown()
 	workers.Wait()
 	return nil
-}
-
-func (d *Dispatcher) clock() clock.Clock {
-	if d.Clock == nil {
-		return clock.RealClock{}
-	}
-	return d.Clock
 }
 
 // NeedLeaderElection: only the leader decides, so only the leader has anything to send.

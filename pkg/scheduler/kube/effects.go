@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
@@ -29,6 +30,12 @@ type Effects struct {
 	Recorder record.EventRecorder
 	Overlay  *cache.Overlay
 	Status   *status.Updater
+	// Metrics counts binds and evictions, and the decisions a Dispatcher over these effects
+	// drops; nil records nothing.
+	Metrics metrics.Recorder
+	// Clock dates the victims' DisruptionTarget condition and times a Dispatcher's drain:
+	// the scheduler's clock, virtual in kai-sim; nil is the real clock.
+	Clock clock.Clock
 }
 
 var _ framework.Effects = &Effects{}
@@ -42,11 +49,11 @@ func (e *Effects) Bind(ctx context.Context, pod *api.PodInfo, nodeName string) e
 	}
 	target := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: types.UID(pod.UID)}}
 	if err := e.Client.SubResource("binding").Create(ctx, target, binding); err != nil {
-		metrics.BindErrors.Inc()
+		metrics.OrDiscard(e.Metrics).BindFailed()
 		return fmt.Errorf("binding %s to %s: %w", pod.Key(), nodeName, err)
 	}
 	e.Overlay.Bound(types.UID(pod.UID), nodeName)
-	metrics.Binds.Inc()
+	metrics.OrDiscard(e.Metrics).Bound()
 	return nil
 }
 
@@ -55,7 +62,7 @@ func (e *Effects) Bind(ctx context.Context, pod *api.PodInfo, nodeName string) e
 func (e *Effects) Evict(ctx context.Context, pod *api.PodInfo, reason framework.EvictionReason) error {
 	condition := v1.PodCondition{
 		Type: v1.DisruptionTarget, Status: v1.ConditionTrue, Reason: DisruptionTargetReason,
-		Message: reason.Message, LastTransitionTime: metav1.Now(),
+		Message: reason.Message, LastTransitionTime: metav1.NewTime(e.clock().Now()),
 	}
 	// metadata.uid in the patch makes the API server refuse it for a pod recreated under the
 	// same name, which must not be marked as a victim.
@@ -74,7 +81,7 @@ func (e *Effects) Evict(ctx context.Context, pod *api.PodInfo, reason framework.
 		return fmt.Errorf("evicting %s: %w", pod.Key(), err)
 	}
 	e.Overlay.Evicted(uid, reason.Preemptor)
-	metrics.Evictions.WithLabelValues(string(reason.Action)).Inc()
+	metrics.OrDiscard(e.Metrics).Evicted(string(reason.Action), reason.Note.Ran, reason.Note.RanKnown)
 	verb := map[framework.ActionType]string{framework.Reclaim: "Reclaimed", framework.Preempt: "Preempted"}[reason.Action]
 	if verb == "" {
 		verb = "Evicted"
@@ -82,9 +89,6 @@ func (e *Effects) Evict(ctx context.Context, pod *api.PodInfo, reason framework.
 	message := fmt.Sprintf("Pod %s evicted by %s for job %s", pod.Name, reason.Action, reason.Preemptor)
 	if reason.Note.Text != "" {
 		message += ": " + reason.Note.Text
-	}
-	if reason.Note.RanKnown {
-		metrics.RuntimeAtEviction.WithLabelValues(string(reason.Action)).Observe(reason.Note.Ran.Seconds())
 	}
 	e.event(pod.Job, v1.EventTypeWarning, verb, message)
 	return nil
@@ -146,6 +150,13 @@ func (e *Effects) RecordJobStart(_ context.Context, job *api.JobInfo, startedAt 
 	e.Overlay.Stamped(job.ID, startedAt)
 	e.Status.QueueStartStamp(job.ID, startedAt)
 	return nil
+}
+
+func (e *Effects) clock() clock.Clock {
+	if e.Clock == nil {
+		return clock.RealClock{}
+	}
+	return e.Clock
 }
 
 func (e *Effects) event(job api.JobID, eventType, reason, message string) {

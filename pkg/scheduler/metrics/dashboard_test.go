@@ -14,7 +14,7 @@ import (
 func names() map[string]bool {
 	fqName := regexp.MustCompile(`fqName: "([^"]+)"`)
 	served := map[string]bool{}
-	for _, c := range all {
+	for _, c := range newCollectors().all() {
 		ch := make(chan *prometheus.Desc, 4)
 		c.Describe(ch)
 		close(ch)

@@ -10,6 +10,7 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/metrics"
 )
 
 // DefaultPeriod is the virtual time between two rounds.
@@ -20,6 +21,8 @@ type Harness struct {
 	// Clock is the virtual clock every cycle reads; rounds advance it by Period.
 	Clock  *clocktesting.FakeClock
 	Period time.Duration
+	// Metrics holds what the cycles' plugins measured (the protected-jobs gauge).
+	Metrics *metrics.Recording
 
 	policy *scheduler.Policy
 	nodes  []*api.NodeInfo
@@ -38,7 +41,7 @@ func New(config string) *Harness {
 	if err != nil {
 		panic(fmt.Sprintf("scenario configuration: %v", err))
 	}
-	return &Harness{Clock: clocktesting.NewFakeClock(Epoch), Period: DefaultPeriod, policy: policy}
+	return &Harness{Clock: clocktesting.NewFakeClock(Epoch), Period: DefaultPeriod, Metrics: &metrics.Recording{}, policy: policy}
 }
 
 // Plugins appends extra plugins (fakes in tests) after the configured ones.
@@ -108,7 +111,8 @@ func (h *Harness) Snapshot() *api.Snapshot {
 func (h *Harness) RunCycle(ctx context.Context) Round {
 	round := Round{Time: h.Clock.Now()}
 	recorder := &recorder{round: &round}
-	result := scheduler.RunCycle(ctx, h.Snapshot(), h.Clock, h.policy, recorder)
+	cycle := scheduler.Cycle{Clock: h.Clock, Policy: h.policy, Effects: recorder, Metrics: h.Metrics}
+	result := cycle.Run(ctx, h.Snapshot())
 	round.PendingReasons = result.PendingReasons
 	round.QueueProblems = result.QueueProblems
 	round.ProtectedRefusals = result.ProtectedRefusals

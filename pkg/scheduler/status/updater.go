@@ -55,6 +55,8 @@ type Updater struct {
 	// NodePool names, in the jobs' scheduling conditions, the pool the scheduler serves:
 	// with one scheduler per pool, a condition says which pool could not place the job.
 	NodePool string
+	// Metrics counts the writes made, failed and given up; nil records nothing.
+	Metrics metrics.Recorder
 	// Workers is how many writes Start keeps in flight (DefaultWorkers when zero).
 	Workers int
 	// StampGrace is how long Start goes on writing start stamps once its context ends;
@@ -205,6 +207,11 @@ func (u *Updater) Flush(ctx context.Context) {
 func (u *Updater) Start(ctx context.Context) error {
 	writes, stopWrites := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopWrites()
+	// Named, the queue has client-go's workqueue_* metrics (depth, wait, retries), kept by
+	// controller-runtime's process-wide provider beside those of its controllers' queues: they
+	// are client-go's instrumentation of the queue, not the scheduler's metrics, and no
+	// recorder of ours could register the same names beside controller-runtime's. Only a
+	// scheduler that runs starts the queue: kai-sim flushes, explain has no updater.
 	queue := workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[target](retryBase, retryMax),
 		workqueue.TypedRateLimitingQueueConfig[target]{Name: "kai_scheduler_status_writes", Clock: u.Clock,
@@ -241,7 +248,7 @@ func (u *Updater) Start(ctx context.Context) error {
 	stopWrites() // a write still in flight is cut short: the scheduler is stopping
 	workers.Wait()
 	if left := u.stampsLeft(); left > 0 {
-		metrics.StatusWritesGivenUp.WithLabelValues(stampTarget.String()).Add(float64(left))
+		metrics.OrDiscard(u.Metrics).StatusWritesGivenUp(stampTarget.String(), left)
 		klog.FromContext(ctx).Error(nil, "Start stamps not written before shutdown; the next leader stamps these running jobs from their pods' start",
 			"count", left, "grace", u.StampGrace)
 	}
@@ -309,7 +316,7 @@ func (u *Updater) write(ctx context.Context, t target) (time.Duration, error) {
 		return 0, nil // cut short at the end of the grace
 	case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err):
 		// The write itself is wrong: sending it again cannot help.
-		metrics.StatusWritesGivenUp.WithLabelValues(t.kind.String()).Inc()
+		metrics.OrDiscard(u.Metrics).StatusWritesGivenUp(t.kind.String(), 1)
 		klog.FromContext(ctx).Error(err, "Status write refused; given up", "kind", t.kind, "object", t.name)
 		u.drop(t)
 		return 0, nil
@@ -327,11 +334,7 @@ func (u *Updater) patch(ctx context.Context, kind targetKind, obj client.Object,
 	} else {
 		err = u.Client.Patch(ctx, obj, client.RawPatch(types.MergePatchType, data))
 	}
-	result := "ok"
-	if err != nil && !apierrors.IsNotFound(err) {
-		result = "error"
-	}
-	metrics.StatusWrites.WithLabelValues(kind.String(), result).Inc()
+	metrics.OrDiscard(u.Metrics).StatusWritten(kind.String(), err != nil && !apierrors.IsNotFound(err))
 	return err
 }
 

@@ -33,9 +33,6 @@ const (
 type Plugin struct {
 	defaults Defaults
 	method   ResolveMethod
-	// shown are the protected-jobs gauge's series set by the latest cycle: the next deletes
-	// those it has no jobs for, without a moment when a scrape would find none.
-	shown map[protectedSeries]bool
 }
 
 var _ framework.Plugin = &Plugin{}
@@ -100,7 +97,7 @@ func (p *Plugin) OnSessionOpen(ssn *framework.Session) {
 	ssn.AddScenarioFiltersFn(Name, s.scenarioFilters)
 	ssn.AddEvictionNoteFn(Name, s.evictionNote)
 	ssn.AddProtectionFn(Name, s.jobProtection)
-	p.shown = s.reportProtected(p.shown)
+	s.reportProtected()
 }
 
 // OnSessionClose has nothing to release: the session value goes with the hooks.

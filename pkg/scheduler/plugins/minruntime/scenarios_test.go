@@ -7,9 +7,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
-	dto "github.com/prometheus/client_model/go"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -277,25 +274,6 @@ var _ = Describe("Naming the protected victims", func() {
 	})
 })
 
-// shown reports whether the protected-jobs gauge has a series for the queue and action.
-func shown(queue, action string) bool {
-	ch := make(chan prometheus.Metric, 64)
-	metrics.ProtectedJobs.Collect(ch)
-	close(ch)
-	for m := range ch {
-		var d dto.Metric
-		Expect(m.Write(&d)).To(Succeed())
-		labels := map[string]string{}
-		for _, l := range d.GetLabel() {
-			labels[l.GetName()] = l.GetValue()
-		}
-		if labels["queue"] == queue && labels["action"] == action {
-			return true
-		}
-	}
-	return false
-}
-
 var _ = Describe("The protected-jobs metric", func() {
 	It("counts, per queue and action, the running jobs protected now", func() {
 		// fresh started 10 minutes ago, old 2 hours ago; team protects 30m against preempt
@@ -309,20 +287,16 @@ var _ = Describe("The protected-jobs metric", func() {
 				Job("borrowed").Queue("other").Priority(10).GPUs(1).Running("n1").StartedAt(Epoch.Add(-10*time.Minute)),
 				Job("waiting").Queue("team").Priority(10).GPUs(8).StartedAt(Epoch.Add(-time.Minute)))
 		h.RunCycle(ctx)
-		gauge := func(queue, action string) float64 {
-			return testutil.ToFloat64(metrics.ProtectedJobs.WithLabelValues(queue, action))
-		}
-		Expect(gauge("team", "preempt")).To(Equal(1.0))
-		Expect(gauge("team", "reclaim")).To(Equal(1.0))
-		Expect(gauge("other", "preempt")).To(Equal(1.0))
-		Expect(gauge("other", "reclaim")).To(Equal(0.0), "its own 5m is over")
+		Expect(h.Metrics.Recorded().ProtectedJobs).To(Equal(map[metrics.ProtectedSeries]int{
+			{Queue: "team", Action: "preempt"}: 1, {Queue: "team", Action: "reclaim"}: 1,
+			{Queue: "other", Action: "preempt"}: 1, // other's reclaim: its own 5m is over
+		}))
 
-		// An hour later nothing is protected: the series go, rather than stay at their
+		// An hour later nothing is protected: no series is left, rather than each at its
 		// last value.
 		h.Clock.SetTime(Epoch.Add(time.Hour))
 		h.RunCycle(ctx)
-		Expect(shown("team", "preempt")).To(BeFalse())
-		Expect(shown("other", "preempt")).To(BeFalse())
+		Expect(h.Metrics.Recorded().ProtectedJobs).To(BeEmpty())
 	})
 })
 

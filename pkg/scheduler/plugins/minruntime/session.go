@@ -269,12 +269,6 @@ func (s *session) evictionNote(action framework.ActionType, preemptor, victim *a
 	return note
 }
 
-// protectedSeries is one series of the protected-jobs gauge.
-type protectedSeries struct {
-	queue  string
-	action framework.ActionType
-}
-
 // jobProtection is how the plugin protects a running job, as its status shows it: none for
 // a job that can never be a victim or has no start to count from.
 func (s *session) jobProtection(job *api.JobInfo) (api.Protection, bool) {
@@ -295,10 +289,8 @@ func (s *session) jobProtection(job *api.JobInfo) (api.Protection, bool) {
 
 // reportProtected sets the protected-jobs gauge: per queue and action, the running jobs
 // still within their min-runtime at the session's now (for reclaim, against some reclaimer).
-// It deletes the series of shown (the previous cycle's) that have no jobs now, and returns
-// the series it set.
-func (s *session) reportProtected(shown map[protectedSeries]bool) map[protectedSeries]bool {
-	counts := map[protectedSeries]int{}
+func (s *session) reportProtected() {
+	counts := map[metrics.ProtectedSeries]int{}
 	now := s.ssn.Now()
 	for _, job := range s.ssn.Snapshot().Jobs {
 		p, ok := s.jobProtection(job)
@@ -306,23 +298,13 @@ func (s *session) reportProtected(shown map[protectedSeries]bool) map[protectedS
 			continue
 		}
 		if now.Before(p.Until(p.Preempt)) {
-			counts[protectedSeries{job.Queue, framework.Preempt}]++
+			counts[metrics.ProtectedSeries{Queue: job.Queue, Action: string(framework.Preempt)}]++
 		}
 		if now.Before(p.Until(Longest(p.Reclaim))) {
-			counts[protectedSeries{job.Queue, framework.Reclaim}]++
+			counts[metrics.ProtectedSeries{Queue: job.Queue, Action: string(framework.Reclaim)}]++
 		}
 	}
-	set := make(map[protectedSeries]bool, len(counts))
-	for k, n := range counts {
-		metrics.ProtectedJobs.WithLabelValues(k.queue, string(k.action)).Set(float64(n))
-		set[k] = true
-	}
-	for k := range shown {
-		if !set[k] {
-			metrics.ProtectedJobs.DeleteLabelValues(k.queue, string(k.action))
-		}
-	}
-	return set
+	s.ssn.Metrics().ProtectedJobs(counts)
 }
 
 // scenarioFilters returns the elastic filter for eviction actions.

@@ -1,0 +1,72 @@
+package metrics
+
+import "time"
+
+// Recorder receives what the scheduler's metrics count, from the places that see it happen.
+// Each method is one metric (or two that are always written together); its doc names them.
+// Implementations are safe for concurrent use: the dispatcher's and the status updater's
+// workers record from their own goroutines.
+type Recorder interface {
+	// CycleEnded: a scheduling cycle ended, took (snapshot included), and left pendingJobs
+	// jobs pending and invalidQueues queues unschedulable (kai_scheduler_cycle_duration_seconds,
+	// kai_scheduler_pending_jobs, kai_scheduler_invalid_queues).
+	CycleEnded(took time.Duration, pendingJobs, invalidQueues int)
+	// MinRuntimeRefused: a cycle's action refused victims because min-runtime still protected
+	// them (kai_scheduler_min_runtime_refusals_total).
+	MinRuntimeRefused(action string, victims int)
+	// ProtectionWaitEnded: a pending job that min-runtime held back is held back no longer,
+	// after waited (kai_scheduler_min_runtime_wait_seconds).
+	ProtectionWaitEnded(waited time.Duration)
+	// ProtectedJobs: per queue and action, the running jobs min-runtime protects now
+	// (kai_scheduler_min_runtime_protected_jobs). Each call replaces the last: a series
+	// absent from protected has no job protected any more.
+	ProtectedJobs(protected map[ProtectedSeries]int)
+	// Bound: a pod was bound (kai_scheduler_binds_total).
+	Bound()
+	// BindFailed: the API server refused a bind (kai_scheduler_bind_errors_total).
+	BindFailed()
+	// Evicted: a pod was evicted by action, after its job ran for ran if ranKnown
+	// (kai_scheduler_evictions_total, kai_scheduler_runtime_at_eviction_seconds).
+	Evicted(action string, ran time.Duration, ranKnown bool)
+	// StatusWritten: the status updater wrote an object of kind, or failed to
+	// (kai_scheduler_status_writes_total).
+	StatusWritten(kind string, failed bool)
+	// StatusWritesGivenUp: the status updater gave up n writes of kind
+	// (kai_scheduler_status_writes_given_up_total).
+	StatusWritesGivenUp(kind string, n int)
+	// DecisionDropped: a decided call (bind, evict, ...) was never sent, for cause
+	// (kai_scheduler_decisions_dropped_total).
+	DecisionDropped(call, cause string)
+}
+
+// ProtectedSeries is one series of the protected-jobs gauge.
+type ProtectedSeries struct {
+	Queue  string
+	Action string
+}
+
+// Discard is the Recorder of the tools that run the scheduler's code offline (kai-sim,
+// kubectl kai explain) and of tests that read no metric: it records nothing.
+type Discard struct{}
+
+var _ Recorder = Discard{}
+
+func (Discard) CycleEnded(time.Duration, int, int)    {}
+func (Discard) MinRuntimeRefused(string, int)         {}
+func (Discard) ProtectionWaitEnded(time.Duration)     {}
+func (Discard) ProtectedJobs(map[ProtectedSeries]int) {}
+func (Discard) Bound()                                {}
+func (Discard) BindFailed()                           {}
+func (Discard) Evicted(string, time.Duration, bool)   {}
+func (Discard) StatusWritten(string, bool)            {}
+func (Discard) StatusWritesGivenUp(string, int)       {}
+func (Discard) DecisionDropped(string, string)        {}
+
+// OrDiscard is r, or Discard when r is nil: the components that record take their Recorder
+// as an optional field, so that a tool or a test that leaves it out records nothing.
+func OrDiscard(r Recorder) Recorder {
+	if r == nil {
+		return Discard{}
+	}
+	return r
+}
