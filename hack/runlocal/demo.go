@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
@@ -40,6 +41,10 @@ type demoOptions struct {
 	Out           io.Writer
 	// Events, when set, receives every line the timeline prints (for tests).
 	Events chan<- string
+	// Clock times the demo (nil: the real one). It plays out in real processes (kube-apiserver,
+	// KWOK's pods, the scheduler on its real clock) for a person watching, so the burst and the
+	// timeline's seconds are wall time unless a test says otherwise.
+	Clock clock.WithTicker
 }
 
 func repoRoot() string {
@@ -203,13 +208,13 @@ Press Ctrl-C to stop everything.
 		explain("research/pretrain", "running: what protects it, against whom, until when"),
 		explain("production/serve", "once production submits it: why it waits"), listenersLine)
 
-	// Wall time, not an injected clock: the demo plays out in real processes (kube-apiserver,
-	// KWOK's pods, the scheduler on its real clock) for a person watching, and the burst and
-	// the timeline's seconds are theirs.
-	start := time.Now()
-	timeline := &timeline{c: c, out: opts.Out, events: opts.Events, start: start, seen: map[string]string{}, manifests: manifests}
-	burst := time.After(opts.BurstAfter)
-	tick := time.NewTicker(500 * time.Millisecond)
+	clk := opts.Clock
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	timeline := &timeline{c: c, out: opts.Out, events: opts.Events, clock: clk, start: clk.Now(), seen: map[string]string{}, manifests: manifests}
+	burst := clk.After(opts.BurstAfter)
+	tick := clk.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		select {
@@ -224,7 +229,7 @@ Press Ctrl-C to stop everything.
 				return err
 			}
 			timeline.say("production submits serve (2 pods x 8 GPUs) and wants its quota back")
-		case <-tick.C:
+		case <-tick.C():
 			if err := kwok.Err(); err != nil { // no pod would run or go any more
 				stopScheduler() // first: the control plane stops slowly while it still watches
 				<-schedulerDone
@@ -279,14 +284,15 @@ type timeline struct {
 	c         client.Client
 	out       io.Writer
 	events    chan<- string
+	clock     clock.Clock
 	start     time.Time
 	seen      map[string]string
 	manifests map[string]*unstructured.Unstructured
 }
 
 func (t *timeline) say(line string) {
-	// Seconds of wall time since the demo began, as the person watching counts them.
-	fmt.Fprintf(t.out, "%6.1fs  %s\n", time.Since(t.start).Seconds(), line)
+	// Seconds since the demo began, as the person watching counts them.
+	fmt.Fprintf(t.out, "%6.1fs  %s\n", t.clock.Since(t.start).Seconds(), line)
 	if t.events != nil {
 		t.events <- line
 	}
