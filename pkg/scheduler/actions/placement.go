@@ -7,6 +7,7 @@ import (
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/placement"
 )
 
 // Capacity selects which resources of a node a placement may use.
@@ -213,7 +214,7 @@ func (s *NodeSearch) reasons(pod *api.PodInfo, node *api.NodeInfo, capacity Capa
 		return append(buf, err.Error())
 	}
 	for name := range pod.Request.Shortages(capacity.free(node)) {
-		buf = append(buf, api.InsufficientReason(name))
+		buf = append(buf, placement.InsufficientReason(name))
 	}
 	return buf
 }

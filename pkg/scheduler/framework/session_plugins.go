@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/placement"
 )
 
 // hook is a function registered by a named plugin.
@@ -167,10 +168,10 @@ func (ssn *Session) QueueOrder(l, r QueueTurn) int {
 }
 
 // Predicate returns the first objection to placing pod on node: kube-scheduler's filters
-// (api.Refusal), which no configuration can turn off, then the plugins', naming the plugin.
+// (placement.Refusal), which no configuration can turn off, then the plugins', naming the plugin.
 // Resources are not checked here: what counts as free depends on the action.
 func (ssn *Session) Predicate(pod *api.PodInfo, node *api.NodeInfo) error {
-	if err := api.Refusal(pod, node); err != nil {
+	if err := placement.Refusal(pod, node); err != nil {
 		return err
 	}
 	for _, h := range ssn.hooks.predicates {

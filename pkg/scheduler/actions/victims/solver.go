@@ -7,6 +7,7 @@ import (
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/placement"
 )
 
 // Rules are what distinguishes one eviction action from another.
@@ -166,7 +167,7 @@ func (s *Solver) planned(st *search, i int, free api.Resources) {
 // portPlanned reports whether a host port of the pod is taken on node i by a gang pod the
 // plan already placed there.
 func (st *search) portPlanned(pod *api.PodInfo, i int) bool {
-	return pod.Placement != nil && len(st.ports[i]) > 0 && api.PortsConflict(pod.Placement.HostPorts, st.ports[i])
+	return pod.Placement != nil && len(st.ports[i]) > 0 && placement.PortsConflict(pod.Placement.HostPorts, st.ports[i])
 }
 
 // forgetPlan drops what the search's plan did to the nodes it touched: the next search
