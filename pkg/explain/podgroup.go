@@ -134,7 +134,7 @@ func (c *Cluster) explainRunning(p *printer, ssn *framework.Session, job *api.Jo
 	}
 	if !protects {
 		p.line(0, "The PodGroup's status shows no protection (kubectl get pg shows no Preempt-Until or Reclaim-Until).")
-	} else if shown := cache.ShownProtection(group.Status.MinRuntime); shown != nil && shown.Equal(protection.Shown()) {
+	} else if shown := api.ShownProtection(group.Status.MinRuntime); shown != nil && shown.Equal(protection.Shown()) {
 		p.line(0, "The PodGroup's status (status.minRuntime, kubectl get pg) shows this protection.")
 	} else {
 		p.line(0, "The PodGroup's status does not show this protection yet: the scheduler writes it at its next cycle.")

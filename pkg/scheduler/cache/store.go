@@ -315,7 +315,7 @@ func (s *Store) upsertGroup(pg *v2alpha2.PodGroup) bool {
 		g.problem = &Problem{Object: pg, Reason: "InvalidStartTimestamp", Message: err.Error()}
 	}
 	g.job.LastStartTimestamp = stamp
-	g.job.ShownProtection = ShownProtection(pg.Status.MinRuntime)
+	g.job.ShownProtection = api.ShownProtection(pg.Status.MinRuntime)
 	je := s.job(g.job.ID)
 	old := je.group
 	je.group, je.otherPool, je.otherPoolUID = g, false, ""

@@ -14,7 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/metrics"
 	. "github.com/kai-minruntime/kai-scheduler/pkg/scheduler/scenario"
@@ -377,7 +376,7 @@ var _ = DescribeTable("What kubectl get pg shows of a running job's protection",
 			return
 		}
 		Expect(changes).To(HaveLen(1))
-		s := cache.ProtectionStatus(changes[0].Protection)
+		s := changes[0].Protection.Status()
 		printed := func(t *metav1.Time) string {
 			if t == nil {
 				return ""
