@@ -32,11 +32,21 @@ type ProtectionChange struct {
 	None       bool
 }
 
-// MinRuntime is a resolved min-runtime and the queue whose spec set it ("" for the default).
+// MinRuntime is a resolved min-runtime, the queue whose spec set it ("" for the default),
+// and the walk up the queue tree that found it.
 type MinRuntime struct {
 	Duration time.Duration
 	SetBy    string
+	// Path are the queues the walk asked, as the tree's ancestry lists them (top first): from
+	// SetBy, or from the top-level queue when none set it and the default applies, down to
+	// the queue the walk started at, which it asked first. Empty when the walk could not
+	// start (an unknown or invalid queue). It says how the value was found, not what it is:
+	// the status does not show it, and Same leaves it out. Shared: never modify.
+	Path []string
 }
+
+// Same reports whether two min-runtimes say the same: the value and where it was set.
+func (m MinRuntime) Same(o MinRuntime) bool { return m.Duration == o.Duration && m.SetBy == o.SetBy }
 
 // Source names where the value came from: "queue NAME" or "the default".
 func (m MinRuntime) Source() string {
@@ -139,10 +149,10 @@ func (p Protection) Shown() Protection {
 	return p
 }
 
-// Equal reports whether two protections say the same.
+// Equal reports whether two protections say the same (see MinRuntime.Same).
 func (p Protection) Equal(o Protection) bool {
-	return p.Start.Equal(o.Start) && p.StartNote == o.StartNote && p.Preempt == o.Preempt &&
-		slices.Equal(p.Reclaim, o.Reclaim)
+	return p.Start.Equal(o.Start) && p.StartNote == o.StartNote && p.Preempt.Same(o.Preempt) &&
+		slices.EqualFunc(p.Reclaim, o.Reclaim, func(a, b ReclaimLevel) bool { return a.Outside == b.Outside && a.Same(b.MinRuntime) })
 }
 
 // Status is the protection as a PodGroup's status shows it (the rounding and the ends left

@@ -339,10 +339,10 @@ var _ = Describe("The protection a running job's status shows", func() {
 		first := h.RunCycle(ctx)
 		Expect(first.ProtectionChanges).To(Equal([]api.ProtectionChange{{Job: "ns/train", Protection: api.Protection{
 			Start:   Epoch.Add(-2 * time.Minute),
-			Preempt: api.MinRuntime{Duration: 10 * time.Minute, SetBy: "team"},
+			Preempt: api.MinRuntime{Duration: 10 * time.Minute, SetBy: "team", Path: []string{"team"}},
 			Reclaim: []api.ReclaimLevel{
-				{Outside: "dept", MinRuntime: api.MinRuntime{Duration: time.Hour, SetBy: "dept"}},
-				{Outside: "team", MinRuntime: api.MinRuntime{Duration: 2 * time.Minute, SetBy: "team"}},
+				{Outside: "dept", MinRuntime: api.MinRuntime{Duration: time.Hour, SetBy: "dept", Path: []string{"dept"}}},
+				{Outside: "team", MinRuntime: api.MinRuntime{Duration: 2 * time.Minute, SetBy: "team", Path: []string{"team"}}},
 			},
 		}}}), "serve is non-preemptible and urgent is not running: neither has a protection to show")
 		Expect(first.ProtectionChanges[0].Protection.Earliest()).To(Equal(Epoch),
