@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"time"
 
@@ -82,12 +81,10 @@ func (c *Cluster) explainRunning(p *printer, ssn *framework.Session, job *api.Jo
 	if protection.StartNote != "" {
 		p.line(1, "Note: %s.", protection.StartNote)
 	}
-	tree := c.Snapshot.Queues
-	ancestry := tree.Ancestry(job.Queue)
 	p.blank()
 	p.line(0, "Against preemption (higher-priority jobs of queue %s):", job.Queue)
 	c.explainEnd(p, 1, protection, protection.Preempt)
-	p.line(2, "resolved: %s", c.walk(ancestry, len(ancestry)-1, protection.Preempt, false))
+	p.line(2, "resolved: %s", walk(protection.Preempt, false))
 	p.blank()
 	p.line(0, "Against reclaim (jobs of other queues; reclaimResolveMethod %s):", c.MinRuntime.Method())
 	if len(protection.Reclaim) == 0 {
@@ -108,7 +105,7 @@ func (c *Cluster) explainRunning(p *printer, ssn *framework.Session, job *api.Jo
 		}
 		p.line(1, "%s:", who)
 		c.explainEnd(p, 2, protection, level.MinRuntime)
-		p.line(3, "resolved: %s", c.walk(ancestry, slices.Index(ancestry, level.Outside), level.MinRuntime, true))
+		p.line(3, "resolved: %s", walk(level.MinRuntime, true))
 	}
 	if minruntime.IsElastic(job) {
 		p.line(0, "It has pods above its gang of %d: those may be taken at any time; protection keeps its minimum.", job.MinMember)
@@ -134,7 +131,7 @@ func (c *Cluster) explainRunning(p *printer, ssn *framework.Session, job *api.Jo
 	}
 	if !protects {
 		p.line(0, "The PodGroup's status shows no protection (kubectl get pg shows no Preempt-Until or Reclaim-Until).")
-	} else if shown := cache.ShownProtection(group.Status.MinRuntime); shown != nil && shown.Equal(protection.Shown()) {
+	} else if shown := api.ShownProtection(group.Status.MinRuntime); shown != nil && shown.Equal(protection.Shown()) {
 		p.line(0, "The PodGroup's status (status.minRuntime, kubectl get pg) shows this protection.")
 	} else {
 		p.line(0, "The PodGroup's status does not show this protection yet: the scheduler writes it at its next cycle.")
@@ -213,20 +210,20 @@ func (c *Cluster) explainWaiting(p *printer, ssn *framework.Session, job *api.Jo
 	}
 }
 
-// walk tells how a min-runtime was resolved: the queues asked, from ancestry[start] up, and
-// the one that set it, or the default.
-func (c *Cluster) walk(ancestry []string, start int, m api.MinRuntime, reclaim bool) string {
+// walk tells how a min-runtime was resolved, as the resolution walked (m.Path, top first):
+// the queues asked, from where the walk started up, and the one that set it, or the default.
+func walk(m api.MinRuntime, reclaim bool) string {
 	arg, field := minruntime.ArgDefaultPreemptMinRuntime, "preemptMinRuntime"
 	if reclaim {
 		arg, field = minruntime.ArgDefaultReclaimMinRuntime, "reclaimMinRuntime"
 	}
 	var steps []string
-	for i := start; i >= 0 && i < len(ancestry); i-- {
-		if ancestry[i] == m.SetBy {
-			steps = append(steps, fmt.Sprintf("%s sets %s %s", ancestry[i], field, m.Duration))
+	for i := len(m.Path) - 1; i >= 0; i-- {
+		if i == 0 && m.SetBy != "" {
+			steps = append(steps, fmt.Sprintf("%s sets %s %s", m.Path[i], field, m.Duration))
 			return strings.Join(steps, " → ")
 		}
-		steps = append(steps, ancestry[i]+" does not set it")
+		steps = append(steps, m.Path[i]+" does not set it")
 	}
 	steps = append(steps, fmt.Sprintf("the default (the minruntime plugin's %s, %s)", arg, m.Duration))
 	return strings.Join(steps, " → ")

@@ -57,7 +57,6 @@ func (c *Cluster) Queue(ctx context.Context, w io.Writer, name string) error {
 // explainLeaf says what the jobs of a leaf queue get, with the resolution paths when detailed.
 func (c *Cluster) explainLeaf(p *printer, ssn *framework.Session, leaf string, detailed bool) {
 	tree := c.Snapshot.Queues
-	ancestry := tree.Ancestry(leaf)
 	defaults := c.MinRuntime.Defaults()
 	preempt := minruntime.PreemptMinRuntime(tree, leaf, defaults)
 	levels := minruntime.ReclaimLevels(tree, c.MinRuntime.Method(), leaf, defaults)
@@ -65,7 +64,7 @@ func (c *Cluster) explainLeaf(p *printer, ssn *framework.Session, leaf string, d
 	p.line(0, "Jobs of %s:", leaf)
 	p.line(1, "against preemption: %s from %s", preempt.Duration, preempt.Source())
 	if detailed {
-		p.line(2, "resolved: %s", c.walk(ancestry, len(ancestry)-1, preempt, false))
+		p.line(2, "resolved: %s", walk(preempt, false))
 	}
 	p.line(1, "against reclaim:")
 	if len(levels) == 0 {
@@ -78,7 +77,7 @@ func (c *Cluster) explainLeaf(p *printer, ssn *framework.Session, leaf string, d
 		}
 		p.line(2, "%s: %s from %s", who, level.Duration, level.Source())
 		if detailed {
-			p.line(3, "resolved: %s", c.walk(ancestry, slices.Index(ancestry, level.Outside), level.MinRuntime, true))
+			p.line(3, "resolved: %s", walk(level.MinRuntime, true))
 		}
 	}
 	c.summarizeJobs(p, ssn, leaf)

@@ -252,7 +252,7 @@ func (e *engine) submit(now time.Time) {
 		var started time.Time
 		if js.spec.Running {
 			started = Start.Add(-js.spec.RunningFor)
-			group.Annotations[scheduling.LastStartTimestampAnnotation] = cache.FormatStartTime(started)
+			group.Annotations[scheduling.LastStartTimestampAnnotation] = scheduling.FormatStartTime(started)
 		}
 		e.cluster.PutGroup(group)
 		for _, template := range js.spec.Pods {

@@ -22,7 +22,6 @@ import (
 	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/app"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 	"github.com/kai-minruntime/kai-scheduler/test/helm"
 	"github.com/kai-minruntime/kai-scheduler/test/testenv"
 )
@@ -112,7 +111,7 @@ var _ = Describe("The Helm chart", func() {
 		Eventually(func() *time.Time {
 			pg := &v2alpha2.PodGroup{}
 			Expect(c.Get(suiteCtx, client.ObjectKey{Namespace: "team", Name: "trainer"}, pg)).To(Succeed())
-			t, _ := cache.ParseStartTime(pg.Annotations)
+			t, _ := scheduling.ParseStartTime(pg.Annotations)
 			return t
 		}).ShouldNot(BeNil())
 

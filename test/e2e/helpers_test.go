@@ -14,7 +14,6 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 	"github.com/kai-minruntime/kai-scheduler/test/testenv"
 )
 
@@ -130,7 +129,7 @@ func startStamp(namespace, job string) func() *time.Time {
 	return func() *time.Time {
 		pg := &v2alpha2.PodGroup{}
 		Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: namespace, Name: job}, pg)).To(Succeed())
-		t, err := cache.ParseStartTime(pg.Annotations)
+		t, err := scheduling.ParseStartTime(pg.Annotations)
 		Expect(err).NotTo(HaveOccurred())
 		return t
 	}

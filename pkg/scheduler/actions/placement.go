@@ -7,6 +7,7 @@ import (
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/placement"
 )
 
 // Capacity selects which resources of a node a placement may use.
@@ -209,11 +210,11 @@ func (s *NodeSearch) PreferredNode(pod *api.PodInfo, capacity Capacity, preferre
 // node short of several resources gives a reason for each. Nothing is appended, and
 // nothing allocated, for a node that fits.
 func (s *NodeSearch) reasons(pod *api.PodInfo, node *api.NodeInfo, capacity Capacity, buf []string) []string {
-	if err := s.ssn.Predicate(pod, node); err != nil {
-		return append(buf, err.Error())
+	if st := s.ssn.Predicate(pod, node); !st.IsSuccess() {
+		return append(buf, st.Message())
 	}
 	for name := range pod.Request.Shortages(capacity.free(node)) {
-		buf = append(buf, api.InsufficientReason(name))
+		buf = append(buf, placement.InsufficientReason(name))
 	}
 	return buf
 }

@@ -1,8 +1,6 @@
 package api
 
 import (
-	"fmt"
-
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -39,24 +37,9 @@ type NodeInfo struct {
 	// latest entry in the snapshot's list of moved nodes (0: none).
 	position, listed int
 
-	// object is the node as the Kubernetes helpers read it (name, labels, taints), and
-	// taintErrs the refusal for each taint; built once, when a placement check first needs them.
-	object    *v1.Node
-	taintErrs []error
-}
-
-// index prepares what the placement checks read for every pod, so that they allocate nothing
-// after the first.
-func (n *NodeInfo) index() {
-	n.object = &v1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: n.Labels},
-		Spec:       v1.NodeSpec{Unschedulable: n.Unschedulable, Taints: n.Taints},
-	}
-	n.taintErrs = make([]error, len(n.Taints))
-	for i, t := range n.Taints {
-		// kube-scheduler's words, so that reasons count alike across nodes.
-		n.taintErrs[i] = fmt.Errorf("node(s) had untolerated taint {%s: %s}", t.Key, t.Value)
-	}
+	// object is the node as the Kubernetes helpers read it (name, labels, taints); built once,
+	// when a placement check first needs it.
+	object *v1.Node
 }
 
 // Version changes whenever a pod joins or leaves the node or changes status on it, and when
@@ -65,19 +48,16 @@ func (n *NodeInfo) index() {
 // pods here may be victims). Equal versions mean an unchanged node within a session.
 func (n *NodeInfo) Version() uint64 { return n.version }
 
-// Object is the node as the Kubernetes helpers read it.
+// Object is the node as the Kubernetes helpers read it, built once so that the placement
+// checks, which read it for every pod, allocate nothing after the first.
 func (n *NodeInfo) Object() *v1.Node {
 	if n.object == nil {
-		n.index()
+		n.object = &v1.Node{
+			ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: n.Labels},
+			Spec:       v1.NodeSpec{Unschedulable: n.Unschedulable, Taints: n.Taints},
+		}
 	}
 	return n.object
-}
-
-func (n *NodeInfo) taintError(i int) error {
-	if len(n.taintErrs) != len(n.Taints) {
-		n.index()
-	}
-	return n.taintErrs[i]
 }
 
 // Idle is what a pod can be given now.

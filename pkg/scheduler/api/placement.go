@@ -2,46 +2,14 @@ package api
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
-	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
-	"k8s.io/klog/v2"
 )
-
-// The reasons kube-scheduler's filters give for refusing a node, word for word, so that a
-// pending job's message reads as users know it from `kubectl describe pod`.
-var (
-	ErrNodeUnschedulable = errors.New("node(s) were unschedulable")
-	ErrNodeAffinity      = errors.New("node(s) didn't match Pod's node affinity/selector")
-	ErrHostPorts         = errors.New("node(s) didn't have free ports for the requested pod ports")
-)
-
-// TooManyPods is kube-scheduler's reason for a node whose "pods" allocatable is used up.
-const TooManyPods = "Too many pods"
-
-// InsufficientReason is kube-scheduler's reason for a node that lacks a resource. It runs
-// for every refused node of every search, so the fixed resources' reasons are built once;
-// only an extended resource's reason is built when needed.
-func InsufficientReason(name v1.ResourceName) string {
-	if i := denseIndex(name); i >= 0 {
-		return insufficientFixed[i]
-	}
-	return "Insufficient " + string(name)
-}
-
-var insufficientFixed = func() (reasons [numDense]string) {
-	for i, name := range kubeNames {
-		reasons[i] = "Insufficient " + string(name)
-	}
-	reasons[Pods] = TooManyPods
-	return reasons
-}()
 
 // Placement is what a pod asks of a node beyond resources, as kube-scheduler's filters and
-// scores read it: node selector and node affinity, tolerations and host ports. It is parsed
+// scores (package placement) read it: node selector and node affinity, tolerations and host ports. It is parsed
 // once per pod spec; a pod that asks nothing has none (nil), and every check of it is then
 // a nil test.
 type Placement struct {
@@ -59,19 +27,16 @@ type Placement struct {
 	key     string
 }
 
-// HostPort is a port a container binds on its node. Two pods cannot bind the same protocol
-// and port on overlapping addresses (0.0.0.0 overlaps every address).
+// HostPort is a port a container binds on its node (which ports conflict is kube-scheduler's
+// NodePorts rule: placement.PortsConflict).
 type HostPort struct {
 	Protocol v1.Protocol
 	IP       string
 	Port     int32
 }
 
-func (p HostPort) conflicts(o HostPort) bool {
-	return p.Port == o.Port && p.Protocol == o.Protocol && (p.IP == o.IP || p.IP == anyIP || o.IP == anyIP)
-}
-
-const anyIP = "0.0.0.0"
+// AnyIP is the address of a host port whose spec names none: every address of the node.
+const AnyIP = "0.0.0.0"
 
 // NewPlacement reads what spec asks of nodes; nil when it asks nothing. An affinity that
 // cannot be parsed (which the API server would have refused) is returned as an error, and
@@ -119,6 +84,20 @@ func NewPlacement(spec *v1.PodSpec) (*Placement, error) {
 	return p, p.invalid
 }
 
+// Invalid is why the placement's node affinity cannot be parsed (it then matches no node);
+// nil when it can.
+func (p *Placement) Invalid() error { return p.invalid }
+
+// Required is the required node affinity, node selector included, as kube-scheduler's
+// NodeAffinity filter matches it.
+func (p *Placement) Required() *nodeaffinity.RequiredNodeAffinity { return &p.required }
+
+// Preferred are the preferred node-affinity terms (nil when none) and the sum of their
+// weights, which scales their score.
+func (p *Placement) Preferred() (*nodeaffinity.PreferredSchedulingTerms, int64) {
+	return p.preferred, p.preferredWeight
+}
+
 // Key describes the placement canonically; "" for none.
 func (p *Placement) Key() string {
 	if p == nil {
@@ -141,7 +120,7 @@ func hostPorts(spec *v1.PodSpec) []HostPort {
 				p.Protocol = v1.ProtocolTCP
 			}
 			if p.IP == "" {
-				p.IP = anyIP
+				p.IP = AnyIP
 			}
 			ports = append(ports, p)
 		}
@@ -155,100 +134,4 @@ func hostPorts(spec *v1.PodSpec) []HostPort {
 		add(&spec.Containers[i])
 	}
 	return ports
-}
-
-// unschedulableTaint is the taint kube-scheduler's NodeUnschedulable filter asks a pod to
-// tolerate before it goes onto a cordoned node (DaemonSet pods do).
-var unschedulableTaint = v1.Taint{Key: v1.TaintNodeUnschedulable, Effect: v1.TaintEffectNoSchedule}
-
-// Refusal says why kube-scheduler's filters would refuse the pod on the node, in their
-// words, or nil: the node is cordoned, a NoSchedule or NoExecute taint is not tolerated, the
-// node selector or required node affinity does not match, a host port is taken. Resources
-// are checked apart, against what the caller counts as free. It runs for every pod on every
-// node, so it allocates nothing, whatever it answers.
-func Refusal(pod *PodInfo, node *NodeInfo) error {
-	pl := pod.Placement
-	var tolerations []v1.Toleration
-	if pl != nil {
-		tolerations = pl.Tolerations
-	}
-	if node.Unschedulable && !tolerates(tolerations, &unschedulableTaint) {
-		return ErrNodeUnschedulable
-	}
-	for i := range node.Taints {
-		t := &node.Taints[i]
-		if (t.Effect == v1.TaintEffectNoSchedule || t.Effect == v1.TaintEffectNoExecute) && !tolerates(tolerations, t) {
-			return node.taintError(i)
-		}
-	}
-	if pl == nil {
-		return nil
-	}
-	if pl.invalid != nil {
-		return pl.invalid
-	}
-	if ok, err := pl.required.Match(node.Object()); err != nil {
-		return err
-	} else if !ok {
-		return ErrNodeAffinity
-	}
-	if len(pl.HostPorts) > 0 && node.portTaken(pod) {
-		return ErrHostPorts
-	}
-	return nil
-}
-
-// tolerates asks the Kubernetes helper; comparison operators (Gt, Lt) are honoured, since
-// the API server only stores them where its feature gate allows them.
-func tolerates(tolerations []v1.Toleration, taint *v1.Taint) bool {
-	return corev1helpers.TolerationsTolerateTaint(klog.Background(), tolerations, taint, true)
-}
-
-// Preference scores what the pod prefers of the node, as kube-scheduler's NodeAffinity and
-// TaintToleration scores do: the share of its preferred node-affinity weight that the node
-// matches (0 to 1), and how many PreferNoSchedule taints of the node it does not tolerate.
-func Preference(pod *PodInfo, node *NodeInfo) (affinity float64, untolerated int) {
-	pl := pod.Placement
-	var tolerations []v1.Toleration
-	if pl != nil {
-		tolerations = pl.Tolerations
-		if pl.preferred != nil && pl.preferredWeight > 0 {
-			affinity = float64(pl.preferred.Score(node.Object())) / float64(pl.preferredWeight)
-		}
-	}
-	for i := range node.Taints {
-		if t := &node.Taints[i]; t.Effect == v1.TaintEffectPreferNoSchedule && !tolerates(tolerations, t) {
-			untolerated++
-		}
-	}
-	return affinity, untolerated
-}
-
-// portTaken reports whether a port of the pod is bound by another pod holding the node: a
-// pod of another scheduler, or one of ours that runs, was placed, is promised the node or is
-// still terminating. The pod itself may already be there, promised the node.
-func (n *NodeInfo) portTaken(pod *PodInfo) bool {
-	ports := pod.Placement.HostPorts
-	if PortsConflict(ports, n.OtherPorts) {
-		return true
-	}
-	for _, q := range n.Pods {
-		if q != pod && q.Placement != nil && (q.Status.HoldsNodeResources() || q.Status == Pipelined) &&
-			PortsConflict(ports, q.Placement.HostPorts) {
-			return true
-		}
-	}
-	return false
-}
-
-// PortsConflict reports whether two sets of host ports cannot be bound on one node.
-func PortsConflict(a, b []HostPort) bool {
-	for _, p := range a {
-		for _, o := range b {
-			if p.conflicts(o) {
-				return true
-			}
-		}
-	}
-	return false
 }

@@ -3,6 +3,8 @@ package api
 import (
 	"slices"
 	"time"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 )
 
 // Protection is how min-runtime protects a running job from eviction: the start it counts
@@ -30,11 +32,21 @@ type ProtectionChange struct {
 	None       bool
 }
 
-// MinRuntime is a resolved min-runtime and the queue whose spec set it ("" for the default).
+// MinRuntime is a resolved min-runtime, the queue whose spec set it ("" for the default),
+// and the walk up the queue tree that found it.
 type MinRuntime struct {
 	Duration time.Duration
 	SetBy    string
+	// Path are the queues the walk asked, as the tree's ancestry lists them (top first): from
+	// SetBy, or from the top-level queue when none set it and the default applies, down to
+	// the queue the walk started at, which it asked first. Empty when the walk could not
+	// start (an unknown or invalid queue). It says how the value was found, not what it is:
+	// the status does not show it, and Same leaves it out. Shared: never modify.
+	Path []string
 }
+
+// Same reports whether two min-runtimes say the same: the value and where it was set.
+func (m MinRuntime) Same(o MinRuntime) bool { return m.Duration == o.Duration && m.SetBy == o.SetBy }
 
 // Source names where the value came from: "queue NAME" or "the default".
 func (m MinRuntime) Source() string {
@@ -119,16 +131,12 @@ func (p Protection) extremeEnd(beats func(a, b time.Time) bool) time.Time {
 }
 
 // ShownPrecision is the precision of the times a PodGroup's status shows.
-const ShownPrecision = time.Second
+const ShownPrecision = v2alpha2.MinRuntimeTimePrecision
 
 // ShownEnd is the end of a protection as every message and status shows it: rounded up to
-// whole seconds, so that a job is never shown unprotected while it still is.
-func ShownEnd(t time.Time) time.Time {
-	if down := t.Truncate(ShownPrecision); !down.Equal(t) {
-		return down.Add(ShownPrecision)
-	}
-	return t
-}
+// whole seconds, as the status's wire format has it (v2alpha2.MinRuntimeEnd), so that a
+// message and the status agree and a job is never shown unprotected while it still is.
+func ShownEnd(t time.Time) time.Time { return v2alpha2.MinRuntimeEnd(t) }
 
 // FormatEnd writes the end of a protection as messages show it (see ShownEnd).
 func FormatEnd(t time.Time) string {
@@ -141,8 +149,37 @@ func (p Protection) Shown() Protection {
 	return p
 }
 
-// Equal reports whether two protections say the same.
+// Equal reports whether two protections say the same (see MinRuntime.Same).
 func (p Protection) Equal(o Protection) bool {
-	return p.Start.Equal(o.Start) && p.StartNote == o.StartNote && p.Preempt == o.Preempt &&
-		slices.Equal(p.Reclaim, o.Reclaim)
+	return p.Start.Equal(o.Start) && p.StartNote == o.StartNote && p.Preempt.Same(o.Preempt) &&
+		slices.EqualFunc(p.Reclaim, o.Reclaim, func(a, b ReclaimLevel) bool { return a.Outside == b.Outside && a.Same(b.MinRuntime) })
+}
+
+// Status is the protection as a PodGroup's status shows it (the rounding and the ends left
+// out are the wire format's: v2alpha2.NewMinRuntimeStatus). A protection that protects
+// nothing at all shows no end anywhere; the scheduler writes no status for it (see Protects).
+func (p Protection) Status() *v2alpha2.MinRuntimeStatus {
+	reclaim := make([]v2alpha2.ReclaimProtection, 0, len(p.Reclaim))
+	for _, r := range p.Reclaim {
+		reclaim = append(reclaim, v2alpha2.ReclaimProtection{FromOutside: r.Outside,
+			MinRuntimeProtection: v2alpha2.NewMinRuntimeProtection(p.Start, r.Duration, r.SetBy)})
+	}
+	return v2alpha2.NewMinRuntimeStatus(p.Start, p.StartNote,
+		v2alpha2.NewMinRuntimeProtection(p.Start, p.Preempt.Duration, p.Preempt.SetBy), reclaim)
+}
+
+// ShownProtection reads back what Status wrote, as Shown would give it (the ends follow
+// from the start); nil when the status shows none.
+func ShownProtection(s *v2alpha2.MinRuntimeStatus) *Protection {
+	if s == nil {
+		return nil
+	}
+	minRuntime := func(m v2alpha2.MinRuntimeProtection) MinRuntime {
+		return MinRuntime{Duration: m.MinRuntime.Duration, SetBy: m.SetBy}
+	}
+	p := &Protection{Start: s.Start.Time, StartNote: s.StartNote, Preempt: minRuntime(s.Preempt)}
+	for _, r := range s.Reclaim {
+		p.Reclaim = append(p.Reclaim, ReclaimLevel{Outside: r.FromOutside, MinRuntime: minRuntime(r.MinRuntimeProtection)})
+	}
+	return p
 }

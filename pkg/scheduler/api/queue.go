@@ -42,6 +42,8 @@ type QueueInfo struct {
 	Problem string
 	// Depth is 0 for a top-level queue; only meaningful for valid queues.
 	Depth int
+	// ancestry is what QueueTree.Ancestry returns for the queue.
+	ancestry []string
 }
 
 // IsLeaf reports whether the queue has no children and so may hold jobs.

@@ -26,7 +26,7 @@ type QueueProblem struct {
 func NewQueueTree(queues []*QueueInfo) *QueueTree {
 	t := &QueueTree{byName: make(map[string]*QueueInfo, len(queues))}
 	for _, q := range queues {
-		q.Children, q.Problem, q.Depth = nil, "", 0
+		q.Children, q.Problem, q.Depth, q.ancestry = nil, "", 0, nil
 		t.byName[q.Name] = q
 		t.names = append(t.names, q.Name)
 	}
@@ -38,7 +38,37 @@ func NewQueueTree(queues []*QueueInfo) *QueueTree {
 		}
 	}
 	t.validate()
+	t.keepAncestries()
 	return t
+}
+
+// keepAncestries lays every valid queue's ancestry out once, in one array: the scheduler asks
+// for ancestries for every resolution and share it computes, and a min-runtime resolution
+// keeps the part it walked (MinRuntime.Path), so a shared ancestry costs nothing to ask for
+// or to keep.
+func (t *QueueTree) keepAncestries() {
+	total := 0
+	for _, q := range t.byName {
+		if q.IsValid() {
+			total += q.Depth + 1
+		}
+	}
+	all := make([]string, total)
+	for _, name := range t.names {
+		q := t.byName[name]
+		if !q.IsValid() {
+			continue
+		}
+		// Capacity ends with the queue, so that an append by a reader cannot overwrite the
+		// next queue's ancestry.
+		path := all[: q.Depth+1 : q.Depth+1]
+		all = all[q.Depth+1:]
+		for i, p := q.Depth, q; i >= 0; i-- {
+			path[i] = p.Name
+			p = t.byName[p.Parent]
+		}
+		q.ancestry = path
+	}
 }
 
 // validation states of a queue while the tree is checked.
@@ -131,18 +161,13 @@ func (t *QueueTree) Problems() []QueueProblem {
 }
 
 // Ancestry returns the names from the top-level queue down to name (inclusive). It returns
-// nil for an unknown or invalid queue, whose ancestry may not end.
+// nil for an unknown or invalid queue, whose ancestry may not end. The slice is the tree's,
+// shared by every caller: never modify it.
 func (t *QueueTree) Ancestry(name string) []string {
-	q := t.byName[name]
-	if q == nil || !q.IsValid() {
-		return nil
+	if q := t.byName[name]; q != nil {
+		return q.ancestry
 	}
-	path := make([]string, q.Depth+1)
-	for i := q.Depth; i >= 0; i-- {
-		path[i] = q.Name
-		q = t.byName[q.Parent]
-	}
-	return path
+	return nil
 }
 
 // HasSibling reports whether another valid queue shares the queue's parent (for a top-level

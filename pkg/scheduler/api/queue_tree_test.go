@@ -89,3 +89,26 @@ func TestQueueTreeLongChainTerminates(t *testing.T) {
 		t.Fatalf("ancestry length %d, want %d", got, n)
 	}
 }
+
+// Ancestries are laid out once per tree and shared: asking costs nothing, and a reader that
+// appends to one cannot overwrite another queue's.
+func TestAncestriesAreSharedAndSealed(t *testing.T) {
+	tree := NewQueueTree(queues(map[string]string{"root": "", "a": "root", "b": "root", "leaf": "a", "orphan": "gone"}))
+	for name, want := range map[string][]string{"leaf": {"root", "a", "leaf"}, "b": {"root", "b"}, "root": {"root"},
+		"orphan": nil, "missing": nil} {
+		if got := tree.Ancestry(name); !reflect.DeepEqual(got, want) {
+			t.Errorf("Ancestry(%s) = %v, want %v", name, got, want)
+		}
+	}
+	if allocs := testing.AllocsPerRun(100, func() { _ = tree.Ancestry("leaf") }); allocs != 0 {
+		t.Errorf("%v allocations per ancestry", allocs)
+	}
+	_ = append(tree.Ancestry("a"), "written")
+	_ = append(tree.Ancestry("b"), "written")
+	if got := tree.Ancestry("leaf"); !reflect.DeepEqual(got, []string{"root", "a", "leaf"}) {
+		t.Errorf("an append to another ancestry changed leaf's: %v", got)
+	}
+	if got := tree.Ancestry("root"); !reflect.DeepEqual(got, []string{"root"}) {
+		t.Errorf("an append to another ancestry changed root's: %v", got)
+	}
+}

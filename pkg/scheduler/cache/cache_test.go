@@ -1,13 +1,10 @@
 package cache
 
 import (
-	"strings"
 	"testing"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 )
@@ -45,32 +42,5 @@ func TestQueueInfoUnitsAndInheritance(t *testing.T) {
 	}
 	if QueueInfo(&v2.Queue{}).Priority != api.DefaultQueuePriority {
 		t.Error("unset priority is the default")
-	}
-}
-
-func TestStartTimeRoundTripKeepsNanoseconds(t *testing.T) {
-	start := time.Date(2026, 3, 1, 12, 30, 45, 123456789, time.FixedZone("x", 3600))
-	got, err := ParseStartTime(map[string]string{scheduling.LastStartTimestampAnnotation: FormatStartTime(start)})
-	if err != nil || got == nil || !got.Equal(start) {
-		t.Fatalf("round trip = %v, %v; want %v", got, err, start)
-	}
-	if got, err := ParseStartTime(nil); got != nil || err != nil {
-		t.Fatalf("missing annotation = %v, %v", got, err)
-	}
-	// Seconds precision, as written by upstream KAI, still parses.
-	if got, err := ParseStartTime(map[string]string{scheduling.LastStartTimestampAnnotation: "2026-03-01T12:30:45Z"}); err != nil || got == nil {
-		t.Fatalf("RFC3339 without fraction = %v, %v", got, err)
-	}
-}
-
-func TestUnparsableStartTimeIsAnErrorNotAPanic(t *testing.T) {
-	got, err := ParseStartTime(map[string]string{scheduling.LastStartTimestampAnnotation: "yesterday"})
-	if got != nil || err == nil {
-		t.Fatalf("got %v, %v", got, err)
-	}
-	for _, want := range []string{scheduling.LastStartTimestampAnnotation, `"yesterday"`} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error %q does not name %s", err, want)
-		}
 	}
 }

@@ -309,13 +309,13 @@ func (s *Store) upsertGroup(pg *v2alpha2.PodGroup) bool {
 		g.job.SubGroups = append(g.job.SubGroups, api.SubGroupInfo{Name: sg.Name, MinMember: sg.MinMember})
 	}
 	slices.SortFunc(g.job.SubGroups, func(a, b api.SubGroupInfo) int { return strings.Compare(a.Name, b.Name) })
-	stamp, err := ParseStartTime(pg.Annotations)
+	stamp, err := scheduling.ParseStartTime(pg.Annotations)
 	if err != nil {
 		// The job counts as unstamped: its pods' start still protects it.
 		g.problem = &Problem{Object: pg, Reason: "InvalidStartTimestamp", Message: err.Error()}
 	}
 	g.job.LastStartTimestamp = stamp
-	g.job.ShownProtection = ShownProtection(pg.Status.MinRuntime)
+	g.job.ShownProtection = api.ShownProtection(pg.Status.MinRuntime)
 	je := s.job(g.job.ID)
 	old := je.group
 	je.group, je.otherPool, je.otherPoolUID = g, false, ""

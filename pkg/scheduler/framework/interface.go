@@ -3,6 +3,7 @@ package framework
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
@@ -43,25 +44,35 @@ type Describer interface {
 }
 
 // Hooks a plugin may register on a session, and how several plugins' answers combine.
+//
+// Every answer that can refuse is a Status (below), whatever it is about: PredicateFn (a
+// node for a pod), AllocatableFn (more resources for a job), IsPreemptibleFn (a victim for a
+// preemptor) and the filters ScenarioFiltersFn returns (ScenarioFilter.Allows, a set of
+// victims; PlanFilter.AllowsPlan, a finished plan). The session's combining functions
+// (Session.Predicate, Session.Allocatable, Session.IsPreemptible, ScenarioAllows,
+// PlanAllows) return the first refusal and name the plugin that gave it. The other hooks
+// refuse nothing, so they keep their own shapes: orders (CompareFn, for jobs, pods and
+// queues), scores (NodeOrderFn), a listener (PodStatusChangeFn), notes for a victim's owner
+// (EvictionNoteFn) and the protection a job's status shows (ProtectionFn).
 type (
 	// CompareFn orders two items: negative if l goes first, positive if r does, 0 if this
 	// plugin has no preference. Plugins are asked in configuration order; the first non-zero
 	// answer decides. Used for job and task order, and for queue order on QueueTurns.
 	CompareFn[T any] func(l, r T) int
 
-	// PredicateFn says whether a pod may run on a node; nil means yes. Every plugin's
-	// predicate must pass.
-	PredicateFn func(pod *api.PodInfo, node *api.NodeInfo) error
+	// PredicateFn says whether a pod may run on a node. Every plugin's predicate must
+	// succeed; the first refusal is the verdict.
+	PredicateFn func(pod *api.PodInfo, node *api.NodeInfo) Status
 
 	// NodeOrderFn scores a node for a pod; higher is better. Scores of all plugins are summed.
 	NodeOrderFn func(pod *api.PodInfo, node *api.NodeInfo) float64
 
 	// AllocatableFn says whether a job may be given request more resources (a whole gang or
 	// one more pod), whatever the nodes hold: queue limits, deserved quota for non-preemptible
-	// jobs. nil means yes; every plugin must agree and the first objection is the reason. An
-	// objection that evictions can lift is a *LimitExceeded, which reclaim and preempt
-	// answer by choosing victims under the limited queue.
-	AllocatableFn func(job *api.JobInfo, request api.Resources) error
+	// jobs. Every plugin must agree and the first refusal is the verdict. A refusal that
+	// evictions can lift is Unschedulable with a *LimitExceeded (AsStatus), which reclaim and
+	// preempt answer by choosing victims under the limited queue.
+	AllocatableFn func(job *api.JobInfo, request api.Resources) Status
 
 	// PodStatusChangeFn is told of every change of a pod's status inside the session (each
 	// decision, each rollback, each failed bind) after it happened, so that a plugin can keep
@@ -69,18 +80,19 @@ type (
 	PodStatusChangeFn func(pod *api.PodInfo, from api.PodStatus)
 
 	// IsPreemptibleFn says whether preemptee's pods may be evicted for preemptor in the given
-	// action. The answers of all plugins are ANDed: any plugin can protect a victim. With no
-	// plugin registered every victim that passed the action's own rules is preemptible.
+	// action. The answers of all plugins are ANDed: any plugin can protect a victim, and the
+	// first refusal is the verdict. With no plugin registered every victim that passed the
+	// action's own rules is preemptible.
 	// The answer may depend on the preemptor only through its queue, priority and
 	// preemptibility (and on the victim and the session's time): the victim search reuses
 	// what it learned about a node for every preemptor alike in those. A plugin may still
 	// note, for the preemptor at hand, why a victim was refused: refused victims are asked
 	// again for each preemptor.
-	IsPreemptibleFn func(action ActionType, preemptor, preemptee *api.JobInfo) bool
+	IsPreemptibleFn func(action ActionType, preemptor, preemptee *api.JobInfo) Status
 
 	// ScenarioFiltersFn returns filters that the victim solver applies to every candidate set
 	// of victims for pendingJob before simulating placement. The filters of all plugins are
-	// concatenated; a candidate set must pass all of them.
+	// concatenated; a candidate set must pass all of them (ScenarioAllows, PlanAllows).
 	ScenarioFiltersFn func(action ActionType, pendingJob *api.JobInfo) []ScenarioFilter
 
 	// EvictionNoteFn explains, for the victim's owner, what the plugin made of an eviction
@@ -92,6 +104,99 @@ type (
 	// status; false when it does not. The first plugin that answers is shown.
 	ProtectionFn func(job *api.JobInfo) (api.Protection, bool)
 )
+
+// Code says what kind of answer a plugin's verdict is, as kube-scheduler's framework codes
+// do.
+type Code uint8
+
+// The codes of a verdict.
+const (
+	// Success: yes. It is the zero Code, so that the zero Status is a success.
+	Success Code = iota
+	// Unschedulable: no, as things stand; evictions, or time (a protection ending), may
+	// change the answer: a queue limit that victims under the queue would lift, a victim
+	// still protected, a set of victims a policy refuses.
+	Unschedulable
+	// UnschedulableAndUnresolvable: no, and no eviction changes it: a node whose taint the
+	// pod does not tolerate, deserved quota a non-preemptible job would pass.
+	UnschedulableAndUnresolvable
+)
+
+var codeNames = [...]string{Success: "Success", Unschedulable: "Unschedulable",
+	UnschedulableAndUnresolvable: "UnschedulableAndUnresolvable"}
+
+func (c Code) String() string {
+	if int(c) < len(codeNames) {
+		return codeNames[c]
+	}
+	return "Code(" + strconv.Itoa(int(c)) + ")"
+}
+
+// Status is a plugin's verdict, the one answer every hook that can say no gives (a node for
+// a pod, more resources for a job, a victim for a preemptor, a set of victims, a finished
+// plan): a code, the plugin that said it and why, so that whatever reads a refusal — a
+// pending job's reasons and the condition and events made of them, kubectl kai explain, a
+// metric by plugin or code — reads it from one type. Plugins return the code and the reason;
+// the session's combining functions fill in the plugin's name.
+//
+// Unlike kube-scheduler's *Status, it is a small value: the victim search asks for verdicts
+// thousands of times a cycle and most answers in a protected cluster are refusals, so a
+// refusal must cost no allocation either. The zero Status is Success. A reason given as an
+// error is formatted only when read, and the error stays reachable (Err) for a caller that
+// acts on what it says (a LimitExceeded).
+type Status struct {
+	code   Code
+	plugin string
+	reason string
+	err    error
+}
+
+// NewStatus is a verdict of the code for the reason (a refusal's code is not Success).
+func NewStatus(code Code, reason string) Status { return Status{code: code, reason: reason} }
+
+// AsStatus is a verdict of the code whose reason is err's message; a nil err is Success.
+func AsStatus(code Code, err error) Status {
+	if err == nil {
+		return Status{}
+	}
+	return Status{code: code, err: err}
+}
+
+// Code is the verdict's code.
+func (s Status) Code() Code { return s.code }
+
+// IsSuccess reports whether the verdict is yes.
+func (s Status) IsSuccess() bool { return s.code == Success }
+
+// Plugin names the plugin that gave the verdict; empty for success and for the placement
+// rules no configuration can turn off (package placement).
+func (s Status) Plugin() string { return s.plugin }
+
+// Reason is why, in the plugin's words; empty for success.
+func (s Status) Reason() string {
+	if s.err != nil {
+		return s.err.Error()
+	}
+	return s.reason
+}
+
+// Err is the error the verdict was made of (AsStatus), or nil.
+func (s Status) Err() error { return s.err }
+
+// Message is the reason for people: "plugin: reason", or the reason alone when no plugin
+// gave it; empty for success.
+func (s Status) Message() string {
+	if s.plugin == "" {
+		return s.Reason()
+	}
+	return s.plugin + ": " + s.Reason()
+}
+
+// WithPlugin is the verdict as given by the named plugin: what a combining function returns.
+func (s Status) WithPlugin(plugin string) Status {
+	s.plugin = plugin
+	return s
+}
 
 // EvictionNote is what a plugin says about one victim job of an eviction.
 type EvictionNote struct {
@@ -109,21 +214,9 @@ type EvictionNote struct {
 // only help it, so vetting partial plans would throw away the victims it needs.
 type PlanFilter interface {
 	ScenarioFilter
-	// AllowsPlan reports whether the complete plan is acceptable; when not, reason says why.
-	AllowsPlan(scenario Scenario) (ok bool, reason string)
+	// AllowsPlan judges the complete plan.
+	AllowsPlan(scenario Scenario) Status
 }
-
-// PluginObjection is a plugin's refusal, naming the plugin. The victim search asks for
-// objections thousands of times a cycle and reads few of them, so the message is only
-// formatted when it is read.
-type PluginObjection struct {
-	Plugin string
-	Err    error
-}
-
-func (e *PluginObjection) Error() string { return e.Plugin + ": " + e.Err.Error() }
-
-func (e *PluginObjection) Unwrap() error { return e.Err }
 
 // LimitExceeded is the objection that a queue would pass its hard limit of a resource. It is
 // judged on what the queue holds now; evicting at least Excess of Resource from jobs in the
@@ -187,10 +280,11 @@ type ScenarioUnit struct {
 }
 
 // ScenarioFilter rejects candidate victim sets that a policy forbids, before any placement
-// is simulated.
+// is simulated. ScenarioAllows and PlanAllows combine the filters' verdicts.
 type ScenarioFilter interface {
-	// Name identifies the filter in logs and explanations.
+	// Name identifies the filter in logs and explanations, and names it in its verdicts:
+	// the name of the plugin that registered it.
 	Name() string
-	// Allows reports whether the scenario is acceptable; when not, reason says why.
-	Allows(scenario Scenario) (ok bool, reason string)
+	// Allows judges the scenario.
+	Allows(scenario Scenario) Status
 }

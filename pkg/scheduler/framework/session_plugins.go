@@ -2,9 +2,9 @@ package framework
 
 import (
 	"cmp"
-	"fmt"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/placement"
 )
 
 // hook is a function registered by a named plugin.
@@ -166,19 +166,20 @@ func (ssn *Session) QueueOrder(l, r QueueTurn) int {
 	return cmp.Compare(l.Queue.Name, r.Queue.Name)
 }
 
-// Predicate returns the first objection to placing pod on node: kube-scheduler's filters
-// (api.Refusal), which no configuration can turn off, then the plugins', naming the plugin.
-// Resources are not checked here: what counts as free depends on the action.
-func (ssn *Session) Predicate(pod *api.PodInfo, node *api.NodeInfo) error {
-	if err := api.Refusal(pod, node); err != nil {
-		return err
-	}
-	for _, h := range ssn.hooks.predicates {
-		if err := h.fn(pod, node); err != nil {
-			return fmt.Errorf("%s: %w", h.plugin, err)
+// Predicate is the verdict on placing pod on node: kube-scheduler's filters
+// (placement.Refusal), which no configuration can turn off and which name no plugin, then
+// the plugins', naming the plugin. Resources are not checked here: what counts as free
+// depends on the action.
+func (ssn *Session) Predicate(pod *api.PodInfo, node *api.NodeInfo) Status {
+	if err := placement.Refusal(pod, node); err != nil {
+		// As kube-scheduler codes them: only a taken host port may be freed.
+		code := UnschedulableAndUnresolvable
+		if err == placement.ErrHostPorts {
+			code = Unschedulable
 		}
+		return AsStatus(code, err)
 	}
-	return nil
+	return firstRefusal(ssn.hooks.predicates, func(fn PredicateFn) Status { return fn(pod, node) })
 }
 
 // NodeScore sums the plugins' scores of node for pod.
@@ -190,15 +191,10 @@ func (ssn *Session) NodeScore(pod *api.PodInfo, node *api.NodeInfo) float64 {
 	return score
 }
 
-// Allocatable returns the first plugin objection to giving job request more, naming the
-// plugin; nil when every plugin agrees.
-func (ssn *Session) Allocatable(job *api.JobInfo, request api.Resources) error {
-	for _, h := range ssn.hooks.allocatable {
-		if err := h.fn(job, request); err != nil {
-			return &PluginObjection{Plugin: h.plugin, Err: err}
-		}
-	}
-	return nil
+// Allocatable is the verdict on giving job request more: the first plugin's refusal, naming
+// the plugin; Success when every plugin agrees.
+func (ssn *Session) Allocatable(job *api.JobInfo, request api.Resources) Status {
+	return firstRefusal(ssn.hooks.allocatable, func(fn AllocatableFn) Status { return fn(job, request) })
 }
 
 // podStatusChanged tells every listener that pod left status from.
@@ -208,15 +204,24 @@ func (ssn *Session) podStatusChanged(pod *api.PodInfo, from api.PodStatus) {
 	}
 }
 
-// IsPreemptible ANDs the plugins' answers: true unless some plugin protects preemptee from
-// preemptor in this action. True when no plugin registered the hook.
-func (ssn *Session) IsPreemptible(action ActionType, preemptor, preemptee *api.JobInfo) bool {
-	for _, h := range ssn.hooks.isPreemptible {
-		if !h.fn(action, preemptor, preemptee) {
-			return false
+// IsPreemptible ANDs the plugins' answers: Success unless some plugin protects preemptee
+// from preemptor in this action, and then the first plugin's refusal, naming it. Success
+// when no plugin registered the hook.
+func (ssn *Session) IsPreemptible(action ActionType, preemptor, preemptee *api.JobInfo) Status {
+	return firstRefusal(ssn.hooks.isPreemptible, func(fn IsPreemptibleFn) Status { return fn(action, preemptor, preemptee) })
+}
+
+// firstRefusal asks the hooks in plugin order and returns the first refusal, naming the
+// plugin that registered the hook; Success when every hook succeeds. ask calls one hook with
+// the question's arguments: a closure the compiler keeps on the stack, so asking allocates
+// nothing.
+func firstRefusal[F any](hooks []hook[F], ask func(F) Status) Status {
+	for _, h := range hooks {
+		if s := ask(h.fn); !s.IsSuccess() {
+			return s.WithPlugin(h.plugin)
 		}
 	}
-	return true
+	return Status{}
 }
 
 // GetAccumulatedScenarioFilters concatenates, in plugin order, the filters every plugin
@@ -227,4 +232,28 @@ func (ssn *Session) GetAccumulatedScenarioFilters(action ActionType, pendingJob 
 		filters = append(filters, h.fn(action, pendingJob)...)
 	}
 	return filters
+}
+
+// ScenarioAllows asks the filters, in order, about the scenario: the first refusal, naming
+// the filter (its plugin), or Success.
+func ScenarioAllows(filters []ScenarioFilter, scenario Scenario) Status {
+	for _, f := range filters {
+		if s := f.Allows(scenario); !s.IsSuccess() {
+			return s.WithPlugin(f.Name())
+		}
+	}
+	return Status{}
+}
+
+// PlanAllows asks the PlanFilters among filters, in order, about the finished plan: the first
+// refusal, naming the filter (its plugin), or Success.
+func PlanAllows(filters []ScenarioFilter, scenario Scenario) Status {
+	for _, f := range filters {
+		if pf, ok := f.(PlanFilter); ok {
+			if s := pf.AllowsPlan(scenario); !s.IsSuccess() {
+				return s.WithPlugin(f.Name())
+			}
+		}
+	}
+	return Status{}
 }

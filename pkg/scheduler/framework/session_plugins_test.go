@@ -2,6 +2,8 @@ package framework_test
 
 import (
 	"context"
+	"errors"
+	"testing"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -17,6 +19,8 @@ type fakePlugin struct {
 	name          string
 	isPreemptible framework.IsPreemptibleFn
 	filters       framework.ScenarioFiltersFn
+	predicate     framework.PredicateFn
+	allocatable   framework.AllocatableFn
 	closed        *[]string
 }
 
@@ -28,6 +32,12 @@ func (p *fakePlugin) OnSessionOpen(ssn *framework.Session) {
 	if p.filters != nil {
 		ssn.AddScenarioFiltersFn(p.name, p.filters)
 	}
+	if p.predicate != nil {
+		ssn.AddPredicateFn(p.name, p.predicate)
+	}
+	if p.allocatable != nil {
+		ssn.AddAllocatableFn(p.name, p.allocatable)
+	}
 }
 func (p *fakePlugin) OnSessionClose(*framework.Session) {
 	if p.closed != nil {
@@ -38,8 +48,26 @@ func (p *fakePlugin) OnSessionClose(*framework.Session) {
 // namedFilter is a scenario filter that only has a name.
 type namedFilter string
 
-func (f namedFilter) Name() string                             { return string(f) }
-func (f namedFilter) Allows(framework.Scenario) (bool, string) { return true, "" }
+func (f namedFilter) Name() string                               { return string(f) }
+func (f namedFilter) Allows(framework.Scenario) framework.Status { return framework.Status{} }
+
+// refusingFilter refuses every scenario, and every plan when it is a plan filter.
+type refusingFilter struct{ name, reason string }
+
+func (f refusingFilter) Name() string { return f.name }
+func (f refusingFilter) Allows(framework.Scenario) framework.Status {
+	return framework.NewStatus(framework.Unschedulable, f.reason)
+}
+
+type refusingPlanFilter struct{ refusingFilter }
+
+func (f refusingPlanFilter) Allows(framework.Scenario) framework.Status { return framework.Status{} }
+func (f refusingPlanFilter) AllowsPlan(framework.Scenario) framework.Status {
+	return framework.NewStatus(framework.Unschedulable, f.reason)
+}
+
+// no is a refusal in a plugin's words, without its name: the session adds it.
+func no(reason string) framework.Status { return framework.NewStatus(framework.Unschedulable, reason) }
 
 func openSession(plugins ...framework.Plugin) *framework.Session {
 	snapshot, err := api.NewSnapshot(nil, nil, nil)
@@ -54,31 +82,36 @@ var victim = &api.JobInfo{ID: "ns/victim"}
 
 var _ = Describe("IsPreemptible", func() {
 	answer := func(name string, yes bool, calls *[]framework.ActionType) *fakePlugin {
-		return &fakePlugin{name: name, isPreemptible: func(action framework.ActionType, p, v *api.JobInfo) bool {
+		return &fakePlugin{name: name, isPreemptible: func(action framework.ActionType, p, v *api.JobInfo) framework.Status {
 			Expect(p).To(BeIdenticalTo(preemptor))
 			Expect(v).To(BeIdenticalTo(victim))
 			*calls = append(*calls, action)
-			return yes
+			if yes {
+				return framework.Status{}
+			}
+			return no(name + " protects it")
 		}}
 	}
 
-	It("is true when no plugin registered the hook", func() {
-		Expect(openSession().IsPreemptible(framework.Reclaim, preemptor, victim)).To(BeTrue())
+	It("is a success when no plugin registered the hook", func() {
+		Expect(openSession().IsPreemptible(framework.Reclaim, preemptor, victim).IsSuccess()).To(BeTrue())
 	})
 
-	DescribeTable("ANDs every plugin's answer",
-		func(answers []bool, want bool) {
+	DescribeTable("ANDs every plugin's answer: the first refusal is the verdict, naming its plugin",
+		func(answers []bool, wantMessage string) {
 			var calls []framework.ActionType
 			var plugins []framework.Plugin
 			for i, yes := range answers {
 				plugins = append(plugins, answer(string(rune('a'+i)), yes, &calls))
 			}
-			Expect(openSession(plugins...).IsPreemptible(framework.Preempt, preemptor, victim)).To(Equal(want))
+			verdict := openSession(plugins...).IsPreemptible(framework.Preempt, preemptor, victim)
+			Expect(verdict.IsSuccess()).To(Equal(wantMessage == ""))
+			Expect(verdict.Message()).To(Equal(wantMessage))
 		},
-		Entry("all yes: preemptible", []bool{true, true, true}, true),
-		Entry("one no: protected", []bool{true, false, true}, false),
-		Entry("first no: protected", []bool{false, true}, false),
-		Entry("all no: protected", []bool{false, false}, false),
+		Entry("all yes: preemptible", []bool{true, true, true}, ""),
+		Entry("one no: protected", []bool{true, false, true}, "b: b protects it"),
+		Entry("first no: protected", []bool{false, true}, "a: a protects it"),
+		Entry("all no: protected, by the first", []bool{false, false}, "a: a protects it"),
 	)
 
 	It("passes the action type through to every plugin", func() {
@@ -135,13 +168,13 @@ var _ = Describe("Session lifecycle", func() {
 	It("closes plugins in reverse order and drops their hooks", func() {
 		var closed []string
 		ssn := openSession(
-			&fakePlugin{name: "a", closed: &closed, isPreemptible: func(framework.ActionType, *api.JobInfo, *api.JobInfo) bool { return false }},
+			&fakePlugin{name: "a", closed: &closed, isPreemptible: func(framework.ActionType, *api.JobInfo, *api.JobInfo) framework.Status { return no("never") }},
 			&fakePlugin{name: "b", closed: &closed},
 		)
-		Expect(ssn.IsPreemptible(framework.Reclaim, preemptor, victim)).To(BeFalse())
+		Expect(ssn.IsPreemptible(framework.Reclaim, preemptor, victim).IsSuccess()).To(BeFalse())
 		ssn.Close()
 		Expect(closed).To(Equal([]string{"b", "a"}))
-		Expect(ssn.IsPreemptible(framework.Reclaim, preemptor, victim)).To(BeTrue(), "no hooks after close")
+		Expect(ssn.IsPreemptible(framework.Reclaim, preemptor, victim).IsSuccess()).To(BeTrue(), "no hooks after close")
 	})
 })
 
@@ -154,5 +187,73 @@ var _ = Describe("Eviction messages", func() {
 		Expect(preemptor).To(BeEquivalentTo("team-a/train-7"))
 		_, _, ok = framework.ParseEvictionMessage("Taint manager: deleting due to NoExecute taint")
 		Expect(ok).To(BeFalse())
+	})
+})
+
+var _ = Describe("Verdicts", func() {
+	It("are a success when zero, and a refusal says who and why", func() {
+		var zero framework.Status
+		Expect(zero.IsSuccess()).To(BeTrue())
+		Expect(zero.Code()).To(Equal(framework.Success))
+		Expect(zero.Message()).To(BeEmpty())
+		Expect(framework.AsStatus(framework.Unschedulable, nil).IsSuccess()).To(BeTrue(), "no error, no objection")
+
+		refusal := no("queue full").WithPlugin("proportion")
+		Expect(refusal.IsSuccess()).To(BeFalse())
+		Expect(refusal.Code()).To(Equal(framework.Unschedulable))
+		Expect(refusal.Code().String()).To(Equal("Unschedulable"))
+		Expect(refusal.Plugin()).To(Equal("proportion"))
+		Expect(refusal.Reason()).To(Equal("queue full"))
+		Expect(refusal.Message()).To(Equal("proportion: queue full"))
+		Expect(no("node(s) were unschedulable").Message()).To(Equal("node(s) were unschedulable"),
+			"a rule no plugin gives reads as kube-scheduler's words alone")
+	})
+
+	It("keep the error they were made of, for a caller that acts on it", func() {
+		limit := &framework.LimitExceeded{Queue: "team", Resource: api.GPU, Limit: 4, Excess: 1}
+		verdict := framework.AsStatus(framework.Unschedulable, limit).WithPlugin("proportion")
+		var got *framework.LimitExceeded
+		Expect(errors.As(verdict.Err(), &got)).To(BeTrue())
+		Expect(got).To(BeIdenticalTo(limit))
+		Expect(verdict.Message()).To(Equal(`proportion: queue "team" would exceed its nvidia.com/gpu limit of 4`))
+	})
+
+	It("name the plugin in every combining function: predicates, allocatable and scenario filters", func() {
+		ssn := openSession(
+			&fakePlugin{name: "yes", predicate: func(*api.PodInfo, *api.NodeInfo) framework.Status { return framework.Status{} },
+				allocatable: func(*api.JobInfo, api.Resources) framework.Status { return framework.Status{} }},
+			&fakePlugin{name: "fence", predicate: func(*api.PodInfo, *api.NodeInfo) framework.Status { return no("not here") },
+				allocatable: func(*api.JobInfo, api.Resources) framework.Status {
+					return framework.AsStatus(framework.UnschedulableAndUnresolvable, errors.New("never more"))
+				}},
+		)
+		pod, node := &api.PodInfo{Name: "p"}, &api.NodeInfo{Name: "n"}
+		Expect(ssn.Predicate(pod, node).Message()).To(Equal("fence: not here"))
+		verdict := ssn.Allocatable(preemptor, api.Resources{})
+		Expect(verdict.Plugin()).To(Equal("fence"))
+		Expect(verdict.Code()).To(Equal(framework.UnschedulableAndUnresolvable))
+		Expect(verdict.Message()).To(Equal("fence: never more"))
+		Expect(openSession().Allocatable(preemptor, api.Resources{}).IsSuccess()).To(BeTrue())
+
+		filters := []framework.ScenarioFilter{namedFilter("open"), refusingPlanFilter{refusingFilter{"growth", "too big"}},
+			refusingFilter{"fair", "unfair"}}
+		Expect(framework.ScenarioAllows(filters, nil).Message()).To(Equal("fair: unfair"))
+		Expect(framework.PlanAllows(filters, nil).Message()).To(Equal("growth: too big"), "only plan filters judge plans")
+		Expect(framework.ScenarioAllows(filters[:2], nil).IsSuccess()).To(BeTrue())
+	})
+
+	It("cost no allocation, refusals included: the victim search asks thousands of times a cycle", func() {
+		protected := no("protected")
+		ssn := openSession(&fakePlugin{name: "minruntime",
+			isPreemptible: func(framework.ActionType, *api.JobInfo, *api.JobInfo) framework.Status { return protected }})
+		var verdict framework.Status
+		Expect(testing.AllocsPerRun(100, func() { verdict = ssn.IsPreemptible(framework.Reclaim, preemptor, victim) })).To(BeZero())
+		Expect(verdict.Plugin()).To(Equal("minruntime"))
+		Expect(protected.Plugin()).To(BeEmpty(), "naming the plugin changes the session's copy, not the plugin's")
+		cordoned := &api.NodeInfo{Name: "n", Unschedulable: true}
+		pod := &api.PodInfo{Name: "p"}
+		Expect(testing.AllocsPerRun(100, func() { verdict = ssn.Predicate(pod, cordoned) })).To(BeZero())
+		Expect(verdict.Code()).To(Equal(framework.UnschedulableAndUnresolvable))
+		Expect(verdict.Message()).To(Equal("node(s) were unschedulable"), "kube-scheduler's words, no plugin's name")
 	})
 })

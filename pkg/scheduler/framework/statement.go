@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/placement"
 )
 
 type operationKind int
@@ -53,7 +54,7 @@ func (st *Statement) Allocate(pod *api.PodInfo, nodeName string) error {
 	}
 	if free := node.Bindable(); !pod.Request.FitsIn(free) {
 		name, _ := pod.Request.Shortage(free)
-		return fmt.Errorf("allocate %s: %s on node %s (needs %s, %s free to bind)", pod.Key(), api.InsufficientReason(name), nodeName, pod.Request, free)
+		return fmt.Errorf("allocate %s: %s on node %s (needs %s, %s free to bind)", pod.Key(), placement.InsufficientReason(name), nodeName, pod.Request, free)
 	}
 	return st.apply(operation{kind: opAllocate, pod: pod}, api.Allocated, nodeName)
 }
@@ -77,7 +78,7 @@ func (st *Statement) pipeline(pod *api.PodInfo, nodeName string, kind operationK
 	}
 	if free := node.FutureIdle(); !pod.Request.FitsIn(free) {
 		name, _ := pod.Request.Shortage(free)
-		return fmt.Errorf("pipeline %s: %s on node %s (needs %s, %s once released)", pod.Key(), api.InsufficientReason(name), nodeName, pod.Request, free)
+		return fmt.Errorf("pipeline %s: %s on node %s (needs %s, %s once released)", pod.Key(), placement.InsufficientReason(name), nodeName, pod.Request, free)
 	}
 	return st.apply(operation{kind: kind, pod: pod}, api.Pipelined, nodeName)
 }
@@ -115,7 +116,7 @@ func (st *Statement) pendingPodAndNode(pod *api.PodInfo, nodeName string) (*api.
 		return nil, fmt.Errorf("pod %s: unknown node %q", pod.Key(), nodeName)
 	}
 	// Whatever an action decided, a pod never goes where kube-scheduler would refuse it.
-	if err := api.Refusal(pod, node); err != nil {
+	if err := placement.Refusal(pod, node); err != nil {
 		return nil, fmt.Errorf("pod %s on node %s: %w", pod.Key(), nodeName, err)
 	}
 	return node, nil

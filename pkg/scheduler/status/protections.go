@@ -7,7 +7,6 @@ import (
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 )
 
 // SetProtections records, at the end of a cycle, the jobs whose status shows a protection
@@ -56,7 +55,7 @@ func protectionStatus(c api.ProtectionChange) *minRuntimePatch {
 	if c.None {
 		return nil
 	}
-	s := cache.ProtectionStatus(c.Protection)
+	s := c.Protection.Status()
 	return &minRuntimePatch{
 		Start:          s.Start,
 		StartNote:      orNull(s.StartNote),

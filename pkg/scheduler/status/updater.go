@@ -369,7 +369,7 @@ func (u *Updater) writeStamp(ctx context.Context, job api.JobID) error {
 		return nil // written by an earlier pass
 	}
 	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{
-		"annotations": map[string]string{scheduling.LastStartTimestampAnnotation: cache.FormatStartTime(at)}}})
+		"annotations": map[string]string{scheduling.LastStartTimestampAnnotation: scheduling.FormatStartTime(at)}}})
 	err := u.patch(ctx, stampTarget, cache.PodGroupRef(job), false, patch)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return err

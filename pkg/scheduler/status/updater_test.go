@@ -21,7 +21,6 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/install"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/status"
 )
 
@@ -72,7 +71,7 @@ func TestStartStampIsRetriedUntilItLands(t *testing.T) {
 	if updater.PendingWrites() != 0 {
 		t.Fatal("the write landed and must leave the queue")
 	}
-	got, err := cache.ParseStartTime(read(t, c).Annotations)
+	got, err := scheduling.ParseStartTime(read(t, c).Annotations)
 	if err != nil || got == nil || !got.Equal(stamp) {
 		t.Fatalf("annotation %v (%v), want %v with its sub-second part", read(t, c).Annotations[scheduling.LastStartTimestampAnnotation], err, stamp)
 	}

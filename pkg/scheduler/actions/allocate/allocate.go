@@ -64,7 +64,7 @@ func (a *Action) allocateJob(ctx context.Context, ssn *framework.Session, search
 			return false // the gang is pipelined; growing it now would bind pods that cannot work yet
 		}
 		pod := job.PendingPods()[0]
-		if err := ssn.Allocatable(job, pod.Request); err != nil {
+		if !ssn.Allocatable(job, pod.Request).IsSuccess() {
 			return false // growth beyond the gang is optional: no reason worth reporting
 		}
 		if node := search.BestNode(pod, actions.IdleNow); node != nil && st.Allocate(pod, node.Name) == nil {
@@ -73,11 +73,12 @@ func (a *Action) allocateJob(ctx context.Context, ssn *framework.Session, search
 		return false // elastic growth waits for idle resources; it never pipelines
 	}
 	gang, err := actions.GangPods(ssn, job)
-	if err == nil {
-		err = ssn.Allocatable(job, api.Request(gang))
-	}
 	if err != nil {
 		ssn.RecordPendingReason(job.ID, err.Error())
+		return false
+	}
+	if st := ssn.Allocatable(job, api.Request(gang)); !st.IsSuccess() {
+		ssn.RecordPendingReason(job.ID, st.Message())
 		return false
 	}
 	shape := actions.ShapeKey(job, gang)
@@ -115,7 +116,7 @@ func (a *Action) keepPromise(ctx context.Context, ssn *framework.Session, search
 	}
 	for _, p := range promised {
 		node := ssn.Snapshot().Node(p.NodeName)
-		if broken == "" && (ssn.Predicate(p, node) != nil || overPromised(node)) {
+		if broken == "" && (!ssn.Predicate(p, node).IsSuccess() || overPromised(node)) {
 			broken = "node " + node.Name + " can no longer take it"
 		}
 		nodes = append(nodes, p.NodeName)
@@ -131,8 +132,8 @@ func (a *Action) keepPromise(ctx context.Context, ssn *framework.Session, search
 	}
 	gang, err := actions.GangPods(ssn, job)
 	if broken == "" && err == nil {
-		if err := ssn.Allocatable(job, api.Request(gang)); err != nil {
-			broken = err.Error()
+		if st := ssn.Allocatable(job, api.Request(gang)); !st.IsSuccess() {
+			broken = st.Message()
 		}
 	}
 	switch {

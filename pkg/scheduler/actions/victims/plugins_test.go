@@ -22,8 +22,11 @@ type guard struct {
 
 func (g *guard) Name() string { return "guard" }
 func (g *guard) OnSessionOpen(ssn *framework.Session) {
-	ssn.AddIsPreemptibleFn("guard", func(action framework.ActionType, _, victim *api.JobInfo) bool {
-		return !g.refused[victim.Name]
+	ssn.AddIsPreemptibleFn("guard", func(action framework.ActionType, _, victim *api.JobInfo) framework.Status {
+		if g.refused[victim.Name] {
+			return framework.NewStatus(framework.Unschedulable, victim.Name+" is refused")
+		}
+		return framework.Status{}
 	})
 	ssn.AddScenarioFiltersFn("guard", func(action framework.ActionType, _ *api.JobInfo) []framework.ScenarioFilter {
 		g.asked = append(g.asked, action)
@@ -31,13 +34,13 @@ func (g *guard) OnSessionOpen(ssn *framework.Session) {
 	})
 }
 func (g *guard) OnSessionClose(*framework.Session) {}
-func (g *guard) Allows(sc framework.Scenario) (bool, string) {
+func (g *guard) Allows(sc framework.Scenario) framework.Status {
 	for _, job := range sc.VictimJobs() {
 		if g.filtered[job.Name] {
-			return false, job.Name + " is protected"
+			return framework.NewStatus(framework.Unschedulable, job.Name+" is protected")
 		}
 	}
-	return true, ""
+	return framework.Status{}
 }
 
 var _ = Describe("Plugins deciding victims", func() {

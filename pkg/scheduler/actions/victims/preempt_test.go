@@ -107,8 +107,11 @@ type noReclaimFor struct{ preemptor string }
 
 func (p *noReclaimFor) Name() string { return "no-reclaim-for" }
 func (p *noReclaimFor) OnSessionOpen(ssn *framework.Session) {
-	ssn.AddIsPreemptibleFn(p.Name(), func(action framework.ActionType, preemptor, _ *api.JobInfo) bool {
-		return action != framework.Reclaim || preemptor.Name != p.preemptor
+	ssn.AddIsPreemptibleFn(p.Name(), func(action framework.ActionType, preemptor, _ *api.JobInfo) framework.Status {
+		if action == framework.Reclaim && preemptor.Name == p.preemptor {
+			return framework.NewStatus(framework.Unschedulable, "no reclaim for "+p.preemptor)
+		}
+		return framework.Status{}
 	})
 }
 func (p *noReclaimFor) OnSessionClose(*framework.Session) {}

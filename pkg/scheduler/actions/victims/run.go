@@ -57,7 +57,7 @@ func Run(ctx context.Context, ssn *framework.Session, rules Rules) {
 		// A queue limit is judged once the victims are gone: evictions under the limited
 		// queue lift it. Any other objection no eviction can lift.
 		var limit *framework.LimitExceeded
-		if err := ssn.Allocatable(job, api.Request(gang)); err != nil && !errors.As(err, &limit) {
+		if st := ssn.Allocatable(job, api.Request(gang)); !st.IsSuccess() && !errors.As(st.Err(), &limit) {
 			continue
 		}
 		shape := actions.ShapeKey(job, gang)

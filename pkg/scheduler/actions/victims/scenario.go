@@ -79,16 +79,6 @@ func (s *scenario) add(job *api.JobInfo, pods []*api.PodInfo) (undo func()) {
 	}
 }
 
-// allowedBy asks every filter; it returns the first objection.
-func (s *scenario) allowedBy(filters []framework.ScenarioFilter) (bool, string) {
-	for _, f := range filters {
-		if ok, reason := f.Allows(s); !ok {
-			return false, f.Name() + ": " + reason
-		}
-	}
-	return true, ""
-}
-
 // victims lists the planned pods, job by job in joining order.
 func (s *scenario) victims() []*api.PodInfo {
 	var all []*api.PodInfo

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/placement"
 )
 
 // Rules are what distinguishes one eviction action from another.
@@ -166,7 +167,7 @@ func (s *Solver) planned(st *search, i int, free api.Resources) {
 // portPlanned reports whether a host port of the pod is taken on node i by a gang pod the
 // plan already placed there.
 func (st *search) portPlanned(pod *api.PodInfo, i int) bool {
-	return pod.Placement != nil && len(st.ports[i]) > 0 && api.PortsConflict(pod.Placement.HostPorts, st.ports[i])
+	return pod.Placement != nil && len(st.ports[i]) > 0 && placement.PortsConflict(pod.Placement.HostPorts, st.ports[i])
 }
 
 // forgetPlan drops what the search's plan did to the nodes it touched: the next search
@@ -183,8 +184,8 @@ type search struct {
 	preemptor *api.JobInfo
 	sc        *scenario
 	filters   []framework.ScenarioFilter
-	rejection string       // the latest objection of a filter, for the pending reason
-	units     [][]nodeUnit // per node, the units this search may consider
+	rejection framework.Status // the latest refusal of a filter, for the pending reason
+	units     [][]nodeUnit     // per node, the units this search may consider
 	// touched are the nodes whose free resources the plan changed.
 	touched []int
 	// ports are the host ports of the gang pods the plan placed, per node: the snapshot does
@@ -229,16 +230,16 @@ func (s *Solver) solve(st *search, gang []*api.PodInfo, limit *framework.LimitEx
 			st.units = make([][]nodeUnit, len(s.nodes))
 		}
 	}
-	if ok, reason := st.sc.allowedBy(st.filters); !ok {
-		return nil, reason
+	if verdict := framework.ScenarioAllows(st.filters, st.sc); !verdict.IsSuccess() {
+		return nil, verdict.Message()
 	}
 	plan := &Plan{}
 	for k, pod := range gang {
 		node, ok := s.place(st, pod)
 		if !ok {
 			reason := fmt.Sprintf("no allowed victims make room for pod %d of %d", k+1, len(gang))
-			if st.rejection != "" {
-				reason += "; " + st.rejection
+			if !st.rejection.IsSuccess() {
+				reason += "; " + st.rejection.Message()
 			}
 			return nil, reason
 		}
@@ -249,12 +250,8 @@ func (s *Solver) solve(st *search, gang []*api.PodInfo, limit *framework.LimitEx
 			return nil, reason
 		}
 	}
-	for _, f := range st.filters {
-		if pf, ok := f.(framework.PlanFilter); ok {
-			if ok, reason := pf.AllowsPlan(st.sc); !ok {
-				return nil, f.Name() + ": " + reason
-			}
-		}
+	if verdict := framework.PlanAllows(st.filters, st.sc); !verdict.IsSuccess() {
+		return nil, verdict.Message()
 	}
 	plan.Victims = st.sc.victims()
 	return plan, ""
@@ -274,15 +271,15 @@ func (s *Solver) coverLimits(st *search, request api.Resources, limit *framework
 		for _, p := range st.sc.victims() {
 			_ = stmt.Evict(p, framework.EvictionReason{}) // victims are running: cannot fail
 		}
-		err := s.ssn.Allocatable(st.preemptor, request)
+		verdict := s.ssn.Allocatable(st.preemptor, request)
 		stmt.Discard()
-		if err == nil {
+		if verdict.IsSuccess() {
 			return ""
 		}
-		if !errors.As(err, &limit) || !s.addUnder(st, limit) {
-			reason := err.Error()
-			if st.rejection != "" {
-				reason += "; " + st.rejection
+		if !errors.As(verdict.Err(), &limit) || !s.addUnder(st, limit) {
+			reason := verdict.Message()
+			if !st.rejection.IsSuccess() {
+				reason += "; " + st.rejection.Message()
 			}
 			return reason
 		}
@@ -314,9 +311,9 @@ func (s *Solver) addUnder(st *search, limit *framework.LimitExceeded) bool {
 			continue
 		}
 		undo := st.sc.add(u.job, live)
-		if ok, reason := st.sc.allowedBy(st.filters); !ok {
+		if verdict := framework.ScenarioAllows(st.filters, st.sc); !verdict.IsSuccess() {
 			undo()
-			st.rejection = reason
+			st.rejection = verdict
 			continue
 		}
 		need -= freed
@@ -392,7 +389,7 @@ func (s *Solver) refreshOptions(st *search, pod *api.PodInfo) {
 		}
 		e.valid, e.version, e.option, e.refused = true, node.Version(), option{node: i}, e.refused[:0]
 		// Victims only where they help: never on a node the pod could not run on anyway.
-		if s.ssn.Predicate(pod, node) == nil && !st.portPlanned(pod, i) {
+		if s.ssn.Predicate(pod, node).IsSuccess() && !st.portPlanned(pod, i) {
 			e.option = s.cost(st, pod, i, &e.refused)
 			if e.feasible {
 				e.score = s.ssn.NodeScore(pod, node)
@@ -467,9 +464,9 @@ func (s *Solver) take(st *search, pod *api.PodInfo, i int) bool {
 		}
 		live := st.sc.livePods(nu.unit)
 		undo := st.sc.add(nu.unit.job, live)
-		if ok, reason := st.sc.allowedBy(st.filters); !ok {
+		if verdict := framework.ScenarioAllows(st.filters, st.sc); !verdict.IsSuccess() {
 			undo()
-			st.rejection = reason
+			st.rejection = verdict
 			continue
 		}
 		undos, chosen = append(undos, undo), append(chosen, taken{nu: nu, live: live, freed: freed})
@@ -540,7 +537,7 @@ func (s *Solver) addAll(st *search, units []taken) []func() {
 	var undos []func()
 	for _, t := range units {
 		undos = append(undos, st.sc.add(t.nu.unit.job, t.live))
-		if ok, _ := st.sc.allowedBy(st.filters); !ok {
+		if !framework.ScenarioAllows(st.filters, st.sc).IsSuccess() {
 			for k := len(undos) - 1; k >= 0; k-- {
 				undos[k]()
 			}
@@ -567,7 +564,7 @@ func (s *Solver) mayEvict(st *search, u *unit) bool {
 	}
 	s.eligibleEpoch[u.jobIndex], s.askedBy[u.jobIndex] = s.epoch, st.preemptor
 	// Cheapest test first: the action's rules reject most jobs (preempt: other queues).
-	ok := s.rules.MayEvict(st.preemptor, victim) && s.ssn.IsPreemptible(s.rules.Action(), st.preemptor, victim)
+	ok := s.rules.MayEvict(st.preemptor, victim) && s.ssn.IsPreemptible(s.rules.Action(), st.preemptor, victim).IsSuccess()
 	s.eligible[u.jobIndex] = ok
 	return ok
 }

@@ -14,7 +14,7 @@ import (
 // middle — and fails unless every verdict equals fromScratch's on the same scenario. The
 // sequences must meet at least 100 scenarios allowed and 100 refused.
 func CheckRememberedVerdicts(t *testing.T, preemptor *api.JobInfo, victims []*api.JobInfo,
-	newFilter func() framework.ScenarioFilter, fromScratch func(*Scenario) (bool, string)) {
+	newFilter func() framework.ScenarioFilter, fromScratch func(*Scenario) framework.Status) {
 	t.Helper()
 	verdicts := map[bool]int{}
 	for seed := range uint64(200) {
@@ -34,12 +34,11 @@ func CheckRememberedVerdicts(t *testing.T, preemptor *api.JobInfo, victims []*ap
 			default:
 				sc.Remove(r.IntN(len(sc.Log)))
 			}
-			gotOK, gotReason := f.Allows(sc)
-			wantOK, wantReason := fromScratch(sc.Clone())
-			verdicts[wantOK]++
-			if gotOK != wantOK || gotReason != wantReason {
+			got, want := f.Allows(sc), fromScratch(sc.Clone())
+			verdicts[want.IsSuccess()]++
+			if got.Code() != want.Code() || got.Reason() != want.Reason() {
 				t.Fatalf("seed %d step %d (%d units): remembered verdict %v %q, from scratch %v %q",
-					seed, step, len(sc.Log), gotOK, gotReason, wantOK, wantReason)
+					seed, step, len(sc.Log), got.Code(), got.Reason(), want.Code(), want.Reason())
 			}
 		}
 	}

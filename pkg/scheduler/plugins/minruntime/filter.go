@@ -28,7 +28,7 @@ var _ framework.ScenarioFilter = &elasticFilter{}
 
 func (f *elasticFilter) Name() string { return Name }
 
-func (f *elasticFilter) Allows(sc framework.Scenario) (bool, string) {
+func (f *elasticFilter) Allows(sc framework.Scenario) framework.Status {
 	units := sc.Units()
 	k := framework.StandingPrefix(units, len(f.allowedSeqs), func(i int) uint64 { return f.allowedSeqs[i] })
 	// The jobs to judge, in the order the scenario lists them (the first refused names the
@@ -48,36 +48,36 @@ func (f *elasticFilter) Allows(sc framework.Scenario) (bool, string) {
 		jobs = touched
 	}
 	for _, victim := range jobs {
-		if ok, reason := f.judge(sc, victim); !ok {
+		if st := f.judge(sc, victim); !st.IsSuccess() {
 			f.allowedSeqs = f.allowedSeqs[:0]
-			return false, reason
+			return st
 		}
 	}
 	f.allowedSeqs = f.allowedSeqs[:k] // the prefix still stands; add what joined since
 	for _, u := range units[k:] {
 		f.allowedSeqs = append(f.allowedSeqs, u.Seq)
 	}
-	return true, ""
+	return framework.Status{}
 }
 
 // judge checks one victim job: a protected elastic job may lose pods only down to its
 // minimums.
-func (f *elasticFilter) judge(sc framework.Scenario, victim *api.JobInfo) (bool, string) {
+func (f *elasticFilter) judge(sc framework.Scenario, victim *api.JobInfo) framework.Status {
 	if !IsElastic(victim) {
-		return true, ""
+		return framework.Status{}
 	}
 	prot := f.s.protectionOf(f.action, sc.Preemptor(), victim)
 	if !prot.holds(f.s.ssn.Now()) {
-		return true, ""
+		return framework.Status{}
 	}
 	guard := victim.NewMinimumGuard()
 	for _, p := range sc.VictimPods(victim.ID) {
 		if group, left, minimum := guard.Shortfall(p); group != "" {
 			f.s.block(f.action, sc.Preemptor(), prot)
-			return false, fmt.Sprintf("job %s is protected until %s: these evictions would leave %d pods where its %s needs %d",
-				victim.ID, api.FormatEnd(prot.until), left, group, minimum)
+			return framework.NewStatus(framework.Unschedulable, fmt.Sprintf("job %s is protected until %s: these evictions would leave %d pods where its %s needs %d",
+				victim.ID, api.FormatEnd(prot.until), left, group, minimum))
 		}
 		guard.Lose(p)
 	}
-	return true, ""
+	return framework.Status{}
 }

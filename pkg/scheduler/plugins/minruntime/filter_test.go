@@ -46,7 +46,7 @@ func TestElasticFilterRemembersOnlyWhatStillStands(t *testing.T) {
 	s := newSession(ssn, Defaults{}, LCA)
 	frameworktest.CheckRememberedVerdicts(t, preemptor, jobs,
 		func() framework.ScenarioFilter { return &elasticFilter{s: s, action: framework.Reclaim} },
-		func(sc *frameworktest.Scenario) (bool, string) {
+		func(sc *frameworktest.Scenario) framework.Status {
 			return (&elasticFilter{s: s, action: framework.Reclaim}).Allows(sc)
 		})
 }

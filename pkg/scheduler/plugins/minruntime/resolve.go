@@ -23,8 +23,9 @@ type Defaults struct {
 	Preempt, Reclaim time.Duration
 }
 
-// Resolution is a resolved min-runtime and the queue that set it, so that an operator told
-// of a protection can find the value to change.
+// Resolution is a resolved min-runtime, the queue that set it and the walk that found it
+// (api.MinRuntime.Path), so that an operator told of a protection can find the value to
+// change, and kubectl kai explain can show the walk without walking again.
 type Resolution = api.MinRuntime
 
 // PreemptMinRuntime resolves the preempt min-runtime of a victim's leaf queue: the first value
@@ -76,8 +77,9 @@ func ReclaimLevels(tree *api.QueueTree, method ResolveMethod, victimQueue string
 			continue
 		}
 		r := firstSetFrom(tree, victim, start, reclaimOf, defaults.Reclaim)
-		if n := len(levels); n > 0 && levels[n-1].MinRuntime == r {
-			levels[n-1].Outside = victim[start] // one level deeper alike: one entry says both
+		if n := len(levels); n > 0 && levels[n-1].Same(r) {
+			// One level deeper alike: one entry, the deeper one (its walk asks both), says both.
+			levels[n-1] = api.ReclaimLevel{Outside: victim[start], MinRuntime: r}
 			continue
 		}
 		levels = append(levels, api.ReclaimLevel{Outside: victim[start], MinRuntime: r})
@@ -100,12 +102,13 @@ func preemptOf(q *api.QueueInfo) *time.Duration { return q.PreemptMinRuntime }
 func reclaimOf(q *api.QueueInfo) *time.Duration { return q.ReclaimMinRuntime }
 
 // firstSetFrom walks ancestry from index start toward the top and returns the first value
-// that get finds set; def when none is (or the ancestry is empty).
+// that get finds set; def when none is (or the ancestry is empty). The path it walked is a
+// part of ancestry, which costs nothing to keep: resolutions are asked for every victim.
 func firstSetFrom(tree *api.QueueTree, ancestry []string, start int, get func(*api.QueueInfo) *time.Duration, def time.Duration) Resolution {
 	for i := start; i >= 0; i-- {
 		if v := get(tree.Get(ancestry[i])); v != nil {
-			return Resolution{Duration: *v, SetBy: ancestry[i]}
+			return Resolution{Duration: *v, SetBy: ancestry[i], Path: ancestry[i : start+1]}
 		}
 	}
-	return Resolution{Duration: def}
+	return Resolution{Duration: def, Path: ancestry[:start+1]}
 }

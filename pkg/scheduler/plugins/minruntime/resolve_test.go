@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
@@ -79,6 +80,21 @@ func TestSeedPreemptExamples(t *testing.T) {
 	if got := minruntime.PreemptMinRuntime(tree, "p-leaf2", defaults).Duration; got != 600*time.Second {
 		t.Errorf("5: p-leaf2 inherits 600s from p-b, got %v", got)
 	}
+	// The resolution carries its walk, top first: from the queue that set it down to the leaf
+	// it started at; from the top when the default applies.
+	for _, tt := range []struct {
+		queue string
+		want  []string
+	}{
+		{"p-leaf2", []string{"p-b", "p-c", "p-leaf2"}},
+		{"p-leaf1", []string{"p-leaf1"}},
+		{"p-a", []string{"p-a"}},
+		{"missing", nil},
+	} {
+		if got := minruntime.PreemptMinRuntime(tree, tt.queue, defaults).Path; !slices.Equal(got, tt.want) {
+			t.Errorf("%s: walked %v, want %v", tt.queue, got, tt.want)
+		}
+	}
 }
 
 func TestResolutionFallsBackToTheNodePoolDefault(t *testing.T) {
@@ -120,8 +136,8 @@ func TestResolutionFallsBackToTheNodePoolDefault(t *testing.T) {
 func TestReclaimLevelsOfTheDesignTree(t *testing.T) {
 	tree := exampleTree(t, "queues-reclaim-lca-tree.yaml")
 	defaults := minruntime.Defaults{Reclaim: 7 * time.Second}
-	level := func(outside string, d time.Duration, setBy string) api.ReclaimLevel {
-		return api.ReclaimLevel{Outside: outside, MinRuntime: api.MinRuntime{Duration: d, SetBy: setBy}}
+	level := func(outside string, d time.Duration, setBy string, path ...string) api.ReclaimLevel {
+		return api.ReclaimLevel{Outside: outside, MinRuntime: api.MinRuntime{Duration: d, SetBy: setBy, Path: path}}
 	}
 	tests := []struct {
 		name   string
@@ -130,19 +146,19 @@ func TestReclaimLevelsOfTheDesignTree(t *testing.T) {
 		want   []api.ReclaimLevel
 	}{
 		{"leaf1: a is the only root and b an only child, so no reclaimer sits beside them; b's 600s holds beside c, its own 0s beside leaf1",
-			"leaf1", minruntime.LCA, []api.ReclaimLevel{level("c", 600*time.Second, "b"), level("leaf1", 0, "leaf1")}},
+			"leaf1", minruntime.LCA, []api.ReclaimLevel{level("c", 600*time.Second, "b", "b", "c"), level("leaf1", 0, "leaf1", "leaf1")}},
 		{"leaf3: d's 60s holds for reclaimers beside d; leaf3, an only child, is no level",
-			"leaf3", minruntime.LCA, []api.ReclaimLevel{level("d", 60*time.Second, "d")}},
+			"leaf3", minruntime.LCA, []api.ReclaimLevel{level("d", 60*time.Second, "d", "d")}},
 		{"the queue method has one level, the victim's leaf",
-			"leaf3", minruntime.Queue, []api.ReclaimLevel{level("leaf3", 60*time.Second, "d")}},
+			"leaf3", minruntime.Queue, []api.ReclaimLevel{level("leaf3", 60*time.Second, "d", "d", "leaf3")}},
 		{"an unknown queue gets the default against everyone",
 			"missing", minruntime.LCA, []api.ReclaimLevel{level("missing", 7*time.Second, "")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := minruntime.ReclaimLevels(tree, tt.method, tt.victim, defaults)
-			if !slices.Equal(got, tt.want) {
-				t.Errorf("got %+v\nwant %+v", got, tt.want)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("levels (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -159,7 +175,7 @@ func TestReclaimLevelsOfTheDesignTree(t *testing.T) {
 				return !slices.Contains(tree.Ancestry(reclaimer), l.Outside)
 			})
 			want := minruntime.ReclaimMinRuntime(tree, minruntime.LCA, reclaimer, victim, defaults)
-			if k < 0 || levels[k].MinRuntime != want {
+			if k < 0 || !levels[k].Same(want) {
 				t.Errorf("%s reclaiming from %s: levels %+v, want %+v", reclaimer, victim, levels, want)
 			}
 		}

@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/metrics"
 	. "github.com/kai-minruntime/kai-scheduler/pkg/scheduler/scenario"
@@ -314,10 +313,10 @@ var _ = Describe("The protection a running job's status shows", func() {
 		first := h.RunCycle(ctx)
 		Expect(first.ProtectionChanges).To(Equal([]api.ProtectionChange{{Job: "ns/train", Protection: api.Protection{
 			Start:   Epoch.Add(-2 * time.Minute),
-			Preempt: api.MinRuntime{Duration: 10 * time.Minute, SetBy: "team"},
+			Preempt: api.MinRuntime{Duration: 10 * time.Minute, SetBy: "team", Path: []string{"team"}},
 			Reclaim: []api.ReclaimLevel{
-				{Outside: "dept", MinRuntime: api.MinRuntime{Duration: time.Hour, SetBy: "dept"}},
-				{Outside: "team", MinRuntime: api.MinRuntime{Duration: 2 * time.Minute, SetBy: "team"}},
+				{Outside: "dept", MinRuntime: api.MinRuntime{Duration: time.Hour, SetBy: "dept", Path: []string{"dept"}}},
+				{Outside: "team", MinRuntime: api.MinRuntime{Duration: 2 * time.Minute, SetBy: "team", Path: []string{"team"}}},
 			},
 		}}}), "serve is non-preemptible and urgent is not running: neither has a protection to show")
 		Expect(first.ProtectionChanges[0].Protection.Earliest()).To(Equal(Epoch),
@@ -351,7 +350,7 @@ var _ = DescribeTable("What kubectl get pg shows of a running job's protection",
 			return
 		}
 		Expect(changes).To(HaveLen(1))
-		s := cache.ProtectionStatus(changes[0].Protection)
+		s := changes[0].Protection.Status()
 		printed := func(t *metav1.Time) string {
 			if t == nil {
 				return ""

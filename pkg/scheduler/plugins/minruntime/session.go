@@ -145,17 +145,22 @@ func (s *session) effectiveStart(victim *api.JobInfo) (time.Time, bool) {
 }
 
 // isPreemptible refuses a protected non-elastic victim and tells the preemptor until when.
-func (s *session) isPreemptible(action framework.ActionType, preemptor, victim *api.JobInfo) bool {
+// The victim search asks for every candidate, so the verdict is one constant refusal; the
+// preemptor's pending reason names the victims and when each protection ends.
+func (s *session) isPreemptible(action framework.ActionType, preemptor, victim *api.JobInfo) framework.Status {
 	if action == framework.Allocate || IsElastic(victim) {
-		return true
+		return framework.Status{}
 	}
 	p := s.protectionOf(action, preemptor, victim)
 	if p.holds(s.ssn.Now()) {
 		s.block(action, preemptor, p)
-		return false
+		return protected
 	}
-	return true
+	return framework.Status{}
 }
+
+// protected is the verdict on a victim its min-runtime protects.
+var protected = framework.NewStatus(framework.Unschedulable, "the victim is protected by its min-runtime")
 
 // block records that a protection refused a victim to a preemptor: counted once per cycle
 // (the victim search asks again for every candidate set, the metric counts victims), noted

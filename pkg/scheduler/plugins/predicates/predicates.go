@@ -1,13 +1,15 @@
-// Package predicates brings kube-scheduler's node preferences into the node ordering:
-// preferred node affinity and PreferNoSchedule taints. kube-scheduler's filters (taints,
-// node affinity and selector, cordoned nodes, host ports) and resource fit are not here:
-// the framework applies them to every placement (api.Refusal), so that no configuration can
-// turn them off. The plugin keeps the name KAI configurations already list.
+// Package predicates brings kube-scheduler's node preferences (package placement: preferred
+// node affinity and PreferNoSchedule taints) into the node ordering. kube-scheduler's
+// filters (taints, node affinity and selector, cordoned nodes, host ports) and resource fit
+// are not here: the framework applies them to every placement (placement.Refusal), so that
+// no configuration can turn them off. The plugin keeps the name KAI configurations already
+// list.
 package predicates
 
 import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/placement"
 )
 
 // Name is the plugin's name in the scheduler configuration.
@@ -47,6 +49,6 @@ func Score(pod *api.PodInfo, node *api.NodeInfo) float64 {
 	if pod.Placement == nil && len(node.Taints) == 0 {
 		return 0
 	}
-	affinity, untolerated := api.Preference(pod, node)
+	affinity, untolerated := placement.Preference(pod, node)
 	return affinityWeight*affinity - taintWeight*float64(untolerated)
 }

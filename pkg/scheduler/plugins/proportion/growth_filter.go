@@ -34,22 +34,22 @@ func newGrowthFilter(st *shareState, job *api.JobInfo, taskOrder func(l, r *api.
 func (f *growthFilter) Name() string { return Name }
 
 // Allows accepts every partial plan; the rule is about the finished one.
-func (f *growthFilter) Allows(framework.Scenario) (bool, string) { return true, "" }
+func (f *growthFilter) Allows(framework.Scenario) framework.Status { return framework.Status{} }
 
 // AllowsPlan checks every queue from the preemptor's leaf up to the top.
-func (f *growthFilter) AllowsPlan(sc framework.Scenario) (bool, string) {
+func (f *growthFilter) AllowsPlan(sc framework.Scenario) framework.Status {
 	chain := f.st.chain(f.preemptor.Queue)
 	for k, q := range chain {
 		released := f.releasedUnder(sc, chain[:k+1])
 		for _, r := range api.QuotaResources {
 			grows := f.gang[r] - released[r]
 			if f.gang[r] > 0 && grows > 0 && exceeds(q.allocated[r]+grows, q.fair[r]) {
-				return false, fmt.Sprintf("%s would take queue %q above its fair share of %s (%g with the gang, fair share %g)",
-					f.action, q.info.Name, r, q.allocated[r]+grows, q.fair[r])
+				return framework.NewStatus(framework.Unschedulable, fmt.Sprintf("%s would take queue %q above its fair share of %s (%g with the gang, fair share %g)",
+					f.action, q.info.Name, r, q.allocated[r]+grows, q.fair[r]))
 			}
 		}
 	}
-	return true, ""
+	return framework.Status{}
 }
 
 // releasedUnder sums the requests of the plan's victims whose leaf queue lies under the last

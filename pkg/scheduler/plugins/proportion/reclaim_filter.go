@@ -55,15 +55,15 @@ func (f *reclaimFilter) Name() string { return Name }
 // adds one job's units together, and new jobs after old ones). The verdicts on a prefix of
 // units that still stands are kept; a scenario that does not fit this pattern is judged
 // from scratch.
-func (f *reclaimFilter) Allows(sc framework.Scenario) (bool, string) {
+func (f *reclaimFilter) Allows(sc framework.Scenario) framework.Status {
 	units := sc.Units()
 	if len(units) == 0 {
 		for _, q := range f.st.chain(f.preemptor.Queue) {
 			if f.fitsShare(q) || f.fitsQuota(q) {
-				return true, ""
+				return framework.Status{}
 			}
 		}
-		return false, fmt.Sprintf("queue %q is at or above its fair share", f.preemptor.Queue)
+		return refused(fmt.Sprintf("queue %q is at or above its fair share", f.preemptor.Queue))
 	}
 	if f.generation != f.st.generation {
 		f.forget(0) // shares moved: nothing judged before holds
@@ -73,7 +73,7 @@ func (f *reclaimFilter) Allows(sc framework.Scenario) (bool, string) {
 	f.forget(k)
 	// Nothing is judged past a refusal, so a refusal that still stands is the latest verdict.
 	if n := len(f.judged); n > 0 && f.judged[n-1].refusal != "" {
-		return false, f.judged[n-1].refusal
+		return refused(f.judged[n-1].refusal)
 	}
 	for _, u := range units[k:] {
 		if latest := f.latestJob(); f.perJob[u.Job.ID] > 0 && u.Job.ID != latest {
@@ -84,13 +84,19 @@ func (f *reclaimFilter) Allows(sc framework.Scenario) (bool, string) {
 		f.judged = append(f.judged, j)
 		f.perJob[j.job]++
 		if j.refusal != "" {
-			return false, j.refusal
+			return refused(j.refusal)
 		}
 		if j.branch != nil {
 			f.taken[j.branch] = f.taken[j.branch].add(j.evicting)
 		}
 	}
-	return true, ""
+	return framework.Status{}
+}
+
+// refused is the filter's verdict on a scenario it refuses for reason: unfair as things
+// stand, which other victims or other shares may change.
+func refused(reason string) framework.Status {
+	return framework.NewStatus(framework.Unschedulable, reason)
 }
 
 // latestJob is the job of the latest judged unit, or "".
@@ -150,20 +156,20 @@ func (f *reclaimFilter) judge(u framework.ScenarioUnit, taken map[*queueState]Ve
 }
 
 // judgeAll judges the scenario job by job from scratch, remembering nothing.
-func (f *reclaimFilter) judgeAll(sc framework.Scenario) (bool, string) {
+func (f *reclaimFilter) judgeAll(sc framework.Scenario) framework.Status {
 	taken := map[*queueState]Vector{}
 	for _, victim := range sc.VictimJobs() {
 		for _, pods := range sc.VictimUnits(victim.ID) {
 			j := f.judge(framework.ScenarioUnit{Job: victim, Pods: pods}, taken)
 			if j.refusal != "" {
-				return false, j.refusal
+				return refused(j.refusal)
 			}
 			if j.branch != nil {
 				taken[j.branch] = taken[j.branch].add(j.evicting)
 			}
 		}
 	}
-	return true, ""
+	return framework.Status{}
 }
 
 // fitsShare reports whether the branch stays within its fair share with the gang added.

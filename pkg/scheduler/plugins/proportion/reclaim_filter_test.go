@@ -52,7 +52,7 @@ func TestReclaimFilterRemembersOnlyWhatStillStands(t *testing.T) {
 	}
 	frameworktest.CheckRememberedVerdicts(t, preemptor, victims,
 		func() framework.ScenarioFilter { return newReclaimFilter(st, preemptor, byName) },
-		func(sc *frameworktest.Scenario) (bool, string) {
+		func(sc *frameworktest.Scenario) framework.Status {
 			if len(sc.Log) == 0 {
 				return newReclaimFilter(st, preemptor, byName).Allows(sc)
 			}

@@ -155,9 +155,10 @@ func (st *shareState) podStatusChanged(pod *api.PodInfo, from api.PodStatus) {
 	st.charge(st.chain(job.Queue), job, pod.Request, sign)
 }
 
-// allocatable refuses a request that would take any queue above the job past its limit, or a
-// non-preemptible job past deserved quota.
-func (st *shareState) allocatable(job *api.JobInfo, request api.Resources) error {
+// allocatable refuses a request that would take any queue above the job past its limit
+// (which evictions under that queue lift), or a non-preemptible job past deserved quota
+// (which none does).
+func (st *shareState) allocatable(job *api.JobInfo, request api.Resources) framework.Status {
 	want := fromResources(request)
 	for _, q := range st.chain(job.Queue) {
 		for _, r := range api.QuotaResources {
@@ -166,19 +167,21 @@ func (st *shareState) allocatable(job *api.JobInfo, request api.Resources) error
 			}
 			share := q.info.Resources[r]
 			if share.Limit != api.Unlimited && exceeds(q.allocated[r]+want[r], share.Limit) {
-				return &framework.LimitExceeded{Queue: q.info.Name, Resource: r, Limit: share.Limit,
-					Excess: q.allocated[r] + want[r] - share.Limit}
+				return framework.AsStatus(framework.Unschedulable, &framework.LimitExceeded{Queue: q.info.Name, Resource: r,
+					Limit: share.Limit, Excess: q.allocated[r] + want[r] - share.Limit})
 			}
 			if !job.Preemptible && share.Quota != api.Unlimited && exceeds(q.nonPreemptible[r]+want[r], share.Quota) {
-				return &quotaExceeded{queue: q.info.Name, resource: r, quota: share.Quota}
+				return framework.AsStatus(framework.UnschedulableAndUnresolvable,
+					&quotaExceeded{queue: q.info.Name, resource: r, quota: share.Quota})
 			}
 		}
 	}
-	return nil
+	return framework.Status{}
 }
 
 // quotaExceeded is the objection that a non-preemptible job would take its queue past
-// deserved quota; formatted only when read (see framework.PluginObjection).
+// deserved quota; formatted only when read (framework.AsStatus): allocate asks for every
+// job and turn, and reads few of the answers.
 type quotaExceeded struct {
 	queue    string
 	resource api.ResourceName

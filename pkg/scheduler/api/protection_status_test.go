@@ -1,4 +1,4 @@
-package cache_test
+package api_test
 
 import (
 	"testing"
@@ -8,7 +8,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 )
 
 // shownColumns are the fields of a status that kubectl get pg and readers of the status
@@ -74,7 +73,7 @@ func TestProtectionStatusShowsEachSideOnlyWhereItProtects(t *testing.T) {
 		want:       shownColumns{PreemptUntil: "2026-01-01T00:01:01Z", ProtectedUntil: "2026-01-01T00:01:01Z"},
 	}} {
 		t.Run(c.name, func(t *testing.T) {
-			s := cache.ProtectionStatus(c.protection)
+			s := c.protection.Status()
 			got := shownColumns{PreemptUntil: printed(s.Preempt.Until), ReclaimUntil: printed(s.ReclaimUntil),
 				ProtectedUntil: printed(s.ProtectedUntil)}
 			for _, r := range s.Reclaim {
@@ -88,7 +87,7 @@ func TestProtectionStatusShowsEachSideOnlyWhereItProtects(t *testing.T) {
 			}
 			// The scheduler reads the status back as the protection it wrote: the absent
 			// ends change nothing it compares.
-			if back := cache.ShownProtection(s); back == nil || !back.Equal(c.protection.Shown()) {
+			if back := api.ShownProtection(s); back == nil || !back.Equal(c.protection.Shown()) {
 				t.Errorf("read back %+v, want %+v", back, c.protection.Shown())
 			}
 			if protects := c.protection.Protects(); protects != (got.ProtectedUntil != "") {

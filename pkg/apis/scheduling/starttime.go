@@ -1,15 +1,14 @@
-package cache
+package scheduling
 
 import (
 	"fmt"
 	"time"
-
-	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 )
 
-// FormatStartTime renders a job start for the last-start-timestamp annotation: RFC3339 with
+// FormatStartTime renders a job start for the LastStartTimestampAnnotation: RFC3339 with
 // nanoseconds, so that a parsed stamp is never earlier or later than the recorded one and
-// protection never ends early.
+// protection never ends early. The scheduler writes it (and kai-sim, for its jobs); upstream
+// KAI's stamps, in whole seconds, parse as well.
 func FormatStartTime(t time.Time) string {
 	return t.UTC().Format(time.RFC3339Nano)
 }
@@ -18,14 +17,14 @@ func FormatStartTime(t time.Time) string {
 // annotation is (nil, nil). An unparsable one is (nil, error naming the annotation and
 // value): the caller reports it and treats the job as unstamped, never failing the cycle.
 func ParseStartTime(annotations map[string]string) (*time.Time, error) {
-	value, ok := annotations[scheduling.LastStartTimestampAnnotation]
+	value, ok := annotations[LastStartTimestampAnnotation]
 	if !ok {
 		return nil, nil
 	}
 	t, err := time.Parse(time.RFC3339Nano, value)
 	if err != nil {
 		return nil, fmt.Errorf("annotation %s: cannot parse %q as an RFC3339 time: %w",
-			scheduling.LastStartTimestampAnnotation, value, err)
+			LastStartTimestampAnnotation, value, err)
 	}
 	return &t, nil
 }

@@ -1,0 +1,152 @@
+package placement
+
+import (
+	"errors"
+
+	v1 "k8s.io/api/core/v1"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+	"k8s.io/klog/v2"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+)
+
+// The reasons kube-scheduler's filters give for refusing a node, word for word.
+var (
+	ErrNodeUnschedulable = errors.New("node(s) were unschedulable")
+	ErrNodeAffinity      = errors.New("node(s) didn't match Pod's node affinity/selector")
+	ErrHostPorts         = errors.New("node(s) didn't have free ports for the requested pod ports")
+)
+
+// UntoleratedTaint is kube-scheduler's refusal of a node for a NoSchedule or NoExecute taint
+// the pod does not tolerate. It holds only the taint, the node's own, so that refusing costs
+// no allocation (an error of one pointer is stored in the interface as is); its words are
+// formatted when read, which the node search does once per node and kind of pod.
+type UntoleratedTaint struct{ Taint *v1.Taint }
+
+func (e UntoleratedTaint) Error() string {
+	// kube-scheduler's words, so that reasons count alike across nodes.
+	return "node(s) had untolerated taint {" + e.Taint.Key + ": " + e.Taint.Value + "}"
+}
+
+// TooManyPods is kube-scheduler's reason for a node whose "pods" allocatable is used up.
+const TooManyPods = "Too many pods"
+
+// InsufficientReason is kube-scheduler's reason for a node that lacks a resource. It runs
+// for every refused node of every search, so the fixed resources' reasons are built once;
+// only an extended resource's reason is built when needed.
+func InsufficientReason(name v1.ResourceName) string {
+	for i, r := range api.FixedResources {
+		if r.KubeName() == name {
+			return insufficientFixed[i]
+		}
+	}
+	return "Insufficient " + string(name)
+}
+
+var insufficientFixed = func() (reasons [len(api.FixedResources)]string) {
+	for i, r := range api.FixedResources {
+		reasons[i] = "Insufficient " + string(r.KubeName())
+		if r == api.Pods {
+			reasons[i] = TooManyPods
+		}
+	}
+	return reasons
+}()
+
+// unschedulableTaint is the taint kube-scheduler's NodeUnschedulable filter asks a pod to
+// tolerate before it goes onto a cordoned node (DaemonSet pods do).
+var unschedulableTaint = v1.Taint{Key: v1.TaintNodeUnschedulable, Effect: v1.TaintEffectNoSchedule}
+
+// Refusal says why kube-scheduler's filters would refuse the pod on the node, in their
+// words, or nil: the node is cordoned, a NoSchedule or NoExecute taint is not tolerated, the
+// node selector or required node affinity does not match, a host port is taken. Resources
+// are checked apart, against what the caller counts as free. It runs for every pod on every
+// node, so it allocates nothing, whatever it answers.
+func Refusal(pod *api.PodInfo, node *api.NodeInfo) error {
+	pl := pod.Placement
+	var tolerations []v1.Toleration
+	if pl != nil {
+		tolerations = pl.Tolerations
+	}
+	if node.Unschedulable && !tolerates(tolerations, &unschedulableTaint) {
+		return ErrNodeUnschedulable
+	}
+	for i := range node.Taints {
+		t := &node.Taints[i]
+		if (t.Effect == v1.TaintEffectNoSchedule || t.Effect == v1.TaintEffectNoExecute) && !tolerates(tolerations, t) {
+			return UntoleratedTaint{t}
+		}
+	}
+	if pl == nil {
+		return nil
+	}
+	if err := pl.Invalid(); err != nil {
+		return err
+	}
+	if ok, err := pl.Required().Match(node.Object()); err != nil {
+		return err
+	} else if !ok {
+		return ErrNodeAffinity
+	}
+	if len(pl.HostPorts) > 0 && portTaken(pod, node) {
+		return ErrHostPorts
+	}
+	return nil
+}
+
+// tolerates asks the Kubernetes helper; comparison operators (Gt, Lt) are honoured, since
+// the API server only stores them where its feature gate allows them.
+func tolerates(tolerations []v1.Toleration, taint *v1.Taint) bool {
+	return corev1helpers.TolerationsTolerateTaint(klog.Background(), tolerations, taint, true)
+}
+
+// Preference scores what the pod prefers of the node, as kube-scheduler's NodeAffinity and
+// TaintToleration scores do: the share of its preferred node-affinity weight that the node
+// matches (0 to 1), and how many PreferNoSchedule taints of the node it does not tolerate.
+func Preference(pod *api.PodInfo, node *api.NodeInfo) (affinity float64, untolerated int) {
+	pl := pod.Placement
+	var tolerations []v1.Toleration
+	if pl != nil {
+		tolerations = pl.Tolerations
+		if preferred, weight := pl.Preferred(); preferred != nil && weight > 0 {
+			affinity = float64(preferred.Score(node.Object())) / float64(weight)
+		}
+	}
+	for i := range node.Taints {
+		if t := &node.Taints[i]; t.Effect == v1.TaintEffectPreferNoSchedule && !tolerates(tolerations, t) {
+			untolerated++
+		}
+	}
+	return affinity, untolerated
+}
+
+// portTaken reports whether a port of the pod is bound by another pod holding the node: a
+// pod of another scheduler, or one of ours that runs, was placed, is promised the node or is
+// still terminating. The pod itself may already be there, promised the node.
+func portTaken(pod *api.PodInfo, node *api.NodeInfo) bool {
+	ports := pod.Placement.HostPorts
+	if PortsConflict(ports, node.OtherPorts) {
+		return true
+	}
+	for _, q := range node.Pods {
+		if q != pod && q.Placement != nil && (q.Status.HoldsNodeResources() || q.Status == api.Pipelined) &&
+			PortsConflict(ports, q.Placement.HostPorts) {
+			return true
+		}
+	}
+	return false
+}
+
+// PortsConflict reports whether two sets of host ports cannot be bound on one node: two
+// pods cannot bind the same protocol and port on overlapping addresses (api.AnyIP overlaps
+// every address).
+func PortsConflict(a, b []api.HostPort) bool {
+	for _, p := range a {
+		for _, o := range b {
+			if p.Port == o.Port && p.Protocol == o.Protocol && (p.IP == o.IP || p.IP == api.AnyIP || o.IP == api.AnyIP) {
+				return true
+			}
+		}
+	}
+	return false
+}
