@@ -1,0 +1,55 @@
+package builders
+
+import (
+	"strconv"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+)
+
+// NodeWrapper builds a v1.Node.
+type NodeWrapper struct{ v1.Node }
+
+// MakeNode is a node that offers nothing until told (its allocatable is empty).
+func MakeNode(name string) *NodeWrapper {
+	return &NodeWrapper{v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}}
+}
+
+// Obj is the node built.
+func (n *NodeWrapper) Obj() *v1.Node { return &n.Node }
+
+// GPUs offers n GPUs.
+func (n *NodeWrapper) GPUs(count int64) *NodeWrapper {
+	return n.Allocatable(api.GPUResourceName, strconv.FormatInt(count, 10))
+}
+
+// MaxPods offers room for count pods.
+func (n *NodeWrapper) MaxPods(count int64) *NodeWrapper {
+	return n.Allocatable(v1.ResourcePods, strconv.FormatInt(count, 10))
+}
+
+// Allocatable offers a quantity of a resource ("64", "512Gi", "-1").
+func (n *NodeWrapper) Allocatable(name v1.ResourceName, quantity string) *NodeWrapper {
+	n.Status.Allocatable = setQuantity(n.Status.Allocatable, name, quantity)
+	return n
+}
+
+// Label sets a label.
+func (n *NodeWrapper) Label(key, value string) *NodeWrapper {
+	n.Labels = set(n.Labels, key, value)
+	return n
+}
+
+// NodePool labels the node with the node pool it belongs to.
+func (n *NodeWrapper) NodePool(name string) *NodeWrapper {
+	return n.Label(scheduling.NodePoolLabel, name)
+}
+
+// Taint adds a taint.
+func (n *NodeWrapper) Taint(t v1.Taint) *NodeWrapper {
+	n.Spec.Taints = append(n.Spec.Taints, t)
+	return n
+}
