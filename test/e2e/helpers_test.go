@@ -7,14 +7,13 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
-	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
+	"github.com/kai-minruntime/kai-scheduler/pkg/testing/builders"
 	"github.com/kai-minruntime/kai-scheduler/test/testenv"
 )
 
@@ -26,9 +25,16 @@ func cleanUp(obj client.Object) {
 	})
 }
 
+// create creates an object, to be deleted after the spec.
+func create[T client.Object](obj T) T {
+	Expect(k8sClient.Create(suiteCtx, obj)).To(Succeed())
+	cleanUp(obj)
+	return obj
+}
+
 func createNode(name string, gpus int64) {
 	Expect(testenv.CreateNode(suiteCtx, clientset, name, gpus)).To(Succeed())
-	cleanUp(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	cleanUp(builders.MakeNode(name).Obj())
 }
 
 func createNamespace(name string) {
@@ -36,57 +42,21 @@ func createNamespace(name string) {
 	Expect(client.IgnoreAlreadyExists(k8sClient.Create(suiteCtx, ns))).To(Succeed())
 }
 
-// createQueue creates a top-level or child queue with a GPU quota (unlimited CPU and memory).
-func createQueue(name string, gpuQuota float64, edit func(*v2.QueueSpec)) {
-	q := newQueue(name, gpuQuota)
-	if edit != nil {
-		edit(&q.Spec)
-	}
-	Expect(k8sClient.Create(suiteCtx, q)).To(Succeed())
-	cleanUp(q)
+// gpuPod is a pod of this scheduler asking for gpus GPUs and one CPU.
+func gpuPod(namespace, name string, gpus int64) *builders.PodWrapper {
+	return builders.MakePod(namespace, name).GPUs(gpus).Request(v1.ResourceCPU, "1")
 }
 
-// newQueue describes a queue with a GPU quota, unlimited CPU and memory.
-func newQueue(name string, gpuQuota float64) *v2.Queue {
-	return &v2.Queue{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v2.QueueSpec{
-		Resources: &v2.QueueResources{
-			GPU:    v2.QueueResource{Quota: gpuQuota, OverQuotaWeight: 1, Limit: -1},
-			CPU:    v2.QueueResource{Quota: -1, OverQuotaWeight: 1, Limit: -1},
-			Memory: v2.QueueResource{Quota: -1, OverQuotaWeight: 1, Limit: -1},
-		},
-	}}
-}
-
-// createJob creates a PodGroup and its pods, each asking for gpus GPUs.
-func createJob(namespace, name, queue, priorityClass string, minMember int32, pods int, gpus int64) {
-	pg := &v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
-		Spec: v2alpha2.PodGroupSpec{MinMember: minMember, Queue: queue, PriorityClassName: priorityClass}}
-	Expect(k8sClient.Create(suiteCtx, pg)).To(Succeed())
-	cleanUp(pg)
+// createJob creates a PodGroup and pods of it (name-0, name-1, ...), each a gpuPod asking
+// for gpus GPUs, edited by edits.
+func createJob(group *builders.PodGroupWrapper, pods int, gpus int64, edits ...func(*builders.PodWrapper)) {
+	pg := create(group.Obj())
 	for i := range pods {
-		createPod(namespace, fmt.Sprintf("%s-%d", name, i), gpus, map[string]string{scheduling.PodGroupNameAnnotation: name}, nil)
-	}
-}
-
-func createPod(namespace, name string, gpus int64, annotations, labels map[string]string) *v1.Pod {
-	pod := newPod(namespace, name, gpus, annotations, labels)
-	Expect(k8sClient.Create(suiteCtx, pod)).To(Succeed())
-	cleanUp(pod)
-	return pod
-}
-
-// newPod describes a pod of this scheduler asking for gpus GPUs and one CPU.
-func newPod(namespace, name string, gpus int64, annotations, labels map[string]string) *v1.Pod {
-	return &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, Annotations: annotations, Labels: labels},
-		Spec: v1.PodSpec{
-			SchedulerName: "kai-scheduler",
-			Containers: []v1.Container{{Name: "main", Image: "busybox", Resources: v1.ResourceRequirements{
-				Limits: v1.ResourceList{"nvidia.com/gpu": *resource.NewQuantity(gpus, resource.DecimalSI)},
-				Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("1"),
-					"nvidia.com/gpu": *resource.NewQuantity(gpus, resource.DecimalSI)},
-			}}},
-		},
+		pod := gpuPod(pg.Namespace, fmt.Sprintf("%s-%d", pg.Name, i), gpus).PodGroup(pg.Name)
+		for _, edit := range edits {
+			edit(pod)
+		}
+		create(pod.Obj())
 	}
 }
 
