@@ -7,7 +7,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 )
 
 // NodeWrapper builds a v1.Node.
@@ -23,7 +22,7 @@ func (n *NodeWrapper) Obj() *v1.Node { return &n.Node }
 
 // GPUs offers n GPUs.
 func (n *NodeWrapper) GPUs(count int64) *NodeWrapper {
-	return n.Allocatable(api.GPUResourceName, strconv.FormatInt(count, 10))
+	return n.Allocatable(gpuResource, strconv.FormatInt(count, 10))
 }
 
 // MaxPods offers room for count pods.

@@ -11,11 +11,13 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 )
 
 // SchedulerName is the scheduler a pod made by MakePod asks for.
 const SchedulerName = "kai-scheduler"
+
+// gpuResource is the GPUs' resource name, as users and NVIDIA's device plugin write it.
+const gpuResource v1.ResourceName = "nvidia.com/gpu"
 
 // PodWrapper builds a v1.Pod; its options act on the pod's first container.
 type PodWrapper struct{ v1.Pod }
@@ -89,7 +91,7 @@ func (p *PodWrapper) CreatedAt(t time.Time) *PodWrapper {
 // GPUs asks for n GPUs: a request and an equal limit, as the API server wants of an extended
 // resource.
 func (p *PodWrapper) GPUs(n int64) *PodWrapper {
-	return p.Resource(api.GPUResourceName, strconv.FormatInt(n, 10))
+	return p.Resource(gpuResource, strconv.FormatInt(n, 10))
 }
 
 // Resource asks for a quantity of a resource ("1", "500m", "1Gi"), request and limit alike,
