@@ -19,6 +19,7 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework/frameworktest"
 	. "github.com/kai-minruntime/kai-scheduler/pkg/scheduler/scenario"
 	"github.com/kai-minruntime/kai-scheduler/pkg/testing/builders"
 )
@@ -110,7 +111,7 @@ func TestCycleMemoryGrowsWithTheCluster(t *testing.T) {
 		snapshot := h.Snapshot()
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		scheduler.RunCycle(context.Background(), snapshot, h.Clock, policy, Discard{})
+		scheduler.RunCycle(context.Background(), snapshot, h.Clock, policy, frameworktest.Discard{})
 		runtime.ReadMemStats(&after)
 		return after.TotalAlloc - before.TotalAlloc
 	}
@@ -130,7 +131,7 @@ func cycleAllocs(h *Harness, policy *scheduler.Policy) int64 {
 	var result scheduler.CycleResult
 	total := testing.AllocsPerRun(runs, func() {
 		snapshot = h.Snapshot()
-		result = scheduler.RunCycle(context.Background(), snapshot, h.Clock, policy, Discard{})
+		result = scheduler.RunCycle(context.Background(), snapshot, h.Clock, policy, frameworktest.Discard{})
 	})
 	if countReleasing(snapshot) == 0 && result.ProtectedRefusals[framework.Reclaim] == 0 {
 		panic("the cycle neither evicted nor refused a protected victim: the budget case exercises no victim search")
