@@ -54,8 +54,7 @@ var _ = Describe("kubectl kai explain", func() {
 		Eventually(runningPods("explain", "run3")).Should(Equal(1), func() string { return pendingMessage("explain", "run3")() })
 		Eventually(minRuntimeStatus("explain", "run3")).ShouldNot(BeNil())
 		// The start stamp is a write of its own, which may land just after the protection.
-		Eventually(startStamp("explain", "run3")).ShouldNot(BeNil())
-		started := *startStamp("explain", "run3")()
+		started := startStamp(k8sClient, "explain", "run3")
 
 		out := kubectlKai("explain", "podgroup", "explain/run3", "--config-map", "explain/kai-scheduler-config")
 		Expect(out).To(ContainSubstring("queue:    a → b → d → leaf3"))

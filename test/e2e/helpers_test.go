@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -95,13 +96,52 @@ func boundPods(namespace, job string) func() int {
 	}
 }
 
-// startStamp reads the job's last-start-timestamp annotation (nil when absent).
-func startStamp(namespace, job string) func() *time.Time {
-	return func() *time.Time {
-		pg := &v2alpha2.PodGroup{}
-		Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: namespace, Name: job}, pg)).To(Succeed())
-		t, err := cache.ParseStartTime(pg.Annotations)
-		Expect(err).NotTo(HaveOccurred())
-		return t
-	}
+// stampOf reads the job's start stamp, the last-start-timestamp annotation the scheduler
+// writes (nil while it has none); a stamp that does not parse fails the spec at once.
+func stampOf(c client.Client, namespace, job string) *time.Time {
+	pg := &v2alpha2.PodGroup{}
+	Expect(c.Get(suiteCtx, client.ObjectKey{Namespace: namespace, Name: job}, pg)).To(Succeed())
+	stamp, err := cache.ParseStartTime(pg.Annotations)
+	Expect(err).NotTo(HaveOccurred(), "the start stamp must parse") // within Eventually too, this fails at once
+	return stamp
+}
+
+// stampLead bounds how much later than its start stamp a job's first pod may start. The
+// scheduler stamps a job with its cycle's now, read before the cycle binds the job; the
+// binds go out right after the cycle, and KWOK, which watches pods, starts a bound pod at
+// once (its pod-ready stage has no delay), writing its own now, in whole seconds, as the
+// pod's start. The lead is the rest of one cycle, the binds and two watch deliveries: in
+// three runs of this suite on two busy cores (load 5 to 6), every job's first pod started
+// in its stamp's own second, one stamped at .985s among them. Two seconds, ten schedule
+// periods, leave room for a slower machine and still fail a stamp taken at the wrong
+// moment: when the job was first seen, or when a retried write finally landed.
+const stampLead = 2 * time.Second
+
+// startStamp waits until the job has a start stamp and its first pod has started, checks
+// the stamp against that start, and returns it. The stamp is the moment the scheduler bound
+// the job, which the pods' start follows: the first pod's start (status.startTime, whole
+// seconds as KWOK writes it) is not before the stamp's second, nor later than stampLead
+// after the stamp.
+func startStamp(c client.Client, namespace, job string) time.Time {
+	var stamp *time.Time
+	var first time.Time
+	Eventually(func(g Gomega) {
+		stamp = stampOf(c, namespace, job)
+		g.Expect(stamp).NotTo(BeNil(), "the job has no start stamp yet")
+		pods := &v1.PodList{}
+		g.Expect(c.List(suiteCtx, pods, client.InNamespace(namespace))).To(Succeed())
+		var starts []time.Time
+		for _, p := range pods.Items {
+			if p.Annotations[scheduling.PodGroupNameAnnotation] == job && p.Status.StartTime != nil {
+				starts = append(starts, p.Status.StartTime.Time)
+			}
+		}
+		g.Expect(starts).NotTo(BeEmpty(), "none of the job's pods has started")
+		first = slices.MinFunc(starts, time.Time.Compare)
+	}).Should(Succeed())
+	Expect(first).To(BeTemporally(">=", stamp.Truncate(time.Second)),
+		"the job's first pod started at %s, before the scheduler stamped it started at %s", first, stamp)
+	Expect(first.Sub(*stamp)).To(BeNumerically("<=", stampLead),
+		"the job's first pod started at %s, more than %s after its start stamp %s", first, stampLead, stamp)
+	return *stamp
 }

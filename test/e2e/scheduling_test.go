@@ -27,7 +27,7 @@ var _ = Describe("Gang scheduling", func() {
 
 		createJob(builders.MakePodGroup("gang", "trainer").Queue("gang-queue").PriorityClass("train").MinMember(3), 3, 2)
 		Consistently(boundPods("gang", "trainer"), 2*time.Second).Should(BeZero(), "6 GPUs do not fit on 4: nothing partial")
-		Expect(startStamp("gang", "trainer")()).To(BeNil())
+		Expect(stampOf(k8sClient, "gang", "trainer")).To(BeNil())
 		Eventually(pendingMessage("gang", "trainer")).Should(ContainSubstring("gang of 3 pods does not fit"), "the PodGroup tells why it waits")
 		Eventually(func() []string { return eventReasons("gang", "trainer") }).Should(ContainElement("Unschedulable"))
 		Eventually(func() string {
@@ -44,8 +44,8 @@ var _ = Describe("Gang scheduling", func() {
 		before := time.Now()
 		createNode("gang-node-2", 4)
 		Eventually(runningPods("gang", "trainer")).Should(Equal(3))
-		Eventually(startStamp("gang", "trainer")).ShouldNot(BeNil())
-		Expect(*startStamp("gang", "trainer")()).To(BeTemporally("~", before, 10*time.Second))
+		Expect(startStamp(k8sClient, "gang", "trainer")).To(And(BeTemporally(">=", before), BeTemporally("<", before.Add(10*time.Second))),
+			"the gang starts once the node it needed is there, and not before")
 		Eventually(func() int {
 			pg := &v2alpha2.PodGroup{}
 			Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: "gang", Name: "trainer"}, pg)).To(Succeed())
@@ -71,8 +71,7 @@ var _ = Describe("Reclaim min-runtime", func() {
 
 		createJob(builders.MakePodGroup("reclaim", "borrowed").Queue("borrower").PriorityClass("train").MinMember(4), 4, 1)
 		Eventually(runningPods("reclaim", "borrowed")).Should(Equal(4))
-		Eventually(startStamp("reclaim", "borrowed")).ShouldNot(BeNil())
-		stamp := *startStamp("reclaim", "borrowed")()
+		stamp := startStamp(k8sClient, "reclaim", "borrowed")
 		protectedUntil := stamp.Add(4 * time.Second)
 
 		// The running job's status shows the start counted and what protects it until when,
@@ -151,8 +150,7 @@ var _ = Describe("Reclaim min-runtime", func() {
 		stopFirst := startScheduler(schedulerOptions(""))
 		createJob(builders.MakePodGroup("restart", "borrowed").Queue("restart-borrower").PriorityClass("train").MinMember(4), 4, 1)
 		Eventually(runningPods("restart", "borrowed")).Should(Equal(4))
-		Eventually(startStamp("restart", "borrowed")).ShouldNot(BeNil())
-		protectedUntil := startStamp("restart", "borrowed")().Add(6 * time.Second)
+		protectedUntil := startStamp(k8sClient, "restart", "borrowed").Add(6 * time.Second)
 		stopFirst()
 
 		bindErrors := bindErrorCount()
