@@ -39,7 +39,8 @@ var _ = Describe("kubectl kai explain", func() {
 		for _, q := range designQueues("queues-reclaim-lca-tree.yaml") {
 			// One GPU, deserved by leaf1's branch and borrowed by leaf3 while leaf1 has no job.
 			gpus := map[string]float64{"a": 1, "b": 1, "c": 1, "leaf1": 1}[q.Name]
-			create((&builders.QueueWrapper{Queue: *q}).GPUQuota(gpus).Obj())
+			q.Spec.Resources = builders.MakeQueue(q.Name).GPUQuota(gpus).Obj().Spec.Resources
+			create(q)
 		}
 		cm := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "explain", Name: "kai-scheduler-config"},
 			Data: map[string]string{"scheduler-config.yaml": explainConfig}}

@@ -8,6 +8,10 @@
 //	builders.MakeQueue("research").GPUQuota(0).ReclaimMinRuntime(time.Hour).Obj()
 //	builders.MakeNode("n1").GPUs(8).Obj()
 //
+// Every wrapper also has the options on metadata: Label, Annotation, NodePool, UID,
+// Generation and CreatedAt. A wrapper embeds its object, so a test may set a field no option
+// covers before it calls Obj.
+//
 // It is the one home of builders of Kubernetes objects, for every test that makes them: the
 // unit tests of pkg/ (on fake clients and informer-fed stores), the integration, end-to-end
 // and scale suites of test/ (on a real API server), and the property suite's manifests. It

@@ -5,16 +5,19 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 )
 
 // NodeWrapper builds a v1.Node.
-type NodeWrapper struct{ v1.Node }
+type NodeWrapper struct {
+	v1.Node
+	meta[*NodeWrapper]
+}
 
 // MakeNode is a node that offers nothing until told (its allocatable is empty).
 func MakeNode(name string) *NodeWrapper {
-	return &NodeWrapper{v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}}
+	n := &NodeWrapper{Node: v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}}
+	n.meta = meta[*NodeWrapper]{n, &n.ObjectMeta}
+	return n
 }
 
 // Obj is the node built.
@@ -34,17 +37,6 @@ func (n *NodeWrapper) MaxPods(count int64) *NodeWrapper {
 func (n *NodeWrapper) Allocatable(name v1.ResourceName, quantity string) *NodeWrapper {
 	n.Status.Allocatable = setQuantity(n.Status.Allocatable, name, quantity)
 	return n
-}
-
-// Label sets a label.
-func (n *NodeWrapper) Label(key, value string) *NodeWrapper {
-	n.Labels = set(n.Labels, key, value)
-	return n
-}
-
-// NodePool labels the node with the node pool it belongs to.
-func (n *NodeWrapper) NodePool(name string) *NodeWrapper {
-	return n.Label(scheduling.NodePoolLabel, name)
 }
 
 // Taint adds a taint.

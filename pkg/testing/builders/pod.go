@@ -8,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 )
@@ -20,42 +19,26 @@ const SchedulerName = "kai-scheduler"
 const gpuResource v1.ResourceName = "nvidia.com/gpu"
 
 // PodWrapper builds a v1.Pod; its options act on the pod's first container.
-type PodWrapper struct{ v1.Pod }
+type PodWrapper struct {
+	v1.Pod
+	meta[*PodWrapper]
+}
 
 // MakePod is a pending pod of this scheduler (SchedulerName) with one container, main
 // (image busybox), asking for nothing.
 func MakePod(namespace, name string) *PodWrapper {
-	return &PodWrapper{v1.Pod{
+	p := &PodWrapper{Pod: v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
 		Spec: v1.PodSpec{SchedulerName: SchedulerName,
 			Containers: []v1.Container{{Name: "main", Image: "busybox"}}},
 		Status: v1.PodStatus{Phase: v1.PodPending},
 	}}
+	p.meta = meta[*PodWrapper]{p, &p.ObjectMeta}
+	return p
 }
 
 // Obj is the pod built.
 func (p *PodWrapper) Obj() *v1.Pod { return &p.Pod }
-
-// Clone is a copy of the wrapper, to build another pod from this one.
-func (p *PodWrapper) Clone() *PodWrapper { return &PodWrapper{*p.DeepCopy()} }
-
-// UID sets the pod's UID (an API server sets its own; fake clients and stores do not).
-func (p *PodWrapper) UID(uid string) *PodWrapper {
-	p.ObjectMeta.UID = types.UID(uid)
-	return p
-}
-
-// Label sets a label.
-func (p *PodWrapper) Label(key, value string) *PodWrapper {
-	p.Labels = set(p.Labels, key, value)
-	return p
-}
-
-// Annotation sets an annotation.
-func (p *PodWrapper) Annotation(key, value string) *PodWrapper {
-	p.Annotations = set(p.Annotations, key, value)
-	return p
-}
 
 // PodGroup makes the pod one of the PodGroup's (the pod-group-name annotation).
 func (p *PodWrapper) PodGroup(name string) *PodWrapper {
@@ -64,11 +47,6 @@ func (p *PodWrapper) PodGroup(name string) *PodWrapper {
 
 // Queue labels the pod with the queue the PodGroup made for it goes to.
 func (p *PodWrapper) Queue(name string) *PodWrapper { return p.Label(scheduling.QueueLabel, name) }
-
-// NodePool labels the pod with a node pool.
-func (p *PodWrapper) NodePool(name string) *PodWrapper {
-	return p.Label(scheduling.NodePoolLabel, name)
-}
 
 // SchedulerName sets the scheduler the pod asks for.
 func (p *PodWrapper) SchedulerName(name string) *PodWrapper {
@@ -79,12 +57,6 @@ func (p *PodWrapper) SchedulerName(name string) *PodWrapper {
 // ControlledBy makes owner, of kind gvk, the pod's controller (a Job's pods, for example).
 func (p *PodWrapper) ControlledBy(owner metav1.Object, gvk schema.GroupVersionKind) *PodWrapper {
 	p.OwnerReferences = append(p.OwnerReferences, *metav1.NewControllerRef(owner, gvk))
-	return p
-}
-
-// CreatedAt sets the pod's creation time.
-func (p *PodWrapper) CreatedAt(t time.Time) *PodWrapper {
-	p.CreationTimestamp = metav1.NewTime(t)
 	return p
 }
 
@@ -152,11 +124,7 @@ func (p *PodWrapper) NodeSelector(key, value string) *PodWrapper {
 
 // RequiredNodeAffinityIn requires a node whose label key has one of values.
 func (p *PodWrapper) RequiredNodeAffinityIn(key string, values ...string) *PodWrapper {
-	p.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{
-		RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{
-			MatchExpressions: []v1.NodeSelectorRequirement{{Key: key, Operator: v1.NodeSelectorOpIn, Values: values}},
-		}}},
-	}}
+	p.Spec.Affinity = RequiredNodeAffinityIn(key, values...)
 	return p
 }
 
@@ -216,6 +184,16 @@ func (p *PodWrapper) DeletedAt(t time.Time) *PodWrapper {
 	return p
 }
 
+// RequiredNodeAffinityIn is the affinity that requires a node whose label key has one of
+// values.
+func RequiredNodeAffinityIn(key string, values ...string) *v1.Affinity {
+	return &v1.Affinity{NodeAffinity: &v1.NodeAffinity{
+		RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{
+			MatchExpressions: []v1.NodeSelectorRequirement{{Key: key, Operator: v1.NodeSelectorOpIn, Values: values}},
+		}}},
+	}}
+}
+
 // setQuantity is list with name set to quantity, list made if nil.
 func setQuantity(list v1.ResourceList, name v1.ResourceName, quantity string) v1.ResourceList {
 	if list == nil {
@@ -223,13 +201,4 @@ func setQuantity(list v1.ResourceList, name v1.ResourceName, quantity string) v1
 	}
 	list[name] = resource.MustParse(quantity)
 	return list
-}
-
-// set is m with key set to value, m made if nil.
-func set(m map[string]string, key, value string) map[string]string {
-	if m == nil {
-		m = map[string]string{}
-	}
-	m[key] = value
-	return m
 }

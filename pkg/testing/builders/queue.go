@@ -5,17 +5,21 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
 )
 
 // QueueWrapper builds a v2.Queue.
-type QueueWrapper struct{ v2.Queue }
+type QueueWrapper struct {
+	v2.Queue
+	meta[*QueueWrapper]
+}
 
 // MakeQueue is a top-level queue that sets nothing: no resources (a limit of zero, as in
 // KAI-Scheduler), the default priority, min-runtimes inherited from the scheduler's defaults.
 func MakeQueue(name string) *QueueWrapper {
-	return &QueueWrapper{v2.Queue{ObjectMeta: metav1.ObjectMeta{Name: name}}}
+	q := &QueueWrapper{Queue: v2.Queue{ObjectMeta: metav1.ObjectMeta{Name: name}}}
+	q.meta = meta[*QueueWrapper]{q, &q.ObjectMeta}
+	return q
 }
 
 // Obj is the queue built.
@@ -57,21 +61,4 @@ func (q *QueueWrapper) PreemptMinRuntime(d time.Duration) *QueueWrapper {
 func (q *QueueWrapper) ReclaimMinRuntime(d time.Duration) *QueueWrapper {
 	q.Spec.ReclaimMinRuntime = &metav1.Duration{Duration: d}
 	return q
-}
-
-// Generation sets metadata.generation, which an API server moves on each spec change.
-func (q *QueueWrapper) Generation(n int64) *QueueWrapper {
-	q.ObjectMeta.Generation = n
-	return q
-}
-
-// Label sets a label.
-func (q *QueueWrapper) Label(key, value string) *QueueWrapper {
-	q.Labels = set(q.Labels, key, value)
-	return q
-}
-
-// NodePool labels the queue with the node pool whose scheduler serves it.
-func (q *QueueWrapper) NodePool(name string) *QueueWrapper {
-	return q.Label(scheduling.NodePoolLabel, name)
 }
