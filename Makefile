@@ -7,7 +7,6 @@ SHELL := /usr/bin/env bash
 GO ?= go
 BIN := $(CURDIR)/bin
 export CONTROLLER_GEN := $(BIN)/controller-gen
-export MOCKGEN := $(BIN)/mockgen
 export HELM := $(BIN)/helm
 
 .PHONY: all build test unit-test verify generate tools control-plane bench soak scale run-local image dist clean
@@ -18,8 +17,8 @@ all: build
 build:
 	$(GO) build ./...
 
-## tools: build the pinned developer tools (controller-gen, mockgen, benchstat, actionlint, crane, helm,
-## kwok) into ./bin.
+## tools: build the pinned developer tools (controller-gen, benchstat, actionlint, crane, helm, kwok)
+## into ./bin.
 tools:
 	hack/install-tools.sh
 

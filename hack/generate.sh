@@ -16,8 +16,3 @@ cd "${tree}"
 # allowDangerousTypes.
 "${controller_gen}" crd:allowDangerousTypes=true paths=./pkg/apis/... \
   output:crd:artifacts:config=deployments/kai-scheduler/crds
-
-# Mocks of the interfaces tests fake with go.uber.org/mock.
-mockgen="${MOCKGEN:-${root}/bin/mockgen}"
-"${mockgen}" -typed -source=pkg/scheduler/framework/effects.go -destination=pkg/scheduler/framework/mocks/effects.go \
-  -package=mocks -copyright_file=hack/boilerplate.txt -write_command_comment=false

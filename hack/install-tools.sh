@@ -17,7 +17,6 @@ install_tool() {
 }
 
 install_tool controller-gen sigs.k8s.io/controller-tools/cmd/controller-gen
-install_tool mockgen go.uber.org/mock/mockgen
 install_tool benchstat golang.org/x/perf/cmd/benchstat
 # actionlint checks .github/workflows (make test); crane pushes the image a release builds.
 install_tool actionlint github.com/rhysd/actionlint/cmd/actionlint

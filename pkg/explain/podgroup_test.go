@@ -7,16 +7,13 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/install"
-	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
-	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/explain"
+	"github.com/kai-minruntime/kai-scheduler/pkg/testing/builders"
 )
 
 var now = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
@@ -39,22 +36,18 @@ func explainTeamJob(t *testing.T, preempt, reclaim *metav1.Duration) string {
 		t.Fatal(err)
 	}
 	started := now.Add(-2 * time.Minute)
-	group := &v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "train",
-		Annotations: map[string]string{scheduling.LastStartTimestampAnnotation: started.Format(time.RFC3339Nano)}},
-		Spec: v2alpha2.PodGroupSpec{MinMember: 1, Queue: "team"}}
-	gpu := v1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}
-	pod := &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "train-0", Annotations: map[string]string{scheduling.PodGroupNameAnnotation: "train"}},
-		Spec: v1.PodSpec{SchedulerName: "kai-scheduler", NodeName: "n1", Containers: []v1.Container{{Name: "main",
-			Resources: v1.ResourceRequirements{Requests: gpu, Limits: gpu}}}},
-		Status: v1.PodStatus{Phase: v1.PodRunning, StartTime: &metav1.Time{Time: started}},
+	group := builders.MakePodGroup("ns", "train").Queue("team").StartedAt(started).Obj()
+	pod := builders.MakePod("ns", "train-0").PodGroup("train").GPUs(1).Node("n1").StartedAt(started).Obj()
+	node := builders.MakeNode("n1").Allocatable(v1.ResourceCPU, "8").Allocatable(v1.ResourceMemory, "32Gi").MaxPods(110).GPUs(2).Obj()
+	team := builders.MakeQueue("team")
+	if preempt != nil {
+		team.PreemptMinRuntime(preempt.Duration)
 	}
-	node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}, Status: v1.NodeStatus{Allocatable: v1.ResourceList{
-		v1.ResourceCPU: resource.MustParse("8"), v1.ResourceMemory: resource.MustParse("32Gi"), v1.ResourcePods: resource.MustParse("110"),
-		"nvidia.com/gpu": resource.MustParse("2")}}}
-	team := &v2.Queue{ObjectMeta: metav1.ObjectMeta{Name: "team"}, Spec: v2.QueueSpec{PreemptMinRuntime: preempt, ReclaimMinRuntime: reclaim}}
-	other := &v2.Queue{ObjectMeta: metav1.ObjectMeta{Name: "other"}}
-	reader := fake.NewClientBuilder().WithScheme(scheme).WithObjects(group, pod, node, team, other).Build()
+	if reclaim != nil {
+		team.ReclaimMinRuntime(reclaim.Duration)
+	}
+	other := builders.MakeQueue("other").Obj()
+	reader := fake.NewClientBuilder().WithScheme(scheme).WithObjects(group, pod, node, team.Obj(), other).Build()
 
 	ctx := context.Background()
 	c, err := explain.Load(ctx, reader, "kai-scheduler", []byte(noDefaults), clocktesting.NewFakePassiveClock(now))

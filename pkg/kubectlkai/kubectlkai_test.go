@@ -13,7 +13,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -22,12 +21,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/install"
 	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
-	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/kubectlkai"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
+	"github.com/kai-minruntime/kai-scheduler/pkg/testing/builders"
 	"github.com/kai-minruntime/kai-scheduler/pkg/version"
 )
 
@@ -65,9 +63,7 @@ func fakeCluster(t *testing.T, extra ...client.Object) client.WithWatch {
 	objects := []client.Object{
 		&v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "kai-scheduler", Name: "kai-scheduler-config"},
 			Data: map[string]string{"scheduler-config.yaml": config}},
-		&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}, Status: v1.NodeStatus{Allocatable: v1.ResourceList{
-			v1.ResourceCPU: resource.MustParse("64"), v1.ResourceMemory: resource.MustParse("256Gi"), v1.ResourcePods: resource.MustParse("110"),
-			"nvidia.com/gpu": resource.MustParse("2")}}},
+		builders.MakeNode("n1").Allocatable(v1.ResourceCPU, "64").Allocatable(v1.ResourceMemory, "256Gi").MaxPods(110).GPUs(2).Obj(),
 	}
 	objects = append(objects, extra...)
 	return fake.NewClientBuilder().WithScheme(scheme).WithObjects(objects...).Build()
@@ -75,19 +71,13 @@ func fakeCluster(t *testing.T, extra ...client.Object) client.WithWatch {
 
 // job is a PodGroup of one one-GPU pod: running on node since started, or pending.
 func job(name, queue, node string, started *time.Time) []client.Object {
-	group := &v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name},
-		Spec: v2alpha2.PodGroupSpec{MinMember: 1, Queue: queue}}
-	pod := &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name + "-0", Annotations: map[string]string{scheduling.PodGroupNameAnnotation: name}},
-		Spec: v1.PodSpec{SchedulerName: "kai-scheduler", NodeName: node, Containers: []v1.Container{{Name: "main", Resources: v1.ResourceRequirements{
-			Requests: v1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}, Limits: v1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}}}}},
-		Status: v1.PodStatus{Phase: v1.PodPending},
-	}
+	group := builders.MakePodGroup("ns", name).Queue(queue)
+	pod := builders.MakePod("ns", name+"-0").PodGroup(name).GPUs(1).Node(node)
 	if started != nil {
-		group.Annotations = map[string]string{scheduling.LastStartTimestampAnnotation: started.Format(time.RFC3339Nano)}
-		pod.Status = v1.PodStatus{Phase: v1.PodRunning, StartTime: &metav1.Time{Time: *started}}
+		group.StartedAt(*started)
+		pod.StartedAt(*started)
 	}
-	return []client.Object{group, pod}
+	return []client.Object{group.Obj(), pod.Obj()}
 }
 
 func exampleQueues(t *testing.T, file string) []client.Object {

@@ -7,7 +7,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -17,6 +16,7 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/install"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/podgrouper"
+	"github.com/kai-minruntime/kai-scheduler/pkg/testing/builders"
 )
 
 // A pool's pod grouper groups the workloads labelled for its pool, on the pod or on its
@@ -30,15 +30,9 @@ func TestPodGrouperGroupsOnlyItsPool(t *testing.T) {
 	pool := func(name string) map[string]string { return map[string]string{scheduling.NodePoolLabel: name} }
 	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "train", UID: "uid-train", Labels: pool("a100")},
 		Spec: batchv1.JobSpec{Parallelism: ptr.To[int32](2)}}
-	pod := func(name string, labels map[string]string, owner *batchv1.Job) *v1.Pod {
-		p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID("uid-" + name), Labels: labels},
-			Spec: v1.PodSpec{SchedulerName: "kai-scheduler"}}
-		if owner != nil {
-			p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: owner.Name, UID: owner.UID, Controller: ptr.To(true)}}
-		}
-		return p
-	}
-	mine, theirs, byJob := pod("mine", pool("a100"), nil), pod("theirs", pool("h100"), nil), pod("train-0", nil, job)
+	pod := func(name string) *builders.PodWrapper { return builders.MakePod("ns", name).UID("uid-" + name) }
+	mine, theirs := pod("mine").NodePool("a100").Obj(), pod("theirs").NodePool("h100").Obj()
+	byJob := pod("train-0").ControlledBy(job, batchv1.SchemeGroupVersion.WithKind("Job")).Obj()
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(job, mine, theirs, byJob).Build()
 	r := &podgrouper.Reconciler{Client: c, SchedulerName: "kai-scheduler",
 		Pool: scheduling.NodePool{LabelKey: scheduling.NodePoolLabel, Name: "a100"}}

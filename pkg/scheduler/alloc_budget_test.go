@@ -13,17 +13,15 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
-	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework/frameworktest"
 	. "github.com/kai-minruntime/kai-scheduler/pkg/scheduler/scenario"
+	"github.com/kai-minruntime/kai-scheduler/pkg/testing/builders"
 )
 
 // budgetFile holds the committed allocations per cycle of the core benchmarks at small
@@ -113,7 +111,7 @@ func TestCycleMemoryGrowsWithTheCluster(t *testing.T) {
 		snapshot := h.Snapshot()
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		scheduler.RunCycle(context.Background(), snapshot, h.Clock, policy, Discard{})
+		scheduler.RunCycle(context.Background(), snapshot, h.Clock, policy, frameworktest.Discard{})
 		runtime.ReadMemStats(&after)
 		return after.TotalAlloc - before.TotalAlloc
 	}
@@ -133,7 +131,7 @@ func cycleAllocs(h *Harness, policy *scheduler.Policy) int64 {
 	var result scheduler.CycleResult
 	total := testing.AllocsPerRun(runs, func() {
 		snapshot = h.Snapshot()
-		result = scheduler.RunCycle(context.Background(), snapshot, h.Clock, policy, Discard{})
+		result = scheduler.RunCycle(context.Background(), snapshot, h.Clock, policy, frameworktest.Discard{})
 	})
 	if countReleasing(snapshot) == 0 && result.ProtectedRefusals[framework.Reclaim] == 0 {
 		panic("the cycle neither evicted nor refused a protected victim: the budget case exercises no victim search")
@@ -146,23 +144,19 @@ func cycleAllocs(h *Harness, policy *scheduler.Policy) int64 {
 // pays before it decides anything.
 func snapshotAllocs(nodes, jobs int) int64 {
 	store := cache.NewStore("kai-scheduler", scheduling.NodePool{})
-	gpus := resource.MustParse("1")
 	for i := range nodes {
-		store.Upsert(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("node-%03d", i)},
-			Status: v1.NodeStatus{Allocatable: v1.ResourceList{api.GPUResourceName: resource.MustParse("8"), v1.ResourcePods: resource.MustParse("110")}}})
+		store.Upsert(builders.MakeNode(fmt.Sprintf("node-%03d", i)).GPUs(8).MaxPods(110).Obj())
 	}
 	for j := range jobs {
 		name := fmt.Sprintf("job-%04d", j)
-		store.Upsert(&v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: name}, Spec: v2alpha2.PodGroupSpec{MinMember: 2, Queue: "q"}})
+		store.Upsert(builders.MakePodGroup("team", name).MinMember(2).Queue("q").Obj())
 		for p := range 2 {
-			pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: fmt.Sprintf("%s-%d", name, p), UID: types.UID(fmt.Sprintf("%s-%d", name, p)),
-				Annotations: map[string]string{scheduling.PodGroupNameAnnotation: name}},
-				Spec: v1.PodSpec{SchedulerName: "kai-scheduler", Containers: []v1.Container{{Name: "main",
-					Resources: v1.ResourceRequirements{Requests: v1.ResourceList{api.GPUResourceName: gpus}}}}}}
+			podName := fmt.Sprintf("%s-%d", name, p)
+			pod := builders.MakePod("team", podName).UID(podName).PodGroup(name).GPUs(1)
 			if j%2 == 0 {
-				pod.Spec.NodeName, pod.Status.Phase = fmt.Sprintf("node-%03d", j%nodes), v1.PodRunning
+				pod.Node(fmt.Sprintf("node-%03d", j%nodes)).Phase(v1.PodRunning)
 			}
-			store.Upsert(pod)
+			store.Upsert(pod.Obj())
 		}
 	}
 	builder := &cache.Builder{Store: store, Overlay: cache.NewOverlay(time.Now)}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework/frameworktest"
 	. "github.com/kai-minruntime/kai-scheduler/pkg/scheduler/scenario"
 )
 
@@ -66,7 +67,7 @@ func benchCycles(b *testing.B, h *Harness, check func(*api.Snapshot) error) {
 		b.StopTimer()
 		snapshot := h.Snapshot()
 		b.StartTimer()
-		scheduler.RunCycle(context.Background(), snapshot, h.Clock, policy, Discard{})
+		scheduler.RunCycle(context.Background(), snapshot, h.Clock, policy, frameworktest.Discard{})
 		b.StopTimer()
 		if err := check(snapshot); err != nil {
 			b.Fatal(err)

@@ -10,73 +10,37 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/install"
-	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
-	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
 	"github.com/kai-minruntime/kai-scheduler/pkg/snapshot"
+	"github.com/kai-minruntime/kai-scheduler/pkg/testing/builders"
 )
 
 var now = time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
 
-func gpus(n int64) v1.ResourceList {
-	return v1.ResourceList{v1.ResourceCPU: resource.MustParse("1"), "nvidia.com/gpu": *resource.NewQuantity(n, resource.DecimalSI)}
+// pod is a pod asking for n GPUs and a CPU, tolerating the GPU taint, with what a snapshot
+// leaves out unless asked: its image, a token in its environment, a Secret's volume.
+func pod(ns, name string, n int64) *builders.PodWrapper {
+	return builders.MakePod(ns, name).GPUs(n).Request(v1.ResourceCPU, "1").
+		Toleration(v1.Toleration{Key: "gpu", Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoSchedule}).
+		Image("registry.example/secret-model:1").Env("API_TOKEN", "hunter2").SecretVolume("creds", "model-creds", "/creds")
 }
 
-func queue(name string, quota float64, reclaim *metav1.Duration) *v2.Queue {
-	return &v2.Queue{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v2.QueueSpec{ReclaimMinRuntime: reclaim,
-		Resources: &v2.QueueResources{
-			GPU:    v2.QueueResource{Quota: quota, OverQuotaWeight: 1, Limit: -1},
-			CPU:    v2.QueueResource{Quota: -1, OverQuotaWeight: 1, Limit: -1},
-			Memory: v2.QueueResource{Quota: -1, OverQuotaWeight: 1, Limit: -1},
-		}}}
+// runningFor puts p on node, created and started ago before now (a kubelet's start time is
+// whole seconds).
+func runningFor(p *builders.PodWrapper, node string, ago time.Duration) *builders.PodWrapper {
+	return p.Node(node).CreatedAt(now.Add(-ago)).StartedAt(now.Add(-ago).Truncate(time.Second))
 }
 
-// group is a PodGroup created ago before now, stamped started before now when running.
-func group(ns, name, q string, created time.Duration, started *time.Duration, annotations map[string]string) *v2alpha2.PodGroup {
-	g := &v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Annotations: annotations,
-		CreationTimestamp: metav1.NewTime(now.Add(-created))},
-		Spec: v2alpha2.PodGroupSpec{MinMember: 1, Queue: q, PriorityClassName: "train"}}
-	if started != nil {
-		if g.Annotations == nil {
-			g.Annotations = map[string]string{}
-		}
-		g.Annotations[scheduling.LastStartTimestampAnnotation] = now.Add(-*started).Format(time.RFC3339Nano)
-	}
-	return g
+// group is a PodGroup of queue q, of priority class train, created ago before now.
+func group(ns, name, q string, ago time.Duration) *builders.PodGroupWrapper {
+	return builders.MakePodGroup(ns, name).Queue(q).PriorityClass("train").CreatedAt(now.Add(-ago))
 }
-
-// pod is a pod of job asking for n GPUs, tolerating the GPU taint; on node since started, or
-// pending.
-func pod(ns, name, job, scheduler, node string, n int64, started *time.Duration) *v1.Pod {
-	p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: v1.PodSpec{SchedulerName: scheduler, NodeName: node,
-			Tolerations: []v1.Toleration{{Key: "gpu", Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoSchedule}},
-			Containers: []v1.Container{{Name: "main", Image: "registry.example/secret-model:1",
-				Env:          []v1.EnvVar{{Name: "API_TOKEN", Value: "hunter2"}},
-				VolumeMounts: []v1.VolumeMount{{Name: "creds", MountPath: "/creds"}},
-				Resources:    v1.ResourceRequirements{Requests: gpus(n), Limits: v1.ResourceList{"nvidia.com/gpu": *resource.NewQuantity(n, resource.DecimalSI)}}}},
-			Volumes: []v1.Volume{{Name: "creds", VolumeSource: v1.VolumeSource{Secret: &v1.SecretVolumeSource{SecretName: "model-creds"}}}},
-		},
-		Status: v1.PodStatus{Phase: v1.PodPending}}
-	if job != "" {
-		p.Annotations = map[string]string{scheduling.PodGroupNameAnnotation: job}
-	}
-	if started != nil {
-		p.CreationTimestamp = metav1.NewTime(now.Add(-*started))
-		p.Status = v1.PodStatus{Phase: v1.PodRunning, StartTime: &metav1.Time{Time: now.Add(-*started).Truncate(time.Second)}}
-	}
-	return p
-}
-
-func ago(d time.Duration) *time.Duration { return &d }
 
 // liveCluster is running-jobs.yaml of docs/examples/sim as a live cluster: research's train
 // (55 minutes in, an hour of reclaim protection) and short (2 hours in) and an inference
@@ -84,26 +48,24 @@ func ago(d time.Duration) *time.Duration { return &d }
 // Around them: a pod without a PodGroup, a finished job, a pending pod of another scheduler.
 func liveCluster(t *testing.T) client.Reader {
 	t.Helper()
-	trainPod := pod("research", "train-0", "train", "kai-scheduler", "n1", 4, ago(55*time.Minute+600*time.Millisecond))
-	trainPod.Annotations[snapshot.ExpectedRuntimeAnnotation] = "3h"
-	finished := pod("research", "done-0", "done", "kai-scheduler", "n1", 8, ago(3*time.Hour))
-	finished.Status.Phase = v1.PodSucceeded
+	trainRan := 55*time.Minute + 600*time.Millisecond
 	objects := []client.Object{
-		&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{"zone": "a"}},
-			Spec:   v1.NodeSpec{Taints: []v1.Taint{{Key: "gpu", Value: "true", Effect: v1.TaintEffectNoSchedule}}},
-			Status: v1.NodeStatus{Allocatable: v1.ResourceList{v1.ResourceCPU: resource.MustParse("64"), v1.ResourcePods: resource.MustParse("110"), "nvidia.com/gpu": resource.MustParse("8")}}},
+		builders.MakeNode("n1").Label("zone", "a").Taint(v1.Taint{Key: "gpu", Value: "true", Effect: v1.TaintEffectNoSchedule}).
+			Allocatable(v1.ResourceCPU, "64").MaxPods(110).GPUs(8).Obj(),
 		&schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "train"}, Value: 50},
-		queue("research", 0, &metav1.Duration{Duration: time.Hour}), queue("prod", 8, nil),
-		pod("inference", "llm-0", "", "default-scheduler", "n1", 2, ago(24*time.Hour)),
-		pod("inference", "llm-1", "", "default-scheduler", "", 2, nil),
-		group("research", "train", "research", time.Hour, ago(55*time.Minute+600*time.Millisecond), nil), trainPod,
-		group("research", "short", "research", 2*time.Hour, ago(2*time.Hour), map[string]string{input.StartupAnnotation: "10m"}),
-		pod("research", "short-0", "short", "kai-scheduler", "n1", 2, ago(2*time.Hour)),
-		group("prod", "eval", "prod", 10*time.Minute, nil, map[string]string{snapshot.ExpectedRuntimeAnnotation: "soon"}),
-		pod("prod", "eval-0", "eval", "kai-scheduler", "", 4, nil),
-		group("research", "done", "research", 4*time.Hour, ago(3*time.Hour), nil), finished,
-		pod("default", "stray", "", "kai-scheduler", "", 1, nil),
-		pod("default", "placed", "", "kai-scheduler", "n1", 0, ago(time.Hour)),
+		builders.MakeQueue("research").GPUQuota(0).ReclaimMinRuntime(time.Hour).Obj(), builders.MakeQueue("prod").GPUQuota(8).Obj(),
+		runningFor(pod("inference", "llm-0", 2).SchedulerName("default-scheduler"), "n1", 24*time.Hour).Obj(),
+		pod("inference", "llm-1", 2).SchedulerName("default-scheduler").Obj(),
+		group("research", "train", "research", time.Hour).StartedAt(now.Add(-trainRan)).Obj(),
+		runningFor(pod("research", "train-0", 4).PodGroup("train"), "n1", trainRan).Annotation(snapshot.ExpectedRuntimeAnnotation, "3h").Obj(),
+		group("research", "short", "research", 2*time.Hour).StartedAt(now.Add(-2*time.Hour)).Annotation(input.StartupAnnotation, "10m").Obj(),
+		runningFor(pod("research", "short-0", 2).PodGroup("short"), "n1", 2*time.Hour).Obj(),
+		group("prod", "eval", "prod", 10*time.Minute).Annotation(snapshot.ExpectedRuntimeAnnotation, "soon").Obj(),
+		pod("prod", "eval-0", 4).PodGroup("eval").Obj(),
+		group("research", "done", "research", 4*time.Hour).StartedAt(now.Add(-3 * time.Hour)).Obj(),
+		runningFor(pod("research", "done-0", 8).PodGroup("done"), "n1", 3*time.Hour).Phase(v1.PodSucceeded).Obj(),
+		pod("default", "stray", 1).Obj(),
+		runningFor(pod("default", "placed", 0), "n1", time.Hour).Obj(),
 	}
 	return fakeReader(t, objects...)
 }
@@ -239,16 +201,14 @@ func TestSnapshotDurations(t *testing.T) {
 // waits for the rest; a pod being deleted is written pending, as its controller will
 // recreate it.
 func TestSnapshotPartialGangAndTerminatingPod(t *testing.T) {
-	gang := group("research", "gang", "research", time.Hour, ago(time.Hour), nil)
-	gang.Spec.MinMember = 3
-	leaving := pod("research", "gang-1", "gang", "kai-scheduler", "n1", 1, ago(time.Hour))
-	leaving.DeletionTimestamp = &metav1.Time{Time: now.Add(-time.Second)}
-	leaving.Finalizers = []string{"example.com/hold"} // the fake client keeps a deleted object only with one
+	gangPod := func(name string) *builders.PodWrapper { return pod("research", name, 1).PodGroup("gang") }
 	reader := fakeReader(t,
-		&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}, Status: v1.NodeStatus{Allocatable: v1.ResourceList{"nvidia.com/gpu": resource.MustParse("8")}}},
-		queue("research", 8, nil), gang,
-		pod("research", "gang-0", "gang", "kai-scheduler", "n1", 1, ago(time.Hour)), leaving,
-		pod("research", "gang-2", "gang", "kai-scheduler", "", 1, nil))
+		builders.MakeNode("n1").GPUs(8).Obj(), builders.MakeQueue("research").GPUQuota(8).Obj(),
+		group("research", "gang", "research", time.Hour).MinMember(3).StartedAt(now.Add(-time.Hour)).Obj(),
+		runningFor(gangPod("gang-0"), "n1", time.Hour).Obj(),
+		// The fake client keeps a deleted object only with a finalizer.
+		runningFor(gangPod("gang-1"), "n1", time.Hour).Finalizer("example.com/hold").DeletedAt(now.Add(-time.Second)).Obj(),
+		gangPod("gang-2").Obj())
 	out := write(t, reader, snapshot.Options{SchedulerName: "kai-scheduler", AssumeRuntime: time.Hour})
 	want := "# research/gang: running for 1h0m0s on n1; only 1 of the 3 pods its gang needs are on nodes: they hold them, and it waits for the rest"
 	if !strings.Contains(out, want) {

@@ -19,6 +19,7 @@ import (
 	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/kubectlkai"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/testing/builders"
 )
 
 const explainConfig = `actions: "allocate, reclaim, preempt"
@@ -38,13 +39,8 @@ var _ = Describe("kubectl kai explain", func() {
 		for _, q := range designQueues("queues-reclaim-lca-tree.yaml") {
 			// One GPU, deserved by leaf1's branch and borrowed by leaf3 while leaf1 has no job.
 			gpus := map[string]float64{"a": 1, "b": 1, "c": 1, "leaf1": 1}[q.Name]
-			q.Spec.Resources = &v2.QueueResources{
-				GPU:    v2.QueueResource{Quota: gpus, OverQuotaWeight: 1, Limit: -1},
-				CPU:    v2.QueueResource{Quota: -1, OverQuotaWeight: 1, Limit: -1},
-				Memory: v2.QueueResource{Quota: -1, OverQuotaWeight: 1, Limit: -1},
-			}
-			Expect(k8sClient.Create(suiteCtx, q)).To(Succeed())
-			cleanUp(q)
+			q.Spec.Resources = builders.MakeQueue(q.Name).GPUQuota(gpus).Obj().Spec.Resources
+			create(q)
 		}
 		cm := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "explain", Name: "kai-scheduler-config"},
 			Data: map[string]string{"scheduler-config.yaml": explainConfig}}
@@ -55,12 +51,11 @@ var _ = Describe("kubectl kai explain", func() {
 		createNode("explain-node", 1)
 		DeferCleanup(startScheduler(schedulerOptions(file)))
 
-		createJob("explain", "run3", "leaf3", "train", 1, 1, 1)
+		createJob(builders.MakePodGroup("explain", "run3").Queue("leaf3").PriorityClass("train"), 1, 1)
 		Eventually(runningPods("explain", "run3")).Should(Equal(1), func() string { return pendingMessage("explain", "run3")() })
 		Eventually(minRuntimeStatus("explain", "run3")).ShouldNot(BeNil())
 		// The start stamp is a write of its own, which may land just after the protection.
-		Eventually(startStamp("explain", "run3")).ShouldNot(BeNil())
-		started := *startStamp("explain", "run3")()
+		started := startStamp(k8sClient, "explain", "run3")
 
 		out := kubectlKai("explain", "podgroup", "explain/run3", "--config-map", "explain/kai-scheduler-config")
 		Expect(out).To(ContainSubstring("queue:    a → b → d → leaf3"))
@@ -72,7 +67,7 @@ var _ = Describe("kubectl kai explain", func() {
 		Expect(out).To(ContainSubstring("The PodGroup's status (status.minRuntime, kubectl get pg) shows this protection."),
 			"explain and the scheduler agree on the protection")
 
-		createJob("explain", "wait1", "leaf1", "train", 1, 1, 1)
+		createJob(builders.MakePodGroup("explain", "wait1").Queue("leaf1").PriorityClass("train"), 1, 1)
 		Eventually(pendingMessage("explain", "wait1")).ShouldNot(BeEmpty())
 		out = kubectlKai("explain", "pg", "wait1", "-n", "explain", "--config-map", "explain/kai-scheduler-config")
 		Expect(out).To(ContainSubstring("It waits: 1 pods pending."))
@@ -86,8 +81,7 @@ var _ = Describe("kubectl kai explain", func() {
 
 		// The design's preemption tree: p-leaf1 sets its own 300s, p-leaf2 inherits p-b's 600s.
 		for _, q := range designQueues("queues-preempt-tree.yaml") {
-			Expect(k8sClient.Create(suiteCtx, q)).To(Succeed())
-			cleanUp(q)
+			create(q)
 		}
 		out = kubectlKai("explain", "queue", "p-b", "--config-map", "explain/kai-scheduler-config")
 		Expect(out).To(ContainSubstring("Jobs of p-leaf1:\n  against preemption: 5m0s from queue p-leaf1"))

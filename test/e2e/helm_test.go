@@ -5,23 +5,20 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
-	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/app"
+	"github.com/kai-minruntime/kai-scheduler/pkg/testing/builders"
 	"github.com/kai-minruntime/kai-scheduler/test/helm"
 	"github.com/kai-minruntime/kai-scheduler/test/testenv"
 )
@@ -62,29 +59,22 @@ var _ = Describe("The Helm chart", func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(testenv.CreateNode(suiteCtx, ownClientset, "chart-node", 4)).To(Succeed())
 		Expect(testenv.CreateNode(suiteCtx, ownClientset, "chart-a100-node", 4)).To(Succeed())
-		a100 := map[string]string{scheduling.NodePoolLabel: "a100"}
 		// A patch, not an update: KWOK writes the node's status meanwhile.
-		node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "chart-a100-node"}}
-		labelled := node.DeepCopy()
-		labelled.Labels = a100
-		Expect(c.Patch(suiteCtx, labelled, client.MergeFrom(node))).To(Succeed())
+		Expect(c.Patch(suiteCtx, builders.MakeNode("chart-a100-node").NodePool("a100").Obj(),
+			client.MergeFrom(builders.MakeNode("chart-a100-node").Obj()))).To(Succeed())
 		Expect(c.Create(suiteCtx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}})).To(Succeed())
-		a100Queue := newQueue("a100-queue", 4)
-		a100Queue.Labels = a100
-		Expect(c.Create(suiteCtx, a100Queue)).To(Succeed())
+		Expect(c.Create(suiteCtx, builders.MakeQueue("a100-queue").GPUQuota(4).NodePool("a100").Obj())).To(Succeed())
 		// The a100 pool's job: its scheduler places it, on its pool's node.
-		Expect(c.Create(suiteCtx, &v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "a100-trainer", Labels: a100},
-			Spec: v2alpha2.PodGroupSpec{MinMember: 1, Queue: "a100-queue", PriorityClassName: "train"}})).To(Succeed())
-		Expect(c.Create(suiteCtx, chartPod("a100-trainer-0", map[string]string{scheduling.PodGroupNameAnnotation: "a100-trainer"}))).To(Succeed())
+		Expect(c.Create(suiteCtx, builders.MakePodGroup("team", "a100-trainer").NodePool("a100").Queue("a100-queue").PriorityClass("train").Obj())).To(Succeed())
+		Expect(c.Create(suiteCtx, builders.MakePod("team", "a100-trainer-0").PodGroup("a100-trainer").GPUs(1).Obj())).To(Succeed())
 
 		// A PodGroup job, and a bare pod the pod grouper must group: binding, eviction-free
 		// start stamping and PodGroup creation all need the chart's RBAC.
-		Expect(c.Create(suiteCtx, &v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "trainer"},
-			Spec: v2alpha2.PodGroupSpec{MinMember: 2, Queue: "default-queue", PriorityClassName: "train"}})).To(Succeed())
+		Expect(c.Create(suiteCtx, builders.MakePodGroup("team", "trainer").MinMember(2).Queue("default-queue").PriorityClass("train").Obj())).To(Succeed())
 		for i := range 2 {
-			Expect(c.Create(suiteCtx, chartPod(fmt.Sprintf("trainer-%d", i), map[string]string{scheduling.PodGroupNameAnnotation: "trainer"}))).To(Succeed())
+			Expect(c.Create(suiteCtx, builders.MakePod("team", fmt.Sprintf("trainer-%d", i)).PodGroup("trainer").GPUs(1).Obj())).To(Succeed())
 		}
-		Expect(c.Create(suiteCtx, chartPod("notebook", nil))).To(Succeed())
+		Expect(c.Create(suiteCtx, builders.MakePod("team", "notebook").GPUs(1).Obj())).To(Succeed())
 
 		running := func() int {
 			if err := ownKWOK.Err(); err != nil {
@@ -108,12 +98,7 @@ var _ = Describe("The Helm chart", func() {
 		}
 		Expect(nodeOf("a100-trainer-0")).To(Equal("chart-a100-node"))
 		Expect([]string{nodeOf("trainer-0"), nodeOf("trainer-1"), nodeOf("notebook")}).To(HaveEach("chart-node"))
-		Eventually(func() *time.Time {
-			pg := &v2alpha2.PodGroup{}
-			Expect(c.Get(suiteCtx, client.ObjectKey{Namespace: "team", Name: "trainer"}, pg)).To(Succeed())
-			t, _ := scheduling.ParseStartTime(pg.Annotations)
-			return t
-		}).ShouldNot(BeNil())
+		startStamp(c, "team", "trainer") // the chart's RBAC lets the scheduler stamp a job it bound
 
 		// Each leader tells, on its own ConfigMap, what it runs and what it skipped.
 		events := func(configMap string) func() []string {
@@ -171,13 +156,4 @@ func chartScheduler(c client.Client, name string) (app.Options, string) {
 		}
 	}
 	return opts, cm.Data["scheduler-config.yaml"]
-}
-
-func chartPod(name string, annotations map[string]string) *v1.Pod {
-	return &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: name, Annotations: annotations},
-		Spec: v1.PodSpec{SchedulerName: "kai-scheduler", Containers: []v1.Container{{Name: "main", Image: "busybox",
-			Resources: v1.ResourceRequirements{Requests: v1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")},
-				Limits: v1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}}}}},
-	}
 }

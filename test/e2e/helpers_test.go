@@ -2,18 +2,18 @@ package e2e
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
-	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
+	"github.com/kai-minruntime/kai-scheduler/pkg/testing/builders"
 	"github.com/kai-minruntime/kai-scheduler/test/testenv"
 )
 
@@ -25,9 +25,16 @@ func cleanUp(obj client.Object) {
 	})
 }
 
+// create creates an object, to be deleted after the spec.
+func create[T client.Object](obj T) T {
+	Expect(k8sClient.Create(suiteCtx, obj)).To(Succeed())
+	cleanUp(obj)
+	return obj
+}
+
 func createNode(name string, gpus int64) {
 	Expect(testenv.CreateNode(suiteCtx, clientset, name, gpus)).To(Succeed())
-	cleanUp(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	cleanUp(builders.MakeNode(name).Obj())
 }
 
 func createNamespace(name string) {
@@ -35,57 +42,21 @@ func createNamespace(name string) {
 	Expect(client.IgnoreAlreadyExists(k8sClient.Create(suiteCtx, ns))).To(Succeed())
 }
 
-// createQueue creates a top-level or child queue with a GPU quota (unlimited CPU and memory).
-func createQueue(name string, gpuQuota float64, edit func(*v2.QueueSpec)) {
-	q := newQueue(name, gpuQuota)
-	if edit != nil {
-		edit(&q.Spec)
-	}
-	Expect(k8sClient.Create(suiteCtx, q)).To(Succeed())
-	cleanUp(q)
+// gpuPod is a pod of this scheduler asking for gpus GPUs and one CPU.
+func gpuPod(namespace, name string, gpus int64) *builders.PodWrapper {
+	return builders.MakePod(namespace, name).GPUs(gpus).Request(v1.ResourceCPU, "1")
 }
 
-// newQueue describes a queue with a GPU quota, unlimited CPU and memory.
-func newQueue(name string, gpuQuota float64) *v2.Queue {
-	return &v2.Queue{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v2.QueueSpec{
-		Resources: &v2.QueueResources{
-			GPU:    v2.QueueResource{Quota: gpuQuota, OverQuotaWeight: 1, Limit: -1},
-			CPU:    v2.QueueResource{Quota: -1, OverQuotaWeight: 1, Limit: -1},
-			Memory: v2.QueueResource{Quota: -1, OverQuotaWeight: 1, Limit: -1},
-		},
-	}}
-}
-
-// createJob creates a PodGroup and its pods, each asking for gpus GPUs.
-func createJob(namespace, name, queue, priorityClass string, minMember int32, pods int, gpus int64) {
-	pg := &v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
-		Spec: v2alpha2.PodGroupSpec{MinMember: minMember, Queue: queue, PriorityClassName: priorityClass}}
-	Expect(k8sClient.Create(suiteCtx, pg)).To(Succeed())
-	cleanUp(pg)
+// createJob creates a PodGroup and pods of it (name-0, name-1, ...), each a gpuPod asking
+// for gpus GPUs, edited by edits.
+func createJob(group *builders.PodGroupWrapper, pods int, gpus int64, edits ...func(*builders.PodWrapper)) {
+	pg := create(group.Obj())
 	for i := range pods {
-		createPod(namespace, fmt.Sprintf("%s-%d", name, i), gpus, map[string]string{scheduling.PodGroupNameAnnotation: name}, nil)
-	}
-}
-
-func createPod(namespace, name string, gpus int64, annotations, labels map[string]string) *v1.Pod {
-	pod := newPod(namespace, name, gpus, annotations, labels)
-	Expect(k8sClient.Create(suiteCtx, pod)).To(Succeed())
-	cleanUp(pod)
-	return pod
-}
-
-// newPod describes a pod of this scheduler asking for gpus GPUs and one CPU.
-func newPod(namespace, name string, gpus int64, annotations, labels map[string]string) *v1.Pod {
-	return &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, Annotations: annotations, Labels: labels},
-		Spec: v1.PodSpec{
-			SchedulerName: "kai-scheduler",
-			Containers: []v1.Container{{Name: "main", Image: "busybox", Resources: v1.ResourceRequirements{
-				Limits: v1.ResourceList{"nvidia.com/gpu": *resource.NewQuantity(gpus, resource.DecimalSI)},
-				Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("1"),
-					"nvidia.com/gpu": *resource.NewQuantity(gpus, resource.DecimalSI)},
-			}}},
-		},
+		pod := gpuPod(pg.Namespace, fmt.Sprintf("%s-%d", pg.Name, i), gpus).PodGroup(pg.Name)
+		for _, edit := range edits {
+			edit(pod)
+		}
+		create(pod.Obj())
 	}
 }
 
@@ -124,13 +95,52 @@ func boundPods(namespace, job string) func() int {
 	}
 }
 
-// startStamp reads the job's last-start-timestamp annotation (nil when absent).
-func startStamp(namespace, job string) func() *time.Time {
-	return func() *time.Time {
-		pg := &v2alpha2.PodGroup{}
-		Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: namespace, Name: job}, pg)).To(Succeed())
-		t, err := scheduling.ParseStartTime(pg.Annotations)
-		Expect(err).NotTo(HaveOccurred())
-		return t
-	}
+// stampOf reads the job's start stamp, the last-start-timestamp annotation the scheduler
+// writes (nil while it has none); a stamp that does not parse fails the spec at once.
+func stampOf(c client.Client, namespace, job string) *time.Time {
+	pg := &v2alpha2.PodGroup{}
+	Expect(c.Get(suiteCtx, client.ObjectKey{Namespace: namespace, Name: job}, pg)).To(Succeed())
+	stamp, err := scheduling.ParseStartTime(pg.Annotations)
+	Expect(err).NotTo(HaveOccurred(), "the start stamp must parse") // within Eventually too, this fails at once
+	return stamp
+}
+
+// stampLead bounds how much later than its start stamp a job's first pod may start. The
+// scheduler stamps a job with its cycle's now, read before the cycle binds the job; the
+// binds go out right after the cycle, and KWOK, which watches pods, starts a bound pod at
+// once (its pod-ready stage has no delay), writing its own now, in whole seconds, as the
+// pod's start. The lead is the rest of one cycle, the binds and two watch deliveries: in
+// three runs of this suite on two busy cores (load 5 to 6), every job's first pod started
+// in its stamp's own second, one stamped at .985s among them. Two seconds, ten schedule
+// periods, leave room for a slower machine and still fail a stamp taken at the wrong
+// moment: when the job was first seen, or when a retried write finally landed.
+const stampLead = 2 * time.Second
+
+// startStamp waits until the job has a start stamp and its first pod has started, checks
+// the stamp against that start, and returns it. The stamp is the moment the scheduler bound
+// the job, which the pods' start follows: the first pod's start (status.startTime, whole
+// seconds as KWOK writes it) is not before the stamp's second, nor later than stampLead
+// after the stamp.
+func startStamp(c client.Client, namespace, job string) time.Time {
+	var stamp *time.Time
+	var first time.Time
+	Eventually(func(g Gomega) {
+		stamp = stampOf(c, namespace, job)
+		g.Expect(stamp).NotTo(BeNil(), "the job has no start stamp yet")
+		pods := &v1.PodList{}
+		g.Expect(c.List(suiteCtx, pods, client.InNamespace(namespace))).To(Succeed())
+		var starts []time.Time
+		for _, p := range pods.Items {
+			if p.Annotations[scheduling.PodGroupNameAnnotation] == job && p.Status.StartTime != nil {
+				starts = append(starts, p.Status.StartTime.Time)
+			}
+		}
+		g.Expect(starts).NotTo(BeEmpty(), "none of the job's pods has started")
+		first = slices.MinFunc(starts, time.Time.Compare)
+	}).Should(Succeed())
+	Expect(first).To(BeTemporally(">=", stamp.Truncate(time.Second)),
+		"the job's first pod started at %s, before the scheduler stamped it started at %s", first, stamp)
+	Expect(first.Sub(*stamp)).To(BeNumerically("<=", stampLead),
+		"the job's first pod started at %s, more than %s after its start stamp %s", first, stampLead, stamp)
+	return *stamp
 }

@@ -9,13 +9,13 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/app"
+	"github.com/kai-minruntime/kai-scheduler/pkg/testing/builders"
 )
 
 // Two schedulers serve two node pools of one cluster, each with its own configuration: pool
@@ -24,24 +24,27 @@ var _ = Describe("Node pools", func() {
 	It("are served by one scheduler each, with its own min-runtime defaults, never across pools", func() {
 		const ns = "pools"
 		createNamespace(ns)
-		inPool := func(pool string) map[string]string { return map[string]string{scheduling.NodePoolLabel: pool} }
+		// A preemptible gang of one-GPU pods, of the pool's scheduler.
+		createPoolJob := func(name, queue, pool string, gang int) {
+			createJob(builders.MakePodGroup(ns, name).Queue(queue).PriorityClass("train").NodePool(pool).MinMember(int32(gang)), gang, 1)
+		}
 		for _, pool := range []string{"a", "b"} {
 			node := "pool-" + pool + "-node"
 			createNode(node, 4)
 			patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, scheduling.NodePoolLabel, pool)
-			Expect(k8sClient.Patch(suiteCtx, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}},
+			Expect(k8sClient.Patch(suiteCtx, builders.MakeNode(node).Obj(),
 				client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
-			createPoolQueue("owner-"+pool, pool, 4)
-			createPoolQueue("borrower-"+pool, pool, 0)
+			create(builders.MakeQueue("owner-" + pool).GPUQuota(4).NodePool(pool).Obj())
+			create(builders.MakeQueue("borrower-" + pool).GPUQuota(0).NodePool(pool).Obj())
 		}
 		DeferCleanup(startScheduler(poolOptions("a", "1h")))
 		DeferCleanup(startScheduler(poolOptions("b", "0s")))
 
 		for _, pool := range []string{"a", "b"} {
-			createPoolJob(ns, "borrowed-"+pool, "borrower-"+pool, inPool(pool), 4, 4)
+			createPoolJob("borrowed-"+pool, "borrower-"+pool, pool, 4)
 		}
 		// Pool a's 4 GPUs cannot hold 8, and pool b's free GPUs are not pool a's to give.
-		createPoolJob(ns, "too-big-a", "owner-a", inPool("a"), 8, 8)
+		createPoolJob("too-big-a", "owner-a", "a", 8)
 		for _, pool := range []string{"a", "b"} {
 			Eventually(runningPods(ns, "borrowed-"+pool)).Should(Equal(4))
 			Expect(nodesOf(ns, "borrowed-"+pool)).To(ConsistOf("pool-" + pool + "-node"))
@@ -51,7 +54,7 @@ var _ = Describe("Node pools", func() {
 		// Owners come back to both pools: pool b reclaims at once, pool a's borrower is
 		// protected by its scheduler's default and the owner is told so, for pool a.
 		for _, pool := range []string{"a", "b"} {
-			createPoolJob(ns, "owned-"+pool, "owner-"+pool, inPool(pool), 4, 4)
+			createPoolJob("owned-"+pool, "owner-"+pool, pool, 4)
 		}
 		Eventually(runningPods(ns, "owned-b")).Should(Equal(4))
 		Expect(nodesOf(ns, "owned-b")).To(ConsistOf("pool-b-node"))
@@ -79,24 +82,6 @@ tiers:
 	opts := schedulerOptions(config)
 	opts.PartitionLabelValue = pool
 	return opts
-}
-
-func createPoolQueue(name, pool string, gpuQuota float64) {
-	q := newQueue(name, gpuQuota)
-	q.Labels = map[string]string{scheduling.NodePoolLabel: pool}
-	Expect(k8sClient.Create(suiteCtx, q)).To(Succeed())
-	cleanUp(q)
-}
-
-// createPoolJob creates a preemptible gang of one-GPU pods whose PodGroup carries labels.
-func createPoolJob(namespace, name, queue string, labels map[string]string, minMember int32, pods int) {
-	pg := &v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, Labels: labels},
-		Spec: v2alpha2.PodGroupSpec{MinMember: minMember, Queue: queue, PriorityClassName: "train"}}
-	Expect(k8sClient.Create(suiteCtx, pg)).To(Succeed())
-	cleanUp(pg)
-	for i := range pods {
-		createPod(namespace, fmt.Sprintf("%s-%d", name, i), 1, map[string]string{scheduling.PodGroupNameAnnotation: name}, nil)
-	}
 }
 
 // nodesOf lists the nodes the job's pods are bound to, once each.

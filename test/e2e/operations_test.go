@@ -14,13 +14,14 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
+	"github.com/kai-minruntime/kai-scheduler/pkg/testing/builders"
 )
 
 var _ = Describe("Operating the scheduler", func() {
 	It("elects one leader through a Lease and serves metrics and health", func() {
 		createNamespace("kai-scheduler")
 		createNamespace("ops")
-		createQueue("ops-queue", -1, nil)
+		create(builders.MakeQueue("ops-queue").GPUQuota(-1).Obj())
 		createNode("ops-node", 2)
 		opts := schedulerOptions("")
 		opts.LeaderElect, opts.LeaderElectionNamespace = true, "kai-scheduler"
@@ -37,7 +38,7 @@ var _ = Describe("Operating the scheduler", func() {
 		}).Should(Succeed())
 		Expect(lease.Spec.HolderIdentity).NotTo(BeNil())
 
-		createJob("ops", "served", "ops-queue", "train", 2, 2, 1)
+		createJob(builders.MakePodGroup("ops", "served").Queue("ops-queue").PriorityClass("train").MinMember(2), 2, 1)
 		Eventually(runningPods("ops", "served")).Should(Equal(2))
 		for _, registry := range []prometheus.Registerer{ctrlmetrics.Registry, standby.MetricsRegistry} {
 			Expect(metric(registry, "kai_scheduler_bind_errors_total", nil)()).To(BeZero(), "two replicas, one scheduling: no bind was refused")
@@ -66,14 +67,14 @@ func get(url string) func() string {
 var _ = Describe("Broken queue trees", func() {
 	It("are reported as events and do not stop scheduling elsewhere", func() {
 		createNamespace("loops")
-		createQueue("loop-a", -1, func(s *v2.QueueSpec) { s.ParentQueue = "loop-b" })
-		createQueue("loop-b", -1, func(s *v2.QueueSpec) { s.ParentQueue = "loop-a" })
-		createQueue("healthy", -1, nil)
+		create(builders.MakeQueue("loop-a").GPUQuota(-1).Parent("loop-b").Obj())
+		create(builders.MakeQueue("loop-b").GPUQuota(-1).Parent("loop-a").Obj())
+		create(builders.MakeQueue("healthy").GPUQuota(-1).Obj())
 		createNode("loops-node", 2)
 		DeferCleanup(startScheduler(schedulerOptions("")))
 
-		createJob("loops", "stuck", "loop-a", "train", 1, 1, 1)
-		createJob("loops", "fine", "healthy", "train", 1, 1, 1)
+		createJob(builders.MakePodGroup("loops", "stuck").Queue("loop-a").PriorityClass("train"), 1, 1)
+		createJob(builders.MakePodGroup("loops", "fine").Queue("healthy").PriorityClass("train"), 1, 1)
 		Eventually(runningPods("loops", "fine")).Should(Equal(1))
 		Eventually(func() []string {
 			events := &v1.EventList{}
@@ -108,11 +109,11 @@ var _ = Describe("Broken queue trees", func() {
 var _ = Describe("Queue status", func() {
 	It("shows each queue's children and what its jobs hold, for kubectl get queues", func() {
 		createNamespace("tree")
-		createQueue("org", -1, nil)
-		createQueue("org-team", -1, func(s *v2.QueueSpec) { s.ParentQueue = "org" })
+		create(builders.MakeQueue("org").GPUQuota(-1).Obj())
+		create(builders.MakeQueue("org-team").GPUQuota(-1).Parent("org").Obj())
 		createNode("tree-node", 4)
 		DeferCleanup(startScheduler(schedulerOptions("")))
-		createJob("tree", "work", "org-team", "train", 3, 3, 1)
+		createJob(builders.MakePodGroup("tree", "work").Queue("org-team").PriorityClass("train").MinMember(3), 3, 1)
 		Eventually(runningPods("tree", "work")).Should(Equal(3))
 		Eventually(func() []string {
 			q := &v2.Queue{}

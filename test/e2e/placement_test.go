@@ -7,11 +7,10 @@ import (
 	. "github.com/onsi/gomega"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
+	"github.com/kai-minruntime/kai-scheduler/pkg/testing/builders"
 )
 
 const fpga v1.ResourceName = "example.com/fpga"
@@ -19,7 +18,7 @@ const fpga v1.ResourceName = "example.com/fpga"
 var _ = Describe("Kubernetes placement rules on a real API server", func() {
 	It("avoid a tainted node, honour required affinity, never over-commit an extended resource, and say why", func() {
 		createNamespace("placement")
-		createQueue("placement-queue", -1, nil)
+		create(builders.MakeQueue("placement-queue").GPUQuota(-1).Obj())
 		createNode("placement-reserved", 4)
 		editNode("placement-reserved", func(n *v1.Node) {
 			n.Labels = map[string]string{"zone": "a"}
@@ -30,24 +29,20 @@ var _ = Describe("Kubernetes placement rules on a real API server", func() {
 			func(n *v1.Node) { n.Status.Allocatable[fpga] = resource.MustParse("1") })
 		DeferCleanup(startScheduler(schedulerOptions("")))
 
-		requireZoneA := func(p *v1.Pod) {
-			p.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{
-				NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchExpressions: []v1.NodeSelectorRequirement{
-					{Key: "zone", Operator: v1.NodeSelectorOpIn, Values: []string{"a"}}}}}}}}
+		requireZoneA := func(p *builders.PodWrapper) { p.RequiredNodeAffinityIn("zone", "a") }
+		tolerate := func(p *builders.PodWrapper) {
+			p.Toleration(v1.Toleration{Key: "dedicated", Operator: v1.TolerationOpEqual, Value: "inference", Effect: v1.TaintEffectNoSchedule})
 		}
-		tolerate := func(p *v1.Pod) {
-			p.Spec.Tolerations = append(p.Spec.Tolerations, v1.Toleration{Key: "dedicated", Operator: v1.TolerationOpEqual,
-				Value: "inference", Effect: v1.TaintEffectNoSchedule})
-		}
-		askFPGA := func(p *v1.Pod) {
-			c := &p.Spec.Containers[0].Resources
-			c.Requests[fpga], c.Limits[fpga] = resource.MustParse("1"), resource.MustParse("1")
+		askFPGA := func(p *builders.PodWrapper) { p.Resource(fpga, "1") }
+		// One-pod jobs asking for one GPU, their pods edited.
+		createPlacedJob := func(name string, edits ...func(*builders.PodWrapper)) {
+			createJob(builders.MakePodGroup("placement", name).Queue("placement-queue"), 1, 1, edits...)
 		}
 
-		createPlacedJob("placement", "intolerant", "placement-queue", requireZoneA)
-		createPlacedJob("placement", "tolerant", "placement-queue", requireZoneA, tolerate)
-		createPlacedJob("placement", "fpga-1", "placement-queue", askFPGA)
-		createPlacedJob("placement", "fpga-2", "placement-queue", askFPGA)
+		createPlacedJob("intolerant", requireZoneA)
+		createPlacedJob("tolerant", requireZoneA, tolerate)
+		createPlacedJob("fpga-1", askFPGA)
+		createPlacedJob("fpga-2", askFPGA)
 
 		Eventually(nodeOf("placement", "tolerant-0")).Should(Equal("placement-reserved"), "a tolerating pod uses the tainted node")
 		Eventually(func() int { return boundPods("placement", "fpga-1")() + boundPods("placement", "fpga-2")() }).Should(Equal(1))
@@ -84,20 +79,6 @@ func editNode(name string, spec, status func(*v1.Node)) {
 		status(node)
 		Expect(k8sClient.Status().Patch(suiteCtx, node, client.MergeFrom(before))).To(Succeed())
 	}
-}
-
-// createPlacedJob creates a one-pod job asking for one GPU, its pod edited by each edit.
-func createPlacedJob(namespace, name, queue string, edits ...func(*v1.Pod)) {
-	pg := &v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
-		Spec: v2alpha2.PodGroupSpec{MinMember: 1, Queue: queue}}
-	Expect(k8sClient.Create(suiteCtx, pg)).To(Succeed())
-	cleanUp(pg)
-	pod := newPod(namespace, name+"-0", 1, map[string]string{scheduling.PodGroupNameAnnotation: name}, nil)
-	for _, edit := range edits {
-		edit(pod)
-	}
-	Expect(k8sClient.Create(suiteCtx, pod)).To(Succeed())
-	cleanUp(pod)
 }
 
 func nodeOf(namespace, pod string) func() string {

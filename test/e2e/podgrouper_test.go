@@ -11,19 +11,20 @@ import (
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
+	"github.com/kai-minruntime/kai-scheduler/pkg/testing/builders"
 )
 
 var _ = Describe("Ordinary workloads", func() {
 	BeforeEach(func() {
 		createNamespace("plain")
-		createQueue("plain-team", -1, nil)
-		createQueue("default-queue", -1, nil)
+		create(builders.MakeQueue("plain-team").GPUQuota(-1).Obj())
+		create(builders.MakeQueue("default-queue").GPUQuota(-1).Obj())
 		createNode("plain-node", 8)
 		DeferCleanup(startScheduler(schedulerOptions("")))
 	})
 
 	It("get a PodGroup per bare pod, in the queue of its label", func() {
-		pod := createPod("plain", "notebook", 1, nil, map[string]string{scheduling.QueueLabel: "plain-team"})
+		pod := create(gpuPod("plain", "notebook", 1).Queue("plain-team").Obj())
 		Eventually(func() string {
 			Expect(k8sClient.Get(suiteCtx, client.ObjectKeyFromObject(pod), pod)).To(Succeed())
 			return pod.Spec.NodeName
@@ -43,14 +44,10 @@ var _ = Describe("Ordinary workloads", func() {
 		}
 		Expect(k8sClient.Create(suiteCtx, job)).To(Succeed())
 		cleanUp(job)
-		owner := metav1.OwnerReference{APIVersion: "batch/v1", Kind: "Job", Name: job.Name, UID: job.UID, Controller: ptr.To(true)}
 		// No job controller runs here, so the test creates the Job's pods, one short of its
 		// parallelism at first: the gang must wait for the third.
 		createOwned := func(name string) {
-			pod := newPod("plain", name, 1, nil, nil)
-			pod.OwnerReferences = []metav1.OwnerReference{owner}
-			Expect(k8sClient.Create(suiteCtx, pod)).To(Succeed())
-			cleanUp(pod)
+			create(gpuPod("plain", name, 1).ControlledBy(job, batchv1.SchemeGroupVersion.WithKind("Job")).Obj())
 		}
 		createOwned("sweep-a")
 		createOwned("sweep-b")

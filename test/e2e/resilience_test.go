@@ -14,12 +14,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
+	"github.com/kai-minruntime/kai-scheduler/pkg/testing/builders"
 )
 
 var _ = Describe("Start stamps under API trouble", func() {
 	It("survive write conflicts and a briefly unavailable API server", func() {
 		createNamespace("flaky")
-		createQueue("flaky-queue", -1, nil)
+		create(builders.MakeQueue("flaky-queue").GPUQuota(-1).Obj())
 		createNode("flaky-node", 2)
 
 		// The first four writes to PodGroups fail: two as if the API server were down, two as
@@ -57,9 +58,10 @@ var _ = Describe("Start stamps under API trouble", func() {
 		}
 		DeferCleanup(startScheduler(opts))
 
-		createJob("flaky", "stubborn", "flaky-queue", "train", 2, 2, 1)
+		createJob(builders.MakePodGroup("flaky", "stubborn").Queue("flaky-queue").PriorityClass("train").MinMember(2), 2, 1)
 		Eventually(runningPods("flaky", "stubborn")).Should(Equal(2))
-		Eventually(startStamp("flaky", "stubborn")).ShouldNot(BeNil())
+		// The stamp is the moment the job was bound, however many writes it took to land.
+		startStamp(k8sClient, "flaky", "stubborn")
 		Expect(failures.Load()).To(BeNumerically(">", 4), "the injected failures happened before the stamp landed")
 	})
 })

@@ -11,21 +11,20 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
-	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
+	"github.com/kai-minruntime/kai-scheduler/pkg/testing/builders"
 )
 
 var _ = Describe("Gang scheduling", func() {
 	It("binds a gang all at once or not at all, and stamps its start on the PodGroup", func() {
 		createNamespace("gang")
-		createQueue("gang-queue", -1, nil)
+		create(builders.MakeQueue("gang-queue").GPUQuota(-1).Obj())
 		createNode("gang-node-1", 4)
 		DeferCleanup(startScheduler(schedulerOptions("")))
 
-		createJob("gang", "trainer", "gang-queue", "train", 3, 3, 2)
+		createJob(builders.MakePodGroup("gang", "trainer").Queue("gang-queue").PriorityClass("train").MinMember(3), 3, 2)
 		Consistently(boundPods("gang", "trainer"), 2*time.Second).Should(BeZero(), "6 GPUs do not fit on 4: nothing partial")
-		Expect(startStamp("gang", "trainer")()).To(BeNil())
+		Expect(stampOf(k8sClient, "gang", "trainer")).To(BeNil())
 		Eventually(pendingMessage("gang", "trainer")).Should(ContainSubstring("gang of 3 pods does not fit"), "the PodGroup tells why it waits")
 		Eventually(func() []string { return eventReasons("gang", "trainer") }).Should(ContainElement("Unschedulable"))
 		Eventually(func() string {
@@ -42,8 +41,8 @@ var _ = Describe("Gang scheduling", func() {
 		before := time.Now()
 		createNode("gang-node-2", 4)
 		Eventually(runningPods("gang", "trainer")).Should(Equal(3))
-		Eventually(startStamp("gang", "trainer")).ShouldNot(BeNil())
-		Expect(*startStamp("gang", "trainer")()).To(BeTemporally("~", before, 10*time.Second))
+		Expect(startStamp(k8sClient, "gang", "trainer")).To(And(BeTemporally(">=", before), BeTemporally("<", before.Add(10*time.Second))),
+			"the gang starts once the node it needed is there, and not before")
 		Eventually(func() int {
 			pg := &v2alpha2.PodGroup{}
 			Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: "gang", Name: "trainer"}, pg)).To(Succeed())
@@ -55,25 +54,22 @@ var _ = Describe("Gang scheduling", func() {
 var _ = Describe("Reclaim min-runtime", func() {
 	It("holds a reclaim back until the victim's protection ends, then reclaims", func() {
 		createNamespace("reclaim")
-		createQueue("owner", 4, nil)
+		create(builders.MakeQueue("owner").GPUQuota(4).Obj())
 		// The usual setup: a reclaim min-runtime only; the preempt one is the default's 0s.
-		createQueue("borrower", 0, func(s *v2.QueueSpec) {
-			s.ReclaimMinRuntime = &metav1.Duration{Duration: 4 * time.Second}
-		})
+		create(builders.MakeQueue("borrower").GPUQuota(0).ReclaimMinRuntime(4 * time.Second).Obj())
 		// A job within its queue's quota, on a node of its own, protected against
 		// preemption only.
-		createQueue("steady", 1, func(s *v2.QueueSpec) { s.PreemptMinRuntime = &metav1.Duration{Duration: time.Hour} })
+		create(builders.MakeQueue("steady").GPUQuota(1).PreemptMinRuntime(time.Hour).Obj())
 		createNode("reclaim-steady-node", 1)
 		opts := schedulerOptions("")
 		DeferCleanup(startScheduler(opts))
-		createJob("reclaim", "steady", "steady", "train", 1, 1, 1)
+		createJob(builders.MakePodGroup("reclaim", "steady").Queue("steady").PriorityClass("train"), 1, 1)
 		Eventually(runningPods("reclaim", "steady")).Should(Equal(1))
 		createNode("reclaim-node", 4)
 
-		createJob("reclaim", "borrowed", "borrower", "train", 4, 4, 1)
+		createJob(builders.MakePodGroup("reclaim", "borrowed").Queue("borrower").PriorityClass("train").MinMember(4), 4, 1)
 		Eventually(runningPods("reclaim", "borrowed")).Should(Equal(4))
-		Eventually(startStamp("reclaim", "borrowed")).ShouldNot(BeNil())
-		stamp := *startStamp("reclaim", "borrowed")()
+		stamp := startStamp(k8sClient, "reclaim", "borrowed")
 		protectedUntil := stamp.Add(4 * time.Second)
 
 		// The running job's status shows the start counted and what protects it until when,
@@ -105,7 +101,7 @@ var _ = Describe("Reclaim min-runtime", func() {
 		protectedJobs := metric(opts.MetricsRegistry, "kai_scheduler_min_runtime_protected_jobs", map[string]string{"queue": "borrower", "action": "reclaim"})
 		Eventually(protectedJobs).Should(Equal(1.0), "the gauge counts the protected job")
 
-		createJob("reclaim", "owned", "owner", "train", 4, 4, 1)
+		createJob(builders.MakePodGroup("reclaim", "owned").Queue("owner").PriorityClass("train").MinMember(4), 4, 1)
 		Eventually(metric(opts.MetricsRegistry, "kai_scheduler_min_runtime_refusals_total", reclaim)).
 			Should(BeNumerically(">", 0), "the blocked reclaim is counted")
 		Consistently(runningPods("reclaim", "borrowed"), time.Until(protectedUntil)-500*time.Millisecond).Should(Equal(4))
@@ -143,17 +139,16 @@ var _ = Describe("Reclaim min-runtime", func() {
 
 	It("keeps protecting across a scheduler restart, binding nothing twice", func() {
 		createNamespace("restart")
-		createQueue("restart-owner", 4, nil)
-		createQueue("restart-borrower", 0, func(s *v2.QueueSpec) { s.ReclaimMinRuntime = &metav1.Duration{Duration: 6 * time.Second} })
+		create(builders.MakeQueue("restart-owner").GPUQuota(4).Obj())
+		create(builders.MakeQueue("restart-borrower").GPUQuota(0).ReclaimMinRuntime(6 * time.Second).Obj())
 		createNode("restart-node", 4)
 		stopFirst := startScheduler(schedulerOptions(""))
-		createJob("restart", "borrowed", "restart-borrower", "train", 4, 4, 1)
+		createJob(builders.MakePodGroup("restart", "borrowed").Queue("restart-borrower").PriorityClass("train").MinMember(4), 4, 1)
 		Eventually(runningPods("restart", "borrowed")).Should(Equal(4))
-		Eventually(startStamp("restart", "borrowed")).ShouldNot(BeNil())
-		protectedUntil := startStamp("restart", "borrowed")().Add(6 * time.Second)
+		protectedUntil := startStamp(k8sClient, "restart", "borrowed").Add(6 * time.Second)
 		stopFirst()
 
-		createJob("restart", "owned", "restart-owner", "train", 4, 4, 1)
+		createJob(builders.MakePodGroup("restart", "owned").Queue("restart-owner").PriorityClass("train").MinMember(4), 4, 1)
 		restarted := schedulerOptions("")
 		DeferCleanup(startScheduler(restarted))
 		Consistently(runningPods("restart", "borrowed"), time.Until(protectedUntil)-500*time.Millisecond).Should(Equal(4),
@@ -227,23 +222,18 @@ var _ = Describe("The promise made to a reclaimer", func() {
 	// name sorts first) from taking the freed GPUs back.
 	It("is kept on the pod as its nominated node, across a restart, against the victim's replacement", func() {
 		createNamespace("promise")
-		createQueue("promise-a", 0, nil)
-		createQueue("promise-b", 0, nil)
+		create(builders.MakeQueue("promise-a").GPUQuota(0).Obj())
+		create(builders.MakeQueue("promise-b").GPUQuota(0).Obj())
 		createNode("promise-node", 3)
 		stopFirst := startScheduler(schedulerOptions(""))
 
-		pg := &v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "promise", Name: "big"},
-			Spec: v2alpha2.PodGroupSpec{MinMember: 1, Queue: "promise-a", PriorityClassName: "train"}}
-		Expect(k8sClient.Create(suiteCtx, pg)).To(Succeed())
-		cleanUp(pg)
-		victim := newPod("promise", "big-0", 3, map[string]string{scheduling.PodGroupNameAnnotation: "big"}, nil)
-		victim.Finalizers = []string{"e2e.kai.scheduler/hold"} // keeps it terminating until the test lets go
-		Expect(k8sClient.Create(suiteCtx, victim)).To(Succeed())
-		cleanUp(victim)
+		create(builders.MakePodGroup("promise", "big").Queue("promise-a").PriorityClass("train").Obj())
+		// The finalizer keeps the victim terminating until the test lets go.
+		create(gpuPod("promise", "big-0", 3).PodGroup("big").Finalizer("e2e.kai.scheduler/hold").Obj())
 		DeferCleanup(func() { _ = releaseFinalizers("promise", "big-0") }) // runs first: lets the cleanup delete it
 		Eventually(runningPods("promise", "big")).Should(Equal(1))
 
-		createJob("promise", "small", "promise-b", "train", 1, 1, 1)
+		createJob(builders.MakePodGroup("promise", "small").Queue("promise-b").PriorityClass("train"), 1, 1)
 		Eventually(func() string { return getPod("promise", "small-0").Status.NominatedNodeName }).Should(Equal("promise-node"))
 		// The promise is written before the eviction it is made of.
 		Eventually(func() *metav1.Time { return getPod("promise", "big-0").DeletionTimestamp }).ShouldNot(BeNil(), "big was evicted for small")
@@ -251,7 +241,7 @@ var _ = Describe("The promise made to a reclaimer", func() {
 
 		// The job controller's replacement arrives, then the victim is gone: the 3 GPUs are
 		// idle and would fit it, but 1 of them is promised to small.
-		createPod("promise", "big-1", 3, map[string]string{scheduling.PodGroupNameAnnotation: "big"}, nil)
+		create(gpuPod("promise", "big-1", 3).PodGroup("big").Obj())
 		Expect(releaseFinalizers("promise", "big-0")).To(Succeed())
 		DeferCleanup(startScheduler(schedulerOptions("")))
 		Eventually(runningPods("promise", "small")).Should(Equal(1))

@@ -13,17 +13,16 @@ import (
 	. "github.com/onsi/gomega"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/kubectlkai"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/report"
+	"github.com/kai-minruntime/kai-scheduler/pkg/testing/builders"
 )
 
 const snapshotConfig = `actions: "allocate, reclaim, preempt"
@@ -50,18 +49,19 @@ var _ = Describe("kubectl kai snapshot", func() {
 		// prod protects what it runs for 5 minutes, so that the job it runs after the
 		// reclaim shows the start stamp the scheduler wrote; a job with no min-runtime at
 		// all shows no protection.
-		createQueue("snap-prod", 8, func(s *v2.QueueSpec) { s.ReclaimMinRuntime = minutes(5) })
-		createQueue("snap-free", 0, func(s *v2.QueueSpec) { s.ReclaimMinRuntime = minutes(0) })
-		createQueue("snap-held", 0, func(s *v2.QueueSpec) { s.ReclaimMinRuntime = minutes(10) })
-		createBoundJob(ns, "free", "snap-free", "snap-n1", 4)
-		createBoundJob(ns, "held", "snap-held", "snap-n2", 4)
+		create(builders.MakeQueue("snap-prod").GPUQuota(8).ReclaimMinRuntime(5 * time.Minute).Obj())
+		create(builders.MakeQueue("snap-free").GPUQuota(0).ReclaimMinRuntime(0).Obj())
+		create(builders.MakeQueue("snap-held").GPUQuota(0).ReclaimMinRuntime(10 * time.Minute).Obj())
+		// Jobs the scheduler placed before it restarted: their pods are on their nodes already.
+		createJob(builders.MakePodGroup(ns, "free").Queue("snap-free").PriorityClass("train"), 1, 4, onNode("snap-n1"))
+		createJob(builders.MakePodGroup(ns, "held").Queue("snap-held").PriorityClass("train"), 1, 4, onNode("snap-n2"))
 		Eventually(runningPods(ns, "free")).Should(Equal(1))
 		Eventually(runningPods(ns, "held")).Should(Equal(1))
 		// A few seconds of running, so that a snapshot that lost how long a job has run
 		// would show its protection ending that much later.
 		Eventually(ranFor(ns, "held-0")).Should(BeNumerically(">=", 3*time.Second))
-		createJob(ns, "first", "snap-prod", "train", 1, 1, 4)
-		createJob(ns, "second", "snap-prod", "train", 1, 1, 4)
+		createJob(builders.MakePodGroup(ns, "first").Queue("snap-prod").PriorityClass("train"), 1, 4)
+		createJob(builders.MakePodGroup(ns, "second").Queue("snap-prod").PriorityClass("train"), 1, 4)
 
 		By("snapshotting the cluster before the scheduler has seen it, and running kai-sim's first cycle on it")
 		at, scenario := takeSnapshot()
@@ -98,22 +98,9 @@ var _ = Describe("kubectl kai snapshot", func() {
 	})
 })
 
-func minutes(n int) *metav1.Duration {
-	return &metav1.Duration{Duration: time.Duration(n) * time.Minute}
-}
-
-// createBoundJob creates a job whose one pod is already on node, as a job the scheduler
-// placed before it restarted: KWOK runs it.
-func createBoundJob(namespace, name, queue, node string, gpus int64) {
-	pg := &v2alpha2.PodGroup{}
-	pg.Namespace, pg.Name = namespace, name
-	pg.Spec = v2alpha2.PodGroupSpec{MinMember: 1, Queue: queue, PriorityClassName: "train"}
-	Expect(k8sClient.Create(suiteCtx, pg)).To(Succeed())
-	cleanUp(pg)
-	pod := newPod(namespace, name+"-0", gpus, map[string]string{"pod-group-name": name}, nil)
-	pod.Spec.NodeName = node
-	Expect(k8sClient.Create(suiteCtx, pod)).To(Succeed())
-	cleanUp(pod)
+// onNode puts a pod on a node, as if bound by a scheduler before this one: KWOK runs it.
+func onNode(node string) func(*builders.PodWrapper) {
+	return func(p *builders.PodWrapper) { p.Node(node) }
 }
 
 // takeSnapshot runs kubectl kai snapshot and returns the moment it is of (the next whole

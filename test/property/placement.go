@@ -3,17 +3,17 @@ package property
 import (
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 
 	"github.com/go-logr/logr"
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	resourcehelper "k8s.io/component-helpers/resource"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
+	"github.com/kai-minruntime/kai-scheduler/pkg/testing/builders"
 )
 
 // Where pods may go. The scenario model keeps nodes and jobs in its own terms; Object and
@@ -44,57 +44,41 @@ func (n *Node) Object() *v1.Node {
 	if maxPods == 0 {
 		maxPods = input.DefaultMaxPods
 	}
-	node := &v1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: n.Name},
-		Spec:       v1.NodeSpec{Taints: n.Taints},
-		Status: v1.NodeStatus{Allocatable: v1.ResourceList{
-			v1.ResourceCPU: resource.MustParse("64"), v1.ResourceMemory: resource.MustParse("512Gi"),
-			gpuResource:     *resource.NewQuantity(int64(n.GPUs), resource.DecimalSI),
-			v1.ResourcePods: *resource.NewQuantity(int64(maxPods), resource.DecimalSI),
-		}},
+	node := builders.MakeNode(n.Name).Allocatable(v1.ResourceCPU, "64").Allocatable(v1.ResourceMemory, "512Gi").
+		GPUs(int64(n.GPUs)).MaxPods(int64(maxPods))
+	for _, t := range n.Taints {
+		node.Taint(t)
 	}
 	if n.FPGAs > 0 {
-		node.Status.Allocatable[fpgaResource] = *resource.NewQuantity(int64(n.FPGAs), resource.DecimalSI)
+		node.Allocatable(fpgaResource, strconv.Itoa(n.FPGAs))
 	}
 	if n.Zone != "" {
-		node.Labels = map[string]string{zoneLabel: n.Zone}
+		node.Label(zoneLabel, n.Zone)
 	}
-	return node
+	return node.Obj()
 }
 
 // PodObject is pod p of the job as kai-sim reads it: every pod of a job asks the same.
 func (j *Job) PodObject(p Pod) *v1.Pod {
-	requests := v1.ResourceList{
-		v1.ResourceCPU: resource.MustParse("1"), v1.ResourceMemory: resource.MustParse("1Gi"),
-		gpuResource: *resource.NewQuantity(int64(j.GPUs), resource.DecimalSI),
+	pod := builders.MakePod("default", p.Name).PodGroup(j.Name).Image("w").TerminationGracePeriod(int64(p.Grace)).
+		Request(v1.ResourceCPU, "1").Request(v1.ResourceMemory, "1Gi").Request(gpuResource, strconv.Itoa(j.GPUs))
+	for _, t := range j.Tolerations {
+		pod.Toleration(t)
 	}
 	if j.FPGAs > 0 {
-		requests[fpgaResource] = *resource.NewQuantity(int64(j.FPGAs), resource.DecimalSI)
-	}
-	grace := int64(p.Grace)
-	pod := &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: "default", Annotations: map[string]string{"pod-group-name": j.Name}},
-		Spec: v1.PodSpec{
-			TerminationGracePeriodSeconds: &grace,
-			Tolerations:                   j.Tolerations,
-			Containers:                    []v1.Container{{Name: "main", Image: "w", Resources: v1.ResourceRequirements{Requests: requests}}},
-		},
+		pod.Request(fpgaResource, strconv.Itoa(j.FPGAs))
 	}
 	if p.SubGroup != "" {
-		pod.Labels = map[string]string{"kai.scheduler/subgroup-name": p.SubGroup}
+		pod.Label("kai.scheduler/subgroup-name", p.SubGroup)
 	}
 	switch {
 	case len(j.Zones) == 0:
 	case j.ZoneBySelector:
-		pod.Spec.NodeSelector = map[string]string{zoneLabel: j.Zones[0]}
+		pod.NodeSelector(zoneLabel, j.Zones[0])
 	default:
-		pod.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{
-			RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{
-				MatchExpressions: []v1.NodeSelectorRequirement{{Key: zoneLabel, Operator: v1.NodeSelectorOpIn, Values: j.Zones}},
-			}}},
-		}}
+		pod.RequiredNodeAffinityIn(zoneLabel, j.Zones...)
 	}
-	return pod
+	return pod.Obj()
 }
 
 // refusal says why kube-scheduler's rules keep pod off node regardless of what else runs

@@ -11,13 +11,11 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
-	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
+	"github.com/kai-minruntime/kai-scheduler/pkg/testing/builders"
 )
 
 // run is one scenario: its namespace and queues, the scheduler processes it started, and the
@@ -88,18 +86,14 @@ func (r *run) stopScheduler() time.Duration {
 // createQueue creates a top-level queue with a GPU quota and, unless zero, a reclaim
 // min-runtime, which the observer holds the scheduler to.
 func (r *run) createQueue(name string, gpuQuota float64, reclaimMinRuntime time.Duration) {
-	q := &v2.Queue{ObjectMeta: metav1.ObjectMeta{Name: r.name + "-" + name}, Spec: v2.QueueSpec{Resources: &v2.QueueResources{
-		GPU:    v2.QueueResource{Quota: gpuQuota, OverQuotaWeight: 1, Limit: -1},
-		CPU:    v2.QueueResource{Quota: -1, OverQuotaWeight: 1, Limit: -1},
-		Memory: v2.QueueResource{Quota: -1, OverQuotaWeight: 1, Limit: -1},
-	}}}
+	q := builders.MakeQueue(r.name + "-" + name).GPUQuota(gpuQuota)
 	if reclaimMinRuntime > 0 {
-		q.Spec.ReclaimMinRuntime = &metav1.Duration{Duration: reclaimMinRuntime}
+		q.ReclaimMinRuntime(reclaimMinRuntime)
 		cluster.observer.mu.Lock()
 		cluster.observer.minRuntime[q.Name] = reclaimMinRuntime
 		cluster.observer.mu.Unlock()
 	}
-	Expect(cluster.client.Create(cluster.ctx, q)).To(Succeed())
+	Expect(cluster.client.Create(cluster.ctx, q.Obj())).To(Succeed())
 	r.queues = append(r.queues, q.Name)
 }
 
@@ -120,34 +114,21 @@ func (r *run) submit(j jobs) (began, ended time.Time) {
 	began = time.Now()
 	Expect(inParallel(j.count, func(i int) error {
 		name := fmt.Sprintf("%s-%05d", j.prefix, i)
-		pg := &v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: r.namespace, Name: name},
-			Spec: v2alpha2.PodGroupSpec{MinMember: int32(j.pods), Queue: queue, PriorityClassName: j.priorityClass}}
-		if err := cluster.client.Create(cluster.ctx, pg); err != nil {
+		pg := builders.MakePodGroup(r.namespace, name).MinMember(int32(j.pods)).Queue(queue).PriorityClass(j.priorityClass)
+		if err := cluster.client.Create(cluster.ctx, pg.Obj()); err != nil {
 			return err
 		}
 		for p := range j.pods {
-			if err := cluster.client.Create(cluster.ctx, newPod(r.namespace, fmt.Sprintf("%s-%d", name, p), name, queue, j.gpus)); err != nil {
+			// Labelled with its queue, as a pod the pod grouper would group.
+			pod := builders.MakePod(r.namespace, fmt.Sprintf("%s-%d", name, p)).PodGroup(name).Queue(queue).
+				Image("trainer").GPUs(j.gpus).Request(v1.ResourceCPU, "1")
+			if err := cluster.client.Create(cluster.ctx, pod.Obj()); err != nil {
 				return err
 			}
 		}
 		return nil
 	})).To(Succeed())
 	return began, time.Now()
-}
-
-// newPod is a pod of a job asking for GPUs and one CPU, labelled with its queue.
-func newPod(namespace, name, job, queue string, gpus int64) *v1.Pod {
-	gpu := *resource.NewQuantity(gpus, resource.DecimalSI)
-	return &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name,
-			Annotations: map[string]string{scheduling.PodGroupNameAnnotation: job},
-			Labels:      map[string]string{scheduling.QueueLabel: queue}},
-		Spec: v1.PodSpec{SchedulerName: "kai-scheduler", Containers: []v1.Container{{Name: "main", Image: "trainer",
-			Resources: v1.ResourceRequirements{
-				Limits:   v1.ResourceList{"nvidia.com/gpu": gpu},
-				Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("1"), "nvidia.com/gpu": gpu},
-			}}}},
-	}
 }
 
 // timeout is how long any wait of a scenario may take before the scheduler counts as
@@ -311,7 +292,7 @@ func (r *run) cleanUp() {
 	Expect(c.DeleteAllOf(ctx, &v2alpha2.PodGroup{}, client.InNamespace(r.namespace))).To(Succeed())
 	Eventually(func() int { return o.podCount(r.namespace, "", isPresent) }).WithTimeout(timeout()).Should(BeZero(), "the scenario's pods are gone")
 	for _, q := range r.queues {
-		Expect(client.IgnoreNotFound(c.Delete(ctx, &v2.Queue{ObjectMeta: metav1.ObjectMeta{Name: q}}))).To(Succeed())
+		Expect(client.IgnoreNotFound(c.Delete(ctx, builders.MakeQueue(q).Obj()))).To(Succeed())
 	}
 	o.forget(r.namespace)
 }

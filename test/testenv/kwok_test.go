@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kai-minruntime/kai-scheduler/pkg/testing/builders"
 	"github.com/kai-minruntime/kai-scheduler/test/testenv"
 )
 
@@ -58,8 +59,8 @@ func TestKWOKPlaysNodesAndPods(t *testing.T) {
 		return false, nil
 	})
 
-	pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "p"},
-		Spec: v1.PodSpec{NodeName: "gpu-node", Containers: []v1.Container{{Name: "main", Image: "busybox"}}}}
+	// Bound by hand, for no scheduler: kwok runs whatever is bound to its nodes.
+	pod := builders.MakePod("default", "p").SchedulerName("").Node("gpu-node").Obj()
 	if _, err := c.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

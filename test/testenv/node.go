@@ -7,23 +7,21 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/testing/builders"
 )
 
 // CreateNode registers a node with the given GPUs, 64 CPUs and 512Gi of memory. KWOK, where
 // it runs, reports the node Ready and keeps its lease.
 func CreateNode(ctx context.Context, c kubernetes.Interface, name string, gpus int64) error {
-	capacity := v1.ResourceList{
-		v1.ResourceCPU: resource.MustParse("64"), v1.ResourceMemory: resource.MustParse("512Gi"),
-		v1.ResourcePods: resource.MustParse("110"), "nvidia.com/gpu": *resource.NewQuantity(gpus, resource.DecimalSI),
-	}
+	node := builders.MakeNode(name).Allocatable(v1.ResourceCPU, "64").Allocatable(v1.ResourceMemory, "512Gi").MaxPods(110).GPUs(gpus).Obj()
 	// The capacity comes with the node, as a kubelet registers its node (the API server keeps
 	// a new node's status): KWOK may act on the node the moment it exists, and would otherwise
 	// fill in its own capacity, without GPUs, and make a later status write conflict.
-	node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: v1.NodeStatus{Capacity: capacity, Allocatable: capacity}}
+	node.Status.Capacity = node.Status.Allocatable
 	_, err := c.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
 		return nil

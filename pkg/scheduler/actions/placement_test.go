@@ -13,6 +13,7 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/actions"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework/frameworktest"
 	. "github.com/kai-minruntime/kai-scheduler/pkg/scheduler/scenario"
 )
 
@@ -99,7 +100,7 @@ func openSession(t *testing.T, h *Harness) (*framework.Session, *api.Snapshot) {
 	}
 	snapshot := h.Snapshot()
 	ssn := framework.OpenSession(context.Background(), framework.SessionOptions{
-		Snapshot: snapshot, Clock: clocktesting.NewFakePassiveClock(Epoch), Plugins: policy.Plugins, Effects: Discard{},
+		Snapshot: snapshot, Clock: clocktesting.NewFakePassiveClock(Epoch), Plugins: policy.Plugins, Effects: frameworktest.Discard{},
 	})
 	t.Cleanup(ssn.Close)
 	return ssn, snapshot

@@ -7,31 +7,30 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/install"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+	"github.com/kai-minruntime/kai-scheduler/pkg/testing/builders"
 )
 
-func pod(name string, mutate func(*v1.Pod)) *v1.Pod {
-	p := &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID("uid-" + name),
-			Annotations: map[string]string{scheduling.PodGroupNameAnnotation: "job"}},
-		Spec: v1.PodSpec{SchedulerName: "kai-scheduler", Containers: []v1.Container{{Name: "c",
-			Resources: v1.ResourceRequirements{Requests: v1.ResourceList{api.GPUResourceName: resource.MustParse("1")}}}}},
-	}
-	if mutate != nil {
-		mutate(p)
-	}
-	return p
+// pod is a pending one-GPU pod of ns/job.
+func pod(name string) *builders.PodWrapper {
+	return builders.MakePod("ns", name).UID("uid-" + name).PodGroup("job").GPUs(1)
+}
+
+// foreignPod is a one-GPU pod of another scheduler on n1.
+func foreignPod(name string) *builders.PodWrapper {
+	return builders.MakePod("ns", name).UID("uid-" + name).SchedulerName("default-scheduler").Node("n1").GPUs(1)
+}
+
+// job is the PodGroup ns/name in queue q.
+func job(name string, minMember int32) *v2alpha2.PodGroup {
+	return builders.MakePodGroup("ns", name).Queue("q").MinMember(minMember).Obj()
 }
 
 func testScheme() *runtime.Scheme {
@@ -39,22 +38,12 @@ func testScheme() *runtime.Scheme {
 	return scheme
 }
 
-func gpuNode(name string, gpus int64) *v1.Node {
-	return &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name},
-		Status: v1.NodeStatus{Allocatable: v1.ResourceList{api.GPUResourceName: *resource.NewQuantity(gpus, resource.DecimalSI)}}}
-}
-
 func TestSnapshotLeavesGatedPodsAndCountsOthersTerminatingAsReleasing(t *testing.T) {
-	scheme, node := testScheme(), gpuNode("n1", 8)
-	group := &v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job"}, Spec: v2alpha2.PodGroupSpec{MinMember: 2, Queue: "q"}}
-	ready := pod("ready", nil)
-	gated := pod("gated", func(p *v1.Pod) { p.Spec.SchedulingGates = []v1.PodSchedulingGate{{Name: "example.com/quota"}} })
-	now := metav1.Now()
-	foreign := pod("foreign", func(p *v1.Pod) {
-		p.Spec.SchedulerName, p.Spec.NodeName, p.Annotations = "default-scheduler", "n1", nil
-		p.DeletionTimestamp, p.Finalizers = &now, []string{"example.com/keep"}
-	})
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(node, group, ready, gated, foreign).Build()
+	scheme, node := testScheme(), builders.MakeNode("n1").GPUs(8).Obj()
+	ready := pod("ready").Obj()
+	gated := pod("gated").SchedulingGate("example.com/quota").Obj()
+	foreign := foreignPod("foreign").DeletedAt(time.Now()).Finalizer("example.com/keep").Obj()
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(node, job("job", 2), ready, gated, foreign).Build()
 
 	snapshot, problems, err := (&Builder{Reader: c, SchedulerName: "kai-scheduler"}).Snapshot(context.Background())
 	if err != nil || len(problems) != 0 {
@@ -76,25 +65,17 @@ func TestSnapshotLeavesGatedPodsAndCountsOthersTerminatingAsReleasing(t *testing
 // a pipelined pod holding its resources there, from the API or, while the informer lags, from
 // the scheduler's own write; a promise to a node that no longer exists is no promise.
 func TestSnapshotKeepsNominatedNodesAsPromises(t *testing.T) {
-	scheme, node := testScheme(), gpuNode("n1", 8)
-	group := &v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job"}, Spec: v2alpha2.PodGroupSpec{MinMember: 4, Queue: "q"}}
-	fromAPI := pod("from-api", func(p *v1.Pod) { p.Status.NominatedNodeName = "n1" })
-	gone := pod("gone-node", func(p *v1.Pod) { p.Status.NominatedNodeName = "deleted-node" })
-	lagging := pod("lagging", nil)
-	withdrawn := pod("withdrawn", func(p *v1.Pod) { p.Status.NominatedNodeName = "n1" })
+	scheme, node := testScheme(), builders.MakeNode("n1").GPUs(8).Obj()
+	fromAPI := pod("from-api").NominatedNode("n1").Obj()
+	gone := pod("gone-node").NominatedNode("deleted-node").Obj()
+	lagging := pod("lagging").Obj()
+	withdrawn := pod("withdrawn").NominatedNode("n1").Obj()
 	// A victim still terminating after a restart: the condition the scheduler wrote says for
 	// whom, so what it releases stays that job's.
-	victim := pod("victim", func(p *v1.Pod) {
-		p.Annotations = nil
-		p.Spec.NodeName = "n1"
-		p.Finalizers = []string{"example.com/hold"}
-		p.DeletionTimestamp = &metav1.Time{Time: time.Now()}
-		p.Status.Conditions = []v1.PodCondition{{Type: v1.DisruptionTarget, Status: v1.ConditionTrue,
-			Message: framework.NewEvictionReason(framework.Reclaim, "ns/job").Message}}
-	})
-	victimGroup := &v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "victim-job"}, Spec: v2alpha2.PodGroupSpec{MinMember: 1, Queue: "q"}}
-	victim.Annotations = map[string]string{scheduling.PodGroupNameAnnotation: "victim-job"}
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(node, group, victimGroup, fromAPI, gone, lagging, withdrawn, victim).Build()
+	victim := pod("victim").PodGroup("victim-job").Node("n1").Finalizer("example.com/hold").DeletedAt(time.Now()).
+		Condition(v1.PodCondition{Type: v1.DisruptionTarget, Status: v1.ConditionTrue,
+			Message: framework.NewEvictionReason(framework.Reclaim, "ns/job").Message}).Obj()
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(node, job("job", 4), job("victim-job", 1), fromAPI, gone, lagging, withdrawn, victim).Build()
 	overlay := NewOverlay(time.Now)
 	overlay.Nominated(lagging.UID, "n1")
 	overlay.Nominated(withdrawn.UID, "")
@@ -129,17 +110,10 @@ func TestSnapshotKeepsNominatedNodesAsPromises(t *testing.T) {
 // reported and offers none of it, and a pod of another scheduler holding host ports keeps
 // them taken.
 func TestSnapshotReportsImpossibleQuantitiesAndKeepsForeignPorts(t *testing.T) {
-	node := gpuNode("n1", 8)
-	node.Status.Allocatable["example.com/fpga"] = resource.MustParse("-1")
-	group := &v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job"}, Spec: v2alpha2.PodGroupSpec{MinMember: 1, Queue: "q"}}
-	negative := pod("negative", func(p *v1.Pod) {
-		p.Spec.Containers[0].Resources.Requests[api.GPUResourceName] = resource.MustParse("-4")
-	})
-	foreign := pod("foreign", func(p *v1.Pod) {
-		p.Spec.SchedulerName, p.Spec.NodeName, p.Annotations = "default-scheduler", "n1", nil
-		p.Spec.Containers[0].Ports = []v1.ContainerPort{{ContainerPort: 80, HostPort: 8080}}
-	})
-	c := fake.NewClientBuilder().WithScheme(testScheme()).WithObjects(node, group, negative, foreign).Build()
+	node := builders.MakeNode("n1").GPUs(8).Allocatable("example.com/fpga", "-1").Obj()
+	negative := pod("negative").Request(api.GPUResourceName, "-4").Obj()
+	foreign := foreignPod("foreign").HostPort(80, 8080).Obj()
+	c := fake.NewClientBuilder().WithScheme(testScheme()).WithObjects(node, job("job", 1), negative, foreign).Build()
 	snapshot, problems, err := (&Builder{Reader: c, SchedulerName: "kai-scheduler"}).Snapshot(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -169,9 +143,8 @@ func TestSnapshotReportsImpossibleQuantitiesAndKeepsForeignPorts(t *testing.T) {
 // On API servers that keep no pod generation (before Kubernetes 1.33), a toleration added
 // to a pending pod still reaches the snapshot: the pod's resource version says it changed.
 func TestPodSpecChangesAreSeenWithoutAGeneration(t *testing.T) {
-	group := &v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job"}, Spec: v2alpha2.PodGroupSpec{MinMember: 1, Queue: "q"}}
-	p := pod("p", nil)
-	c := fake.NewClientBuilder().WithScheme(testScheme()).WithObjects(gpuNode("n1", 8), group, p).Build()
+	p := pod("p").Obj()
+	c := fake.NewClientBuilder().WithScheme(testScheme()).WithObjects(builders.MakeNode("n1").GPUs(8).Obj(), job("job", 1), p).Build()
 	b := &Builder{Reader: c, SchedulerName: "kai-scheduler"}
 	placement := func() *api.Placement {
 		snapshot, _, err := b.Snapshot(context.Background())

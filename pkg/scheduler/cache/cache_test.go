@@ -3,27 +3,17 @@ package cache
 import (
 	"testing"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/testing/builders"
 )
 
 func TestQueueInfoUnitsAndInheritance(t *testing.T) {
-	priority := 200
-	queue := &v2.Queue{
-		ObjectMeta: metav1.ObjectMeta{Name: "team"},
-		Spec: v2.QueueSpec{
-			ParentQueue: "dept",
-			Priority:    &priority,
-			Resources: &v2.QueueResources{
-				GPU:    v2.QueueResource{Quota: 4, OverQuotaWeight: 2, Limit: -1},
-				CPU:    v2.QueueResource{Quota: 8000, Limit: 16000},
-				Memory: v2.QueueResource{Quota: 1024, Limit: -1},
-			},
-			ReclaimMinRuntime: &metav1.Duration{},
-		},
-	}
+	queue := builders.MakeQueue("team").Parent("dept").Priority(200).Resources(
+		v2.QueueResource{Quota: 4, OverQuotaWeight: 2, Limit: -1},
+		v2.QueueResource{Quota: 8000, Limit: 16000},
+		v2.QueueResource{Quota: 1024, Limit: -1},
+	).ReclaimMinRuntime(0).Obj()
 	info := QueueInfo(queue)
 	if info.Parent != "dept" || info.Priority != 200 {
 		t.Fatalf("parent/priority = %q/%d", info.Parent, info.Priority)
@@ -40,7 +30,7 @@ func TestQueueInfoUnitsAndInheritance(t *testing.T) {
 	if info.ReclaimMinRuntime == nil || *info.ReclaimMinRuntime != 0 {
 		t.Error("an explicit 0s must stay set, so that it stops inheritance")
 	}
-	if QueueInfo(&v2.Queue{}).Priority != api.DefaultQueuePriority {
+	if QueueInfo(builders.MakeQueue("plain").Obj()).Priority != api.DefaultQueuePriority {
 		t.Error("unset priority is the default")
 	}
 }

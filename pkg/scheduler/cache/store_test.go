@@ -9,15 +9,14 @@ import (
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
-	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/testing/builders"
 )
 
 // storeSnapshot assembles a snapshot from an event-fed store, failing the test on error.
@@ -46,13 +45,12 @@ func podNames(job *api.JobInfo) []string {
 func TestStoreFollowsInformerEvents(t *testing.T) {
 	s := NewStore("kai-scheduler", scheduling.NodePool{})
 	h := s.Handler()
-	group := &v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job"},
-		Spec: v2alpha2.PodGroupSpec{MinMember: 1, Queue: "q", PriorityClassName: "train"}}
-	h.OnAdd(gpuNode("n1", 8), true)
+	group := builders.MakePodGroup("ns", "job").Queue("q").PriorityClass("train").Obj()
+	h.OnAdd(builders.MakeNode("n1").GPUs(8).Obj(), true)
 	h.OnAdd(&schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "train"}, Value: 50}, true)
 	h.OnAdd(group, true)
-	b := pod("b", nil)
-	a := pod("a", nil)
+	b := pod("b").Obj()
+	a := pod("a").Obj()
 	h.OnAdd(b, false)
 	h.OnAdd(a, false)
 
@@ -75,7 +73,7 @@ func TestStoreFollowsInformerEvents(t *testing.T) {
 		&schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "train"}, Value: 125})
 
 	// b is evicted and recreated under its name; the predecessor's delete arrives after.
-	successor := pod("b", func(p *v1.Pod) { p.UID = types.UID("uid-b-2") })
+	successor := pod("b").UID("uid-b-2").Obj()
 	h.OnAdd(successor, false)
 	h.OnDelete(b)
 
@@ -112,9 +110,9 @@ func TestStoreFollowsInformerEvents(t *testing.T) {
 // Each snapshot gets its own objects: what a session changes in one never shows in the next.
 func TestStoreSnapshotsDoNotShareState(t *testing.T) {
 	s := NewStore("kai-scheduler", scheduling.NodePool{})
-	s.Upsert(gpuNode("n1", 8))
-	s.Upsert(&v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job"}, Spec: v2alpha2.PodGroupSpec{MinMember: 1, Queue: "q"}})
-	s.Upsert(pod("p", nil))
+	s.Upsert(builders.MakeNode("n1").GPUs(8).Obj())
+	s.Upsert(job("job", 1))
+	s.Upsert(pod("p").Obj())
 	first, _ := storeSnapshot(t, s)
 	if err := first.SetPodStatus(first.Job("ns/job").Pods[0], api.Allocated, "n1"); err != nil {
 		t.Fatal(err)
@@ -129,18 +127,12 @@ func TestStoreSnapshotsDoNotShareState(t *testing.T) {
 // host ports of other schedulers' pods are listed in one order, and a PodGroup's late delete
 // (after it was recreated) leaves its successor.
 func TestStoreSnapshotsDoNotDependOnEventOrder(t *testing.T) {
-	foreign := func(name string, port int32) *v1.Pod {
-		return pod(name, func(p *v1.Pod) {
-			p.Spec.SchedulerName, p.Spec.NodeName, p.Annotations = "default-scheduler", "n1", nil
-			p.Spec.Containers[0].Ports = []v1.ContainerPort{{ContainerPort: 80, HostPort: port}}
-		})
-	}
 	var ports [][]int32
 	for _, order := range [][]string{{"a", "b", "c"}, {"c", "b", "a"}, {"b", "c", "a"}} {
 		s := NewStore("kai-scheduler", scheduling.NodePool{})
-		s.Upsert(gpuNode("n1", 8))
+		s.Upsert(builders.MakeNode("n1").GPUs(8).Obj())
 		for _, name := range order {
-			s.Upsert(foreign(name, map[string]int32{"a": 9000, "b": 8080, "c": 8443}[name]))
+			s.Upsert(foreignPod(name).HostPort(80, map[string]int32{"a": 9000, "b": 8080, "c": 8443}[name]).Obj())
 		}
 		snapshot, _ := storeSnapshot(t, s)
 		var got []int32
@@ -156,7 +148,7 @@ func TestStoreSnapshotsDoNotDependOnEventOrder(t *testing.T) {
 	}
 
 	s := NewStore("kai-scheduler", scheduling.NodePool{})
-	old := &v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job", UID: "first"}, Spec: v2alpha2.PodGroupSpec{MinMember: 1, Queue: "q"}}
+	old := builders.MakePodGroup("ns", "job").UID("first").Queue("q").Obj()
 	successor := old.DeepCopy()
 	successor.UID = "second"
 	s.Upsert(successor)
@@ -170,17 +162,18 @@ func TestStoreSnapshotsDoNotDependOnEventOrder(t *testing.T) {
 // snapshots is gone from the second, and a pod whose PodGroup was deleted is reported.
 func TestListingBuilderForgetsDeletedObjects(t *testing.T) {
 	ctx := context.Background()
-	group := &v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job"}, Spec: v2alpha2.PodGroupSpec{MinMember: 1, Queue: "q"}}
-	gone := pod("gone", nil)
-	kept := pod("kept", nil)
+	group := job("job", 1)
+	gone := pod("gone").Obj()
+	kept := pod("kept").Obj()
+	n2 := builders.MakeNode("n2").GPUs(8).Obj()
 	c := fake.NewClientBuilder().WithScheme(testScheme()).
-		WithObjects(gpuNode("n1", 8), gpuNode("n2", 8), group, gone, kept,
+		WithObjects(builders.MakeNode("n1").GPUs(8).Obj(), n2, group, gone, kept,
 			&schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "train"}, Value: 50}).Build()
 	b := &Builder{Reader: c, SchedulerName: "kai-scheduler"}
 	if snapshot, _, err := b.Snapshot(ctx); err != nil || len(snapshot.Nodes) != 2 || len(snapshot.Job("ns/job").Pods) != 2 {
 		t.Fatalf("first snapshot: %v", err)
 	}
-	for _, obj := range []client.Object{gpuNode("n2", 8), gone, group} {
+	for _, obj := range []client.Object{n2, gone, group} {
 		if err := c.Delete(ctx, obj); err != nil {
 			t.Fatal(err)
 		}
@@ -206,19 +199,16 @@ func TestStoreKeepsOnlyItsNodePool(t *testing.T) {
 	inPool := func() map[string]string { return map[string]string{scheduling.NodePoolLabel: "a100"} }
 	s := NewStore("kai-scheduler", pool)
 	h := s.Handler()
-	mine, theirs := gpuNode("mine", 8), gpuNode("theirs", 8)
-	mine.Labels = inPool()
-	theirs.Labels = map[string]string{scheduling.NodePoolLabel: "h100"}
+	mine, theirs := builders.MakeNode("mine").GPUs(8).NodePool("a100").Obj(), builders.MakeNode("theirs").GPUs(8).NodePool("h100").Obj()
 	h.OnAdd(mine, true)
 	h.OnAdd(theirs, true)
-	h.OnAdd(&v2.Queue{ObjectMeta: metav1.ObjectMeta{Name: "q", Labels: inPool()}}, true)
-	h.OnAdd(&v2.Queue{ObjectMeta: metav1.ObjectMeta{Name: "unlabelled"}}, true)
-	group := &v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job", UID: "uid-job",
-		Labels: map[string]string{scheduling.NodePoolLabel: "h100"}}, Spec: v2alpha2.PodGroupSpec{MinMember: 1, Queue: "q"}}
+	h.OnAdd(builders.MakeQueue("q").NodePool("a100").Obj(), true)
+	h.OnAdd(builders.MakeQueue("unlabelled").Obj(), true)
+	group := builders.MakePodGroup("ns", "job").UID("uid-job").NodePool("h100").Queue("q").Obj()
 	h.OnAdd(group, true)
 	// One pod of the other pool's job was bound, by hand, onto this pool's node.
-	h.OnAdd(pod("a", func(p *v1.Pod) { p.Spec.NodeName = "mine" }), false)
-	h.OnAdd(pod("b", nil), false)
+	h.OnAdd(pod("a").Node("mine").Obj(), false)
+	h.OnAdd(pod("b").Obj(), false)
 
 	snapshot, problems := storeSnapshot(t, s)
 	if len(snapshot.Nodes) != 1 || snapshot.Node("mine") == nil {
@@ -271,8 +261,8 @@ func TestStoreKeepsOnlyItsNodePool(t *testing.T) {
 
 	// Deleted: nothing of the job remains once its pods are gone.
 	h.OnDelete(group)
-	h.OnDelete(pod("a", nil))
-	h.OnDelete(pod("b", nil))
+	h.OnDelete(pod("a").Obj())
+	h.OnDelete(pod("b").Obj())
 	if _, problems = storeSnapshot(t, s); len(problems) != 0 || len(s.jobs) != 0 {
 		t.Fatalf("problems %v, %d job entries; want nothing left", problems, len(s.jobs))
 	}
@@ -291,28 +281,25 @@ func TestStoreTellsOfChangesThatMayLetAJobMove(t *testing.T) {
 			return false
 		}
 	}
-	waiting := pod("p", nil)
-	bound := pod("p", func(p *v1.Pod) { p.Spec.NodeName = "n1" })
-	running := pod("p", func(p *v1.Pod) { p.Spec.NodeName, p.Status.Phase = "n1", v1.PodRunning })
-	marked := pod("p", func(p *v1.Pod) {
-		p.Status.Conditions = []v1.PodCondition{{Type: v1.PodScheduled, Status: v1.ConditionFalse}}
-	})
-	finished := pod("p", func(p *v1.Pod) { p.Spec.NodeName, p.Status.Phase = "n1", v1.PodSucceeded })
-	gated := pod("g", func(p *v1.Pod) { p.Spec.SchedulingGates = []v1.PodSchedulingGate{{Name: "example.com/quota"}} })
-	ungated := pod("g", nil)
-	node := gpuNode("n1", 8)
+	waiting := pod("p").Obj()
+	bound := pod("p").Node("n1").Obj()
+	running := pod("p").Node("n1").Phase(v1.PodRunning).Obj()
+	marked := pod("p").Condition(v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionFalse}).Obj()
+	finished := pod("p").Node("n1").Phase(v1.PodSucceeded).Obj()
+	gated := pod("g").SchedulingGate("example.com/quota").Obj()
+	ungated := pod("g").Obj()
+	node := builders.MakeNode("n1").GPUs(8).Obj()
 	heartbeat := node.DeepCopy()
 	heartbeat.Status.Conditions = []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue, LastHeartbeatTime: metav1.Now()}}
 	cordoned := heartbeat.DeepCopy()
 	cordoned.Spec.Unschedulable = true
-	group := &v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job", UID: "g", Generation: 1},
-		Spec: v2alpha2.PodGroupSpec{MinMember: 1, Queue: "q"}}
+	group := builders.MakePodGroup("ns", "job").UID("g").Generation(1).Queue("q").Obj()
 	stamped := group.DeepCopy()
 	stamped.Annotations = map[string]string{scheduling.LastStartTimestampAnnotation: "2026-01-01T00:00:00Z"}
 	stamped.Status.MinRuntime = &v2alpha2.MinRuntimeStatus{}
 	respecced := stamped.DeepCopy()
 	respecced.Generation, respecced.Spec.MinMember = 2, 2
-	queue := &v2.Queue{ObjectMeta: metav1.ObjectMeta{Name: "q", Generation: 1}}
+	queue := builders.MakeQueue("q").Generation(1).Obj()
 	allocated := queue.DeepCopy()
 	allocated.Status.Allocated = v1.ResourceList{api.GPUResourceName: resource.MustParse("1")}
 	requota := allocated.DeepCopy()

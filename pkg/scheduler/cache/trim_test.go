@@ -12,7 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
-	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
+	"github.com/kai-minruntime/kai-scheduler/pkg/testing/builders"
 )
 
 // A trimmed pod and node make the same snapshot as the whole objects: Trim leaves everything
@@ -20,7 +20,7 @@ import (
 // conditions, start, nominated node, labels, annotations) and drops only the rest.
 func TestTrimLeavesWhatTheSchedulerReads(t *testing.T) {
 	gpu := v1.ResourceList{v1.ResourceCPU: resource.MustParse("2"), "nvidia.com/gpu": resource.MustParse("1")}
-	started := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	started := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	managed := []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply}}
 	container := func(name string) v1.Container {
 		return v1.Container{Name: name, Image: "trainer", Command: []string{"train"}, Args: []string{"--epochs=90"},
@@ -32,35 +32,25 @@ func TestTrimLeavesWhatTheSchedulerReads(t *testing.T) {
 	}
 	sidecar := container("proxy")
 	sidecar.RestartPolicy = ptr.To(v1.ContainerRestartPolicyAlways)
-	full := &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", UID: "uid-p", ManagedFields: managed,
-			Labels: map[string]string{scheduling.SubGroupLabel: "workers"},
-			Annotations: map[string]string{scheduling.PodGroupNameAnnotation: "job",
-				"kubectl.kubernetes.io/last-applied-configuration": `{"kind":"Pod"}`}},
-		Spec: v1.PodSpec{SchedulerName: "kai-scheduler", NodeName: "n1",
-			InitContainers: []v1.Container{sidecar}, Containers: []v1.Container{container("main")},
-			Volumes:      []v1.Volume{{Name: "data", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}}},
-			NodeSelector: map[string]string{"gpu": "a100"},
-			Tolerations:  []v1.Toleration{{Key: "dedicated", Operator: v1.TolerationOpExists}},
-			Affinity: &v1.Affinity{NodeAffinity: &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{
-				NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchExpressions: []v1.NodeSelectorRequirement{
-					{Key: "zone", Operator: v1.NodeSelectorOpIn, Values: []string{"a"}}}}}}}}},
-		Status: v1.PodStatus{Phase: v1.PodRunning, StartTime: &started, NominatedNodeName: "n1",
-			Conditions: []v1.PodCondition{{Type: v1.DisruptionTarget, Status: v1.ConditionTrue,
-				Message: "evicted by reclaim for job ns/other"}},
-			PodIP: "10.0.0.1", PodIPs: []v1.PodIP{{IP: "10.0.0.1"}}, HostIP: "192.168.0.1",
-			ContainerStatuses: []v1.ContainerStatus{{Name: "main", Ready: true, Image: "trainer"}}},
-	}
-	node := gpuNode("n1", 8)
+	// Every field a decision reads, by the builders; the rest, which Trim drops, by hand.
+	full := builders.MakePod("ns", "p").UID("uid-p").PodGroup("job").Label(scheduling.SubGroupLabel, "workers").
+		Annotation("kubectl.kubernetes.io/last-applied-configuration", `{"kind":"Pod"}`).Node("n1").
+		NodeSelector("gpu", "a100").Toleration(v1.Toleration{Key: "dedicated", Operator: v1.TolerationOpExists}).
+		RequiredNodeAffinityIn("zone", "a").StartedAt(started).NominatedNode("n1").
+		Condition(v1.PodCondition{Type: v1.DisruptionTarget, Status: v1.ConditionTrue, Message: "evicted by reclaim for job ns/other"}).Obj()
+	full.ManagedFields = managed
+	full.Spec.InitContainers, full.Spec.Containers = []v1.Container{sidecar}, []v1.Container{container("main")}
+	full.Spec.Volumes = []v1.Volume{{Name: "data", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}}}
+	full.Status.PodIP, full.Status.PodIPs, full.Status.HostIP = "10.0.0.1", []v1.PodIP{{IP: "10.0.0.1"}}, "192.168.0.1"
+	full.Status.ContainerStatuses = []v1.ContainerStatus{{Name: "main", Ready: true, Image: "trainer"}}
+	node := builders.MakeNode("n1").GPUs(8).Label("gpu", "a100").Label("zone", "a").
+		Taint(v1.Taint{Key: "dedicated", Effect: v1.TaintEffectNoSchedule}).Obj()
 	node.ManagedFields = managed
-	node.Labels = map[string]string{"gpu": "a100", "zone": "a"}
-	node.Spec.Taints = []v1.Taint{{Key: "dedicated", Effect: v1.TaintEffectNoSchedule}}
 	node.Status.Images = []v1.ContainerImage{{Names: []string{"trainer"}, SizeBytes: 1 << 30}}
 
 	storeOf := func(objects ...any) *Store {
 		s := NewStore("kai-scheduler", scheduling.NodePool{})
-		s.Upsert(&v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job"},
-			Spec: v2alpha2.PodGroupSpec{MinMember: 1, Queue: "q"}})
+		s.Upsert(job("job", 1))
 		for _, o := range objects {
 			s.Upsert(o)
 		}

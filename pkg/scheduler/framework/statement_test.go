@@ -8,12 +8,11 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"go.uber.org/mock/gomock"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework/mocks"
+	. "github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework/frameworktest"
 	. "github.com/kai-minruntime/kai-scheduler/pkg/scheduler/scenario"
 )
 
@@ -21,7 +20,7 @@ var _ = Describe("Statement", func() {
 	var (
 		cluster  *Harness
 		snapshot *api.Snapshot
-		effects  *mocks.MockEffects
+		effects  *Effects
 		ssn      *framework.Session
 		ctx      = context.Background()
 	)
@@ -35,7 +34,7 @@ var _ = Describe("Statement", func() {
 				Job("pending").MinMember(2).Pods(2).GPUs(2),
 			)
 		snapshot = cluster.Snapshot()
-		effects = mocks.NewMockEffects(gomock.NewController(GinkgoT()))
+		effects = &Effects{}
 		ssn = framework.OpenSession(ctx, framework.SessionOptions{
 			Snapshot: snapshot, Clock: clocktesting.NewFakePassiveClock(Epoch.Add(90e9)), Effects: effects,
 		})
@@ -62,6 +61,7 @@ var _ = Describe("Statement", func() {
 		st.Discard()
 		Expect(state(snapshot)).To(Equal(state(pristine)))
 		Expect(st.IsEmpty()).To(BeTrue())
+		Expect(effects.Calls).To(BeEmpty(), "nothing was committed")
 	})
 
 	It("refuses decisions that break the accounting", func() {
@@ -71,6 +71,7 @@ var _ = Describe("Statement", func() {
 		Expect(st.Evict(pod("pending", 0), framework.EvictionReason{})).To(MatchError(ContainSubstring("only bound or running pods")))
 		Expect(st.Allocate(pod("pending", 0), "nowhere")).To(MatchError(ContainSubstring(`unknown node "nowhere"`)))
 		Expect(st.IsEmpty()).To(BeTrue())
+		Expect(effects.Calls).To(BeEmpty())
 	})
 
 	It("commits evictions before binds before pipelines, then stamps the jobs that started", func() {
@@ -79,14 +80,13 @@ var _ = Describe("Statement", func() {
 		Expect(st.Allocate(pod("pending", 0), "n2")).To(Succeed())
 		Expect(st.Evict(pod("running", 0), reason)).To(Succeed())
 		Expect(st.Allocate(pod("pending", 1), "n2")).To(Succeed())
-
-		gomock.InOrder(
-			effects.EXPECT().Evict(ctx, pod("running", 0), reason).Return(nil),
-			effects.EXPECT().Bind(ctx, pod("pending", 0), "n2").Return(nil),
-			effects.EXPECT().Bind(ctx, pod("pending", 1), "n2").Return(nil),
-			effects.EXPECT().RecordJobStart(ctx, snapshot.Job("ns/pending"), Epoch.Add(90e9)).Return(nil),
-		)
 		Expect(st.Commit(ctx)).To(Succeed())
+		Expect(effects.Calls).To(Equal([]Call{
+			Evicted(pod("running", 0), reason),
+			Bound(pod("pending", 0), "n2"),
+			Bound(pod("pending", 1), "n2"),
+			Stamped(snapshot.Job("ns/pending"), Epoch.Add(90e9)),
+		}))
 		Expect(snapshot.Job("ns/pending").LastStartTimestamp).To(HaveValue(Equal(Epoch.Add(90e9))))
 		Expect(snapshot.Job("ns/running").LastStartTimestamp).To(HaveValue(Equal(Epoch)), "not re-stamped")
 		Expect(st.IsEmpty()).To(BeTrue())
@@ -96,9 +96,14 @@ var _ = Describe("Statement", func() {
 		st := ssn.NewStatement()
 		Expect(st.Allocate(pod("pending", 0), "n2")).To(Succeed())
 		Expect(st.Allocate(pod("pending", 1), "n2")).To(Succeed())
-		effects.EXPECT().Bind(ctx, pod("pending", 0), "n2").Return(nil)
-		effects.EXPECT().Bind(ctx, pod("pending", 1), "n2").Return(errors.New("conflict"))
+		effects.Fail = func(c Call) error {
+			if c.Method == "Bind" && c.Pod == pod("pending", 1).Key() {
+				return errors.New("conflict")
+			}
+			return nil
+		}
 		Expect(st.Commit(ctx)).To(MatchError("conflict"))
+		Expect(effects.Calls).To(Equal([]Call{Bound(pod("pending", 0), "n2"), Bound(pod("pending", 1), "n2")}))
 		Expect(snapshot.Node("n2").Idle().Get(api.GPU)).To(BeZero(), "no other job may take the failed pod's GPUs this cycle")
 		Expect(snapshot.Job("ns/pending").LastStartTimestamp).To(BeNil(), "half a gang has not started")
 	})
@@ -110,12 +115,12 @@ var _ = Describe("Statement", func() {
 		Expect(st.Evict(pod("running", 1), reason)).To(Succeed())
 		Expect(st.Nominate(pod("pending", 0), "n1")).To(Succeed())
 		Expect(pod("running", 0).EvictedFor).To(BeEquivalentTo("ns/pending"))
-		gomock.InOrder(
-			effects.EXPECT().Nominate(ctx, pod("pending", 0), "n1").Return(nil),
-			effects.EXPECT().Evict(ctx, pod("running", 0), reason).Return(nil),
-			effects.EXPECT().Evict(ctx, pod("running", 1), reason).Return(nil),
-		)
 		Expect(st.Commit(ctx)).To(Succeed())
+		Expect(effects.Calls).To(Equal([]Call{
+			Nominated(pod("pending", 0), "n1"),
+			Evicted(pod("running", 0), reason),
+			Evicted(pod("running", 1), reason),
+		}))
 	})
 
 	It("forgets, on rollback, whom an eviction was for", func() {
@@ -124,15 +129,15 @@ var _ = Describe("Statement", func() {
 		st.Discard()
 		Expect(pod("running", 0).EvictedFor).To(BeEmpty())
 		Expect(pod("running", 0).Status).To(Equal(api.Running))
+		Expect(effects.Calls).To(BeEmpty())
 	})
 
 	It("tells about pipelined pods without binding or stamping them, and nominates only promised ones", func() {
 		st := ssn.NewStatement()
 		Expect(st.Pipeline(pod("pending", 0), "n2")).To(Succeed())
 		Expect(st.Nominate(pod("pending", 1), "n2")).To(Succeed())
-		effects.EXPECT().Pipeline(ctx, pod("pending", 0), "n2").Return(nil)
-		effects.EXPECT().Nominate(ctx, pod("pending", 1), "n2").Return(nil)
 		Expect(st.Commit(ctx)).To(Succeed())
+		Expect(effects.Calls).To(ConsistOf(Pipelined(pod("pending", 0), "n2"), Nominated(pod("pending", 1), "n2")))
 		Expect(snapshot.Job("ns/pending").LastStartTimestamp).To(BeNil())
 	})
 
@@ -150,24 +155,25 @@ var _ = Describe("Statement", func() {
 		Expect(snapshot.Node("n1").Bindable().Get(api.GPU)).To(BeZero())
 		Expect(st.Allocate(pod("running", 0), "n1")).To(MatchError(ContainSubstring("Insufficient nvidia.com/gpu on node n1")),
 			"the victim, recreated pending, must not take back what was promised to its preemptor")
+		Expect(effects.Calls).To(BeEmpty())
 	})
 
 	It("withdraws a promise: the pod is pending again, and only a pod left pending is told", func() {
 		st := ssn.NewStatement()
 		Expect(st.Pipeline(pod("pending", 0), "n2")).To(Succeed())
 		Expect(st.Pipeline(pod("pending", 1), "n2")).To(Succeed())
-		effects.EXPECT().Pipeline(ctx, gomock.Any(), "n2").Return(nil).Times(2)
 		Expect(st.Commit(ctx)).To(Succeed())
+		Expect(effects.Calls).To(ConsistOf(Pipelined(pod("pending", 0), "n2"), Pipelined(pod("pending", 1), "n2")))
+		effects.Calls = nil
 
 		st = ssn.NewStatement()
 		Expect(st.Withdraw(pod("pending", 0))).To(Succeed())
 		Expect(st.Withdraw(pod("pending", 1))).To(Succeed())
 		Expect(st.Allocate(pod("pending", 1), "n2")).To(Succeed())
 		Expect(snapshot.Node("n2").Pipelined).To(BeZero())
-		effects.EXPECT().Bind(ctx, pod("pending", 1), "n2").Return(nil)
-		effects.EXPECT().CancelPipeline(ctx, pod("pending", 0)).Return(nil)
-		effects.EXPECT().RecordJobStart(ctx, snapshot.Job("ns/pending"), Epoch.Add(90e9)).Return(nil)
 		Expect(st.Commit(ctx)).To(Succeed())
+		Expect(effects.Calls).To(ConsistOf(Bound(pod("pending", 1), "n2"), Cancelled(pod("pending", 0)),
+			Stamped(snapshot.Job("ns/pending"), Epoch.Add(90e9))))
 		Expect(pod("pending", 0).Status).To(Equal(api.Pending))
 		Expect(st.Withdraw(pod("running", 0))).To(MatchError(ContainSubstring("only pipelined pods hold a promise")))
 	})

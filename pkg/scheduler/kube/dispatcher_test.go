@@ -14,24 +14,20 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/install"
-	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/kube"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/metrics"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/status"
+	"github.com/kai-minruntime/kai-scheduler/pkg/testing/builders"
 )
 
 // cluster is a fake API server with one 8-GPU node and a job of n pending pods, whose binds
@@ -43,14 +39,11 @@ func cluster(t *testing.T, n int, bind func(ctx context.Context, c client.Client
 		t.Fatal(err)
 	}
 	objects := []client.Object{
-		&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}, Status: v1.NodeStatus{Allocatable: v1.ResourceList{
-			api.GPUResourceName: resource.MustParse("8"), v1.ResourcePods: resource.MustParse("110")}}},
-		&v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job"}, Spec: v2alpha2.PodGroupSpec{MinMember: 1, Queue: "q"}},
+		builders.MakeNode("n1").GPUs(8).MaxPods(110).Obj(),
+		builders.MakePodGroup("ns", "job").Queue("q").Obj(),
 	}
 	for i := range n {
-		objects = append(objects, &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: fmt.Sprintf("p%d", i),
-			UID: types.UID(fmt.Sprint("uid-", i)), Annotations: map[string]string{scheduling.PodGroupNameAnnotation: "job"}},
-			Spec: v1.PodSpec{SchedulerName: "kai-scheduler", Containers: []v1.Container{{Name: "c"}}}})
+		objects = append(objects, builders.MakePod("ns", fmt.Sprintf("p%d", i)).UID(fmt.Sprint("uid-", i)).PodGroup("job").Obj())
 	}
 	return fake.NewClientBuilder().WithScheme(scheme).WithObjects(objects...).WithInterceptorFuncs(interceptor.Funcs{
 		SubResourceCreate: func(ctx context.Context, c client.Client, sub string, obj client.Object, subObj client.Object, _ ...client.SubResourceCreateOption) error {
@@ -299,18 +292,16 @@ func evictionClusterOf(t *testing.T, n int, record func(call string) error) clie
 	if err := install.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
-	pod := func(name, job, node string) *v1.Pod {
-		return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID("uid-" + name),
-			Annotations: map[string]string{scheduling.PodGroupNameAnnotation: job}},
-			Spec: v1.PodSpec{SchedulerName: "kai-scheduler", NodeName: node, Containers: []v1.Container{{Name: "c"}}}}
+	pod := func(name, job string) *builders.PodWrapper {
+		return builders.MakePod("ns", name).UID("uid-" + name).PodGroup(job)
 	}
 	objects := []client.Object{
-		&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}},
-		&v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "pre"}, Spec: v2alpha2.PodGroupSpec{MinMember: 1, Queue: "q"}},
-		&v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "victim"}, Spec: v2alpha2.PodGroupSpec{MinMember: 1, Queue: "q"}},
+		builders.MakeNode("n1").Obj(),
+		builders.MakePodGroup("ns", "pre").Queue("q").Obj(),
+		builders.MakePodGroup("ns", "victim").Queue("q").Obj(),
 	}
 	for i := range n {
-		objects = append(objects, pod(fmt.Sprint("pre-", i), "pre", ""), running(pod(fmt.Sprint("victim-", i), "victim", "n1")))
+		objects = append(objects, pod(fmt.Sprint("pre-", i), "pre").Obj(), pod(fmt.Sprint("victim-", i), "victim").Node("n1").Phase(v1.PodRunning).Obj())
 	}
 	return fake.NewClientBuilder().WithScheme(scheme).WithObjects(objects...).WithInterceptorFuncs(interceptor.Funcs{
 		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
@@ -331,11 +322,6 @@ func evictionClusterOf(t *testing.T, n int, record func(call string) error) clie
 			return c.Delete(ctx, obj, opts...)
 		},
 	}).Build()
-}
-
-func running(p *v1.Pod) *v1.Pod {
-	p.Status.Phase = v1.PodRunning
-	return p
 }
 
 // An eviction is sent only once the nomination its preemptor counts on is written, however

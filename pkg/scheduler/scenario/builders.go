@@ -7,6 +7,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/testing/builders"
 )
 
 // podsPerNode is the kubelet's default maximum of pods on a node.
@@ -191,11 +192,7 @@ func (b *JobBuilder) HostPort(port int32) *JobBuilder {
 
 // RequireLabelIn requires, by node affinity, a node whose label key has one of values.
 func (b *JobBuilder) RequireLabelIn(key string, values ...string) *JobBuilder {
-	b.spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{
-		RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{
-			MatchExpressions: []v1.NodeSelectorRequirement{{Key: key, Operator: v1.NodeSelectorOpIn, Values: values}},
-		}}},
-	}}
+	b.spec.Affinity = builders.RequiredNodeAffinityIn(key, values...)
 	return b
 }
 

@@ -3,4 +3,10 @@
 // cycles through the same scheduler.RunCycle the scheduler uses, and read what happened.
 // Between rounds it plays the cluster: bound pods start running, evicted pods terminate and
 // come back pending, and the virtual clock advances.
+//
+// It is the home of builders of the snapshot's own objects (api.NodeInfo, api.QueueInfo,
+// api.JobInfo), which the scheduler's core reads; the Kubernetes objects the cache, the
+// tools and the suites read are built by pkg/testing/builders, and doubles of the
+// framework's interfaces are pkg/scheduler/framework/frameworktest's (what a round commits
+// is recorded here, into the Round, by the harness itself).
 package scenario

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/record"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -22,6 +21,7 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/status"
+	"github.com/kai-minruntime/kai-scheduler/pkg/testing/builders"
 )
 
 var start = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -32,7 +32,7 @@ func setup(t *testing.T, funcs interceptor.Funcs) (client.Client, *status.Update
 	if err := install.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
-	group := &v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "job"}}
+	group := builders.MakePodGroup("ns", "job").Obj()
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(group).WithStatusSubresource(group).
 		WithInterceptorFuncs(funcs).Build()
 	clk := clocktesting.NewFakeClock(start)

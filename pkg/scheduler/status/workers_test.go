@@ -22,6 +22,7 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/metrics"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/status"
+	"github.com/kai-minruntime/kai-scheduler/pkg/testing/builders"
 )
 
 // write is one write the fake API server received: which PodGroup, and what kind.
@@ -37,7 +38,7 @@ func writesTo(t *testing.T, n int, answer func(ctx context.Context, w write) err
 	}
 	var objects []client.Object
 	for i := range n {
-		objects = append(objects, &v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: fmt.Sprint("job-", i)}})
+		objects = append(objects, builders.MakePodGroup("ns", fmt.Sprint("job-", i)).Obj())
 	}
 	return fake.NewClientBuilder().WithScheme(scheme).WithObjects(objects...).WithStatusSubresource(objects...).
 		WithInterceptorFuncs(interceptor.Funcs{

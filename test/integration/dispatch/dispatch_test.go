@@ -7,7 +7,6 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -16,6 +15,7 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/kube"
+	"github.com/kai-minruntime/kai-scheduler/pkg/testing/builders"
 	"github.com/kai-minruntime/kai-scheduler/test/testenv"
 )
 
@@ -91,10 +91,7 @@ func newEffects(c client.Client, workers int) (framework.Effects, func(), func()
 func createPods(b *testing.B, c client.Client) []*api.PodInfo {
 	infos := make([]*api.PodInfo, 0, pods)
 	for i := range pods {
-		pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "bench", Name: fmt.Sprintf("p%03d", i)},
-			Spec: v1.PodSpec{SchedulerName: "kai-scheduler", Containers: []v1.Container{{Name: "main", Image: "busybox",
-				Resources: v1.ResourceRequirements{Requests: v1.ResourceList{api.GPUResourceName: resource.MustParse("1")},
-					Limits: v1.ResourceList{api.GPUResourceName: resource.MustParse("1")}}}}}}
+		pod := builders.MakePod("bench", fmt.Sprintf("p%03d", i)).GPUs(1).Obj()
 		if err := c.Create(context.Background(), pod); err != nil {
 			b.Fatal(err)
 		}

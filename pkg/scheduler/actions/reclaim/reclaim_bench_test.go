@@ -10,6 +10,7 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/actions/reclaim"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework/frameworktest"
 	. "github.com/kai-minruntime/kai-scheduler/pkg/scheduler/scenario"
 )
 
@@ -46,7 +47,7 @@ func BenchmarkLargeJobReclaim(b *testing.B) {
 				snapshot := h.Snapshot()
 				b.StartTimer()
 				ssn := framework.OpenSession(context.Background(), framework.SessionOptions{
-					Snapshot: snapshot, Clock: clocktesting.NewFakePassiveClock(Epoch), Plugins: policy.Plugins, Effects: Discard{},
+					Snapshot: snapshot, Clock: clocktesting.NewFakePassiveClock(Epoch), Plugins: policy.Plugins, Effects: frameworktest.Discard{},
 				})
 				action.Execute(context.Background(), ssn)
 				ssn.Close()

@@ -1,0 +1,53 @@
+package builders
+
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
+)
+
+// PodGroupWrapper builds a v2alpha2.PodGroup.
+type PodGroupWrapper struct {
+	v2alpha2.PodGroup
+	meta[*PodGroupWrapper]
+}
+
+// MakePodGroup is a gang of one (minMember 1, the CRD's default) in no queue.
+func MakePodGroup(namespace, name string) *PodGroupWrapper {
+	g := &PodGroupWrapper{PodGroup: v2alpha2.PodGroup{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+		Spec:       v2alpha2.PodGroupSpec{MinMember: 1},
+	}}
+	g.meta = meta[*PodGroupWrapper]{g, &g.ObjectMeta}
+	return g
+}
+
+// Obj is the PodGroup built.
+func (g *PodGroupWrapper) Obj() *v2alpha2.PodGroup { return &g.PodGroup }
+
+// Queue sets the queue the job is scheduled in.
+func (g *PodGroupWrapper) Queue(name string) *PodGroupWrapper {
+	g.Spec.Queue = name
+	return g
+}
+
+// MinMember sets the gang's size.
+func (g *PodGroupWrapper) MinMember(n int32) *PodGroupWrapper {
+	g.Spec.MinMember = n
+	return g
+}
+
+// PriorityClass sets the PriorityClass that gives the job its priority.
+func (g *PodGroupWrapper) PriorityClass(name string) *PodGroupWrapper {
+	g.Spec.PriorityClassName = name
+	return g
+}
+
+// StartedAt stamps the job as started at t (the last-start-timestamp annotation the
+// scheduler writes, to the nanosecond).
+func (g *PodGroupWrapper) StartedAt(t time.Time) *PodGroupWrapper {
+	return g.Annotation(scheduling.LastStartTimestampAnnotation, scheduling.FormatStartTime(t))
+}
