@@ -18,6 +18,13 @@ const (
 	// its start. The scheduler does not read it: kubectl kai snapshot gives kai-sim the
 	// job's duration from it.
 	ExpectedRuntimeAnnotation = "kai.scheduler/expected-runtime"
+	// PreemptionDelayAnnotation on a PodGroup (or, when the PodGroup sets neither it nor
+	// spec.preemptionDelay, on one of its pods) is a Go duration: how long the pending job may
+	// not evict other jobs, from its creation or its last eviction.
+	PreemptionDelayAnnotation = "kai.scheduler/preemption-delay"
+	// LastEvictionTimestampAnnotation on a PodGroup records, in RFC3339, when the scheduler
+	// last evicted pods of the job; the preemption delay re-arms from it.
+	LastEvictionTimestampAnnotation = "kai.scheduler/last-eviction-timestamp"
 	// PreemptibilityLabel on a Pod or owner is "preemptible" or "non-preemptible".
 	PreemptibilityLabel = "kai.scheduler/preemptibility"
 	// SubGroupLabel on a Pod names its sub-group within the PodGroup.

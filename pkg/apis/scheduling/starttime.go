@@ -17,14 +17,23 @@ func FormatStartTime(t time.Time) string {
 // annotation is (nil, nil). An unparsable one is (nil, error naming the annotation and
 // value): the caller reports it and treats the job as unstamped, never failing the cycle.
 func ParseStartTime(annotations map[string]string) (*time.Time, error) {
-	value, ok := annotations[LastStartTimestampAnnotation]
+	return parseTime(annotations, LastStartTimestampAnnotation)
+}
+
+// ParseEvictionTime reads the last-eviction-timestamp annotation of a PodGroup, written as
+// FormatStartTime writes a start, as ParseStartTime reads a start.
+func ParseEvictionTime(annotations map[string]string) (*time.Time, error) {
+	return parseTime(annotations, LastEvictionTimestampAnnotation)
+}
+
+func parseTime(annotations map[string]string, key string) (*time.Time, error) {
+	value, ok := annotations[key]
 	if !ok {
 		return nil, nil
 	}
 	t, err := time.Parse(time.RFC3339Nano, value)
 	if err != nil {
-		return nil, fmt.Errorf("annotation %s: cannot parse %q as an RFC3339 time: %w",
-			LastStartTimestampAnnotation, value, err)
+		return nil, fmt.Errorf("annotation %s: cannot parse %q as an RFC3339 time: %w", key, value, err)
 	}
 	return &t, nil
 }

@@ -66,6 +66,15 @@ var _ = Describe("Valid KAI manifests", func() {
 		Expect(group.Spec.SubGroups[1].Parent).To(HaveValue(Equal("leader")))
 	})
 
+	It("reads upstream's preemption-delay example through the typed API", func() {
+		for _, obj := range readManifests(filepath.Join(testenv.RepoRoot(), "docs", "examples", "podgroup-preemption-delay.yaml")) {
+			Expect(createAndCleanUp(obj)).To(Succeed())
+		}
+		group := &v2alpha2.PodGroup{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: "team-a", Name: "delayed-training"}, group)).To(Succeed())
+		Expect(group.Spec.PreemptionDelay).To(Equal(&metav1.Duration{Duration: 5 * time.Minute}))
+	})
+
 	It("defaults a PodGroup without minMember to a gang of one", func() {
 		sent := manifest(`
 apiVersion: scheduling.run.ai/v2alpha2

@@ -111,5 +111,7 @@ var _ = Describe("PodGroup validation", func() {
 			"spec.subGroups[1]", "Duplicate value"),
 		Entry("a sub-group whose parent does not exist", "  minMember: 1\n  subGroups: [{name: w, minMember: 1, parent: nobody}]",
 			"spec.subGroups", "every subGroup parent must name another subGroup"),
+		Entry("a negative preemptionDelay", "  minMember: 1\n  preemptionDelay: -5m", "spec.preemptionDelay", durationMessage),
+		Entry("a preemptionDelay without unit", "  minMember: 1\n  preemptionDelay: \"300\"", "spec.preemptionDelay", durationMessage),
 	)
 })

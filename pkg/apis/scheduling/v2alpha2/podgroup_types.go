@@ -60,6 +60,16 @@ type PodGroupSpec struct {
 	// +optional
 	Preemptibility Preemptibility `json:"preemptibility,omitempty"`
 
+	// PreemptionDelay is how long the pending job waits, from its creation or its last
+	// eviction (whichever is later), before it may evict other jobs through reclaim or
+	// preempt. It takes free capacity at once and stays evictable itself. Unset falls back to
+	// the kai.scheduler/preemption-delay annotation of the PodGroup, then of its pods.
+	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))+)$') && duration(self) >= duration('0s')",message="must be a non-negative duration such as 0s, 90s or 1h30m (units: ns, us, ms, s, m, h)"
+	PreemptionDelay *metav1.Duration `json:"preemptionDelay,omitempty"`
+
 	// SubGroups split the gang into named parts with their own minimum sizes; pods join one
 	// with the kai.scheduler/subgroup-name label.
 	// +optional
