@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sort"
 	"time"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 )
 
 // JobID identifies a job (pod group) as namespace/name.
@@ -49,6 +51,16 @@ type JobInfo struct {
 	// LastStartTimestamp is when the job last went from no active pods to a placed gang; nil
 	// if it never started (or the stamp was unreadable). Min-runtime protection counts from it.
 	LastStartTimestamp *time.Time
+	// PreemptionDelay is how long the job, while it waits, may not evict other jobs (through
+	// reclaim or preempt), counted from the later of its creation and its last eviction; 0
+	// for none. It comes from the PodGroup's spec, else its annotation, else its pods'.
+	PreemptionDelay time.Duration
+	// PreemptionDelayProblem says why a preemption-delay annotation was not used; the job
+	// then has no delay, and is told so in its pending reasons. Empty when there was none.
+	PreemptionDelayProblem string
+	// LastEvictionTimestamp is when the scheduler last evicted pods of the job, as the
+	// PodGroup records it; nil if never. The preemption delay re-arms from it.
+	LastEvictionTimestamp *time.Time
 	// ShownProtection is the min-runtime protection the PodGroup's status shows (see
 	// Protection.Shown); nil when it shows none.
 	ShownProtection *Protection
@@ -57,6 +69,33 @@ type JobInfo struct {
 	// MarkUnschedulable asks for PodScheduled=False on the pods of a job left pending, which
 	// is what cluster autoscalers look for.
 	MarkUnschedulable bool
+}
+
+// SetPreemptionDelayAnnotation gives the job the delay a kai.scheduler/preemption-delay
+// annotation's value says. A bad value leaves the job without a delay, as upstream does, but
+// not silently: it is kept in PreemptionDelayProblem (the job's pending reasons tell it) and
+// returned (the caller reports it as an event).
+func (j *JobInfo) SetPreemptionDelayAnnotation(value string) error {
+	d, err := scheduling.ParsePreemptionDelay(value)
+	j.PreemptionDelay, j.PreemptionDelayProblem = d, ""
+	if err != nil {
+		j.PreemptionDelayProblem = err.Error()
+	}
+	return err
+}
+
+// PreemptionDelayEnd is when the job's preemption delay ends: PreemptionDelay after the later
+// of its creation and its last eviction, so that the delay re-arms after each eviction. ok is
+// false when the job has no delay.
+func (j *JobInfo) PreemptionDelayEnd() (end time.Time, ok bool) {
+	if j.PreemptionDelay <= 0 {
+		return time.Time{}, false
+	}
+	from := j.CreationTime
+	if j.LastEvictionTimestamp != nil && j.LastEvictionTimestamp.After(from) {
+		from = *j.LastEvictionTimestamp
+	}
+	return from.Add(j.PreemptionDelay), true
 }
 
 // AddPod adds a pod, keeping Pods sorted by name.

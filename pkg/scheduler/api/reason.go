@@ -16,6 +16,12 @@ const (
 	// ReasonMinRuntimeProtected: the jobs that could make room are protected by their
 	// min-runtime; the message names them and when each protection ends.
 	ReasonMinRuntimeProtected = "MinRuntimeProtected"
+	// ReasonPreemptionDelayNotElapsed: the job may not evict others yet; the message says
+	// when its preemption delay ends. It still takes free capacity.
+	ReasonPreemptionDelayNotElapsed = "PreemptionDelayNotElapsed"
+	// ReasonInvalidPreemptionDelay: the job's preemption-delay annotation is not a
+	// non-negative Go duration; the job is treated as having no delay.
+	ReasonInvalidPreemptionDelay = "InvalidPreemptionDelay"
 	// ReasonAwaitingReleasedResources: the job is placed, on resources its victims are still
 	// releasing, which are promised to it; the message says where. It is on its way, not
 	// stuck.

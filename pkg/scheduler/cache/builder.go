@@ -124,9 +124,20 @@ func (s *Store) assemble(overlay *Overlay) (*api.Snapshot, []Problem, error) {
 		job := a.job(je.group)
 		jobs = append(jobs, job)
 		start := len(a.pods)
+		delayFound := je.group.delaySet
 		for _, e := range je.pods {
-			if !e.terminal {
-				a.place(e)
+			if e.terminal {
+				continue
+			}
+			a.place(e)
+			if !delayFound && e.hasPreemptionDelay {
+				// The first pod by name that carries the annotation speaks for the job, as
+				// a workload's pod template gives every pod the same.
+				delayFound = true
+				if p := setPreemptionDelay(job, e.preemptionDelay); p != nil {
+					p.Object = PodGroupRef(job.ID)
+					a.problems = append(a.problems, *p)
+				}
 			}
 		}
 		// The job's own part of the array: an append beyond it reallocates, never spills
@@ -248,9 +259,7 @@ func (a *assembly) job(g *groupEntry) *api.JobInfo {
 	default:
 		job.Preemptible = job.Priority < api.PreemptibleBelowPriority
 	}
-	if g.problem != nil {
-		a.problems = append(a.problems, *g.problem)
-	}
+	a.problems = append(a.problems, g.problems...)
 	if a.overlay != nil {
 		if written, ok := a.overlay.stamp(job.ID, job.LastStartTimestamp); ok {
 			job.LastStartTimestamp = &written

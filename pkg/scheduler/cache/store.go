@@ -281,7 +281,10 @@ type groupEntry struct {
 	job            api.JobInfo
 	priorityClass  string
 	preemptibility v2alpha2.Preemptibility
-	problem        *Problem
+	problems       []Problem
+	// delaySet: the PodGroup gave the job its preemption delay (spec or annotation, even a
+	// bad one), so its pods' annotations are not read.
+	delaySet bool
 }
 
 // upsertGroup records a PodGroup and says whether what the scheduler is asked to do may have
@@ -312,9 +315,24 @@ func (s *Store) upsertGroup(pg *v2alpha2.PodGroup) bool {
 	stamp, err := scheduling.ParseStartTime(pg.Annotations)
 	if err != nil {
 		// The job counts as unstamped: its pods' start still protects it.
-		g.problem = &Problem{Object: pg, Reason: "InvalidStartTimestamp", Message: err.Error()}
+		g.problems = append(g.problems, Problem{Object: pg, Reason: "InvalidStartTimestamp", Message: err.Error()})
 	}
 	g.job.LastStartTimestamp = stamp
+	evicted, err := scheduling.ParseEvictionTime(pg.Annotations)
+	if err != nil {
+		// The preemption delay then counts from the job's creation.
+		g.problems = append(g.problems, Problem{Object: pg, Reason: "InvalidEvictionTimestamp", Message: err.Error()})
+	}
+	g.job.LastEvictionTimestamp = evicted
+	if pg.Spec.PreemptionDelay != nil {
+		g.job.PreemptionDelay, g.delaySet = pg.Spec.PreemptionDelay.Duration, true // the CRD refuses a negative one
+	} else if value, ok := pg.Annotations[scheduling.PreemptionDelayAnnotation]; ok {
+		g.delaySet = true
+		if p := setPreemptionDelay(&g.job, value); p != nil {
+			p.Object = pg
+			g.problems = append(g.problems, *p)
+		}
+	}
 	g.job.ShownProtection = api.ShownProtection(pg.Status.MinRuntime)
 	je := s.job(g.job.ID)
 	old := je.group
@@ -384,8 +402,11 @@ type podEntry struct {
 	nodeName, nominated                string
 	evictedFor                         api.JobID
 	subGroup                           string
-	startTime                          *time.Time
-	creationTime                       time.Time
+	// preemptionDelay is the pod's preemption-delay annotation, if it has one.
+	preemptionDelay    string
+	hasPreemptionDelay bool
+	startTime          *time.Time
+	creationTime       time.Time
 }
 
 // upsertPod records a pod and says whether it may let a job move: it newly waits to be placed
@@ -400,6 +421,7 @@ func (s *Store) upsertPod(pod *v1.Pod) bool {
 		e.deleting, e.gated, e.running = pod.DeletionTimestamp != nil, len(pod.Spec.SchedulingGates) > 0, pod.Status.Phase == v1.PodRunning
 		e.nodeName, e.nominated, e.evictedFor = pod.Spec.NodeName, pod.Status.NominatedNodeName, evictionPreemptor(pod)
 		e.subGroup, e.creationTime = pod.Labels[scheduling.SubGroupLabel], pod.CreationTimestamp.Time
+		e.preemptionDelay, e.hasPreemptionDelay = pod.Annotations[scheduling.PreemptionDelayAnnotation]
 		if pod.Status.StartTime != nil {
 			t := pod.Status.StartTime.Time
 			e.startTime = &t
@@ -504,4 +526,13 @@ func evictionPreemptor(pod *v1.Pod) api.JobID {
 		}
 	}
 	return ""
+}
+
+// setPreemptionDelay gives the job the delay an annotation says; a bad value is a problem
+// (whose Object the caller sets), told as an event on the PodGroup.
+func setPreemptionDelay(job *api.JobInfo, value string) *Problem {
+	if err := job.SetPreemptionDelayAnnotation(value); err != nil {
+		return &Problem{Reason: api.ReasonInvalidPreemptionDelay, Message: err.Error()}
+	}
+	return nil
 }

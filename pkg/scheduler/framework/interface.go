@@ -47,9 +47,9 @@ type Describer interface {
 //
 // Every answer that can refuse is a Status (below), whatever it is about: PredicateFn (a
 // node for a pod), AllocatableFn (more resources for a job), IsPreemptibleFn (a victim for a
-// preemptor) and the filters ScenarioFiltersFn returns (ScenarioFilter.Allows, a set of
+// preemptor), MayEvictForFn (any victim at all for a preemptor) and the filters ScenarioFiltersFn returns (ScenarioFilter.Allows, a set of
 // victims; PlanFilter.AllowsPlan, a finished plan). The session's combining functions
-// (Session.Predicate, Session.Allocatable, Session.IsPreemptible, ScenarioAllows,
+// (Session.Predicate, Session.Allocatable, Session.IsPreemptible, Session.MayEvictFor, ScenarioAllows,
 // PlanAllows) return the first refusal and name the plugin that gave it. The other hooks
 // refuse nothing, so they keep their own shapes: orders (CompareFn, for jobs, pods and
 // queues), scores (NodeOrderFn), a listener (PodStatusChangeFn), notes for a victim's owner
@@ -89,6 +89,15 @@ type (
 	// note, for the preemptor at hand, why a victim was refused: refused victims are asked
 	// again for each preemptor.
 	IsPreemptibleFn func(action ActionType, preemptor, preemptee *api.JobInfo) Status
+
+	// MayEvictForFn says whether preemptor, a job still lacking its gang, may have other jobs
+	// evicted for it in the action (reclaim or preempt), whoever the victims would be: a rule
+	// on the preemptor's side, such as its preemption delay, where IsPreemptibleFn is about
+	// one victim. Every plugin must agree and the first refusal is the verdict; a refused job
+	// is not searched for victims at all. Allocation into free capacity does not ask. A
+	// plugin whose answer changes with time notes when (Session.NoteAnswerChangesAt) and
+	// tells the job why it waits.
+	MayEvictForFn func(action ActionType, preemptor *api.JobInfo) Status
 
 	// ScenarioFiltersFn returns filters that the victim solver applies to every candidate set
 	// of victims for pendingJob before simulating placement. The filters of all plugins are

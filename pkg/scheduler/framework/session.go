@@ -112,6 +112,13 @@ type ReasonTeller interface {
 	PendingReason() api.PendingReason
 }
 
+// SetPendingReason records a reason of the plugin's own kind (not api.ReasonUnschedulable)
+// under a key, replacing an earlier one with the same key: one reason per cause, however
+// often a plugin is asked in a cycle.
+func (ssn *Session) SetPendingReason(job api.JobID, key string, reason api.PendingReason) {
+	ssn.setPendingReason(job, pendingReason{key: key, reason: reason})
+}
+
 // RecordPendingReason notes why a job could not be scheduled in this cycle (as
 // api.ReasonUnschedulable), for the status updater and for tests. Repeated reasons are kept
 // once.

@@ -23,6 +23,7 @@ type hooks struct {
 	allocatable     []hook[AllocatableFn]
 	statusChange    []hook[PodStatusChangeFn]
 	isPreemptible   []hook[IsPreemptibleFn]
+	mayEvictFor     []hook[MayEvictForFn]
 	scenarioFilters []hook[ScenarioFiltersFn]
 	evictionNotes   []hook[EvictionNoteFn]
 	protections     []hook[ProtectionFn]
@@ -66,6 +67,11 @@ func (ssn *Session) AddPodStatusChangeFn(plugin string, fn PodStatusChangeFn) {
 // AddIsPreemptibleFn registers a victim veto.
 func (ssn *Session) AddIsPreemptibleFn(plugin string, fn IsPreemptibleFn) {
 	ssn.hooks.isPreemptible = append(ssn.hooks.isPreemptible, hook[IsPreemptibleFn]{plugin, fn})
+}
+
+// AddMayEvictForFn registers a preemptor-side veto on evictions.
+func (ssn *Session) AddMayEvictForFn(plugin string, fn MayEvictForFn) {
+	ssn.hooks.mayEvictFor = append(ssn.hooks.mayEvictFor, hook[MayEvictForFn]{plugin, fn})
 }
 
 // AddScenarioFiltersFn registers a source of victim-set filters.
@@ -223,6 +229,17 @@ func (ssn *Session) IsPreemptible(action ActionType, preemptor, preemptee *api.J
 	// search 6% (BenchmarkLargeJobReclaim, docs/performance.md).
 	for _, h := range ssn.hooks.isPreemptible {
 		if s := h.fn(action, preemptor, preemptee); !s.IsSuccess() {
+			return s.WithPlugin(h.plugin)
+		}
+	}
+	return Status{}
+}
+
+// MayEvictFor is the verdict on evicting anyone for preemptor in this action: the first
+// plugin's refusal, naming the plugin; Success when every plugin agrees or none asked.
+func (ssn *Session) MayEvictFor(action ActionType, preemptor *api.JobInfo) Status {
+	for _, h := range ssn.hooks.mayEvictFor {
+		if s := h.fn(action, preemptor); !s.IsSuccess() {
 			return s.WithPlugin(h.plugin)
 		}
 	}

@@ -17,6 +17,9 @@ type collectors struct {
 	// protected them, by action: once per victim and cycle for each kind of waiting job
 	// (jobs alike in queue, priority and requests are asked about once).
 	minRuntimeRefusals *prometheus.CounterVec
+	// preemptionDelayHeld counts jobs that wanted to evict others but whose preemption delay
+	// had not elapsed, by action: once per job and cycle.
+	preemptionDelayHeld *prometheus.CounterVec
 	// runtimeAtEviction is how long the evicted pod's job had run, counted from the start
 	// min-runtime trusts, by action: the distribution a min-runtime is chosen against.
 	runtimeAtEviction *prometheus.HistogramVec
@@ -65,6 +68,10 @@ func newCollectors() collectors {
 			Name: "kai_scheduler_min_runtime_refusals_total",
 			Help: "Victims refused to a preemptor because min-runtime still protected them, by action (reclaim, preempt); once per victim, kind of waiting job and cycle.",
 		}, []string{"action"}),
+		preemptionDelayHeld: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kai_scheduler_preemption_delay_held_total",
+			Help: "Pending jobs that would have looked for victims but whose preemption delay had not elapsed, by action (reclaim, preempt); once per job and cycle.",
+		}, []string{"action"}),
 		runtimeAtEviction: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "kai_scheduler_runtime_at_eviction_seconds",
 			Help:    "How long the evicted pod's job had run when it was evicted, by action (reclaim, preempt).",
@@ -102,7 +109,7 @@ func newCollectors() collectors {
 
 // all lists the collectors, as registered.
 func (c collectors) all() []prometheus.Collector {
-	return []prometheus.Collector{c.cycleDuration, c.binds, c.bindErrors, c.evictions, c.minRuntimeRefusals,
+	return []prometheus.Collector{c.cycleDuration, c.binds, c.bindErrors, c.evictions, c.minRuntimeRefusals, c.preemptionDelayHeld,
 		c.runtimeAtEviction, c.protectedJobs, c.minRuntimeWait, c.pendingJobs, c.invalidQueues,
 		c.statusWrites, c.statusWritesGivenUp, c.decisionsDropped}
 }

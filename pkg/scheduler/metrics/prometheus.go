@@ -64,6 +64,10 @@ func (p *Prometheus) MinRuntimeRefused(action string, victims int) {
 	p.c.minRuntimeRefusals.WithLabelValues(action).Add(float64(victims))
 }
 
+func (p *Prometheus) PreemptionDelayHeld(action string, jobs int) {
+	p.c.preemptionDelayHeld.WithLabelValues(action).Add(float64(jobs))
+}
+
 func (p *Prometheus) ProtectionWaitEnded(waited time.Duration) {
 	p.c.minRuntimeWait.Observe(waited.Seconds())
 }

@@ -14,6 +14,9 @@ type Recorder interface {
 	// MinRuntimeRefused: a cycle's action refused victims because min-runtime still protected
 	// them (kai_scheduler_min_runtime_refusals_total).
 	MinRuntimeRefused(action string, victims int)
+	// PreemptionDelayHeld: a cycle's action held back jobs that wanted to evict others, but
+	// whose preemption delay had not elapsed (kai_scheduler_preemption_delay_held_total).
+	PreemptionDelayHeld(action string, jobs int)
 	// ProtectionWaitEnded: a pending job that min-runtime held back is held back no longer,
 	// after waited (kai_scheduler_min_runtime_wait_seconds).
 	ProtectionWaitEnded(waited time.Duration)
@@ -53,6 +56,7 @@ var _ Recorder = Discard{}
 
 func (Discard) CycleEnded(time.Duration, int, int)    {}
 func (Discard) MinRuntimeRefused(string, int)         {}
+func (Discard) PreemptionDelayHeld(string, int)       {}
 func (Discard) ProtectionWaitEnded(time.Duration)     {}
 func (Discard) ProtectedJobs(map[ProtectedSeries]int) {}
 func (Discard) Bound()                                {}

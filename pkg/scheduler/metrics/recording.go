@@ -22,6 +22,8 @@ type Recorded struct {
 	PendingJobs, InvalidQueues int
 	// MinRuntimeRefusals sums the victims refused, per action.
 	MinRuntimeRefusals map[string]int
+	// PreemptionDelayHeld sums the jobs held back by their preemption delay, per action.
+	PreemptionDelayHeld map[string]int
 	// ProtectionWaits are the waits on protection that ended, in order.
 	ProtectionWaits []time.Duration
 	// ProtectedJobs is the protected-jobs gauge as last set.
@@ -48,6 +50,7 @@ func (r *Recording) Recorded() Recorded {
 	defer r.mu.Unlock()
 	c := r.recorded
 	c.MinRuntimeRefusals = maps.Clone(c.MinRuntimeRefusals)
+	c.PreemptionDelayHeld = maps.Clone(c.PreemptionDelayHeld)
 	c.ProtectionWaits = slices.Clone(c.ProtectionWaits)
 	c.ProtectedJobs = maps.Clone(c.ProtectedJobs)
 	c.Evictions = maps.Clone(c.Evictions)
@@ -82,6 +85,10 @@ func (r *Recording) CycleEnded(_ time.Duration, pendingJobs, invalidQueues int) 
 
 func (r *Recording) MinRuntimeRefused(action string, victims int) {
 	r.record(func(c *Recorded) { add(&c.MinRuntimeRefusals, action, victims) })
+}
+
+func (r *Recording) PreemptionDelayHeld(action string, jobs int) {
+	r.record(func(c *Recorded) { add(&c.PreemptionDelayHeld, action, jobs) })
 }
 
 func (r *Recording) ProtectionWaitEnded(waited time.Duration) {

@@ -205,6 +205,22 @@ func (b *JobBuilder) StartedAt(t time.Time) *JobBuilder { b.job.LastStartTimesta
 // PodsStartedAt sets the start time the kubelet reported for the running pods.
 func (b *JobBuilder) PodsStartedAt(t time.Time) *JobBuilder { b.podStart = &t; return b }
 
+// PreemptionDelay sets the job's preemption delay, as spec.preemptionDelay does.
+func (b *JobBuilder) PreemptionDelay(d time.Duration) *JobBuilder {
+	b.job.PreemptionDelay = d
+	return b
+}
+
+// PreemptionDelayAnnotation sets the delay from a kai.scheduler/preemption-delay value, read
+// as the scheduler reads it: a bad one leaves no delay and is kept to be told.
+func (b *JobBuilder) PreemptionDelayAnnotation(value string) *JobBuilder {
+	_ = b.job.SetPreemptionDelayAnnotation(value) // a bad value is the point of such a test
+	return b
+}
+
+// EvictedAt sets when pods of the job were last evicted, as the PodGroup records it.
+func (b *JobBuilder) EvictedAt(t time.Time) *JobBuilder { b.job.LastEvictionTimestamp = &t; return b }
+
 // CreatedAt sets the creation time (older jobs go first among equals).
 func (b *JobBuilder) CreatedAt(t time.Time) *JobBuilder { b.job.CreationTime = t; return b }
 

@@ -178,6 +178,7 @@ func (h *Harness) apply(round *Round) {
 	for _, e := range round.Evictions {
 		pod := h.pod(e.Pod)
 		pod.Status, pod.EvictedFor = api.Releasing, e.Reason.Preemptor
+		h.Job(e.Job).LastEvictionTimestamp = &now // as the scheduler stamps the PodGroup
 	}
 	for _, started := range round.Started {
 		t := started.At

@@ -73,7 +73,7 @@ type Updater struct {
 	stampWritten chan struct{}
 
 	// stamps waiting to be written, per job.
-	stamps map[api.JobID]time.Time
+	stamps map[api.JobID]jobStamps
 	// pending holds the latest pending reasons per job (nil: clear the condition); written
 	// what was last written, and writtenAt when; promisedSince since when each job that
 	// waits only for resources promised to it has done so, for its quiet period.
@@ -95,7 +95,7 @@ type Updater struct {
 func NewUpdater(c client.Client, recorder record.EventRecorder, clk clock.WithTicker) *Updater {
 	return &Updater{
 		Client: c, Recorder: recorder, Clock: clk, stampWritten: make(chan struct{}, 1),
-		stamps: map[api.JobID]time.Time{}, pending: map[api.JobID][]api.PendingReason{}, written: map[api.JobID]string{},
+		stamps: map[api.JobID]jobStamps{}, pending: map[api.JobID][]api.PendingReason{}, written: map[api.JobID]string{},
 		promisedSince: map[api.JobID]time.Time{},
 		podsOf:        map[api.JobID][]string{}, writtenAt: map[api.JobID]time.Time{}, queues: map[string]*queueState{},
 		protections: map[api.JobID]api.ProtectionChange{}, shown: map[api.JobID]writtenProtection{},
@@ -152,11 +152,32 @@ func (u *Updater) mark(t target) {
 	}
 }
 
+// jobStamps are the annotations of a job to write, a zero time for none: the start stamp
+// min-runtime counts from and the eviction stamp the preemption delay re-arms from. They go
+// out in one patch, before any status.
+type jobStamps struct{ start, evicted time.Time }
+
 // QueueStartStamp schedules writing a job's start stamp. A newer stamp replaces a queued one.
 func (u *Updater) QueueStartStamp(job api.JobID, at time.Time) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	u.stamps[job] = at
+	s := u.stamps[job]
+	s.start = at
+	u.stamps[job] = s
+	u.mark(target{stampTarget, string(job)})
+}
+
+// QueueEvictionStamp schedules writing when pods of a job were last evicted: the preemption
+// delay counts from it, and the job's pods, the only other record, are deleted by the
+// eviction. A later time replaces a queued one.
+func (u *Updater) QueueEvictionStamp(job api.JobID, at time.Time) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	s := u.stamps[job]
+	if at.After(s.evicted) {
+		s.evicted = at
+	}
+	u.stamps[job] = s
 	u.mark(target{stampTarget, string(job)})
 }
 
@@ -368,14 +389,20 @@ func (u *Updater) writeStamp(ctx context.Context, job api.JobID) error {
 	if !ok {
 		return nil // written by an earlier pass
 	}
-	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{
-		"annotations": map[string]string{scheduling.LastStartTimestampAnnotation: scheduling.FormatStartTime(at)}}})
+	annotations := map[string]string{}
+	if !at.start.IsZero() {
+		annotations[scheduling.LastStartTimestampAnnotation] = scheduling.FormatStartTime(at.start)
+	}
+	if !at.evicted.IsZero() {
+		annotations[scheduling.LastEvictionTimestampAnnotation] = scheduling.FormatStartTime(at.evicted)
+	}
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
 	err := u.patch(ctx, stampTarget, cache.PodGroupRef(job), false, patch)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
 	u.mu.Lock()
-	if u.stamps[job].Equal(at) {
+	if u.stamps[job] == at {
 		delete(u.stamps, job)
 	}
 	u.mu.Unlock()

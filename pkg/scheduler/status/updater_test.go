@@ -77,6 +77,26 @@ func TestStartStampIsRetriedUntilItLands(t *testing.T) {
 	}
 }
 
+// The eviction stamp, which the preemption delay re-arms from, goes out with the start
+// stamp in one patch, and an earlier eviction never replaces a later one.
+func TestEvictionStampIsWrittenBesideTheStartStamp(t *testing.T) {
+	c, updater, _ := setup(t, interceptor.Funcs{})
+	evicted := start.Add(time.Minute)
+	updater.QueueStartStamp("ns/job", start)
+	updater.QueueEvictionStamp("ns/job", evicted)
+	updater.QueueEvictionStamp("ns/job", start)
+	updater.Flush(context.Background())
+	if updater.PendingWrites() != 0 {
+		t.Fatal("both stamps must land in one write")
+	}
+	annotations := read(t, c).Annotations
+	gotStart, _ := scheduling.ParseStartTime(annotations)
+	gotEvicted, err := scheduling.ParseEvictionTime(annotations)
+	if gotStart == nil || !gotStart.Equal(start) || err != nil || gotEvicted == nil || !gotEvicted.Equal(evicted) {
+		t.Fatalf("annotations %v, want start %v and eviction %v", annotations, start, evicted)
+	}
+}
+
 func TestConditionRewritesAreThrottledButClearedAtOnce(t *testing.T) {
 	c, updater, clk := setup(t, interceptor.Funcs{})
 	message := func() string {

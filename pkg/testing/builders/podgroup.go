@@ -51,3 +51,16 @@ func (g *PodGroupWrapper) PriorityClass(name string) *PodGroupWrapper {
 func (g *PodGroupWrapper) StartedAt(t time.Time) *PodGroupWrapper {
 	return g.Annotation(scheduling.LastStartTimestampAnnotation, scheduling.FormatStartTime(t))
 }
+
+// PreemptionDelay sets spec.preemptionDelay: the job evicts nobody for d after its creation
+// or its last eviction.
+func (g *PodGroupWrapper) PreemptionDelay(d time.Duration) *PodGroupWrapper {
+	g.Spec.PreemptionDelay = &metav1.Duration{Duration: d}
+	return g
+}
+
+// EvictedAt records that pods of the job were last evicted at t (the last-eviction-timestamp
+// annotation the scheduler writes).
+func (g *PodGroupWrapper) EvictedAt(t time.Time) *PodGroupWrapper {
+	return g.Annotation(scheduling.LastEvictionTimestampAnnotation, scheduling.FormatStartTime(t))
+}

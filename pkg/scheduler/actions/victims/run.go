@@ -30,7 +30,9 @@ func (a *Action) Execute(ctx context.Context, ssn *framework.Session) { Run(ctx,
 func Run(ctx context.Context, ssn *framework.Session, rules Rules) {
 	var preemptors []*api.JobInfo
 	for _, job := range actions.SchedulableJobs(ssn) {
-		if !job.IsGangSatisfied() {
+		// A job refused on its own side (its preemption delay) is not searched for at all;
+		// the plugin that refused told it why and until when.
+		if !job.IsGangSatisfied() && ssn.MayEvictFor(rules.Action(), job).IsSuccess() {
 			preemptors = append(preemptors, job)
 		}
 	}

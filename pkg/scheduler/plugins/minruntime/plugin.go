@@ -7,6 +7,9 @@
 // Non-elastic jobs are protected whole, through IsPreemptible. Elastic jobs stay candidates
 // there, and a scenario filter keeps every protected elastic job at its minimum (and each
 // sub-group at its own), so their surplus pods remain evictable.
+//
+// The preemptor's side of the same protection is the preemption delay (delay.go): a pending
+// job inside its window evicts nobody, through MayEvictFor; it still takes free capacity.
 package minruntime
 
 import (
@@ -94,6 +97,7 @@ func (p *Plugin) Method() ResolveMethod { return p.method }
 func (p *Plugin) OnSessionOpen(ssn *framework.Session) {
 	s := newSession(ssn, p.defaults, p.method)
 	ssn.AddIsPreemptibleFn(Name, s.isPreemptible)
+	ssn.AddMayEvictForFn(Name, s.mayEvictFor)
 	ssn.AddScenarioFiltersFn(Name, s.scenarioFilters)
 	ssn.AddEvictionNoteFn(Name, s.evictionNote)
 	ssn.AddProtectionFn(Name, s.jobProtection)

@@ -1,0 +1,64 @@
+package cache
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/testing/builders"
+)
+
+// The PodGroup's field wins, then its annotation, then its pods'; a bad annotation leaves no
+// delay, is kept on the job to be told in its condition, and is reported (as an event) on
+// the PodGroup.
+func TestPreemptionDelayPrecedenceAndBadAnnotations(t *testing.T) {
+	const key = scheduling.PreemptionDelayAnnotation
+	evicted := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name        string
+		group       *builders.PodGroupWrapper
+		podValue    string
+		want        time.Duration
+		wantProblem bool
+	}{
+		{"the field wins over both annotations", builders.MakePodGroup("ns", "job").PreemptionDelay(time.Minute).Annotation(key, "2m"), "3m", time.Minute, false},
+		{"the PodGroup's annotation wins over the pods'", builders.MakePodGroup("ns", "job").Annotation(key, "2m"), "3m", 2 * time.Minute, false},
+		{"the pods' annotation when the PodGroup has none", builders.MakePodGroup("ns", "job"), "3m", 3 * time.Minute, false},
+		{"a unit-less number is named, not used", builders.MakePodGroup("ns", "job").Annotation(key, "300"), "3m", 0, true},
+		{"a negative pod annotation is named", builders.MakePodGroup("ns", "job"), "-1m", 0, true},
+		{"no delay anywhere", builders.MakePodGroup("ns", "job").EvictedAt(evicted), "", 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := pod("a")
+			if tc.podValue != "" {
+				p = p.Annotation(key, tc.podValue)
+			}
+			objects := []client.Object{builders.MakeNode("n1").GPUs(8).Obj(), tc.group.Queue("q").Obj(), p.Obj()}
+			c := fake.NewClientBuilder().WithScheme(testScheme()).WithObjects(objects...).Build()
+			snapshot, problems, err := (&Builder{Reader: c, SchedulerName: "kai-scheduler"}).Snapshot(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			job := snapshot.Job("ns/job")
+			if job.PreemptionDelay != tc.want || (job.PreemptionDelayProblem != "") != tc.wantProblem {
+				t.Fatalf("delay %v (problem %q), want %v (a problem: %v)", job.PreemptionDelay, job.PreemptionDelayProblem, tc.want, tc.wantProblem)
+			}
+			reported := len(problems) == 1 && problems[0].Reason == api.ReasonInvalidPreemptionDelay &&
+				problems[0].Object.GetName() == "job" && isPodGroup(problems[0].Object)
+			if reported != tc.wantProblem || (!tc.wantProblem && len(problems) != 0) {
+				t.Fatalf("problems %v, want the PodGroup reported: %v", problems, tc.wantProblem)
+			}
+		})
+	}
+}
+
+func isPodGroup(obj client.Object) bool {
+	_, ok := obj.(*v2alpha2.PodGroup)
+	return ok
+}
