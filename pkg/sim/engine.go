@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -122,6 +123,7 @@ func Run(ctx context.Context, sc *input.Scenario, opts Options) (*report.Result,
 				in.report.ProtectedRefusals += n
 				e.result.Totals.ProtectedRefusals += n
 			}
+			e.noteDelayed(cycle.PendingReasons)
 			in.answersChangeAt = cycle.AnswersChangeAt
 			in.status.Flush(ctx)
 		}
@@ -458,5 +460,20 @@ func (e *engine) sample(now time.Time) {
 	if !same || len(e.result.Series) == 0 {
 		e.result.Series = append(e.result.Series, report.Sample{Time: e.seconds(now), GPUs: gpus})
 		e.lastSample = gpus
+	}
+}
+
+// noteDelayed marks the jobs a cycle held back by their preemption delay, for the report.
+func (e *engine) noteDelayed(pending map[api.JobID][]api.PendingReason) {
+	for id, reasons := range pending {
+		for _, r := range reasons {
+			if r.Reason != api.ReasonPreemptionDelayNotElapsed {
+				continue
+			}
+			namespace, name, _ := strings.Cut(string(id), "/")
+			if js := e.jobByName[types.NamespacedName{Namespace: namespace, Name: name}]; js != nil {
+				js.delayed = true
+			}
+		}
 	}
 }

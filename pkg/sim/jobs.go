@@ -26,6 +26,8 @@ type jobState struct {
 	pods                  []*v1.Pod
 	podGPUs, templateGPUs []int64
 
+	// delayed: the scheduler held the job back by its preemption delay at least once.
+	delayed  bool
 	running  bool
 	runStart time.Time
 	// saved is the useful work checkpointed before the current run.

@@ -27,7 +27,10 @@ func (e *engine) summarize() *report.Result {
 			r.Queues = append(r.Queues, js.queue)
 		}
 		jr := report.JobReport{PodGroup: js.name(), Queue: js.queue, Pool: js.pool, Submitted: js.spec.SubmitAt.Seconds(),
-			Evictions: js.evictions, WastedGPUSeconds: js.wastedGPUSeconds}
+			Evictions: js.evictions, WastedGPUSeconds: js.wastedGPUSeconds, PreemptionDelayed: js.delayed}
+		if js.delayed {
+			r.Totals.DelayedJobs++
+		}
 		if js.firstStart != nil {
 			s := e.seconds(*js.firstStart)
 			jr.FirstStart = &s

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -32,8 +33,12 @@ func WriteText(w io.Writer, r *Result) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\nSummary after %s (%d victims refused while min-runtime protected them)\n",
-		clockTime(r.Totals.SimulatedSeconds), r.Totals.ProtectedRefusals)
+	delayed := ""
+	if r.Totals.DelayedJobs > 0 { // said only where a scenario uses the delay
+		delayed = fmt.Sprintf("; %d jobs held back by their preemption delay", r.Totals.DelayedJobs)
+	}
+	fmt.Fprintf(w, "\nSummary after %s (%d victims refused while min-runtime protected them%s)\n",
+		clockTime(r.Totals.SimulatedSeconds), r.Totals.ProtectedRefusals, delayed)
 	if err := writeQueueTable(w, r); err != nil {
 		return err
 	}
@@ -172,6 +177,9 @@ func WriteComparison(w io.Writer, variants []Variant) error {
 		return fmt.Sprintf("%s of %d", text, r.Totals.Jobs), n
 	}, signed)
 	row("protected refusals", func(r *Result) (string, *float64) { return count(r.Totals.ProtectedRefusals) }, signed)
+	if slices.ContainsFunc(variants, func(v Variant) bool { return v.Result.Totals.DelayedJobs > 0 }) {
+		row("jobs held by preemption delay", func(r *Result) (string, *float64) { return count(r.Totals.DelayedJobs) }, signed)
+	}
 	for _, q := range comparedQueues(variants) {
 		label := "mean wait, " + q.Queue
 		if q.Pool != "" {

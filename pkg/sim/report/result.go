@@ -45,6 +45,9 @@ type JobReport struct {
 	// Waiting are the reasons the scheduler last gave on the PodGroup of a job that had not
 	// completed when the simulation ended.
 	Waiting []string `json:"waiting,omitempty"`
+	// PreemptionDelayed says the job was held back at least once by its own preemption
+	// delay: it wanted to evict others before its window ended.
+	PreemptionDelayed bool `json:"preemptionDelayed,omitempty"`
 	// Protection is, for a job running when the simulation ended, its min-runtime
 	// protection as its PodGroup's status showed it then; absent when it showed none.
 	Protection *Protection `json:"protection,omitempty"`
@@ -115,9 +118,11 @@ type Totals struct {
 	WastedGPUSeconds float64 `json:"wastedGPUSeconds"`
 	// ProtectedRefusals counts, over all cycles, victims refused to a preemptor because
 	// min-runtime still protected them.
-	ProtectedRefusals int           `json:"protectedRefusals"`
-	SimulatedSeconds  float64       `json:"simulatedSeconds"`
-	Queues            []QueueReport `json:"queues"`
+	ProtectedRefusals int `json:"protectedRefusals"`
+	// DelayedJobs counts the jobs held back at least once by their preemption delay.
+	DelayedJobs      int           `json:"delayedJobs"`
+	SimulatedSeconds float64       `json:"simulatedSeconds"`
+	Queues           []QueueReport `json:"queues"`
 }
 
 // PoolReport is what one node pool's scheduler did: the pool's share of the totals, and the
