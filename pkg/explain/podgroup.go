@@ -163,6 +163,7 @@ func (c *Cluster) explainWaiting(p *printer, ssn *framework.Session, job *api.Jo
 	} else if !q.IsLeaf() {
 		p.line(1, "Its queue %q has child queues: only leaf queues hold jobs.", job.Queue)
 	}
+	c.explainDelay(p, job)
 	told := false
 	for _, condition := range group.Status.SchedulingConditions {
 		told = true
@@ -207,6 +208,27 @@ func (c *Cluster) explainWaiting(p *printer, ssn *framework.Session, job *api.Jo
 	p.line(0, "Min-runtime protections it meets now (among all running jobs it could take from, before fair share decides which it may):")
 	for _, m := range protected {
 		p.line(1, "%s", m)
+	}
+}
+
+// explainDelay tells a waiting job's preemption delay: its window and its end, or why the
+// annotation that asked for one was not used. The delay is the minruntime plugin's rule.
+func (c *Cluster) explainDelay(p *printer, job *api.JobInfo) {
+	until, ok := job.PreemptionDelayEnd()
+	switch {
+	case job.PreemptionDelayProblem != "":
+		p.line(1, "Its preemption delay is ignored, so it may evict other jobs at once: %s.", job.PreemptionDelayProblem)
+	case !ok:
+	case c.MinRuntime == nil:
+		p.line(1, "Its preemption delay of %s does not apply: the scheduler runs without the minruntime plugin.", job.PreemptionDelay)
+	case c.Now.Before(until):
+		from, since := job.PreemptionDelayFrom()
+		p.line(1, "Its preemption delay of %s from %s (%s) ends at %s (%s from now): until then it takes free capacity but evicts no job.",
+			job.PreemptionDelay, since, stamp(from), end(until), ago(until.Sub(c.Now)))
+	default:
+		from, since := job.PreemptionDelayFrom()
+		p.line(1, "Its preemption delay of %s from %s (%s) ended at %s (%s ago): it may evict other jobs.",
+			job.PreemptionDelay, since, stamp(from), end(until), ago(c.Now.Sub(until)))
 	}
 }
 

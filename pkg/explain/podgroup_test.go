@@ -109,3 +109,48 @@ func TestExplainTellsAZeroMinRuntimeApart(t *testing.T) {
 		})
 	}
 }
+
+// A waiting job's preemption delay is explained with its window and its end: counted from
+// its creation, or from its last eviction once that is later; a bad annotation is named.
+func TestExplainTellsAPendingJobsPreemptionDelay(t *testing.T) {
+	scheme, err := install.Scheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := builders.MakeNode("n1").Allocatable(v1.ResourceCPU, "8").Allocatable(v1.ResourceMemory, "32Gi").MaxPods(110).GPUs(2).Obj()
+	for _, c := range []struct {
+		name  string
+		group *builders.PodGroupWrapper
+		want  string
+	}{
+		{"inside the window, from creation",
+			builders.MakePodGroup("ns", "wait").Queue("team").CreatedAt(now.Add(-time.Minute)).PreemptionDelay(5 * time.Minute),
+			"Its preemption delay of 5m0s from its creation (2026-01-01T11:59:00Z) ends at 2026-01-01T12:04:00Z (4m0s from now): until then it takes free capacity but evicts no job."},
+		{"re-armed by an eviction",
+			builders.MakePodGroup("ns", "wait").Queue("team").CreatedAt(now.Add(-time.Hour)).EvictedAt(now.Add(-30 * time.Second)).PreemptionDelay(time.Minute),
+			"Its preemption delay of 1m0s from its last eviction (2026-01-01T11:59:30Z) ends at 2026-01-01T12:00:30Z (30s from now)"},
+		{"ended",
+			builders.MakePodGroup("ns", "wait").Queue("team").CreatedAt(now.Add(-time.Hour)).PreemptionDelay(time.Minute),
+			"ended at 2026-01-01T11:01:00Z (59m0s ago): it may evict other jobs."},
+		{"a bad annotation",
+			builders.MakePodGroup("ns", "wait").Queue("team").Annotation("kai.scheduler/preemption-delay", "5"),
+			`Its preemption delay is ignored, so it may evict other jobs at once: annotation kai.scheduler/preemption-delay: "5" is not a duration`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			pod := builders.MakePod("ns", "wait-0").PodGroup("wait").GPUs(4).Obj()
+			reader := fake.NewClientBuilder().WithScheme(scheme).WithObjects(c.group.Obj(), pod, node, builders.MakeQueue("team").Obj()).Build()
+			ctx := context.Background()
+			cluster, err := explain.Load(ctx, reader, "kai-scheduler", []byte(noDefaults), clocktesting.NewFakePassiveClock(now))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out strings.Builder
+			if err := cluster.PodGroup(ctx, &out, "ns/wait"); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(out.String(), c.want) {
+				t.Errorf("explain says:\n%s\nwant it to say %q", out.String(), c.want)
+			}
+		})
+	}
+}

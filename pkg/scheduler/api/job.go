@@ -91,11 +91,17 @@ func (j *JobInfo) PreemptionDelayEnd() (end time.Time, ok bool) {
 	if j.PreemptionDelay <= 0 {
 		return time.Time{}, false
 	}
-	from := j.CreationTime
-	if j.LastEvictionTimestamp != nil && j.LastEvictionTimestamp.After(from) {
-		from = *j.LastEvictionTimestamp
-	}
+	from, _ := j.PreemptionDelayFrom()
 	return from.Add(j.PreemptionDelay), true
+}
+
+// PreemptionDelayFrom is when the job's preemption delay counts from, and what that time is
+// for people ("its creation" or "its last eviction").
+func (j *JobInfo) PreemptionDelayFrom() (time.Time, string) {
+	if j.LastEvictionTimestamp != nil && j.LastEvictionTimestamp.After(j.CreationTime) {
+		return *j.LastEvictionTimestamp, "its last eviction"
+	}
+	return j.CreationTime, "its creation"
 }
 
 // AddPod adds a pod, keeping Pods sorted by name.

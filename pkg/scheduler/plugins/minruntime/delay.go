@@ -45,10 +45,7 @@ func (s *session) mayEvictFor(action framework.ActionType, preemptor *api.JobInf
 
 // delayMessage says which delay holds the job and when it ends.
 func delayMessage(job *api.JobInfo, end time.Time) string {
-	since := "its creation"
-	if job.LastEvictionTimestamp != nil && job.LastEvictionTimestamp.After(job.CreationTime) {
-		since = "its last eviction"
-	}
+	_, since := job.PreemptionDelayFrom()
 	return fmt.Sprintf("preemption delay of %s from %s has not elapsed: the job takes free capacity but evicts no job before %s",
 		job.PreemptionDelay, since, api.FormatEnd(end))
 }
