@@ -2,7 +2,8 @@
 // generates a small cluster — nodes, a queue tree with min-runtimes set, unset or "0s" at
 // every level, gangs, elastic jobs and sub-groups, and in two scenarios out of five placement
 // features: dedicated taints and tolerations, zone labels with node selectors and required
-// node affinity, FPGAs (example.com/fpga) and nodes that take few pods — as kai-sim manifest
+// node affinity, FPGAs (example.com/fpga) and nodes that take few pods, and for about a third
+// of the jobs a preemption delay (spec field, PodGroup annotation or pod annotation) — as kai-sim manifest
 // text plus a scheduler configuration, runs it with pkg/sim, and judges the timeline with an
 // oracle written apart from the scheduler: it resolves min-runtimes itself from the design
 // rules, judges placement with Kubernetes' own helpers (k8s.io/component-helpers), and
@@ -17,6 +18,8 @@
 //	    surplus pods of an elastic job that keeps its minimums
 //	S2  only preemptible victims
 //	S3  action rules: preempt within a leaf queue and down in priority, reclaim across queues
+//	S4  preemption delay: no eviction for a preemptor before the later of its submission and
+//	    its last eviction plus its delay
 //	K1  placement: every bind tolerates the node's NoSchedule/NoExecute taints and matches its
 //	    node selector and required node affinity; the pods holding a node, bound or still
 //	    terminating, never exceed its allocatable in any resource or in pods

@@ -134,7 +134,22 @@ type Job struct {
 	// Zones", or with ZoneBySelector (one zone) a nodeSelector.
 	Zones          []string
 	ZoneBySelector bool
+	// PreemptionDelay, when above 0, is the job's preemption delay, given as DelayAs says:
+	// delayField (spec.preemptionDelay), delayGroupAnnotation or delayPodAnnotation.
+	PreemptionDelay time.Duration
+	DelayAs         string
 }
+
+// delayAnnotation is upstream's name, written out here rather than taken from the
+// scheduler's code, so that the suite would notice it renamed.
+const delayAnnotation = "kai.scheduler/preemption-delay"
+
+// The three ways a scenario gives a job its preemption delay.
+const (
+	delayField           = "field"
+	delayGroupAnnotation = "podgroup annotation"
+	delayPodAnnotation   = "pod annotation"
+)
 
 // Pod is one pod of a job; SubGroup is "" outside sub-groups.
 type Pod struct {
@@ -191,8 +206,21 @@ func Generate(seed uint64) *Scenario {
 	for i := range 3 + r.IntN(8) {
 		s.Jobs = append(s.Jobs, s.generateJob(r, place, i))
 	}
+	s.delayJobs(rand.New(rand.NewPCG(^seed, seed)))
 	s.Horizon = s.horizon()
 	return s
+}
+
+// delayJobs gives about a third of the jobs a preemption delay, in one of its three forms.
+// It draws from a stream of its own, as placement does, so that every other draw stays as it
+// was before delays existed.
+func (s *Scenario) delayJobs(d *rand.Rand) {
+	for _, j := range s.Jobs {
+		if d.IntN(3) == 0 {
+			j.PreemptionDelay = []time.Duration{10 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute}[d.IntN(4)]
+			j.DelayAs = []string{delayField, delayGroupAnnotation, delayPodAnnotation}[d.IntN(3)]
+		}
+	}
 }
 
 // placeNodes labels every node with a zone and gives some a dedicated taint, FPGAs or room
@@ -417,7 +445,7 @@ func (s *Scenario) horizon() time.Duration {
 	var last, work time.Duration
 	for _, j := range s.Jobs {
 		last = max(last, j.SubmitAt)
-		work += j.Duration + j.Startup
+		work += j.Duration + j.Startup + j.PreemptionDelay // a delay re-arms, but each wait is short
 	}
 	h := (last + 4*work + s.maxMinRuntime()).Round(time.Minute) + time.Minute
 	return min(h, 3*time.Hour)
@@ -523,7 +551,13 @@ func (s *Scenario) ScenarioYAML() string {
 		if j.Checkpoint > 0 {
 			fmt.Fprintf(&b, "    %s: %q\n", input.CheckpointIntervalAnnotation, j.Checkpoint.String())
 		}
+		if j.DelayAs == delayGroupAnnotation {
+			fmt.Fprintf(&b, "    %s: %q\n", delayAnnotation, j.PreemptionDelay.String())
+		}
 		fmt.Fprintf(&b, "spec:\n  minMember: %d\n  queue: %s\n  priorityClassName: %s\n", j.MinMember, j.Queue, j.PriorityClass)
+		if j.DelayAs == delayField {
+			fmt.Fprintf(&b, "  preemptionDelay: %q\n", j.PreemptionDelay.String())
+		}
 		if len(j.SubGroups) > 0 {
 			b.WriteString("  subGroups:\n")
 			for _, g := range j.SubGroups {

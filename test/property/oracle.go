@@ -41,6 +41,9 @@ const (
 	// pods holding the node (bound, or evicted and still terminating) never ask for more of any
 	// resource, nor are more pods, than it has allocatable.
 	PropPlacement = "K1 placement"
+	// S4: a job inside its preemption delay, counted from the later of its submission and
+	// its last eviction, triggers no eviction.
+	PropDelay = "S4 preemption delay"
 	// Determinism: the same seed gives byte-identical JSON.
 	PropDeterminism = "determinism"
 )
@@ -76,6 +79,8 @@ type Figures struct {
 	ProtectionExpired int
 	// ElasticAllowed counts pods of protected elastic jobs evicted within their minimums.
 	ElasticAllowed int
+	// DelayElapsed counts evictions for a preemptor with a preemption delay, after it ended.
+	DelayElapsed int
 	// ProtectedRefused counts victims the scheduler refused to a preemptor because min-runtime
 	// still protected them (kai-sim's protectedRefusals).
 	ProtectedRefused int
@@ -90,6 +95,7 @@ func (f *Figures) Add(o Figures) {
 	f.Evictions += o.Evictions
 	f.ProtectionExpired += o.ProtectionExpired
 	f.ElasticAllowed += o.ElasticAllowed
+	f.DelayElapsed += o.DelayElapsed
 	f.ProtectedRefused += o.ProtectedRefused
 	f.Binds += o.Binds
 	f.TaintedBinds += o.TaintedBinds
@@ -167,6 +173,8 @@ type judge struct {
 	// evictedFor remembers, per (victim, preemptor), the last eviction time while the
 	// preemptor has not started since.
 	evictedFor map[[2]string]float64
+	// lastEvicted is, per job, when a pod of it was last evicted: its delay re-arms there.
+	lastEvicted map[string]float64
 	// bursts holds the pods of each burst so far.
 	bursts   map[burstKey][]string
 	promises map[string]*promise
@@ -240,7 +248,7 @@ func bindNodes(events []report.Event) map[bindKey][]string {
 
 func newJudge(s *Scenario) *judge {
 	j := &judge{s: s, jobs: map[string]*Job{}, pods: map[string]Pod{}, active: map[string]map[string]bool{},
-		runStart: map[string]float64{}, completed: map[string]bool{}, evictedFor: map[[2]string]float64{},
+		runStart: map[string]float64{}, completed: map[string]bool{}, evictedFor: map[[2]string]float64{}, lastEvicted: map[string]float64{},
 		bursts: map[burstKey][]string{}, promises: map[string]*promise{}, terminating: map[string][]termination{},
 		nodes: map[string]*v1.Node{}, podObjects: map[string]*v1.Pod{}, holders: map[string][]*holding{},
 		figures: Figures{Scenarios: 1}}
@@ -330,6 +338,8 @@ func (j *judge) evict(e report.Event, lastOfBurst bool) {
 	j.checkRules(e, victim, preemptor)
 	j.checkProtection(e, victim, preemptor, lastOfBurst)
 	j.checkThrash(e)
+	j.checkDelay(e, preemptor)
+	j.lastEvicted[e.PodGroup] = e.Time
 	p := j.promises[e.Preemptor]
 	if p == nil {
 		p = &promise{}
@@ -402,6 +412,24 @@ func (j *judge) burstTouched(e report.Event, subGroup string) bool {
 		}
 	}
 	return false
+}
+
+// checkDelay is S4: the preemptor's preemption delay, from the later of its submission (its
+// PodGroup's creation) and its last eviction, has ended.
+func (j *judge) checkDelay(e report.Event, preemptor *Job) {
+	if preemptor.PreemptionDelay <= 0 {
+		return
+	}
+	from, since := preemptor.SubmitAt.Seconds(), "its submission"
+	if last, ok := j.lastEvicted[e.Preemptor]; ok && last > from {
+		from, since = last, "its last eviction"
+	}
+	if until := from + preemptor.PreemptionDelay.Seconds(); e.Time < until {
+		j.fail(PropDelay, e, "evicted by %s for %s, whose preemption delay of %s (%s) from %s at %s holds until %s",
+			e.Action, e.Preemptor, preemptor.PreemptionDelay, preemptor.DelayAs, since, clock(from), clock(until))
+		return
+	}
+	j.figures.DelayElapsed++
 }
 
 // checkThrash is P1: evictions of one job for one preemptor at one time are one eviction;

@@ -166,6 +166,28 @@ func others(jobs ...string) []report.Event {
 	return events
 }
 
+// delayed is designTree with p, the reclaimer of its cases, given a preemption delay.
+func delayed(d time.Duration) func() *Scenario {
+	return func() *Scenario {
+		s := designTree()
+		s.Jobs[1].PreemptionDelay, s.Jobs[1].DelayAs = d, delayField
+		return s
+	}
+}
+
+// rearmed is a timeline in which p runs from 0, is reclaimed for n at 650, and at at
+// reclaims v, protected until 600, for itself.
+func rearmed(at float64) *report.Result {
+	evictions := []report.Event{ev(650, report.EventEvict, "p", "p-0", "reclaim", "n"), ev(at, report.EventEvict, "v", "v-0", "reclaim", "p")}
+	for i := range evictions {
+		evictions[i].Node = "node-0"
+	}
+	return timeline(3000,
+		bind(0, "v", "v-0"), bind(0, "p", "p-0"), evictions[:1], bind(656, "n", "n-0"), complete(700, "n"),
+		evictions[1:], bind(at+6, "p", "p-0"), complete(800, "p"), bind(801, "v", "v-0"), complete(900, "v"),
+		others("q"), bind(0, "el", "el-0"), complete(10, "el"))
+}
+
 // TestOracleCanFail feeds hand-made timelines to the oracle: a correct one must pass, and
 // each broken one must be reported under the right property, so no property is a check that
 // cannot fail.
@@ -213,6 +235,16 @@ func TestOracleCanFail(t *testing.T) {
 			bind(0, "n", "n-0"), evict(1000, "n", "n-0", "reclaim", "p"), bind(1006, "p", "p-0"), complete(1100, "p"),
 			bind(1101, "n", "n-0"), complete(1200, "n"), others("v", "q"), bind(0, "el", "el-0"), complete(10, "el"),
 		), []string{PropPreemptible}},
+		{"reclaim inside the preemptor's preemption delay, from its submission", delayed(11 * time.Minute), timeline(3000,
+			bind(0, "v", "v-0"), evict(600, "v", "v-0", "reclaim", "p"), bind(606, "p", "p-0"), complete(700, "p"),
+			bind(701, "v", "v-0"), complete(900, "v"), others("q", "n"), bind(0, "el", "el-0"), complete(10, "el"),
+		), []string{PropDelay}},
+		{"reclaim once the preemptor's preemption delay ended is correct", delayed(10 * time.Minute), timeline(3000,
+			bind(0, "v", "v-0"), evict(600, "v", "v-0", "reclaim", "p"), bind(606, "p", "p-0"), complete(700, "p"),
+			bind(701, "v", "v-0"), complete(900, "v"), others("q", "n"), bind(0, "el", "el-0"), complete(10, "el"),
+		), nil},
+		{"reclaim inside a preemption delay re-armed by the preemptor's own eviction", delayed(30 * time.Second), rearmed(660), []string{PropDelay}},
+		{"reclaim once the re-armed preemption delay ended is correct", delayed(30 * time.Second), rearmed(680), nil},
 		{"placement kept: the FPGA passes from a victim to its preemptor once the victim is gone", placementTree, timeline(3000,
 			bindOn(0, "v", "node-2", "v-0"), evictOn(600, "v", "v-0", "node-2", "reclaim", "p"), bindOn(605, "p", "node-2", "p-0"),
 			complete(700, "p"), bindOn(701, "v", "node-2", "v-0"), complete(900, "v"),
