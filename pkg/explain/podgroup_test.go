@@ -9,10 +9,12 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/install"
 	"github.com/kai-minruntime/kai-scheduler/pkg/explain"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/testing/builders"
 )
 
@@ -48,14 +50,20 @@ func explainTeamJob(t *testing.T, preempt, reclaim *metav1.Duration) string {
 	}
 	other := builders.MakeQueue("other").Obj()
 	reader := fake.NewClientBuilder().WithScheme(scheme).WithObjects(group, pod, node, team.Obj(), other).Build()
+	return explainPodGroup(t, reader, "ns/train")
+}
 
+// explainPodGroup is what kubectl kai explain pg says of job in the cluster reader holds, at
+// now, with noDefaults.
+func explainPodGroup(t *testing.T, reader client.Reader, job api.JobID) string {
+	t.Helper()
 	ctx := context.Background()
 	c, err := explain.Load(ctx, reader, "kai-scheduler", []byte(noDefaults), clocktesting.NewFakePassiveClock(now))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out strings.Builder
-	if err := c.PodGroup(ctx, &out, "ns/train"); err != nil {
+	if err := c.PodGroup(ctx, &out, job); err != nil {
 		t.Fatal(err)
 	}
 	return out.String()
@@ -139,17 +147,8 @@ func TestExplainTellsAPendingJobsPreemptionDelay(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			pod := builders.MakePod("ns", "wait-0").PodGroup("wait").GPUs(4).Obj()
 			reader := fake.NewClientBuilder().WithScheme(scheme).WithObjects(c.group.Obj(), pod, node, builders.MakeQueue("team").Obj()).Build()
-			ctx := context.Background()
-			cluster, err := explain.Load(ctx, reader, "kai-scheduler", []byte(noDefaults), clocktesting.NewFakePassiveClock(now))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var out strings.Builder
-			if err := cluster.PodGroup(ctx, &out, "ns/wait"); err != nil {
-				t.Fatal(err)
-			}
-			if !strings.Contains(out.String(), c.want) {
-				t.Errorf("explain says:\n%s\nwant it to say %q", out.String(), c.want)
+			if out := explainPodGroup(t, reader, "ns/wait"); !strings.Contains(out, c.want) {
+				t.Errorf("explain says:\n%s\nwant it to say %q", out, c.want)
 			}
 		})
 	}
