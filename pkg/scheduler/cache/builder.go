@@ -264,6 +264,10 @@ func (a *assembly) job(g *groupEntry) *api.JobInfo {
 		if written, ok := a.overlay.stamp(job.ID, job.LastStartTimestamp); ok {
 			job.LastStartTimestamp = &written
 		}
+		if at, ok := a.overlay.evictionStamp(job.ID, job.LastEvictionTimestamp); ok {
+			evicted := at // only then on the heap: a snapshot asks for every job
+			job.LastEvictionTimestamp = &evicted
+		}
 	}
 	return job
 }

@@ -62,3 +62,34 @@ func isPodGroup(obj client.Object) bool {
 	_, ok := obj.(*v2alpha2.PodGroup)
 	return ok
 }
+
+// A job's eviction, remembered by the overlay, re-arms its preemption delay before the
+// informer shows the PodGroup's stamp; once it shows it (or a later one), the overlay lets go.
+func TestOverlayHoldsAnEvictionUntilTheInformerShowsIt(t *testing.T) {
+	evicted := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	overlay := NewOverlay(time.Now)
+	overlay.JobEvicted("ns/job", evicted)
+	overlay.JobEvicted("ns/job", evicted.Add(-time.Minute)) // an earlier one changes nothing
+	for _, tc := range []struct {
+		name  string
+		group *builders.PodGroupWrapper
+		want  time.Time
+	}{
+		{"the informer lags", builders.MakePodGroup("ns", "job"), evicted},
+		{"the informer shows an older eviction", builders.MakePodGroup("ns", "job").EvictedAt(evicted.Add(-time.Hour)), evicted},
+		{"the informer shows it", builders.MakePodGroup("ns", "job").EvictedAt(evicted), evicted},
+		{"forgotten once shown", builders.MakePodGroup("ns", "job"), time.Time{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := fake.NewClientBuilder().WithScheme(testScheme()).WithObjects(tc.group.Queue("q").Obj(), pod("a").Obj()).Build()
+			snapshot, _, err := (&Builder{Reader: c, SchedulerName: "kai-scheduler", Overlay: overlay}).Snapshot(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := snapshot.Job("ns/job").LastEvictionTimestamp
+			if (got == nil) != tc.want.IsZero() || (got != nil && !got.Equal(tc.want)) {
+				t.Fatalf("last eviction %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

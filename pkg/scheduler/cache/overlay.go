@@ -23,7 +23,10 @@ type Overlay struct {
 	// nominations hold the node promised to a pending pod ("" for a withdrawn promise).
 	nominations map[types.UID]written[string]
 	stamps      map[api.JobID]written[time.Time]
-	timeFunc    func() time.Time
+	// evictionStamps hold when pods of a job were last evicted, until the informer shows the
+	// PodGroup's eviction stamp: the job's preemption delay re-arms from it at once.
+	evictionStamps map[api.JobID]time.Time
+	timeFunc       func() time.Time
 }
 
 type written[T any] struct {
@@ -39,7 +42,7 @@ func NewOverlay(now func() time.Time) *Overlay {
 	return &Overlay{
 		binds: map[types.UID]written[string]{}, evicts: map[types.UID]written[api.JobID]{},
 		nominations: map[types.UID]written[string]{},
-		stamps:      map[api.JobID]written[time.Time]{}, timeFunc: now,
+		stamps:      map[api.JobID]written[time.Time]{}, evictionStamps: map[api.JobID]time.Time{}, timeFunc: now,
 	}
 }
 
@@ -121,6 +124,16 @@ func (o *Overlay) Stamped(job api.JobID, at time.Time) {
 	o.stamps[job] = written[time.Time]{value: at, at: o.timeFunc()}
 }
 
+// JobEvicted records that pods of a job were evicted at at, whose stamp the status updater
+// writes on its PodGroup. A later eviction replaces an earlier one.
+func (o *Overlay) JobEvicted(job api.JobID, at time.Time) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if at.After(o.evictionStamps[job]) {
+		o.evictionStamps[job] = at
+	}
+}
+
 // StampFailed takes back a start stamp whose job did not start after all (a bind of its gang
 // failed, or was never sent): the job is unstamped again, as the informers show it.
 func (o *Overlay) StampFailed(job api.JobID, at time.Time) {
@@ -181,6 +194,20 @@ func (o *Overlay) stamp(job api.JobID, informer *time.Time) (time.Time, bool) {
 	return w.value, true
 }
 
+// evictionStamp returns when pods of a job were last evicted if the informer does not show
+// that stamp yet. Like start stamps it does not expire: the status updater retries the write.
+func (o *Overlay) evictionStamp(job api.JobID, informer *time.Time) (time.Time, bool) {
+	at, ok := o.evictionStamps[job]
+	if !ok {
+		return time.Time{}, false
+	}
+	if informer != nil && !informer.Before(at) {
+		delete(o.evictionStamps, job)
+		return time.Time{}, false
+	}
+	return at, true
+}
+
 // forget drops entries of pods and jobs that no longer exist.
 func (o *Overlay) forget(livePod func(types.UID) bool, liveJob func(api.JobID) bool) {
 	o.mu.Lock()
@@ -188,6 +215,11 @@ func (o *Overlay) forget(livePod func(types.UID) bool, liveJob func(api.JobID) b
 	for job := range o.stamps {
 		if !liveJob(job) {
 			delete(o.stamps, job)
+		}
+	}
+	for job := range o.evictionStamps {
+		if !liveJob(job) {
+			delete(o.evictionStamps, job)
 		}
 	}
 	for _, writes := range []map[types.UID]written[string]{o.binds, o.nominations} {

@@ -81,10 +81,13 @@ func (e *Effects) Evict(ctx context.Context, pod *api.PodInfo, reason framework.
 		return fmt.Errorf("evicting %s: %w", pod.Key(), err)
 	}
 	e.Overlay.Evicted(uid, reason.Preemptor)
+	// The eviction's time is kept on the PodGroup: the victim's preemption delay re-arms
+	// from it, and its pods, the only other record, are gone once they terminate. The
+	// overlay holds it until the informer shows the stamp.
+	evictedAt := e.clock().Now()
+	e.Overlay.JobEvicted(pod.Job, evictedAt)
 	if e.Status != nil {
-		// The eviction's time is kept on the PodGroup: the victim's preemption delay re-arms
-		// from it, and its pods, the only other record, are gone once they terminate.
-		e.Status.QueueEvictionStamp(pod.Job, e.clock().Now())
+		e.Status.QueueEvictionStamp(pod.Job, evictedAt)
 	}
 	metrics.OrDiscard(e.Metrics).Evicted(string(reason.Action), reason.Note.Ran, reason.Note.RanKnown)
 	verb := map[framework.ActionType]string{framework.Reclaim: "Reclaimed", framework.Preempt: "Preempted"}[reason.Action]
