@@ -226,3 +226,22 @@ func TestSnapshotPartialGangAndTerminatingPod(t *testing.T) {
 		t.Errorf("pods on nodes %v, want %v: the one being deleted is recreated pending", nodes, want)
 	}
 }
+
+// A job's preemption delay goes into the scenario as it is set; its eviction stamp, an
+// absolute time kai-sim's clock would misread, does not (the delay counts from the job's
+// submission there).
+func TestSnapshotKeepsThePreemptionDelayButNotTheEvictionStamp(t *testing.T) {
+	reader := fakeReader(t, builders.MakeNode("n1").GPUs(8).Obj(), builders.MakeQueue("prod").GPUQuota(8).Obj(),
+		group("prod", "eval", "prod", 10*time.Minute).PreemptionDelay(5*time.Minute).EvictedAt(now.Add(-time.Minute)).
+			Annotation("kai.scheduler/preemption-delay", "7m").Obj(),
+		pod("prod", "eval-0", 4).PodGroup("eval").Obj())
+	out := write(t, reader, snapshot.Options{SchedulerName: "kai-scheduler", AssumeRuntime: time.Hour})
+	for _, want := range []string{"preemptionDelay: 5m0s", "kai.scheduler/preemption-delay: 7m"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the scenario lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "last-eviction-timestamp") {
+		t.Errorf("the scenario keeps the eviction stamp:\n%s", out)
+	}
+}
