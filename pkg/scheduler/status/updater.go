@@ -45,8 +45,9 @@ const (
 // each object should show (QueueStartStamp, SetPending, SetProtections, SetQueues); Start's
 // workers write it, in parallel, off the cycle. Writes are coalesced per object: an object
 // is queued once however often it changes before its write, and the write sends what it
-// should show then. Start stamps go first: they are the record min-runtime protection counts
-// from, where everything else is derived anew each cycle.
+// should show then. Start and eviction stamps go first: they are the records min-runtime
+// protection and the preemption delay count from, where everything else is derived anew
+// each cycle.
 type Updater struct {
 	Client   client.Client
 	Recorder record.EventRecorder
@@ -270,7 +271,8 @@ func (u *Updater) Start(ctx context.Context) error {
 	workers.Wait()
 	if left := u.stampsLeft(); left > 0 {
 		metrics.OrDiscard(u.Metrics).StatusWritesGivenUp(stampTarget.String(), left)
-		klog.FromContext(ctx).Error(nil, "Start stamps not written before shutdown; the next leader stamps these running jobs from their pods' start",
+		// A lost eviction stamp only lets the job's preemption delay count from its creation.
+		klog.FromContext(ctx).Error(nil, "Start or eviction stamps not written before shutdown; the next leader stamps the running jobs from their pods' start",
 			"count", left, "grace", u.StampGrace)
 	}
 	return nil
