@@ -18,6 +18,10 @@ const (
 	// its start. The scheduler does not read it: kubectl kai snapshot gives kai-sim the
 	// job's duration from it.
 	ExpectedRuntimeAnnotation = "kai.scheduler/expected-runtime"
+	// StalenessGracePeriodAnnotation on a PodGroup (or, when the PodGroup has none, on one of
+	// its pods) is a Go duration: how long the running job may stay below its minimum before
+	// it is evicted as stale. The PodGroup's spec.stalenessGracePeriod wins over it.
+	StalenessGracePeriodAnnotation = "kai.scheduler/staleness-grace-period"
 	// PreemptibilityLabel on a Pod or owner is "preemptible" or "non-preemptible".
 	PreemptibilityLabel = "kai.scheduler/preemptibility"
 	// SubGroupLabel on a Pod names its sub-group within the PodGroup.

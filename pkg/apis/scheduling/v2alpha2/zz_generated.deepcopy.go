@@ -9,7 +9,8 @@ Copyright 2026 The kai-minruntime scheduler authors.
 package v2alpha2
 
 import (
-	"k8s.io/api/core/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -129,21 +130,21 @@ func (in *PodGroupResourcesStatus) DeepCopyInto(out *PodGroupResourcesStatus) {
 	*out = *in
 	if in.Allocated != nil {
 		in, out := &in.Allocated, &out.Allocated
-		*out = make(v1.ResourceList, len(*in))
+		*out = make(corev1.ResourceList, len(*in))
 		for key, val := range *in {
 			(*out)[key] = val.DeepCopy()
 		}
 	}
 	if in.AllocatedNonPreemptible != nil {
 		in, out := &in.AllocatedNonPreemptible, &out.AllocatedNonPreemptible
-		*out = make(v1.ResourceList, len(*in))
+		*out = make(corev1.ResourceList, len(*in))
 		for key, val := range *in {
 			(*out)[key] = val.DeepCopy()
 		}
 	}
 	if in.Requested != nil {
 		in, out := &in.Requested, &out.Requested
-		*out = make(v1.ResourceList, len(*in))
+		*out = make(corev1.ResourceList, len(*in))
 		for key, val := range *in {
 			(*out)[key] = val.DeepCopy()
 		}
@@ -198,6 +199,11 @@ func (in *PodGroupSpec) DeepCopyInto(out *PodGroupSpec) {
 	if in.BackoffLimit != nil {
 		in, out := &in.BackoffLimit, &out.BackoffLimit
 		*out = new(int32)
+		**out = **in
+	}
+	if in.StalenessGracePeriod != nil {
+		in, out := &in.StalenessGracePeriod, &out.StalenessGracePeriod
+		*out = new(v1.Duration)
 		**out = **in
 	}
 }
