@@ -128,6 +128,7 @@ func (s *Store) assemble(overlay *Overlay) (*api.Snapshot, []Problem, error) {
 			if !e.terminal {
 				a.place(e)
 			}
+			a.staleness(job, e)
 		}
 		// The job's own part of the array: an append beyond it reallocates, never spills
 		// into the next job's pods.
@@ -248,15 +249,32 @@ func (a *assembly) job(g *groupEntry) *api.JobInfo {
 	default:
 		job.Preemptible = job.Priority < api.PreemptibleBelowPriority
 	}
-	if g.problem != nil {
-		a.problems = append(a.problems, *g.problem)
-	}
+	a.problems = append(a.problems, g.problems...)
 	if a.overlay != nil {
 		if written, ok := a.overlay.stamp(job.ID, job.LastStartTimestamp); ok {
 			job.LastStartTimestamp = &written
 		}
 	}
 	return job
+}
+
+// staleness takes from a pod of job what staleness eviction reads: when it failed, whether it
+// succeeded, and its
+// grace-period annotation when the PodGroup gives none (the first pod by name that has one
+// decides; each bad one is reported).
+func (a *assembly) staleness(job *api.JobInfo, e *podEntry) {
+	if e.failedAt.After(job.LastPodFailure) {
+		job.LastPodFailure = e.failedAt
+	}
+	if e.succeeded {
+		job.SucceededPods++
+	}
+	if e.staleProblem != nil {
+		a.problems = append(a.problems, *e.staleProblem)
+	} else if e.staleGrace != nil && job.StalenessGracePeriod == nil {
+		d := *e.staleGrace
+		job.StalenessGracePeriod = &d
+	}
 }
 
 // place puts a pod of the job assembled last into the snapshot, in the status its state

@@ -51,3 +51,10 @@ func (g *PodGroupWrapper) PriorityClass(name string) *PodGroupWrapper {
 func (g *PodGroupWrapper) StartedAt(t time.Time) *PodGroupWrapper {
 	return g.Annotation(scheduling.LastStartTimestampAnnotation, scheduling.FormatStartTime(t))
 }
+
+// StalenessGracePeriod sets spec.stalenessGracePeriod: how long the running job may stay
+// below its minimum before it is evicted as stale.
+func (g *PodGroupWrapper) StalenessGracePeriod(d time.Duration) *PodGroupWrapper {
+	g.Spec.StalenessGracePeriod = &metav1.Duration{Duration: d}
+	return g
+}
