@@ -9,16 +9,21 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/actions/allocate"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/actions/preempt"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/actions/reclaim"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/actions/stalegang"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/conf"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/plugins"
 )
 
 // actionFactories lists the actions this scheduler implements, by configuration name.
-var actionFactories = map[framework.ActionType]func() framework.Action{
-	framework.Allocate: func() framework.Action { return allocate.New() },
-	framework.Reclaim:  func() framework.Action { return reclaim.New() },
-	framework.Preempt:  func() framework.Action { return preempt.New() },
+// Each is given the validated configuration, for the settings it reads.
+var actionFactories = map[framework.ActionType]func(*conf.Config) framework.Action{
+	framework.Allocate: func(*conf.Config) framework.Action { return allocate.New() },
+	framework.Reclaim:  func(*conf.Config) framework.Action { return reclaim.New() },
+	framework.Preempt:  func(*conf.Config) framework.Action { return preempt.New() },
+	framework.StaleGangEviction: func(cfg *conf.Config) framework.Action {
+		return stalegang.New(cfg.DefaultStalenessGracePeriod)
+	},
 }
 
 // actionNeeds are the plugins an action cannot run safely without.
@@ -69,7 +74,7 @@ func NewPolicy(cfg *conf.Config, registry *framework.Registry) (*Policy, error) 
 			errs = append(errs, fmt.Errorf("action %q is not implemented", name))
 			continue
 		}
-		policy.Actions = append(policy.Actions, factory())
+		policy.Actions = append(policy.Actions, factory(cfg))
 	}
 	built, err := registry.Build(cfg.Plugins())
 	if err != nil {

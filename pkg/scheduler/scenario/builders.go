@@ -205,6 +205,15 @@ func (b *JobBuilder) StartedAt(t time.Time) *JobBuilder { b.job.LastStartTimesta
 // PodsStartedAt sets the start time the kubelet reported for the running pods.
 func (b *JobBuilder) PodsStartedAt(t time.Time) *JobBuilder { b.podStart = &t; return b }
 
+// StalenessGracePeriod sets the job's own staleness grace period (spec.stalenessGracePeriod).
+func (b *JobBuilder) StalenessGracePeriod(d time.Duration) *JobBuilder {
+	b.job.StalenessGracePeriod = &d
+	return b
+}
+
+// PodFailedAt says that a pod of the job, gone from its pods, failed at t.
+func (b *JobBuilder) PodFailedAt(t time.Time) *JobBuilder { b.job.LastPodFailure = t; return b }
+
 // CreatedAt sets the creation time (older jobs go first among equals).
 func (b *JobBuilder) CreatedAt(t time.Time) *JobBuilder { b.job.CreationTime = t; return b }
 
