@@ -395,7 +395,7 @@ func (e *engine) onDelete(pod *v1.Pod) {
 	for _, c := range pod.Status.Conditions {
 		if c.Type == v1.DisruptionTarget {
 			reason = c.Message
-			action, preemptor, _ = framework.ParseEvictionMessage(c.Message)
+			action, preemptor, _ = framework.EvictionAction(c.Message)
 		}
 	}
 	e.podEvent(report.EventEvict, js, pod, string(action), string(preemptor), pod.Spec.NodeName, reason)

@@ -28,6 +28,10 @@ const (
 	PropPreemptible = "S2 only preemptible victims"
 	// S3: preempt stays in a leaf queue and goes down in priority; reclaim crosses queues.
 	PropActionRules = "S3 action rules"
+	// S4: stalegangeviction evicts, for no preemptor, only a job that runs with fewer pods
+	// than its minimum (a pod of it failed); such an eviction is no early eviction (S1): a
+	// stale gang makes no progress for min-runtime to protect.
+	PropStale = "S4 stale eviction only of a short gang"
 	// P1: a job is not evicted twice for the same preemptor before that preemptor starts.
 	PropNoThrash = "P1 no thrash"
 	// P2: a preemptor starts soon after the pods it waits for are gone: its victims, and pods
@@ -71,6 +75,8 @@ type Figures struct {
 	Scenarios int
 	// Evictions is every eviction judged by S1.
 	Evictions int
+	// StaleEvictions is every eviction judged by S4 instead.
+	StaleEvictions int
 	// ProtectionExpired counts evictions whose resolved min-runtime was above zero: the
 	// protection was checked and had run out.
 	ProtectionExpired int
@@ -88,6 +94,7 @@ type Figures struct {
 func (f *Figures) Add(o Figures) {
 	f.Scenarios += o.Scenarios
 	f.Evictions += o.Evictions
+	f.StaleEvictions += o.StaleEvictions
 	f.ProtectionExpired += o.ProtectionExpired
 	f.ElasticAllowed += o.ElasticAllowed
 	f.ProtectedRefused += o.ProtectedRefused
@@ -148,6 +155,8 @@ func Judge(s *Scenario, r *report.Result) ([]Failure, Figures) {
 			j.served(e.PodGroup, e.Time)
 		case report.EventComplete:
 			j.complete(e)
+		case report.EventFail:
+			j.podFailed(e)
 		}
 	}
 	j.finish(r)
@@ -319,6 +328,11 @@ func (j *judge) evict(e report.Event, lastOfBurst bool) {
 	if h := j.boundHolding(e.Pod); h != nil {
 		h.began, h.gone = e.Time, e.Time+float64(grace) // it holds its node while it terminates
 	}
+	if e.Action == staleAction {
+		j.checkStale(e, victim, len(active)+1)
+		j.terminating[e.Node] = append(j.terminating[e.Node], termination{began: e.Time, ends: e.Time + float64(grace)})
+		return
+	}
 	preemptor, ok := j.jobs[e.Preemptor]
 	if !ok || (e.Action != "preempt" && e.Action != "reclaim") {
 		j.fail(PropConsistent, e, "eviction with action %q for preemptor %q, not a reclaim or preempt for a job of the scenario", e.Action, e.Preemptor)
@@ -337,6 +351,38 @@ func (j *judge) evict(e report.Event, lastOfBurst bool) {
 	}
 	p.last, p.grace, p.victims = e.Time, max(p.grace, grace), p.victims+1
 	j.terminating[e.Node] = append(j.terminating[e.Node], termination{began: e.Time, ends: e.Time + float64(grace)})
+}
+
+// staleAction is the action that evicts stale gangs, as the timeline names it.
+const staleAction = "stalegangeviction"
+
+// checkStale is S4. had is how many pods the job had bound before this eviction; the first
+// eviction of a burst must find it below its minimum, the rest of the burst takes what is left.
+func (j *judge) checkStale(e report.Event, victim *Job, had int) {
+	j.figures.StaleEvictions++
+	key := burstKey{e.PodGroup, "", e.Time}
+	first := len(j.bursts[key]) == 0
+	j.bursts[key] = append(j.bursts[key], e.Pod)
+	switch {
+	case e.Preemptor != "":
+		j.fail(PropStale, e, "stale eviction for preemptor %s: it evicts for no job", e.Preemptor)
+	case first && had >= victim.MinMember:
+		j.fail(PropStale, e, "stale eviction of a job with %d pods bound, not below its minimum %d", had, victim.MinMember)
+	}
+}
+
+// podFailed is a pod that failed on its own: it no longer holds its node nor counts toward
+// its job's gang.
+func (j *judge) podFailed(e report.Event) {
+	active := j.active[e.PodGroup]
+	if !active[e.Pod] {
+		j.fail(PropConsistent, e, "pod failed while not bound")
+		return
+	}
+	delete(active, e.Pod)
+	if h := j.boundHolding(e.Pod); h != nil {
+		h.began, h.gone = e.Time, e.Time
+	}
 }
 
 func (j *judge) checkRules(e report.Event, victim, preemptor *Job) {

@@ -133,9 +133,8 @@ func shortSince(job *api.JobInfo) (time.Time, bool) {
 
 // evict evicts the job's bound and running pods, saying why in each pod's event.
 func (a *Action) evict(ctx context.Context, ssn *framework.Session, job *api.JobInfo, v Verdict) {
-	text := fmt.Sprintf("stale gang: %d of the %d pods the job needs have run since %s, longer than its staleness grace period %s",
-		v.Running, v.Minimum, v.Since.UTC().Format(time.RFC3339), v.Grace)
-	reason := framework.EvictionReason{Action: framework.StaleGangEviction, Message: text, Note: framework.EvictionNote{Text: text}}
+	reason := framework.NewStaleGangReason(fmt.Sprintf("%d of the %d pods the job needs have run since %s, longer than its staleness grace period %s",
+		v.Running, v.Minimum, v.Since.UTC().Format(time.RFC3339), v.Grace))
 	if start, known, _ := job.CurrentRun(); known {
 		reason.Note.Ran, reason.Note.RanKnown = ssn.Now().Sub(start), true
 	}
