@@ -126,6 +126,7 @@ func Run(ctx context.Context, sc *input.Scenario, opts Options) (*report.Result,
 			in.status.Flush(ctx)
 		}
 		e.runPods(now)
+		e.failPods(now)
 		e.progress(now)
 		e.sample(now)
 		next, ok := e.nextTime(now)
@@ -336,6 +337,14 @@ func (e *engine) terminate(now time.Time) {
 				gone = append(gone, pod)
 			}
 		}
+		if len(gone) > 0 {
+			// The workload restarts: it recreates its failed pods with the evicted ones.
+			for _, pod := range js.pods {
+				if pod.Status.Phase == v1.PodFailed {
+					gone = append(gone, pod)
+				}
+			}
+		}
 		for _, pod := range gone {
 			e.cluster.RemovePod(pod)
 			for _, template := range js.spec.Pods {
@@ -343,6 +352,37 @@ func (e *engine) terminate(now time.Time) {
 					e.createPod(js, template, now)
 				}
 			}
+		}
+	}
+}
+
+// failAt is when a running pod fails as the scenario asks; ok is false if it does not.
+func (js *jobState) failAt(pod *v1.Pod) (time.Time, bool) {
+	after, ok := js.spec.FailAfter[pod.Name]
+	if !ok || js.failed[pod.Name] || pod.Status.Phase != v1.PodRunning || pod.DeletionTimestamp != nil || pod.Status.StartTime == nil {
+		return time.Time{}, false
+	}
+	return pod.Status.StartTime.Add(after), true
+}
+
+// failPods is the kubelet seeing a pod's container exit with an error: the pod fails, holds
+// nothing any more, and stays until its workload restarts (see terminate).
+func (e *engine) failPods(now time.Time) {
+	for _, js := range e.active() {
+		for _, pod := range js.pods {
+			if at, ok := js.failAt(pod); !ok || now.Before(at) {
+				continue
+			}
+			if js.failed == nil {
+				js.failed = map[string]bool{}
+			}
+			js.failed[pod.Name] = true
+			pod.Status.Phase = v1.PodFailed
+			pod.Status.ContainerStatuses = []v1.ContainerStatus{{Name: "main", State: v1.ContainerState{
+				Terminated: &v1.ContainerStateTerminated{ExitCode: 1, Reason: "Error", FinishedAt: metav1.NewTime(now)}}}}
+			e.cluster.Changed(pod)
+			e.changed = true
+			e.podEvent(report.EventFail, js, pod, "", "", pod.Spec.NodeName, "the scenario's "+input.FailAfterAnnotation)
 		}
 	}
 }
@@ -426,6 +466,9 @@ func (e *engine) nextTime(now time.Time) (time.Time, bool) {
 		for _, pod := range js.pods {
 			if pod.DeletionTimestamp != nil {
 				consider(pod.DeletionTimestamp.Add(gracePeriod(pod)))
+			}
+			if at, ok := js.failAt(pod); ok {
+				consider(at)
 			}
 		}
 		if js.running {
