@@ -32,6 +32,9 @@ func New(defaultGrace time.Duration) *Action {
 
 func (*Action) Name() framework.ActionType { return framework.StaleGangEviction }
 
+// DefaultGrace is the grace period of jobs that set none (kubectl kai explain tells it).
+func (a *Action) DefaultGrace() time.Duration { return a.defaultGrace }
+
 // Execute evicts every job stale for longer than its grace period, and notes when the next
 // one's grace ends so that the loop wakes then.
 func (a *Action) Execute(ctx context.Context, ssn *framework.Session) {
