@@ -327,7 +327,8 @@ func (e *engine) active() []*jobState {
 	return e.live
 }
 
-// terminate removes evicted pods whose grace period is over and recreates them pending.
+// terminate removes evicted pods whose grace period is over and recreates them pending, and
+// the failed pods of a job none of whose pods is on a node any more.
 func (e *engine) terminate(now time.Time) {
 	var gone []*v1.Pod
 	for _, js := range e.active() {
@@ -337,12 +338,17 @@ func (e *engine) terminate(now time.Time) {
 				gone = append(gone, pod)
 			}
 		}
-		if len(gone) > 0 {
-			// The workload restarts: it recreates its failed pods with the evicted ones.
-			for _, pod := range js.pods {
-				if pod.Status.Phase == v1.PodFailed {
-					gone = append(gone, pod)
-				}
+		// Once none of its pods is on a node any more, the workload restarts: it recreates its
+		// failed pods with the ones evicted.
+		restarts := true
+		for _, pod := range js.pods {
+			if pod.Spec.NodeName != "" && pod.Status.Phase != v1.PodFailed && !slices.Contains(gone, pod) {
+				restarts = false
+			}
+		}
+		for _, pod := range js.pods {
+			if restarts && pod.Status.Phase == v1.PodFailed {
+				gone = append(gone, pod)
 			}
 		}
 		for _, pod := range gone {

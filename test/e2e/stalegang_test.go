@@ -55,7 +55,7 @@ var _ = Describe("Stale gangs", func() {
 		Expect(time.Since(deleted)).To(BeNumerically(">=", 3*time.Second))
 
 		Eventually(func() []string { return eventMessages("stale", "train", "Evicted") }).Should(ContainElement(
-			MatchRegexp(`evicted by stalegangeviction: stale gang: 2 of the 3 pods the job needs have run since .*, longer than its staleness grace period 3s`)))
+			MatchRegexp(`evicted by stalegangeviction: stale gang: its gang has had 2 of the 3 pods it needs since .*, longer than its staleness grace period 3s`)))
 		Eventually(metric(opts.MetricsRegistry, "kai_scheduler_stale_gang_evictions_total", nil)).Should(Equal(1.0))
 		Expect(metric(opts.MetricsRegistry, "kai_scheduler_evictions_total", map[string]string{"action": "stalegangeviction"})()).To(Equal(2.0))
 		Expect(metric(opts.MetricsRegistry, "kai_scheduler_min_runtime_refusals_total", map[string]string{"action": "reclaim"})()).To(BeZero())

@@ -329,7 +329,9 @@ func (j *judge) evict(e report.Event, lastOfBurst bool) {
 		h.began, h.gone = e.Time, e.Time+float64(grace) // it holds its node while it terminates
 	}
 	if e.Action == staleAction {
-		j.checkStale(e, victim, len(active)+1)
+		bound := maps.Clone(active)
+		bound[e.Pod] = true
+		j.checkStale(e, victim, bound)
 		j.terminating[e.Node] = append(j.terminating[e.Node], termination{began: e.Time, ends: e.Time + float64(grace)})
 		return
 	}
@@ -356,18 +358,30 @@ func (j *judge) evict(e report.Event, lastOfBurst bool) {
 // staleAction is the action that evicts stale gangs, as the timeline names it.
 const staleAction = "stalegangeviction"
 
-// checkStale is S4. had is how many pods the job had bound before this eviction; the first
-// eviction of a burst must find it below its minimum, the rest of the burst takes what is left.
-func (j *judge) checkStale(e report.Event, victim *Job, had int) {
+// checkStale is S4. bound are the job's pods bound before this eviction; the first eviction
+// of a burst must find the job or one of its sub-groups below its minimum, the rest of the
+// burst takes what is left.
+func (j *judge) checkStale(e report.Event, victim *Job, bound map[string]bool) {
 	j.figures.StaleEvictions++
 	key := burstKey{e.PodGroup, "", e.Time}
 	first := len(j.bursts[key]) == 0
 	j.bursts[key] = append(j.bursts[key], e.Pod)
-	switch {
-	case e.Preemptor != "":
+	if e.Preemptor != "" {
 		j.fail(PropStale, e, "stale eviction for preemptor %s: it evicts for no job", e.Preemptor)
-	case first && had >= victim.MinMember:
-		j.fail(PropStale, e, "stale eviction of a job with %d pods bound, not below its minimum %d", had, victim.MinMember)
+	}
+	if !first {
+		return
+	}
+	inGroup := map[string]int{}
+	for pod := range bound {
+		inGroup[j.pods[pod].SubGroup]++
+	}
+	short := len(bound) < victim.MinMember
+	for _, g := range victim.SubGroups {
+		short = short || inGroup[g.Name] < g.MinMember
+	}
+	if !short {
+		j.fail(PropStale, e, "stale eviction of a job with %d pods bound (%v by sub-group), below no minimum", len(bound), inGroup)
 	}
 }
 

@@ -71,6 +71,9 @@ func (j *Job) PodObject(p Pod) *v1.Pod {
 	if p.SubGroup != "" {
 		pod.Label("kai.scheduler/subgroup-name", p.SubGroup)
 	}
+	if p.FailAfter > 0 {
+		pod.Annotation(input.FailAfterAnnotation, p.FailAfter.String())
+	}
 	switch {
 	case len(j.Zones) == 0:
 	case j.ZoneBySelector:

@@ -44,8 +44,9 @@ const (
 	// CheckpointIntervalAnnotation: useful work is saved every interval (default: never).
 	CheckpointIntervalAnnotation = "sim.kai.scheduler/checkpoint-interval"
 	// FailAfterAnnotation, on a Pod: the pod fails this long after it first runs, once (its
-	// replacements do not). Its job is left short of its gang until the workload restarts
-	// it: for stalegangeviction to evict.
+	// replacements do not). Its job is left short of its gang until none of its pods is on a
+	// node any more (stalegangeviction evicts them, for instance): the workload then
+	// recreates the failed pod with the others.
 	FailAfterAnnotation = "sim.kai.scheduler/fail-after"
 )
 

@@ -67,8 +67,10 @@ func (a *Action) Execute(ctx context.Context, ssn *framework.Session) {
 type Verdict struct {
 	// Short: the job runs with fewer placed pods than its minimum.
 	Short bool
-	// Running and Minimum are its active pods and its gang size, for messages.
-	Running, Minimum int32
+	// Group is what is short ("gang", or "sub-group NAME"), with the pods it has placed and
+	// the minimum it needs, for messages.
+	Group         string
+	Have, Minimum int32
 	// Since is when it became short; Traced says the cluster's objects tell it (otherwise it
 	// is when the scheduler first saw it short).
 	Since  time.Time
@@ -100,11 +102,15 @@ func (a *Action) judge(job *api.JobInfo, now time.Time) Verdict {
 // gang check allocation uses) is short. A job some of whose pods succeeded is finishing, not
 // short. A short job without a trace of when it became so is given now as its Since.
 func Judge(job *api.JobInfo, defaultGrace time.Duration, now time.Time) Verdict {
-	running := job.CountActive()
-	if running == 0 || job.SucceededPods > 0 || job.IsGangSatisfied() {
+	if job.CountActive() == 0 || job.SucceededPods > 0 || job.IsGangSatisfied() {
 		return Verdict{}
 	}
-	v := Verdict{Short: true, Running: running, Minimum: job.MinMember, Grace: defaultGrace, Since: now}
+	v := Verdict{Short: true, Group: "gang", Have: job.CountPlaced(), Minimum: job.MinMember, Grace: defaultGrace, Since: now}
+	for _, sg := range job.SubGroups {
+		if have := job.CountPlacedIn(sg.Name); v.Have >= v.Minimum && have < sg.MinMember {
+			v.Group, v.Have, v.Minimum = "sub-group "+sg.Name, have, sg.MinMember
+		}
+	}
 	if job.StalenessGracePeriod != nil {
 		v.Grace = *job.StalenessGracePeriod
 	}
@@ -136,8 +142,8 @@ func shortSince(job *api.JobInfo) (time.Time, bool) {
 
 // evict evicts the job's bound and running pods, saying why in each pod's event.
 func (a *Action) evict(ctx context.Context, ssn *framework.Session, job *api.JobInfo, v Verdict) {
-	reason := framework.NewStaleGangReason(fmt.Sprintf("%d of the %d pods the job needs have run since %s, longer than its staleness grace period %s",
-		v.Running, v.Minimum, v.Since.UTC().Format(time.RFC3339), v.Grace))
+	reason := framework.NewStaleGangReason(fmt.Sprintf("its %s has had %d of the %d pods it needs since %s, longer than its staleness grace period %s",
+		v.Group, v.Have, v.Minimum, v.Since.UTC().Format(time.RFC3339), v.Grace))
 	if start, known, _ := job.CurrentRun(); known {
 		reason.Note.Ran, reason.Note.RanKnown = ssn.Now().Sub(start), true
 	}
@@ -157,6 +163,6 @@ func (a *Action) evict(ctx context.Context, ssn *framework.Session, job *api.Job
 	}
 	ssn.Metrics().StaleGangEvicted()
 	delete(a.firstSeen, job.ID)
-	ssn.Logger().V(2).Info("Evicted a stale gang", "job", job.ID, "running", v.Running, "minimum", v.Minimum,
+	ssn.Logger().V(2).Info("Evicted a stale gang", "job", job.ID, "group", v.Group, "have", v.Have, "minimum", v.Minimum,
 		"since", v.Since, "gracePeriod", v.Grace)
 }

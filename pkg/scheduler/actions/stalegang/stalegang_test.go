@@ -61,7 +61,7 @@ var _ = Describe("Stale gang eviction", func() {
 		for _, e := range last.Evictions {
 			Expect(e.Reason.Action).To(Equal(framework.StaleGangEviction))
 			Expect(e.Reason.Preemptor).To(BeEmpty())
-			Expect(e.Reason.Note.Text).To(And(ContainSubstring("3 of the 4 pods"), ContainSubstring("staleness grace period 1m0s")))
+			Expect(e.Reason.Note.Text).To(And(ContainSubstring("its gang has had 3 of the 4 pods it needs"), ContainSubstring("staleness grace period 1m0s")))
 		}
 		Expect(h.Metrics.Recorded().StaleGangEvictions).To(Equal(1))
 	})
@@ -121,6 +121,14 @@ var _ = Describe("Stale gang eviction", func() {
 		}
 	})
 
+	It("evicts a job whose sub-group lost its pod, though the job has its overall minimum", func() {
+		h := New(withStaleness("globalDefaultStalenessGracePeriod: 2s")).Nodes(Node("n1").GPUs(4)).Queues(Queue("default")).
+			Jobs(Job("train").MinMember(3).SubGroup("lead", 2, 3).SubGroup("work", 1, 0).GPUs(1).Running("n1", "n1", "n1"))
+		rounds := h.RunUntil(ctx, Epoch.Add(5*time.Second))
+		Expect(evictedAt(rounds)).To(Equal([]time.Time{Epoch.Add(2 * time.Second)}))
+		Expect(rounds[2].Evictions[0].Reason.Note.Text).To(ContainSubstring("its sub-group work has had 0 of the 1 pods it needs"))
+	})
+
 	It("leaves alone a complete gang, an elastic job above its minimum and a job with nothing running", func() {
 		h := New(withStaleness("globalDefaultStalenessGracePeriod: 1s")).Nodes(Node("n1").GPUs(8)).Queues(Queue("default")).
 			Jobs(Job("whole").MinMember(2).Pods(2).GPUs(1).Running("n1", "n1"),
@@ -139,7 +147,7 @@ var _ = Describe("Judge", func() {
 	}
 	It("finds a job below its minimum short since now without a trace", func() {
 		v := stalegang.Judge(job(), time.Minute, now)
-		Expect(v).To(Equal(stalegang.Verdict{Short: true, Running: 1, Minimum: 2, Since: now, Grace: time.Minute, EvictAt: now.Add(time.Minute)}))
+		Expect(v).To(Equal(stalegang.Verdict{Short: true, Group: "gang", Have: 1, Minimum: 2, Since: now, Grace: time.Minute, EvictAt: now.Add(time.Minute)}))
 	})
 	It("finds a job whose pods began to succeed finishing, not short", func() {
 		j := job()
