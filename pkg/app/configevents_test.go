@@ -46,7 +46,7 @@ tiers:
 
 	for round := range 2 {
 		loaded, warned := <-recorder.Events, <-recorder.Events
-		if !strings.HasPrefix(loaded, "Normal ConfigurationLoaded the scheduler of node pool a100 runs actions allocate, reclaim, preempt, stalegangeviction; plugins priority; proportion; minruntime:") ||
+		if !strings.HasPrefix(loaded, "Normal ConfigurationLoaded the scheduler of node pool a100 runs actions allocate, reclaim, preempt, stalegangeviction (globalDefaultStalenessGracePeriod=1m0s); plugins priority; proportion; minruntime:") ||
 			!strings.Contains(loaded, "defaultReclaimMinRuntime=2h0m0s") {
 			t.Errorf("round %d: %q does not say what runs", round, loaded)
 		}

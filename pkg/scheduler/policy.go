@@ -39,6 +39,20 @@ type Policy struct {
 	Plugins []framework.Plugin
 }
 
+// ActionSettings names each action in order, with the settings it runs with when it can say
+// them: "stalegangeviction (globalDefaultStalenessGracePeriod=1m0s)".
+func (p *Policy) ActionSettings() []string {
+	names := make([]string, 0, len(p.Actions))
+	for _, action := range p.Actions {
+		name := string(action.Name())
+		if d, ok := action.(framework.Describer); ok {
+			name += " (" + strings.Join(d.Settings(), " ") + ")"
+		}
+		names = append(names, name)
+	}
+	return names
+}
+
 // PluginSettings names each plugin in order, with the settings it runs with (defaults
 // included) when it can say them: "minruntime: defaultPreemptMinRuntime=0s ...".
 func (p *Policy) PluginSettings() []string {

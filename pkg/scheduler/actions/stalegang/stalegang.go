@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/conf"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 )
 
@@ -31,6 +32,13 @@ func New(defaultGrace time.Duration) *Action {
 }
 
 func (*Action) Name() framework.ActionType { return framework.StaleGangEviction }
+
+var _ framework.Describer = &Action{}
+
+// Settings says the default grace period, under the configuration's key.
+func (a *Action) Settings() []string {
+	return []string{conf.StalenessKey + "=" + a.defaultGrace.String()}
+}
 
 // DefaultGrace is the grace period of jobs that set none (kubectl kai explain tells it).
 func (a *Action) DefaultGrace() time.Duration { return a.defaultGrace }
