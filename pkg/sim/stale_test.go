@@ -17,20 +17,12 @@ import (
 // 60s later (the configuration's default grace period), though min-runtime protects the job
 // for an hour, and the restarted job completes.
 func TestStaleGangExample(t *testing.T) {
-	scenario, err := os.ReadFile("../../docs/examples/sim/stale-gang.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	config, err := os.ReadFile("../../docs/examples/sim/stale-gang.conf.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc, err := input.Parse(scenario)
+	sc, err := input.Parse(example(t, "stale-gang.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	recorded := &metrics.Recording{}
-	result, err := sim.Run(context.Background(), sc, sim.Options{Config: config, Until: time.Hour,
+	result, err := sim.Run(context.Background(), sc, sim.Options{Config: example(t, "stale-gang.conf.yaml"), Until: time.Hour,
 		Metrics: func(string) metrics.Recorder { return recorded }})
 	if err != nil {
 		t.Fatal(err)
@@ -57,12 +49,18 @@ func TestStaleGangExample(t *testing.T) {
 }
 
 func TestFailAfterMustBeADuration(t *testing.T) {
-	scenario, err := os.ReadFile("../../docs/examples/sim/stale-gang.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	bad := strings.Replace(string(scenario), `fail-after: "2m"`, `fail-after: "soon"`, 1)
+	bad := strings.Replace(string(example(t, "stale-gang.yaml")), `fail-after: "2m"`, `fail-after: "soon"`, 1)
 	if _, err := input.Parse([]byte(bad)); err == nil || !strings.Contains(err.Error(), "Pod demo/train-3: metadata.annotations.sim.kai.scheduler/fail-after") {
 		t.Errorf("error %v, want the pod and the annotation named", err)
 	}
+}
+
+// example reads a file of docs/examples/sim.
+func example(t *testing.T, name string) []byte {
+	t.Helper()
+	data, err := os.ReadFile("../../docs/examples/sim/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }

@@ -3,6 +3,7 @@ package e2e
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -11,21 +12,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/conf"
 	"github.com/kai-minruntime/kai-scheduler/pkg/testing/builders"
 )
 
-// staleConfig runs stalegangeviction with a default long enough that only the jobs' own
-// grace periods can evict within the spec.
-const staleConfig = `actions: "allocate, reclaim, preempt, stalegangeviction"
-globalDefaultStalenessGracePeriod: 1h
-tiers:
-- plugins:
-  - name: priority
-  - name: proportion
-  - name: minruntime
-  - name: predicates
-  - name: nodeplacement
-`
+// staleConfig is the built-in default running stalegangeviction too, with a default long
+// enough that only the jobs' own grace periods can evict within the spec.
+var staleConfig = strings.Replace(string(conf.DefaultYAML()), `actions: "allocate, reclaim, preempt"`,
+	"actions: \"allocate, reclaim, preempt, stalegangeviction\"\nglobalDefaultStalenessGracePeriod: 1h", 1)
 
 var _ = Describe("Stale gangs", func() {
 	It("are evicted whole once a deleted pod has left them below their minimum for their grace period, min-runtime or not", func() {
@@ -34,6 +28,7 @@ var _ = Describe("Stale gangs", func() {
 		create(builders.MakeQueue("stale-queue").GPUQuota(-1).PreemptMinRuntime(time.Hour).ReclaimMinRuntime(time.Hour).Obj())
 		createNode("stale-node", 8)
 		file := filepath.Join(GinkgoT().TempDir(), "scheduler-config.yaml")
+		Expect(staleConfig).To(ContainSubstring("stalegangeviction"), "the built-in default's actions line changed")
 		Expect(os.WriteFile(file, []byte(staleConfig), 0o600)).To(Succeed())
 		opts := schedulerOptions(file)
 		DeferCleanup(startScheduler(opts))

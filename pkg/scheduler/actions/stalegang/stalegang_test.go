@@ -2,6 +2,7 @@ package stalegang_test
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -9,26 +10,22 @@ import (
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/actions/stalegang"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/conf"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 	. "github.com/kai-minruntime/kai-scheduler/pkg/scheduler/scenario"
 )
 
 var ctx = context.Background()
 
-// withStaleness runs the default configuration's actions and plugins plus stalegangeviction;
-// extra is added at the top level (globalDefaultStalenessGracePeriod).
+// withStaleness runs the built-in default configuration plus stalegangeviction; extra is
+// added at the top level (globalDefaultStalenessGracePeriod).
 func withStaleness(extra string) string {
-	return `
-actions: allocate, reclaim, preempt, stalegangeviction
-` + extra + `
-tiers:
-- plugins:
-  - name: priority
-  - name: proportion
-  - name: minruntime
-  - name: predicates
-  - name: nodeplacement
-`
+	const actions = `actions: "allocate, reclaim, preempt"`
+	config := strings.Replace(string(conf.DefaultYAML()), actions, `actions: "allocate, reclaim, preempt, stalegangeviction"`+"\n"+extra, 1)
+	if !strings.Contains(string(conf.DefaultYAML()), actions) {
+		panic("the built-in default's actions are not " + actions)
+	}
+	return config
 }
 
 // shortGang is a gang of 4 with one pod gone: three run, none waits.
