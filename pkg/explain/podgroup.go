@@ -79,7 +79,7 @@ func (c *Cluster) explainStale(p *printer, job *api.JobInfo) {
 		return
 	}
 	p.blank()
-	p.line(0, "Its %s has %d of the %d pods it needs: a stale gang, holding its resources without progress.", v.Group, v.Have, v.Minimum)
+	p.line(0, "A stale gang, holding its resources without progress: %s.", v.Shortfall())
 	switch {
 	case action == nil:
 		p.line(0, "The scheduler's configuration runs no stalegangeviction: it is not evicted for it.")

@@ -160,7 +160,7 @@ func TestExplainTellsAStaleGangWhenItIsEvicted(t *testing.T) {
 			if err := cluster.PodGroup(ctx, &out, "ns/gang"); err != nil {
 				t.Fatal(err)
 			}
-			for _, want := range []string{"Its gang has 2 of the 3 pods it needs", c.want} {
+			for _, want := range []string{"A stale gang, holding its resources without progress: its gang has had 2 of the 3 pods it needs.", c.want} {
 				if !strings.Contains(out.String(), want) {
 					t.Errorf("output lacks %q:\n%s", want, out.String())
 				}

@@ -76,7 +76,8 @@ type Verdict struct {
 	// Short: the job runs with fewer placed pods than its minimum.
 	Short bool
 	// Group is what is short ("gang", or "sub-group NAME"), with the pods it has placed and
-	// the minimum it needs, for messages.
+	// the minimum it needs, for messages; empty when the gang check refuses the job for a
+	// rule these counts do not show.
 	Group         string
 	Have, Minimum int32
 	// Since is when it became short; Traced says the cluster's objects tell it (otherwise it
@@ -88,6 +89,14 @@ type Verdict struct {
 	Disabled bool
 	// EvictAt is Since+Grace: from then on the job is evicted.
 	EvictAt time.Time
+}
+
+// Shortfall says what is short: "its gang has had 2 of the 3 pods it needs".
+func (v Verdict) Shortfall() string {
+	if v.Group == "" {
+		return "it has had fewer placed pods than its gang needs"
+	}
+	return fmt.Sprintf("its %s has had %d of the %d pods it needs", v.Group, v.Have, v.Minimum)
 }
 
 // judge tells whether job is short and since when, remembering the first sight of a short
@@ -113,10 +122,14 @@ func Judge(job *api.JobInfo, defaultGrace time.Duration, now time.Time) Verdict 
 	if job.CountActive() == 0 || job.SucceededPods > 0 || job.IsGangSatisfied() {
 		return Verdict{}
 	}
+	// The decision is the gang check's; these counts only name what is short in messages.
 	v := Verdict{Short: true, Group: "gang", Have: job.CountPlaced(), Minimum: job.MinMember, Grace: defaultGrace, Since: now}
-	for _, sg := range job.SubGroups {
-		if have := job.CountPlacedIn(sg.Name); v.Have >= v.Minimum && have < sg.MinMember {
-			v.Group, v.Have, v.Minimum = "sub-group "+sg.Name, have, sg.MinMember
+	if v.Have >= v.Minimum {
+		v.Group = ""
+		for _, sg := range job.SubGroups {
+			if have := job.CountPlacedIn(sg.Name); v.Group == "" && have < sg.MinMember {
+				v.Group, v.Have, v.Minimum = "sub-group "+sg.Name, have, sg.MinMember
+			}
 		}
 	}
 	if job.StalenessGracePeriod != nil {
@@ -150,8 +163,8 @@ func shortSince(job *api.JobInfo) (time.Time, bool) {
 
 // evict evicts the job's bound and running pods, saying why in each pod's event.
 func (a *Action) evict(ctx context.Context, ssn *framework.Session, job *api.JobInfo, v Verdict) {
-	reason := framework.NewStaleGangReason(fmt.Sprintf("its %s has had %d of the %d pods it needs since %s, longer than its staleness grace period %s",
-		v.Group, v.Have, v.Minimum, v.Since.UTC().Format(time.RFC3339), v.Grace))
+	reason := framework.NewStaleGangReason(fmt.Sprintf("%s since %s, longer than its staleness grace period %s",
+		v.Shortfall(), v.Since.UTC().Format(time.RFC3339), v.Grace))
 	if start, known, _ := job.CurrentRun(); known {
 		reason.Note.Ran, reason.Note.RanKnown = ssn.Now().Sub(start), true
 	}
