@@ -70,7 +70,7 @@ func TestCheckConfigReportsWithoutConnecting(t *testing.T) {
 		t.Fatalf("exit %d: %s%s", code, out.String(), errs.String())
 	}
 	for _, want := range []string{
-		"Actions, in order: allocate, preempt\n",
+		"Actions, in order: allocate, preempt, stalegangeviction (globalDefaultStalenessGracePeriod=1m0s)\n",
 		"  minruntime: defaultPreemptMinRuntime=10m0s defaultReclaimMinRuntime=10m0s reclaimResolveMethod=lca\n",
 		`action "consolidation" is a KAI-Scheduler action this scheduler does not implement`,
 		`action "reclaim" is skipped: it needs the proportion plugin`,

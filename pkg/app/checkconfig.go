@@ -40,11 +40,7 @@ func CheckConfig(w io.Writer, path string) bool {
 		fmt.Fprintln(w, "\nkai-scheduler would not start with this configuration.")
 		return false
 	}
-	var actions []string
-	for _, action := range policy.Actions {
-		actions = append(actions, string(action.Name()))
-	}
-	fmt.Fprintf(w, "\nActions, in order: %s\n", strings.Join(actions, ", "))
+	fmt.Fprintf(w, "\nActions, in order: %s\n", strings.Join(policy.ActionSettings(), ", "))
 	fmt.Fprintln(w, "Plugins, in order:")
 	if len(policy.Plugins) == 0 {
 		fmt.Fprintln(w, "  none")

@@ -66,16 +66,12 @@ func postConfiguration(ctx context.Context, reader client.Reader, recorder recor
 		klog.FromContext(ctx).Error(err, "Cannot post what the scheduler made of its configuration on its ConfigMap", "configMap", key, "warnings", warnings)
 		return
 	}
-	var actions []string
-	for _, action := range policy.Actions {
-		actions = append(actions, string(action.Name()))
-	}
 	who := "the scheduler"
 	if pool.LabelKey != "" {
 		who = fmt.Sprintf("the scheduler of node pool %s", pool)
 	}
 	recorder.Event(cm, v1.EventTypeNormal, ReasonConfigurationLoaded, truncate(fmt.Sprintf("%s runs actions %s; plugins %s",
-		who, strings.Join(actions, ", "), strings.Join(policy.PluginSettings(), "; "))))
+		who, strings.Join(policy.ActionSettings(), ", "), strings.Join(policy.PluginSettings(), "; "))))
 	if len(warnings) > 0 {
 		numbered := make([]string, len(warnings))
 		for i, w := range warnings {

@@ -31,8 +31,8 @@ tiers:
     arguments: {defaultReclaimMinRuntime: 2h}
   - name: gpusharingorder
 `))
-	if err != nil || len(warnings) != 3 {
-		t.Fatalf("the configuration should load with three warnings: %v %q", err, warnings)
+	if err != nil || len(warnings) != 2 {
+		t.Fatalf("the configuration should load with two warnings: %v %q", err, warnings)
 	}
 	key := types.NamespacedName{Namespace: "kai-system", Name: "kai-a100-config"}
 	reader := fake.NewClientBuilder().WithScheme(scheme.Scheme).
@@ -46,12 +46,12 @@ tiers:
 
 	for round := range 2 {
 		loaded, warned := <-recorder.Events, <-recorder.Events
-		if !strings.HasPrefix(loaded, "Normal ConfigurationLoaded the scheduler of node pool a100 runs actions allocate, reclaim, preempt; plugins priority; proportion; minruntime:") ||
+		if !strings.HasPrefix(loaded, "Normal ConfigurationLoaded the scheduler of node pool a100 runs actions allocate, reclaim, preempt, stalegangeviction (globalDefaultStalenessGracePeriod=1m0s); plugins priority; proportion; minruntime:") ||
 			!strings.Contains(loaded, "defaultReclaimMinRuntime=2h0m0s") {
 			t.Errorf("round %d: %q does not say what runs", round, loaded)
 		}
-		for _, want := range []string{"Warning ConfigurationWarning the scheduler of node pool a100 skips or defaults 3 part(s) of its configuration: (1) ",
-			`(2) action "stalegangeviction"`, `(3) tiers[0].plugins[3]: plugin "gpusharingorder"`} {
+		for _, want := range []string{"Warning ConfigurationWarning the scheduler of node pool a100 skips or defaults 2 part(s) of its configuration: (1) ",
+			`(1) action "consolidation"`, `(2) tiers[0].plugins[3]: plugin "gpusharingorder"`} {
 			if !strings.Contains(warned, want) {
 				t.Errorf("round %d: %q lacks %q", round, warned, want)
 			}

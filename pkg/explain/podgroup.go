@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/actions/stalegang"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
@@ -37,6 +38,7 @@ func (c *Cluster) PodGroup(ctx context.Context, w io.Writer, id api.JobID) error
 	defer ssn.Close()
 	if job.CountActive() > 0 {
 		c.explainRunning(p, ssn, job, group)
+		c.explainStale(p, job)
 	}
 	if pending := len(job.PendingPods()); pending > 0 {
 		c.explainWaiting(p, ssn, job, group, pending)
@@ -58,6 +60,41 @@ func (c *Cluster) describeJob(p *printer, job *api.JobInfo) {
 	p.line(1, "priority: %d (%s)", job.Priority, kind)
 	p.line(1, "pods:     %d running, %d pending; gang of %d", job.CountActive(), len(job.PendingPods()), job.MinMember)
 	p.line(1, "at:       %s", stamp(c.Now))
+}
+
+// explainStale tells a running job below its minimum when stalegangeviction evicts it.
+func (c *Cluster) explainStale(p *printer, job *api.JobInfo) {
+	var action *stalegang.Action
+	for _, a := range c.Policy.Actions {
+		if s, ok := a.(*stalegang.Action); ok {
+			action = s
+		}
+	}
+	grace := time.Duration(-1)
+	if action != nil {
+		grace = action.DefaultGrace()
+	}
+	v := stalegang.Judge(job, grace, c.Now)
+	if !v.Short {
+		return
+	}
+	p.blank()
+	p.line(0, "A stale gang, holding its resources without progress: %s.", v.Shortfall())
+	switch {
+	case action == nil:
+		p.line(0, "The scheduler's configuration runs no stalegangeviction: it is not evicted for it.")
+	case v.Disabled:
+		p.line(0, "Its staleness grace period is %s (negative): stalegangeviction never evicts it.", v.Grace)
+	case !v.Traced:
+		p.line(0, "No pod tells since when (a pod deleted without a replacement): the scheduler counts its staleness grace period of %s", v.Grace)
+		p.line(0, "from the first cycle that saw it so; stalegangeviction evicts it by %s at the latest (%s from now), min-runtime or not.", end(v.EvictAt), ago(v.EvictAt.Sub(c.Now)))
+	case c.Now.Before(v.EvictAt):
+		p.line(0, "Short since %s; stalegangeviction evicts it at %s (%s from now) when its staleness grace period of %s ends, min-runtime or not.",
+			stamp(v.Since), end(v.EvictAt), ago(v.EvictAt.Sub(c.Now)), v.Grace)
+	default:
+		p.line(0, "Short since %s; its staleness grace period of %s ended at %s: stalegangeviction evicts it at its next cycle, min-runtime or not.",
+			stamp(v.Since), v.Grace, end(v.EvictAt))
+	}
 }
 
 // explainRunning tells what protects a running job: the plugin's own account, the one the

@@ -153,3 +153,61 @@ func TestExplainTellsAPendingJobsPreemptionDelay(t *testing.T) {
 		})
 	}
 }
+
+// withStaleness is noDefaults running stalegangeviction too.
+var withStaleness = strings.Replace(noDefaults, `"allocate, reclaim, preempt"`, `"allocate, reclaim, preempt, stalegangeviction"`, 1)
+
+// A running gang below its minimum is told when stalegangeviction evicts it: from its failed
+// pod's end when one tells it, else at the latest one grace period from now.
+func TestExplainTellsAStaleGangWhenItIsEvicted(t *testing.T) {
+	for _, c := range []struct {
+		name, config string
+		failed       bool
+		grace        time.Duration
+		want         string
+	}{
+		{"failed pod", withStaleness, true, time.Minute,
+			"Short since 2026-01-01T11:59:40Z; stalegangeviction evicts it at 2026-01-01T12:00:40Z (40s from now) when its staleness grace period of 1m0s ends, min-runtime or not."},
+		{"deleted pod", withStaleness, false, time.Minute,
+			"stalegangeviction evicts it by 2026-01-01T12:01:00Z at the latest (1m0s from now), min-runtime or not."},
+		{"disabled", withStaleness, true, -time.Second, "Its staleness grace period is -1s (negative): stalegangeviction never evicts it."},
+		{"not configured", noDefaults, true, time.Minute, "The scheduler's configuration runs no stalegangeviction: it is not evicted for it."},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			scheme, err := install.Scheme()
+			if err != nil {
+				t.Fatal(err)
+			}
+			started := now.Add(-time.Hour)
+			objects := []client.Object{
+				builders.MakePodGroup("ns", "gang").Queue("team").MinMember(3).StartedAt(started).StalenessGracePeriod(c.grace).Obj(),
+				builders.MakeNode("n1").Allocatable(v1.ResourceCPU, "8").Allocatable(v1.ResourceMemory, "32Gi").MaxPods(110).GPUs(4).Obj(),
+				builders.MakeQueue("team").Obj(),
+			}
+			for _, name := range []string{"gang-0", "gang-1"} {
+				objects = append(objects, builders.MakePod("ns", name).PodGroup("gang").GPUs(1).Node("n1").StartedAt(started).Phase(v1.PodRunning).CreatedAt(started).Obj())
+			}
+			if c.failed {
+				pod := builders.MakePod("ns", "gang-2").PodGroup("gang").GPUs(1).Node("n1").Phase(v1.PodFailed).CreatedAt(started).Obj()
+				pod.Status.ContainerStatuses = []v1.ContainerStatus{{State: v1.ContainerState{
+					Terminated: &v1.ContainerStateTerminated{FinishedAt: metav1.NewTime(now.Add(-20 * time.Second))}}}}
+				objects = append(objects, pod)
+			}
+			reader := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objects...).Build()
+			ctx := context.Background()
+			cluster, err := explain.Load(ctx, reader, "kai-scheduler", []byte(c.config), clocktesting.NewFakePassiveClock(now))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out strings.Builder
+			if err := cluster.PodGroup(ctx, &out, "ns/gang"); err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range []string{"A stale gang, holding its resources without progress: its gang has had 2 of the 3 pods it needs.", c.want} {
+				if !strings.Contains(out.String(), want) {
+					t.Errorf("output lacks %q:\n%s", want, out.String())
+				}
+			}
+		})
+	}
+}

@@ -9,16 +9,21 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/actions/allocate"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/actions/preempt"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/actions/reclaim"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/actions/stalegang"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/conf"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/plugins"
 )
 
 // actionFactories lists the actions this scheduler implements, by configuration name.
-var actionFactories = map[framework.ActionType]func() framework.Action{
-	framework.Allocate: func() framework.Action { return allocate.New() },
-	framework.Reclaim:  func() framework.Action { return reclaim.New() },
-	framework.Preempt:  func() framework.Action { return preempt.New() },
+// Each is given the validated configuration, for the settings it reads.
+var actionFactories = map[framework.ActionType]func(*conf.Config) framework.Action{
+	framework.Allocate: func(*conf.Config) framework.Action { return allocate.New() },
+	framework.Reclaim:  func(*conf.Config) framework.Action { return reclaim.New() },
+	framework.Preempt:  func(*conf.Config) framework.Action { return preempt.New() },
+	framework.StaleGangEviction: func(cfg *conf.Config) framework.Action {
+		return stalegang.New(cfg.DefaultStalenessGracePeriod)
+	},
 }
 
 // actionNeeds are the plugins an action cannot run safely without.
@@ -32,6 +37,20 @@ var actionNeeds = map[string]conf.Need{
 type Policy struct {
 	Actions []framework.Action
 	Plugins []framework.Plugin
+}
+
+// ActionSettings names each action in order, with the settings it runs with when it can say
+// them: "stalegangeviction (globalDefaultStalenessGracePeriod=1m0s)".
+func (p *Policy) ActionSettings() []string {
+	names := make([]string, 0, len(p.Actions))
+	for _, action := range p.Actions {
+		name := string(action.Name())
+		if d, ok := action.(framework.Describer); ok {
+			name += " (" + strings.Join(d.Settings(), " ") + ")"
+		}
+		names = append(names, name)
+	}
+	return names
 }
 
 // PluginSettings names each plugin in order, with the settings it runs with (defaults
@@ -69,7 +88,7 @@ func NewPolicy(cfg *conf.Config, registry *framework.Registry) (*Policy, error) 
 			errs = append(errs, fmt.Errorf("action %q is not implemented", name))
 			continue
 		}
-		policy.Actions = append(policy.Actions, factory())
+		policy.Actions = append(policy.Actions, factory(cfg))
 	}
 	built, err := registry.Build(cfg.Plugins())
 	if err != nil {

@@ -109,11 +109,11 @@ func TestUpstreamDocumentationSnippetStarts(t *testing.T) {
 	for _, a := range policy.Actions {
 		actions = append(actions, string(a.Name()))
 	}
-	if got := strings.Join(actions, ","); got != "allocate,preempt" {
-		t.Fatalf("actions = %s, want allocate,preempt", got)
+	if got := strings.Join(actions, ","); got != "allocate,preempt,stalegangeviction" {
+		t.Fatalf("actions = %s, want allocate,preempt,stalegangeviction", got)
 	}
-	if len(warnings) != 4 || !strings.Contains(warnings[3], `action "reclaim" is skipped: it needs the proportion plugin`) {
-		t.Fatalf("warnings = %q, want the default actions, the two unimplemented ones and reclaim's missing plugin", warnings)
+	if len(warnings) != 3 || !strings.Contains(warnings[2], `action "reclaim" is skipped: it needs the proportion plugin`) {
+		t.Fatalf("warnings = %q, want the default actions, the unimplemented one and reclaim's missing plugin", warnings)
 	}
 	if len(policy.Plugins) != 1 || policy.Plugins[0].Name() != "minruntime" {
 		t.Fatalf("plugins = %v, want minruntime", policy.Plugins)

@@ -128,6 +128,7 @@ func Run(ctx context.Context, sc *input.Scenario, opts Options) (*report.Result,
 			in.status.Flush(ctx)
 		}
 		e.runPods(now)
+		e.failPods(now)
 		e.progress(now)
 		e.sample(now)
 		next, ok := e.nextTime(now)
@@ -328,13 +329,27 @@ func (e *engine) active() []*jobState {
 	return e.live
 }
 
-// terminate removes evicted pods whose grace period is over and recreates them pending.
+// terminate removes evicted pods whose grace period is over and recreates them pending, and
+// the failed pods of a job none of whose pods is on a node any more.
 func (e *engine) terminate(now time.Time) {
 	var gone []*v1.Pod
 	for _, js := range e.active() {
 		gone = gone[:0] // collected first: recreating a pod rewrites js.pods
 		for _, pod := range js.pods {
 			if pod.DeletionTimestamp != nil && !now.Before(pod.DeletionTimestamp.Add(gracePeriod(pod))) {
+				gone = append(gone, pod)
+			}
+		}
+		// Once none of its pods is on a node any more, the workload restarts: it recreates its
+		// failed pods with the ones evicted.
+		restarts := true
+		for _, pod := range js.pods {
+			if pod.Spec.NodeName != "" && pod.Status.Phase != v1.PodFailed && !slices.Contains(gone, pod) {
+				restarts = false
+			}
+		}
+		for _, pod := range js.pods {
+			if restarts && pod.Status.Phase == v1.PodFailed {
 				gone = append(gone, pod)
 			}
 		}
@@ -345,6 +360,37 @@ func (e *engine) terminate(now time.Time) {
 					e.createPod(js, template, now)
 				}
 			}
+		}
+	}
+}
+
+// failAt is when a running pod fails as the scenario asks; ok is false if it does not.
+func (js *jobState) failAt(pod *v1.Pod) (time.Time, bool) {
+	after, ok := js.spec.FailAfter[pod.Name]
+	if !ok || js.failed[pod.Name] || pod.Status.Phase != v1.PodRunning || pod.DeletionTimestamp != nil || pod.Status.StartTime == nil {
+		return time.Time{}, false
+	}
+	return pod.Status.StartTime.Add(after), true
+}
+
+// failPods is the kubelet seeing a pod's container exit with an error: the pod fails, holds
+// nothing any more, and stays until its workload restarts (see terminate).
+func (e *engine) failPods(now time.Time) {
+	for _, js := range e.active() {
+		for _, pod := range js.pods {
+			if at, ok := js.failAt(pod); !ok || now.Before(at) {
+				continue
+			}
+			if js.failed == nil {
+				js.failed = map[string]bool{}
+			}
+			js.failed[pod.Name] = true
+			pod.Status.Phase = v1.PodFailed
+			pod.Status.ContainerStatuses = []v1.ContainerStatus{{Name: "main", State: v1.ContainerState{
+				Terminated: &v1.ContainerStateTerminated{ExitCode: 1, Reason: "Error", FinishedAt: metav1.NewTime(now)}}}}
+			e.cluster.Changed(pod)
+			e.changed = true
+			e.podEvent(report.EventFail, js, pod, "", "", pod.Spec.NodeName, "the scenario's "+input.FailAfterAnnotation)
 		}
 	}
 }
@@ -397,7 +443,7 @@ func (e *engine) onDelete(pod *v1.Pod) {
 	for _, c := range pod.Status.Conditions {
 		if c.Type == v1.DisruptionTarget {
 			reason = c.Message
-			action, preemptor, _ = framework.ParseEvictionMessage(c.Message)
+			action, preemptor, _ = framework.EvictionAction(c.Message)
 		}
 	}
 	e.podEvent(report.EventEvict, js, pod, string(action), string(preemptor), pod.Spec.NodeName, reason)
@@ -428,6 +474,9 @@ func (e *engine) nextTime(now time.Time) (time.Time, bool) {
 		for _, pod := range js.pods {
 			if pod.DeletionTimestamp != nil {
 				consider(pod.DeletionTimestamp.Add(gracePeriod(pod)))
+			}
+			if at, ok := js.failAt(pod); ok {
+				consider(at)
 			}
 		}
 		if js.running {

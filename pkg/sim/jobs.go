@@ -35,6 +35,9 @@ type jobState struct {
 	// gpus is what the current run holds, for waste accounting.
 	gpus int64
 
+	// failed are the pods (by name) that failed as the scenario asked; they fail once.
+	failed map[string]bool
+
 	firstStart, completed *time.Time
 	evictions             int
 	wastedGPUSeconds      float64

@@ -2,7 +2,6 @@ package sim_test
 
 import (
 	"context"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -17,10 +16,7 @@ import (
 // queue's reclaim min-runtime), and the reclaimer waited 110 s on that protection (submitted
 // at 10 s, reclaimed at 120 s, when the protection ended).
 func TestMetricsTellRuntimeAtEvictionAndWaitOnProtection(t *testing.T) {
-	example, err := os.ReadFile("../../docs/examples/sim/reclaim-promise.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	example := example(t, "reclaim-promise.yaml")
 	// Queue a (big's) protects its jobs against reclaim for 2 minutes.
 	scenario := strings.Replace(string(example), "metadata: {name: a}\nspec:\n", "metadata: {name: a}\nspec:\n  reclaimMinRuntime: 2m\n", 1)
 	if scenario == string(example) {

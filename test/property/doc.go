@@ -20,6 +20,11 @@
 //	S3  action rules: preempt within a leaf queue and down in priority, reclaim across queues
 //	S4  preemption delay: no eviction for a preemptor before the later of its submission and
 //	    its last eviction plus its delay
+//	S5  stale evictions (stalegangeviction, run with a 1s grace period) only of a job with
+//	    fewer bound pods than its minimum, or a sub-group with fewer than its own, for no
+//	    preemptor; they are not judged by S1, P1 or P2. In one job out of five one pod fails
+//	    once (kai-sim's fail-after); a job is also short when reclaim or preempt evict a gang
+//	    but not the surplus pod allocate bound in the same cycle
 //	K1  placement: every bind tolerates the node's NoSchedule/NoExecute taints and matches its
 //	    node selector and required node affinity; the pods holding a node, bound or still
 //	    terminating, never exceed its allocatable in any resource or in pods

@@ -28,6 +28,10 @@ const (
 	PropPreemptible = "S2 only preemptible victims"
 	// S3: preempt stays in a leaf queue and goes down in priority; reclaim crosses queues.
 	PropActionRules = "S3 action rules"
+	// S5: stalegangeviction evicts, for no preemptor, only a job that runs with fewer pods
+	// than its minimum (a pod of it failed); such an eviction is no early eviction (S1): a
+	// stale gang makes no progress for min-runtime to protect.
+	PropStale = "S5 stale eviction only of a short gang"
 	// P1: a job is not evicted twice for the same preemptor before that preemptor starts.
 	PropNoThrash = "P1 no thrash"
 	// P2: a preemptor starts soon after the pods it waits for are gone: its victims, and pods
@@ -74,6 +78,8 @@ type Figures struct {
 	Scenarios int
 	// Evictions is every eviction judged by S1.
 	Evictions int
+	// StaleEvictions is every eviction judged by S5 instead.
+	StaleEvictions int
 	// ProtectionExpired counts evictions whose resolved min-runtime was above zero: the
 	// protection was checked and had run out.
 	ProtectionExpired int
@@ -93,6 +99,7 @@ type Figures struct {
 func (f *Figures) Add(o Figures) {
 	f.Scenarios += o.Scenarios
 	f.Evictions += o.Evictions
+	f.StaleEvictions += o.StaleEvictions
 	f.ProtectionExpired += o.ProtectionExpired
 	f.ElasticAllowed += o.ElasticAllowed
 	f.DelayElapsed += o.DelayElapsed
@@ -154,6 +161,8 @@ func Judge(s *Scenario, r *report.Result) ([]Failure, Figures) {
 			j.served(e.PodGroup, e.Time)
 		case report.EventComplete:
 			j.complete(e)
+		case report.EventFail:
+			j.podFailed(e)
 		}
 	}
 	j.finish(r)
@@ -327,6 +336,13 @@ func (j *judge) evict(e report.Event, lastOfBurst bool) {
 	if h := j.boundHolding(e.Pod); h != nil {
 		h.began, h.gone = e.Time, e.Time+float64(grace) // it holds its node while it terminates
 	}
+	if e.Action == staleAction {
+		bound := maps.Clone(active)
+		bound[e.Pod] = true
+		j.checkStale(e, victim, bound)
+		j.terminating[e.Node] = append(j.terminating[e.Node], termination{began: e.Time, ends: e.Time + float64(grace)})
+		return
+	}
 	preemptor, ok := j.jobs[e.Preemptor]
 	if !ok || (e.Action != "preempt" && e.Action != "reclaim") {
 		j.fail(PropConsistent, e, "eviction with action %q for preemptor %q, not a reclaim or preempt for a job of the scenario", e.Action, e.Preemptor)
@@ -347,6 +363,50 @@ func (j *judge) evict(e report.Event, lastOfBurst bool) {
 	}
 	p.last, p.grace, p.victims = e.Time, max(p.grace, grace), p.victims+1
 	j.terminating[e.Node] = append(j.terminating[e.Node], termination{began: e.Time, ends: e.Time + float64(grace)})
+}
+
+// staleAction is the action that evicts stale gangs, as the timeline names it.
+const staleAction = "stalegangeviction"
+
+// checkStale is S5. bound are the job's pods bound before this eviction; the first eviction
+// of a burst must find the job or one of its sub-groups below its minimum, the rest of the
+// burst takes what is left.
+func (j *judge) checkStale(e report.Event, victim *Job, bound map[string]bool) {
+	j.figures.StaleEvictions++
+	key := burstKey{e.PodGroup, "", e.Time}
+	first := len(j.bursts[key]) == 0
+	j.bursts[key] = append(j.bursts[key], e.Pod)
+	if e.Preemptor != "" {
+		j.fail(PropStale, e, "stale eviction for preemptor %s: it evicts for no job", e.Preemptor)
+	}
+	if !first {
+		return
+	}
+	inGroup := map[string]int{}
+	for pod := range bound {
+		inGroup[j.pods[pod].SubGroup]++
+	}
+	short := len(bound) < victim.MinMember
+	for _, g := range victim.SubGroups {
+		short = short || inGroup[g.Name] < g.MinMember
+	}
+	if !short {
+		j.fail(PropStale, e, "stale eviction of a job with %d pods bound (%v by sub-group), below no minimum", len(bound), inGroup)
+	}
+}
+
+// podFailed is a pod that failed on its own: it no longer holds its node nor counts toward
+// its job's gang.
+func (j *judge) podFailed(e report.Event) {
+	active := j.active[e.PodGroup]
+	if !active[e.Pod] {
+		j.fail(PropConsistent, e, "pod failed while not bound")
+		return
+	}
+	delete(active, e.Pod)
+	if h := j.boundHolding(e.Pod); h != nil {
+		h.began, h.gone = e.Time, e.Time
+	}
 }
 
 func (j *judge) checkRules(e report.Event, victim, preemptor *Job) {

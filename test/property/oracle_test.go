@@ -302,6 +302,48 @@ func TestOracleCanFail(t *testing.T) {
 	}
 }
 
+// TestOracleJudgesStaleEvictions: a gang whose pod failed, evicted as stale while min-runtime
+// still protects it, is no early eviction (S1 does not judge it); a stale eviction of a job
+// that is not short, or one made for a preemptor, is an S4 failure.
+func TestOracleJudgesStaleEvictions(t *testing.T) {
+	scenario := func() *Scenario {
+		s := designTree()
+		gang := &Job{Name: "g", Queue: "leaf1", PriorityClass: "train", Priority: classPriority["train"], MinMember: 3, GPUs: 1}
+		for _, p := range []string{"g-0", "g-1", "g-2"} {
+			gang.Pods = append(gang.Pods, Pod{Name: p, Grace: 5})
+		}
+		s.Jobs = append(s.Jobs, gang)
+		return s
+	}
+	stale := func(t float64, pod, preemptor string) report.Event {
+		e := ev(t, report.EventEvict, "g", pod)
+		e.Action, e.Preemptor, e.Node = "stalegangeviction", preemptor, "node-0"
+		return e
+	}
+	fail := ev(40, report.EventFail, "g", "g-2")
+	rest := func() []report.Event {
+		return append(append(others("v", "q", "n", "p"), bind(0, "el", "el-0")...), complete(10, "el")...)
+	}
+	for _, c := range []struct {
+		name   string
+		events []report.Event
+		want   []string
+	}{
+		{"a short protected gang evicted as stale", []report.Event{fail, stale(100, "g-0", ""), stale(100, "g-1", "")}, nil},
+		{"a whole gang evicted as stale", []report.Event{stale(100, "g-0", ""), stale(100, "g-1", ""), stale(100, "g-2", "")}, []string{PropStale}},
+		{"a stale eviction for a preemptor", []report.Event{fail, stale(100, "g-0", "default/q"), stale(100, "g-1", "default/q")}, []string{PropStale}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			run := timeline(3000, bind(0, "g", "g-0", "g-1", "g-2"), c.events, bind(200, "g", "g-0", "g-1", "g-2"), complete(300, "g"), rest())
+			failures, figures := Judge(scenario(), run)
+			got := propertyList(failures)
+			if !slices.Equal(got, c.want) || figures.StaleEvictions == 0 {
+				t.Errorf("want properties %q, got %v (stale evictions judged %d)", c.want, failures, figures.StaleEvictions)
+			}
+		})
+	}
+}
+
 func TestOracleCountsElasticEvictionsWithinMinimums(t *testing.T) {
 	run := timeline(3000, bind(0, "el", "el-0", "el-1", "el-2"),
 		[]report.Event{ev(10, report.EventEvict, "el", "el-2", "preempt", "q"), ev(10, report.EventEvict, "el", "el-1", "preempt", "q")},

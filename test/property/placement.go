@@ -74,6 +74,9 @@ func (j *Job) PodObject(p Pod) *v1.Pod {
 	if j.DelayAs == delayPodAnnotation {
 		pod.Annotation(delayAnnotation, j.PreemptionDelay.String())
 	}
+	if p.FailAfter > 0 {
+		pod.Annotation(input.FailAfterAnnotation, p.FailAfter.String())
+	}
 	switch {
 	case len(j.Zones) == 0:
 	case j.ZoneBySelector:

@@ -25,6 +25,10 @@ const (
 	// LastEvictionTimestampAnnotation on a PodGroup records, in RFC3339, when the scheduler
 	// last evicted pods of the job; the preemption delay re-arms from it.
 	LastEvictionTimestampAnnotation = "kai.scheduler/last-eviction-timestamp"
+	// StalenessGracePeriodAnnotation on a PodGroup (or, when the PodGroup has none, on one of
+	// its pods) is a Go duration: how long the running job may stay below its minimum before
+	// it is evicted as stale. The PodGroup's spec.stalenessGracePeriod wins over it.
+	StalenessGracePeriodAnnotation = "kai.scheduler/staleness-grace-period"
 	// PreemptibilityLabel on a Pod or owner is "preemptible" or "non-preemptible".
 	PreemptibilityLabel = "kai.scheduler/preemptibility"
 	// SubGroupLabel on a Pod names its sub-group within the PodGroup.

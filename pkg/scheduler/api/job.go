@@ -66,6 +66,15 @@ type JobInfo struct {
 	ShownProtection *Protection
 	// Pods are the job's pods sorted by name.
 	Pods []*PodInfo
+	// StalenessGracePeriod is how long the job may run below its minimum before it is
+	// evicted as stale (negative: never); nil uses the scheduler configuration's default.
+	StalenessGracePeriod *time.Duration
+	// LastPodFailure is when the last of the job's failed pods stopped; zero if none failed.
+	// It is how a restarted scheduler still knows since when a gang has been short.
+	LastPodFailure time.Time
+	// SucceededPods counts the job's pods that finished successfully; finished pods are not
+	// in Pods.
+	SucceededPods int32
 	// MarkUnschedulable asks for PodScheduled=False on the pods of a job left pending, which
 	// is what cluster autoscalers look for.
 	MarkUnschedulable bool

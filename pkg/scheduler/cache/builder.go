@@ -126,6 +126,7 @@ func (s *Store) assemble(overlay *Overlay) (*api.Snapshot, []Problem, error) {
 		start := len(a.pods)
 		delayFound := je.group.delaySet
 		for _, e := range je.pods {
+			a.staleness(job, e) // terminal pods too: a failed one tells since when the gang is short
 			if e.terminal {
 				continue
 			}
@@ -270,6 +271,25 @@ func (a *assembly) job(g *groupEntry) *api.JobInfo {
 		}
 	}
 	return job
+}
+
+// staleness takes from a pod of job what staleness eviction reads: when it failed, whether it
+// succeeded, and its
+// grace-period annotation when the PodGroup gives none (the first pod by name that has one
+// decides; each bad one is reported).
+func (a *assembly) staleness(job *api.JobInfo, e *podEntry) {
+	if e.failedAt.After(job.LastPodFailure) {
+		job.LastPodFailure = e.failedAt
+	}
+	if e.succeeded {
+		job.SucceededPods++
+	}
+	if e.staleProblem != nil {
+		a.problems = append(a.problems, *e.staleProblem)
+	} else if e.staleGrace != nil && job.StalenessGracePeriod == nil {
+		d := *e.staleGrace
+		job.StalenessGracePeriod = &d
+	}
 }
 
 // place puts a pod of the job assembled last into the snapshot, in the status its state

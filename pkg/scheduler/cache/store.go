@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	resourcehelper "k8s.io/component-helpers/resource"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
@@ -333,6 +334,14 @@ func (s *Store) upsertGroup(pg *v2alpha2.PodGroup) bool {
 			g.problems = append(g.problems, *p)
 		}
 	}
+	if pg.Spec.StalenessGracePeriod != nil {
+		d := pg.Spec.StalenessGracePeriod.Duration
+		g.job.StalenessGracePeriod = &d
+	} else if d, problem := stalenessAnnotation(pg); problem != nil {
+		g.problems = append(g.problems, *problem) // the job gets the configuration's default
+	} else {
+		g.job.StalenessGracePeriod = d
+	}
 	g.job.ShownProtection = api.ShownProtection(pg.Status.MinRuntime)
 	je := s.job(g.job.ID)
 	old := je.group
@@ -407,6 +416,15 @@ type podEntry struct {
 	hasPreemptionDelay bool
 	startTime          *time.Time
 	creationTime       time.Time
+	// failedAt is when a failed pod stopped (zero for other pods): its job may be a gang
+	// left below its minimum since then (see api.JobInfo.LastPodFailure).
+	failedAt time.Time
+	// succeeded: the pod finished successfully.
+	succeeded bool
+	// staleGrace is the pod's staleness-grace-period annotation, staleProblem what is
+	// wrong with it.
+	staleGrace   *time.Duration
+	staleProblem *Problem
 }
 
 // upsertPod records a pod and says whether it may let a job move: it newly waits to be placed
@@ -416,6 +434,11 @@ func (s *Store) upsertPod(pod *v1.Pod) bool {
 	old := s.pods[key]
 	e := &podEntry{obj: pod, key: key, uid: pod.UID, name: pod.Name,
 		terminal: pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed}
+	if pod.Status.Phase == v1.PodFailed {
+		e.failedAt = failedAt(pod)
+	}
+	e.succeeded = pod.Status.Phase == v1.PodSucceeded
+	e.staleGrace, e.staleProblem = stalenessAnnotation(pod)
 	if !e.terminal {
 		e.spec = podSpec(pod, old)
 		e.deleting, e.gated, e.running = pod.DeletionTimestamp != nil, len(pod.Spec.SchedulingGates) > 0, pod.Status.Phase == v1.PodRunning
@@ -535,4 +558,44 @@ func setPreemptionDelay(job *api.JobInfo, value string) *Problem {
 		return &Problem{Reason: api.ReasonInvalidPreemptionDelay, Message: err.Error()}
 	}
 	return nil
+}
+
+// stalenessAnnotation reads an object's staleness-grace-period annotation: nil without one; a
+// Problem naming the value when it is not a Go duration (upstream's format), the job then
+// getting the configuration's default.
+func stalenessAnnotation(obj client.Object) (*time.Duration, *Problem) {
+	value, ok := obj.GetAnnotations()[scheduling.StalenessGracePeriodAnnotation]
+	if !ok {
+		return nil, nil
+	}
+	d, err := time.ParseDuration(value)
+	if err != nil {
+		return nil, &Problem{Object: obj, Reason: "InvalidStalenessGracePeriod", Message: fmt.Sprintf(
+			"annotation %s=%q is not a duration such as \"60s\" (%v); the scheduler's default grace period applies",
+			scheduling.StalenessGracePeriodAnnotation, value, err)}
+	}
+	return &d, nil
+}
+
+// failedAt is when a failed pod stopped, as durable as the pod object: the latest end of its
+// containers, else when it stopped being ready, else when it was created (a pod failed before
+// any container ran, at no later time the object tells).
+func failedAt(pod *v1.Pod) time.Time {
+	var at time.Time
+	for _, cs := range pod.Status.ContainerStatuses {
+		if t := cs.State.Terminated; t != nil && t.FinishedAt.After(at) {
+			at = t.FinishedAt.Time
+		}
+	}
+	if at.IsZero() {
+		for _, c := range pod.Status.Conditions {
+			if c.Type == v1.PodReady && c.LastTransitionTime.After(at) {
+				at = c.LastTransitionTime.Time
+			}
+		}
+	}
+	if at.IsZero() {
+		at = pod.CreationTimestamp.Time
+	}
+	return at
 }

@@ -13,6 +13,8 @@ func TestDefault(t *testing.T) {
 	}
 	want := &Config{
 		Actions: []string{"allocate", "reclaim", "preempt"},
+
+		DefaultStalenessGracePeriod: DefaultStalenessGracePeriod,
 		Tiers: []Tier{{Plugins: []PluginOption{
 			{Name: "priority"}, {Name: "proportion"}, {Name: "minruntime"}, {Name: "predicates"}, {Name: "nodeplacement"}}}},
 	}

@@ -63,7 +63,7 @@ func TestSchedulerConfigurationRoundTrip(t *testing.T) {
 	if err != nil || len(warnings) != 0 {
 		t.Fatalf("Load(%s): %q, %v", data, warnings, err)
 	}
-	want := &Config{Actions: []string{"allocate", "reclaim"}, Tiers: tiers}
+	want := &Config{Actions: []string{"allocate", "reclaim"}, Tiers: tiers, DefaultStalenessGracePeriod: DefaultStalenessGracePeriod}
 	if !reflect.DeepEqual(config, want) {
 		t.Fatalf("Load(%s) = %+v, want %+v", data, config, want)
 	}

@@ -73,7 +73,7 @@ func load(data []byte, known Known) (*Config, []string, []error) {
 	// Upstream KAI-Scheduler has more top-level keys (queueDepthPerAction, usageDBConfig, ...);
 	// a KAI configuration must still load, so these are only reported.
 	for _, key := range slices.Sorted(maps.Keys(top)) {
-		if key != "actions" && key != "tiers" {
+		if key != "actions" && key != "tiers" && key != StalenessKey {
 			l.warnf("unknown key %q ignored", key)
 		}
 	}
@@ -81,6 +81,8 @@ func load(data []byte, known Known) (*Config, []string, []error) {
 	config := &Config{
 		Actions: l.actions(top["actions"]),
 		Tiers:   l.tiers(top["tiers"]),
+
+		DefaultStalenessGracePeriod: l.stalenessGracePeriod(top[StalenessKey]),
 	}
 	if len(l.errs) == 0 {
 		config.Actions = l.withNeeds(config)

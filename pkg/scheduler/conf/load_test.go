@@ -4,10 +4,11 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 var testKnown = Known{
-	Actions: []string{"allocate", "reclaim", "preempt"},
+	Actions: []string{"allocate", "reclaim", "preempt", "stalegangeviction"},
 	Plugins: []string{"priority", "proportion", "predicates", "nodeplacement", "minruntime"},
 }
 
@@ -31,6 +32,8 @@ tiers:
 	}
 	want := &Config{
 		Actions: []string{"allocate", "reclaim", "preempt"},
+
+		DefaultStalenessGracePeriod: DefaultStalenessGracePeriod,
 		Tiers: []Tier{
 			{Plugins: []PluginOption{
 				{Name: "priority"},
@@ -74,14 +77,13 @@ tiers:
 	wantWarnings := []string{
 		`unknown key "queueDepthPerAction" ignored`,
 		`action "consolidation" is a KAI-Scheduler action this scheduler does not implement; it is skipped`,
-		`action "stalegangeviction" is a KAI-Scheduler action this scheduler does not implement; it is skipped`,
 		`tiers[0].plugins[1]: plugin "elastic" is a KAI-Scheduler plugin this scheduler does not implement; it is skipped`,
 		`tiers[0].plugins[3]: plugin "gpupack" is a KAI-Scheduler plugin this scheduler does not implement; it is skipped`,
 	}
 	if !reflect.DeepEqual(warnings, wantWarnings) {
 		t.Fatalf("warnings:\n%s\nwant:\n%s", strings.Join(warnings, "\n"), strings.Join(wantWarnings, "\n"))
 	}
-	if got := strings.Join(config.Actions, ","); got != "allocate,reclaim,preempt" {
+	if got := strings.Join(config.Actions, ","); got != "allocate,reclaim,preempt,stalegangeviction" {
 		t.Fatalf("actions = %s", got)
 	}
 	plugins := config.Plugins()
@@ -143,16 +145,46 @@ func TestLoadWithoutActionsRunsUpstreamDefaults(t *testing.T) {
 	want := []string{
 		`testdata/upstream-minruntime-doc.yaml: actions: not set; running upstream KAI-Scheduler's default actions "allocate, consolidation, reclaim, preempt, stalegangeviction"`,
 		`testdata/upstream-minruntime-doc.yaml: action "consolidation" is a KAI-Scheduler action this scheduler does not implement; it is skipped`,
-		`testdata/upstream-minruntime-doc.yaml: action "stalegangeviction" is a KAI-Scheduler action this scheduler does not implement; it is skipped`,
 	}
 	if !reflect.DeepEqual(warnings, want) {
 		t.Fatalf("warnings:\n%s\nwant:\n%s", strings.Join(warnings, "\n"), strings.Join(want, "\n"))
 	}
-	if got := strings.Join(config.Actions, ","); got != "allocate,reclaim,preempt" {
-		t.Fatalf("actions = %s, want allocate,reclaim,preempt", got)
+	if got := strings.Join(config.Actions, ","); got != "allocate,reclaim,preempt,stalegangeviction" {
+		t.Fatalf("actions = %s, want allocate,reclaim,preempt,stalegangeviction", got)
 	}
 	plugins := config.Plugins()
 	if len(plugins) != 1 || plugins[0].Arguments["defaultReclaimMinRuntime"] != "10m" {
 		t.Fatalf("plugins = %+v, want minruntime with its arguments", plugins)
+	}
+}
+
+// TestStalenessGracePeriod reads upstream's globalDefaultStalenessGracePeriod as a top-level
+// key: a duration, negative allowed (it turns staleness eviction off), 60 s when absent; a
+// malformed value fails the load naming the key.
+func TestStalenessGracePeriod(t *testing.T) {
+	for _, tc := range []struct {
+		doc  string
+		want time.Duration
+	}{
+		{"actions: allocate", DefaultStalenessGracePeriod},
+		{"actions: allocate\nglobalDefaultStalenessGracePeriod: 3s", 3 * time.Second},
+		{"actions: allocate\nglobalDefaultStalenessGracePeriod: 2m30s", 150 * time.Second},
+		{"actions: allocate\nglobalDefaultStalenessGracePeriod: -1s", -time.Second},
+	} {
+		config, warnings, err := Load([]byte(tc.doc), testKnown)
+		if err != nil || len(warnings) != 0 || config.DefaultStalenessGracePeriod != tc.want {
+			t.Errorf("Load(%q) = %v, %q, %v; want %v without warnings", tc.doc, config, warnings, err, tc.want)
+		}
+	}
+	for _, tc := range []struct{ value, want string }{
+		{`"60"`, `globalDefaultStalenessGracePeriod: invalid duration "60": missing unit`},
+		{"60", `globalDefaultStalenessGracePeriod: must be a duration string such as "60s", got 60`},
+		{"soon", `globalDefaultStalenessGracePeriod: invalid duration "soon"`},
+		{"[1s]", `globalDefaultStalenessGracePeriod: must be a duration string such as "60s", got a list`},
+	} {
+		_, _, err := Load([]byte("actions: allocate\nglobalDefaultStalenessGracePeriod: "+tc.value), testKnown)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Load(%s) error = %v, want %q", tc.value, err, tc.want)
+		}
 	}
 }

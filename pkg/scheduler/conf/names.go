@@ -8,7 +8,7 @@ import (
 
 // kaiOnlyActions are upstream KAI-Scheduler actions this scheduler does not implement. KAI
 // configurations list them routinely, so they are skipped with a warning instead of rejected.
-var kaiOnlyActions = []string{"consolidation", "stalegangeviction"}
+var kaiOnlyActions = []string{"consolidation"}
 
 // UpstreamDefaultActions are what upstream KAI-Scheduler runs when a configuration has no
 // actions key. Its own documentation's snippets leave the key out, so such a file means

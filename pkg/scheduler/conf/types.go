@@ -1,5 +1,7 @@
 package conf
 
+import "time"
+
 // SchedulerConfiguration is the configuration file as written, in the upstream KAI-Scheduler
 // format. Load does not decode into it directly (it walks the document to name every bad key),
 // but it is the type to marshal when a configuration has to be generated, for example in tests.
@@ -7,6 +9,9 @@ type SchedulerConfiguration struct {
 	// Actions is one comma-separated string, e.g. "allocate, reclaim, preempt", run in order.
 	Actions string `json:"actions"`
 	Tiers   []Tier `json:"tiers"`
+	// GlobalDefaultStalenessGracePeriod is a duration such as "60s"; empty means upstream's
+	// default (see Config.DefaultStalenessGracePeriod).
+	GlobalDefaultStalenessGracePeriod string `json:"globalDefaultStalenessGracePeriod,omitempty"`
 }
 
 // Tier is one group of plugins. Plugins keep their file order across tiers.
@@ -27,6 +32,10 @@ type Config struct {
 	// Actions are the trimmed action names in the order the scheduler runs them.
 	Actions []string
 	Tiers   []Tier
+	// DefaultStalenessGracePeriod is how long a running job may stay below its minimum
+	// before stalegangeviction evicts it, for jobs that set no period of their own; negative
+	// never evicts them.
+	DefaultStalenessGracePeriod time.Duration
 }
 
 // Plugins returns the plugins of all tiers flattened, in file order.

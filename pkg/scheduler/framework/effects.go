@@ -67,3 +67,24 @@ func ParseEvictionMessage(message string) (action ActionType, preemptor api.JobI
 	}
 	return ActionType(a), api.JobID(p), true
 }
+
+// staleGangPrefix starts the message of a stale gang's eviction (see NewStaleGangReason).
+const staleGangPrefix = "stale gang: "
+
+// NewStaleGangReason is the reason stalegangeviction gives the pods of a stale gang, evicted
+// for no job; text says why (the pods left, since when, the grace period). EvictionAction
+// reads the action back from its Message.
+func NewStaleGangReason(text string) EvictionReason {
+	message := staleGangPrefix + text
+	return EvictionReason{Action: StaleGangEviction, Message: message, Note: EvictionNote{Text: message}}
+}
+
+// EvictionAction reads back the action and preemptor of any eviction message this scheduler
+// writes: NewEvictionReason's, and NewStaleGangReason's (no preemptor). ok is false for any
+// other message.
+func EvictionAction(message string) (action ActionType, preemptor api.JobID, ok bool) {
+	if strings.HasPrefix(message, staleGangPrefix) {
+		return StaleGangEviction, "", true
+	}
+	return ParseEvictionMessage(message)
+}

@@ -18,6 +18,9 @@ const (
 	Allocate ActionType = "allocate"
 	Reclaim  ActionType = "reclaim"
 	Preempt  ActionType = "preempt"
+	// StaleGangEviction evicts running jobs left below their minimum for too long; it
+	// evicts for no other job.
+	StaleGangEviction ActionType = "stalegangeviction"
 )
 
 // Action is one step of a cycle, such as allocate or reclaim.

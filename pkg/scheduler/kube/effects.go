@@ -95,6 +95,9 @@ func (e *Effects) Evict(ctx context.Context, pod *api.PodInfo, reason framework.
 		verb = "Evicted"
 	}
 	message := fmt.Sprintf("Pod %s evicted by %s for job %s", pod.Name, reason.Action, reason.Preemptor)
+	if reason.Preemptor == "" { // stalegangeviction evicts for no job
+		message = fmt.Sprintf("Pod %s evicted by %s", pod.Name, reason.Action)
+	}
 	if reason.Note.Text != "" {
 		message += ": " + reason.Note.Text
 	}

@@ -13,6 +13,9 @@ type collectors struct {
 	bindErrors prometheus.Counter
 	// evictions counts pods evicted, by action.
 	evictions *prometheus.CounterVec
+	// staleGangEvictions counts jobs evicted whole for staying below their minimum longer
+	// than their staleness grace period.
+	staleGangEvictions prometheus.Counter
 	// minRuntimeRefusals counts victims refused for a preemptor because min-runtime still
 	// protected them, by action: once per victim and cycle for each kind of waiting job
 	// (jobs alike in queue, priority and requests are asked about once).
@@ -64,6 +67,10 @@ func newCollectors() collectors {
 		evictions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kai_scheduler_evictions_total", Help: "Pods evicted, by action (reclaim, preempt).",
 		}, []string{"action"}),
+		staleGangEvictions: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "kai_scheduler_stale_gang_evictions_total",
+			Help: "Jobs evicted whole by stalegangeviction: running below their minimum for longer than their staleness grace period.",
+		}),
 		minRuntimeRefusals: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kai_scheduler_min_runtime_refusals_total",
 			Help: "Victims refused to a preemptor because min-runtime still protected them, by action (reclaim, preempt); once per victim, kind of waiting job and cycle.",
@@ -109,7 +116,7 @@ func newCollectors() collectors {
 
 // all lists the collectors, as registered.
 func (c collectors) all() []prometheus.Collector {
-	return []prometheus.Collector{c.cycleDuration, c.binds, c.bindErrors, c.evictions, c.minRuntimeRefusals, c.preemptionDelayHeld,
+	return []prometheus.Collector{c.cycleDuration, c.binds, c.bindErrors, c.evictions, c.minRuntimeRefusals, c.preemptionDelayHeld, c.staleGangEvictions,
 		c.runtimeAtEviction, c.protectedJobs, c.minRuntimeWait, c.pendingJobs, c.invalidQueues,
 		c.statusWrites, c.statusWritesGivenUp, c.decisionsDropped}
 }

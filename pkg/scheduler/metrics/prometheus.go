@@ -98,6 +98,8 @@ func (p *Prometheus) Evicted(action string, ran time.Duration, ranKnown bool) {
 	}
 }
 
+func (p *Prometheus) StaleGangEvicted() { p.c.staleGangEvictions.Inc() }
+
 func (p *Prometheus) StatusWritten(kind string, failed bool) {
 	p.c.statusWrites.WithLabelValues(kind, result(failed)).Inc()
 }

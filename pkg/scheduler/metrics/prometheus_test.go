@@ -66,6 +66,7 @@ func TestPrometheusRecordsEachMetricUnderItsNameAndLabels(t *testing.T) {
 	p.BindFailed()
 	p.Evicted("reclaim", time.Minute, true)
 	p.Evicted("preempt", 0, false) // a runtime not known is not observed
+	p.StaleGangEvicted()
 	p.StatusWritten("start-stamp", false)
 	p.StatusWritten("queue-status", true)
 	p.StatusWritesGivenUp("start-stamp", 2)
@@ -83,6 +84,7 @@ func TestPrometheusRecordsEachMetricUnderItsNameAndLabels(t *testing.T) {
 		"kai_scheduler_bind_errors_total{}":                                       1,
 		`kai_scheduler_evictions_total{action="reclaim"}`:                         1,
 		`kai_scheduler_evictions_total{action="preempt"}`:                         1,
+		"kai_scheduler_stale_gang_evictions_total{}":                              1,
 		`kai_scheduler_runtime_at_eviction_seconds_count{action="reclaim"}`:       1,
 		`kai_scheduler_runtime_at_eviction_seconds_sum{action="reclaim"}`:         60,
 		`kai_scheduler_status_writes_total{kind="start-stamp",result="ok"}`:       1,

@@ -31,6 +31,10 @@ type Recorder interface {
 	// Evicted: a pod was evicted by action, after its job ran for ran if ranKnown
 	// (kai_scheduler_evictions_total, kai_scheduler_runtime_at_eviction_seconds).
 	Evicted(action string, ran time.Duration, ranKnown bool)
+	// StaleGangEvicted: a running job below its minimum for longer than its staleness grace
+	// period was evicted whole (kai_scheduler_stale_gang_evictions_total, jobs; its pods
+	// count in kai_scheduler_evictions_total under the action stalegangeviction).
+	StaleGangEvicted()
 	// StatusWritten: the status updater wrote an object of kind, or failed to
 	// (kai_scheduler_status_writes_total).
 	StatusWritten(kind string, failed bool)
@@ -62,6 +66,7 @@ func (Discard) ProtectedJobs(map[ProtectedSeries]int) {}
 func (Discard) Bound()                                {}
 func (Discard) BindFailed()                           {}
 func (Discard) Evicted(string, time.Duration, bool)   {}
+func (Discard) StaleGangEvicted()                     {}
 func (Discard) StatusWritten(string, bool)            {}
 func (Discard) StatusWritesGivenUp(string, int)       {}
 func (Discard) DecisionDropped(string, string)        {}

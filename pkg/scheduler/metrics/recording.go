@@ -34,6 +34,8 @@ type Recorded struct {
 	// how long each evicted pod's job had run, for those known.
 	Evictions          map[string]int
 	RuntimesAtEviction map[string][]time.Duration
+	// StaleGangEvictions counts the jobs evicted whole as stale.
+	StaleGangEvictions int
 	// StatusWrites counts the status updater's writes per kind and result ("ok", "error");
 	// StatusWritesGivenUp those given up, per kind.
 	StatusWrites        map[[2]string]int
@@ -114,6 +116,8 @@ func (r *Recording) Evicted(action string, ran time.Duration, ranKnown bool) {
 		c.RuntimesAtEviction[action] = append(c.RuntimesAtEviction[action], ran)
 	})
 }
+
+func (r *Recording) StaleGangEvicted() { r.record(func(c *Recorded) { c.StaleGangEvictions++ }) }
 
 func (r *Recording) StatusWritten(kind string, failed bool) {
 	r.record(func(c *Recorded) { add(&c.StatusWrites, [2]string{kind, result(failed)}, 1) })

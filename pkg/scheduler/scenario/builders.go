@@ -220,6 +220,14 @@ func (b *JobBuilder) PreemptionDelayAnnotation(value string) *JobBuilder {
 
 // EvictedAt sets when pods of the job were last evicted, as the PodGroup records it.
 func (b *JobBuilder) EvictedAt(t time.Time) *JobBuilder { b.job.LastEvictionTimestamp = &t; return b }
+// StalenessGracePeriod sets the job's own staleness grace period (spec.stalenessGracePeriod).
+func (b *JobBuilder) StalenessGracePeriod(d time.Duration) *JobBuilder {
+	b.job.StalenessGracePeriod = &d
+	return b
+}
+
+// PodFailedAt says that a pod of the job, gone from its pods, failed at t.
+func (b *JobBuilder) PodFailedAt(t time.Time) *JobBuilder { b.job.LastPodFailure = t; return b }
 
 // CreatedAt sets the creation time (older jobs go first among equals).
 func (b *JobBuilder) CreatedAt(t time.Time) *JobBuilder { b.job.CreationTime = t; return b }

@@ -43,6 +43,11 @@ const (
 	StartupAnnotation = "sim.kai.scheduler/startup"
 	// CheckpointIntervalAnnotation: useful work is saved every interval (default: never).
 	CheckpointIntervalAnnotation = "sim.kai.scheduler/checkpoint-interval"
+	// FailAfterAnnotation, on a Pod: the pod fails this long after it first runs, once (its
+	// replacements do not). Its job is left short of its gang until none of its pods is on a
+	// node any more (stalegangeviction evicts them, for instance): the workload then
+	// recreates the failed pod with the others.
+	FailAfterAnnotation = "sim.kai.scheduler/fail-after"
 )
 
 // Job is a PodGroup of the scenario with its pods and simulation settings.
@@ -57,6 +62,8 @@ type Job struct {
 	Duration           time.Duration // 0: never finishes
 	Startup            time.Duration
 	CheckpointInterval time.Duration // 0: never
+	// FailAfter is, per pod name, how long after it first runs the pod fails.
+	FailAfter map[string]time.Duration
 }
 
 // Scenario is a parsed scenario file.
@@ -177,6 +184,16 @@ func parse(data []byte, arrivals bool) (*Scenario, error) {
 		if job == nil {
 			return nil, fmt.Errorf("Pod %s/%s: annotation %s names PodGroup %q, which the file does not define",
 				pod.Namespace, pod.Name, scheduling.PodGroupNameAnnotation, name)
+		}
+		if value, ok := pod.Annotations[FailAfterAnnotation]; ok {
+			d, err := conf.ParseNonNegativeDuration("metadata.annotations."+FailAfterAnnotation, value)
+			if err != nil {
+				return nil, fmt.Errorf("Pod %s/%s: %w", pod.Namespace, pod.Name, err)
+			}
+			if job.FailAfter == nil {
+				job.FailAfter = map[string]time.Duration{}
+			}
+			job.FailAfter[pod.Name] = d
 		}
 		job.Pods = append(job.Pods, pod)
 	}

@@ -12,6 +12,9 @@ const (
 	EventEvict    = "Evict"
 	EventStart    = "Start"
 	EventComplete = "Complete"
+	// EventFail: a pod failed on its own (the scenario's sim.kai.scheduler/fail-after); it
+	// holds nothing from then on and is not recreated.
+	EventFail = "Fail"
 )
 
 // Event is one thing that happened, at a time in seconds from the start.
@@ -22,7 +25,7 @@ type Event struct {
 	Queue    string  `json:"queue"`
 	// Pool is the node pool of the job (none when the cluster has no pools).
 	Pool string `json:"pool,omitempty"`
-	// Pod is the pod bound or evicted (Bind and Evict events).
+	// Pod is the pod bound, evicted or failed (Bind, Evict and Fail events).
 	Pod    string `json:"pod,omitempty"`
 	Action string `json:"action,omitempty"`
 	// Preemptor is the job an eviction made room for (namespace/name).

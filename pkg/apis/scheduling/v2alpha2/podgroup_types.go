@@ -100,6 +100,15 @@ type PodGroupSpec struct {
 	Completions *int32 `json:"completions,omitempty"`
 	// +optional
 	BackoffLimit *int32 `json:"backoffLimit,omitempty"`
+
+	// StalenessGracePeriod is how long the job may run with fewer pods than its minimum (a
+	// pod failed or was deleted) before the stalegangeviction action evicts what is left of
+	// it: such a gang holds its resources and makes no progress. A negative value never
+	// evicts this job as stale; unset uses the scheduler configuration's
+	// globalDefaultStalenessGracePeriod. It wins over the kai.scheduler/staleness-grace-period
+	// annotation.
+	// +optional
+	StalenessGracePeriod *metav1.Duration `json:"stalenessGracePeriod,omitempty"`
 }
 
 // SubGroup is a named part of a gang.
