@@ -220,6 +220,7 @@ func (b *JobBuilder) PreemptionDelayAnnotation(value string) *JobBuilder {
 
 // EvictedAt sets when pods of the job were last evicted, as the PodGroup records it.
 func (b *JobBuilder) EvictedAt(t time.Time) *JobBuilder { b.job.LastEvictionTimestamp = &t; return b }
+
 // StalenessGracePeriod sets the job's own staleness grace period (spec.stalenessGracePeriod).
 func (b *JobBuilder) StalenessGracePeriod(d time.Duration) *JobBuilder {
 	b.job.StalenessGracePeriod = &d

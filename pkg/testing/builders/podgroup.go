@@ -64,6 +64,7 @@ func (g *PodGroupWrapper) PreemptionDelay(d time.Duration) *PodGroupWrapper {
 func (g *PodGroupWrapper) EvictedAt(t time.Time) *PodGroupWrapper {
 	return g.Annotation(scheduling.LastEvictionTimestampAnnotation, scheduling.FormatStartTime(t))
 }
+
 // StalenessGracePeriod sets spec.stalenessGracePeriod: how long the running job may stay
 // below its minimum before it is evicted as stale.
 func (g *PodGroupWrapper) StalenessGracePeriod(d time.Duration) *PodGroupWrapper {
