@@ -40,12 +40,25 @@ const (
 )
 
 // PodGroupSpec is what a workload declares about its job.
+//
+// +kubebuilder:validation:XValidation:rule="!(has(self.minMember) && has(self.minSubGroup))",message="minMember and minSubGroup are mutually exclusive: minMember counts pods, minSubGroup counts ready sub-groups; set one"
+// +kubebuilder:validation:XValidation:rule="!has(self.minSubGroup) || (has(self.subGroups) ? self.subGroups.filter(c, !has(c.parent) || size(c.parent) == 0).size() : 0) >= self.minSubGroup",message="minSubGroup cannot exceed the number of top-level subGroups (those without a parent)"
 type PodGroupSpec struct {
 	// MinMember is the gang size: the job starts only when this many pods can be placed at once,
-	// and while running it is never shrunk below it except by evicting it whole.
-	// +kubebuilder:default=1
+	// and while running it is never shrunk below it except by evicting it whole. Absent, the job
+	// is a gang of one, unless MinSubGroup sets its gang in sub-groups instead. It has no
+	// default in the schema because a stored default would collide with MinSubGroup.
+	// +optional
 	// +kubebuilder:validation:Minimum=1
-	MinMember int32 `json:"minMember"`
+	MinMember int32 `json:"minMember,omitempty"`
+
+	// MinSubGroup is the gang counted in sub-groups: the job runs when this many of its
+	// top-level sub-groups (those without a parent) are ready, each by its own minMember or
+	// minSubGroup, and keeps that many while running. 0 asks nothing at this level. It excludes
+	// MinMember (upstream KAI's hierarchical elastic gangs).
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	MinSubGroup *int32 `json:"minSubGroup,omitempty"`
 
 	// Queue is the name of the leaf Queue the job is scheduled in.
 	// +optional
@@ -67,6 +80,7 @@ type PodGroupSpec struct {
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=128
 	// +kubebuilder:validation:XValidation:rule="self.all(g, !has(g.parent) || g.parent == '' || self.exists(p, p.name == g.parent))",message="every subGroup parent must name another subGroup of this PodGroup"
+	// +kubebuilder:validation:XValidation:rule="self.all(g, !has(g.minSubGroup) || self.filter(c, has(c.parent) && c.parent == g.name).size() >= g.minSubGroup)",message="a subGroup's minSubGroup cannot exceed the number of subGroups whose parent it is"
 	SubGroups []SubGroup `json:"subGroups,omitempty"`
 
 	// MarkUnschedulable also sets PodScheduled=False on pending pods, so that cluster
@@ -93,15 +107,26 @@ type PodGroupSpec struct {
 }
 
 // SubGroup is a named part of a gang.
+//
+// +kubebuilder:validation:XValidation:rule="!(has(self.minMember) && has(self.minSubGroup))",message="minMember and minSubGroup are mutually exclusive in a subGroup: minMember counts pods, minSubGroup counts ready child subGroups; set one"
 type SubGroup struct {
 	// Name identifies the sub-group within the PodGroup.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
 	Name string `json:"name"`
 
-	// MinMember is how many pods of this sub-group must be placed together.
+	// MinMember is how many pods of this sub-group must be placed together; absent (and
+	// without MinSubGroup), one.
+	// +optional
 	// +kubebuilder:validation:Minimum=1
-	MinMember int32 `json:"minMember"`
+	MinMember int32 `json:"minMember,omitempty"`
+
+	// MinSubGroup is how many of this sub-group's direct children (the sub-groups naming it
+	// as parent) must be ready for it to be ready; 0 asks nothing of them. It excludes
+	// MinMember.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	MinSubGroup *int32 `json:"minSubGroup,omitempty"`
 
 	// Parent names the sub-group this one is nested in; empty for a top-level sub-group.
 	// +optional
