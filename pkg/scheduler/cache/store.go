@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	resourcehelper "k8s.io/component-helpers/resource"
+	"k8s.io/utils/ptr"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
@@ -298,7 +299,8 @@ func (s *Store) upsertGroup(pg *v2alpha2.PodGroup) bool {
 	g := &groupEntry{
 		job: api.JobInfo{
 			ID: api.NewJobID(pg.Namespace, pg.Name), Namespace: pg.Namespace, Name: pg.Name,
-			Queue: pg.Spec.Queue, MinMember: max(pg.Spec.MinMember, 1),
+			Queue: pg.Spec.Queue, MinMember: api.MinMemberOf(pg.Spec.MinMember, pg.Spec.MinSubGroup),
+			MinSubGroup:       pg.Spec.MinSubGroup,
 			CreationTime:      pg.CreationTimestamp.Time,
 			MarkUnschedulable: pg.Spec.MarkUnschedulable == nil || *pg.Spec.MarkUnschedulable,
 		},
@@ -306,9 +308,11 @@ func (s *Store) upsertGroup(pg *v2alpha2.PodGroup) bool {
 		generation: pg.Generation,
 	}
 	for _, sg := range pg.Spec.SubGroups {
-		g.job.SubGroups = append(g.job.SubGroups, api.SubGroupInfo{Name: sg.Name, MinMember: sg.MinMember})
+		g.job.SubGroups = append(g.job.SubGroups, api.SubGroupInfo{Name: sg.Name, Parent: ptr.Deref(sg.Parent, ""),
+			MinMember: api.MinMemberOf(sg.MinMember, sg.MinSubGroup), MinSubGroup: sg.MinSubGroup})
 	}
 	slices.SortFunc(g.job.SubGroups, func(a, b api.SubGroupInfo) int { return strings.Compare(a.Name, b.Name) })
+	api.UntangleSubGroups(g.job.SubGroups)
 	stamp, err := scheduling.ParseStartTime(pg.Annotations)
 	if err != nil {
 		// The job counts as unstamped: its pods' start still protects it.

@@ -45,7 +45,7 @@ func unitsOf(job *api.JobInfo) []*unit {
 	guard := job.NewMinimumGuard()
 	for i := len(running) - 1; i >= 0; i-- {
 		p := running[i]
-		if group, _, _ := guard.Shortfall(p); group != "" {
+		if guard.Shortfall(p).Breaks() {
 			continue
 		}
 		all = append(all, unit{job: job, pods: running[i : i+1 : i+1]})
