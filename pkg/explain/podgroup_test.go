@@ -2,6 +2,7 @@ package explain_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/install"
@@ -107,5 +109,43 @@ func TestExplainTellsAZeroMinRuntimeApart(t *testing.T) {
 				t.Logf("output:\n%s", out)
 			}
 		})
+	}
+}
+
+// A pending gang counted in sub-groups: explain says what it needs, in ready sub-groups, and
+// names the replicas short of their minimum.
+func TestExplainNamesSubGroupsShortOfTheirMinimum(t *testing.T) {
+	scheme, err := install.Scheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	group := builders.MakePodGroup("ns", "infer").Queue("team").MinSubGroup(2).
+		SubGroup("r-0", 2).SubGroup("r-1", 2).SubGroup("r-2", 2).Obj()
+	objects := []client.Object{group, builders.MakeQueue("team").Obj()}
+	for r := range 3 {
+		for k := range 2 {
+			objects = append(objects, builders.MakePod("ns", fmt.Sprintf("infer-%d-%d", r, k)).PodGroup("infer").
+				SubGroup(fmt.Sprintf("r-%d", r)).GPUs(1).Obj())
+		}
+	}
+	reader := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objects...).Build()
+	ctx := context.Background()
+	c, err := explain.Load(ctx, reader, "kai-scheduler", []byte(noDefaults), clocktesting.NewFakePassiveClock(now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := c.PodGroup(ctx, &out, "ns/infer"); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{
+		"gang of 4",
+		"gang:     needs 2 of its 3 sub-groups ready (at least 4 pods): 0 are (minSubGroup)",
+		"Sub-groups short of their minimum:",
+		"sub-group r-2 needs 2 pods: 0 placed",
+	} {
+		if !strings.Contains(out.String(), w) {
+			t.Errorf("output lacks %q:\n%s", w, out.String())
+		}
 	}
 }

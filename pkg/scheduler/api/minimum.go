@@ -466,3 +466,32 @@ func UntangleSubGroups(groups []SubGroupInfo) {
 		}
 	}
 }
+
+// GangReport says how far a job counting sub-groups is from its minimum, counting the pods
+// placed: what the job needs and has, then each sub-group that is not ready, with what it
+// needs and has. Explanations and pending reasons show it, so that a user sees which
+// replicas hold the job back.
+func (j *JobInfo) GangReport() (summary string, short []string) {
+	t := j.newGangTree(placedStatus)
+	summary = t.levelReport(-1)
+	for i, sg := range j.SubGroups {
+		if !t.ready[i] {
+			short = append(short, "sub-group "+sg.Name+" "+t.levelReport(i))
+		}
+	}
+	return summary, short
+}
+
+// levelReport says what level i needs and has.
+func (t *gangTree) levelReport(i int) string {
+	minSub, minMember := t.minimumOf(i)
+	s := t.slot(i)
+	if minSub != nil {
+		return fmt.Sprintf("needs %d of its %d sub-groups ready (at least %d pods): %d are", *minSub, len(t.children[s]), t.minPods(i), t.readyChildren[s])
+	}
+	if len(t.children[s]) == 0 {
+		return fmt.Sprintf("needs %d pods: %d placed", minMember, t.ownOf(i))
+	}
+	return fmt.Sprintf("needs %d pods and every sub-group in it ready: %d placed, %d of %d sub-groups ready",
+		minMember, t.ownOf(i), t.readyChildren[s], len(t.children[s]))
+}

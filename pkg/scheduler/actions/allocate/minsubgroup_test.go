@@ -52,7 +52,8 @@ var _ = Describe("Gangs counted in sub-groups (minSubGroup)", func() {
 			Jobs(replicas())
 		round := h.RunCycle(ctx)
 		Expect(round.Binds).To(BeEmpty(), "23 GPUs hold 2 replicas and part of a third: not a gang")
-		Expect(round.Reasons("infer")).NotTo(BeEmpty())
+		Expect(round.Reasons("infer")).To(ContainElement(HaveSuffix(
+			"(its gang needs 3 of its 4 sub-groups ready (at least 24 pods): 0 are)")), "the reason says the gang is 3 of 4 replicas")
 	})
 
 	It("leaves jobs without minSubGroup to need every sub-group", func() {
