@@ -299,20 +299,14 @@ func (s *Store) upsertGroup(pg *v2alpha2.PodGroup) bool {
 	g := &groupEntry{
 		job: api.JobInfo{
 			ID: api.NewJobID(pg.Namespace, pg.Name), Namespace: pg.Namespace, Name: pg.Name,
-			Queue: pg.Spec.Queue, MinMember: api.MinMemberOf(pg.Spec.MinMember, pg.Spec.MinSubGroup),
-			MinSubGroup:       pg.Spec.MinSubGroup,
+			Queue:             pg.Spec.Queue,
 			CreationTime:      pg.CreationTimestamp.Time,
 			MarkUnschedulable: pg.Spec.MarkUnschedulable == nil || *pg.Spec.MarkUnschedulable,
 		},
 		priorityClass: pg.Spec.PriorityClassName, preemptibility: pg.Spec.Preemptibility, uid: pg.UID,
 		generation: pg.Generation,
 	}
-	for _, sg := range pg.Spec.SubGroups {
-		g.job.SubGroups = append(g.job.SubGroups, api.SubGroupInfo{Name: sg.Name, Parent: ptr.Deref(sg.Parent, ""),
-			MinMember: api.MinMemberOf(sg.MinMember, sg.MinSubGroup), MinSubGroup: sg.MinSubGroup})
-	}
-	slices.SortFunc(g.job.SubGroups, func(a, b api.SubGroupInfo) int { return strings.Compare(a.Name, b.Name) })
-	api.UntangleSubGroups(g.job.SubGroups)
+	g.job.MinMember, g.job.MinSubGroup, g.job.SubGroups = JobMinimum(&pg.Spec)
 	stamp, err := scheduling.ParseStartTime(pg.Annotations)
 	if err != nil {
 		// The job counts as unstamped: its pods' start still protects it.
@@ -508,4 +502,17 @@ func evictionPreemptor(pod *v1.Pod) api.JobID {
 		}
 	}
 	return ""
+}
+
+// JobMinimum reads a PodGroup's gang as the scheduler counts it (see api.MinimumGuard): its
+// pod minimum, its sub-group minimum and its sub-groups, sorted by name and made a tree. The
+// simulator judges a job's progress by the same reading.
+func JobMinimum(spec *v2alpha2.PodGroupSpec) (minMember int32, minSubGroup *int32, groups []api.SubGroupInfo) {
+	for _, sg := range spec.SubGroups {
+		groups = append(groups, api.SubGroupInfo{Name: sg.Name, Parent: ptr.Deref(sg.Parent, ""),
+			MinMember: api.MinMemberOf(sg.MinMember, sg.MinSubGroup), MinSubGroup: sg.MinSubGroup})
+	}
+	slices.SortFunc(groups, func(a, b api.SubGroupInfo) int { return strings.Compare(a.Name, b.Name) })
+	api.UntangleSubGroups(groups)
+	return api.MinMemberOf(spec.MinMember, spec.MinSubGroup), spec.MinSubGroup, groups
 }
