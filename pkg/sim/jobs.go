@@ -115,7 +115,8 @@ func (js *jobState) gangReady(running int32, runs func(*v1.Pod) bool) bool {
 		}
 		job.Pods = append(job.Pods, &api.PodInfo{Name: pod.Name, SubGroup: pod.Labels[scheduling.SubGroupLabel], Status: status})
 	}
-	return job.IsGangSatisfied()
+	// minSubGroup 0 asks for no gang, but a job with no pod running does no work.
+	return running > 0 && job.IsGangSatisfied()
 }
 
 // endRun accounts for a run cut short: startup time and unsaved work are wasted.
