@@ -15,6 +15,7 @@ import (
 // +kubebuilder:printcolumn:name="MinMember",type=integer,JSONPath=`.spec.minMember`,description="Pods that must be placed together (gang size)"
 // +kubebuilder:printcolumn:name="Preempt-Until",type=string,JSONPath=`.status.minRuntime.preempt.until`,description="Until when the running job is protected against higher-priority jobs of its queue; empty when its preemptMinRuntime is 0s"
 // +kubebuilder:printcolumn:name="Reclaim-Until",type=string,JSONPath=`.status.minRuntime.reclaimUntil`,description="Until when the running job is protected against jobs of other queues (the first of its reclaim protections to end); empty when no reclaimMinRuntime above 0s applies to it"
+// +kubebuilder:printcolumn:name="MinSubGroup",type=integer,JSONPath=`.spec.minSubGroup`,priority=1,description="Sub-groups that must be ready, when the gang is counted in sub-groups instead of pods"
 // +kubebuilder:printcolumn:name="Priority-Class",type=string,JSONPath=`.spec.priorityClassName`,priority=1
 // +kubebuilder:printcolumn:name="Preemptibility",type=string,JSONPath=`.spec.preemptibility`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
