@@ -15,6 +15,7 @@ import (
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/install"
 	"github.com/kai-minruntime/kai-scheduler/pkg/explain"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/testing/builders"
 )
 
@@ -33,10 +34,6 @@ tiers:
 // the min-runtimes given (nil: unset), has a sibling from which reclaimers may come.
 func explainTeamJob(t *testing.T, preempt, reclaim *metav1.Duration) string {
 	t.Helper()
-	scheme, err := install.Scheme()
-	if err != nil {
-		t.Fatal(err)
-	}
 	started := now.Add(-2 * time.Minute)
 	group := builders.MakePodGroup("ns", "train").Queue("team").StartedAt(started).Obj()
 	pod := builders.MakePod("ns", "train-0").PodGroup("train").GPUs(1).Node("n1").StartedAt(started).Obj()
@@ -49,15 +46,24 @@ func explainTeamJob(t *testing.T, preempt, reclaim *metav1.Duration) string {
 		team.ReclaimMinRuntime(reclaim.Duration)
 	}
 	other := builders.MakeQueue("other").Obj()
-	reader := fake.NewClientBuilder().WithScheme(scheme).WithObjects(group, pod, node, team.Obj(), other).Build()
+	return explainJob(t, "ns/train", group, pod, node, team.Obj(), other)
+}
 
+// explainJob explains job id in a cluster of the given objects, at now.
+func explainJob(t *testing.T, id api.JobID, objects ...client.Object) string {
+	t.Helper()
+	scheme, err := install.Scheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objects...).Build()
 	ctx := context.Background()
 	c, err := explain.Load(ctx, reader, "kai-scheduler", []byte(noDefaults), clocktesting.NewFakePassiveClock(now))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out strings.Builder
-	if err := c.PodGroup(ctx, &out, "ns/train"); err != nil {
+	if err := c.PodGroup(ctx, &out, id); err != nil {
 		t.Fatal(err)
 	}
 	return out.String()
@@ -115,10 +121,6 @@ func TestExplainTellsAZeroMinRuntimeApart(t *testing.T) {
 // A pending gang counted in sub-groups: explain says what it needs, in ready sub-groups, and
 // names the replicas short of their minimum.
 func TestExplainNamesSubGroupsShortOfTheirMinimum(t *testing.T) {
-	scheme, err := install.Scheme()
-	if err != nil {
-		t.Fatal(err)
-	}
 	group := builders.MakePodGroup("ns", "infer").Queue("team").MinSubGroup(2).
 		SubGroup("r-0", 2).SubGroup("r-1", 2).SubGroup("r-2", 2).Obj()
 	objects := []client.Object{group, builders.MakeQueue("team").Obj()}
@@ -128,24 +130,15 @@ func TestExplainNamesSubGroupsShortOfTheirMinimum(t *testing.T) {
 				SubGroup(fmt.Sprintf("r-%d", r)).GPUs(1).Obj())
 		}
 	}
-	reader := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objects...).Build()
-	ctx := context.Background()
-	c, err := explain.Load(ctx, reader, "kai-scheduler", []byte(noDefaults), clocktesting.NewFakePassiveClock(now))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out strings.Builder
-	if err := c.PodGroup(ctx, &out, "ns/infer"); err != nil {
-		t.Fatal(err)
-	}
+	out := explainJob(t, "ns/infer", objects...)
 	for _, w := range []string{
 		"gang of 4",
 		"gang:     needs 2 of its 3 sub-groups ready (at least 4 pods): 0 are (minSubGroup)",
 		"Sub-groups short of their minimum:",
 		"sub-group r-2 needs 2 pods: 0 placed",
 	} {
-		if !strings.Contains(out.String(), w) {
-			t.Errorf("output lacks %q:\n%s", w, out.String())
+		if !strings.Contains(out, w) {
+			t.Errorf("output lacks %q:\n%s", w, out)
 		}
 	}
 }
