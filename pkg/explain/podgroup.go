@@ -58,7 +58,11 @@ func (c *Cluster) describeJob(p *printer, job *api.JobInfo) {
 	p.line(0, "PodGroup %s", job.ID)
 	p.line(1, "queue:    %s", c.queuePath(job.Queue))
 	p.line(1, "priority: %d (%s)", job.Priority, kind)
-	p.line(1, "pods:     %d running, %d pending; gang of %d", job.CountActive(), len(job.PendingPods()), job.MinMember)
+	p.line(1, "pods:     %d running, %d pending; gang of %d", job.CountActive(), len(job.PendingPods()), job.GangSize())
+	if job.CountsSubGroups() {
+		summary, _ := job.GangReport()
+		p.line(1, "gang:     %s (minSubGroup)", summary)
+	}
 	p.line(1, "at:       %s", stamp(c.Now))
 }
 
@@ -145,7 +149,7 @@ func (c *Cluster) explainRunning(p *printer, ssn *framework.Session, job *api.Jo
 		p.line(3, "resolved: %s", walk(level.MinRuntime, true))
 	}
 	if minruntime.IsElastic(job) {
-		p.line(0, "It has pods above its gang of %d: those may be taken at any time; protection keeps its minimum.", job.MinMember)
+		p.line(0, "It has pods above its gang of %d: those may be taken at any time; protection keeps its minimum.", job.GangSize())
 	}
 	p.blank()
 	// A min-runtime of 0s protects nothing and has no end: it is told apart, not shown as a
@@ -201,6 +205,13 @@ func (c *Cluster) explainWaiting(p *printer, ssn *framework.Session, job *api.Jo
 		p.line(1, "Its queue %q has child queues: only leaf queues hold jobs.", job.Queue)
 	}
 	c.explainDelay(p, job)
+	if _, short := job.GangReport(); job.CountsSubGroups() && !job.IsGangSatisfied() {
+		// A gang counted in sub-groups waits on particular replicas: name those short.
+		p.line(1, "Sub-groups short of their minimum:")
+		for _, s := range short {
+			p.line(2, "%s", s)
+		}
+	}
 	told := false
 	for _, condition := range group.Status.SchedulingConditions {
 		told = true

@@ -2,6 +2,7 @@ package explain_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -33,10 +34,6 @@ tiers:
 // the min-runtimes given (nil: unset), has a sibling from which reclaimers may come.
 func explainTeamJob(t *testing.T, preempt, reclaim *metav1.Duration) string {
 	t.Helper()
-	scheme, err := install.Scheme()
-	if err != nil {
-		t.Fatal(err)
-	}
 	started := now.Add(-2 * time.Minute)
 	group := builders.MakePodGroup("ns", "train").Queue("team").StartedAt(started).Obj()
 	pod := builders.MakePod("ns", "train-0").PodGroup("train").GPUs(1).Node("n1").StartedAt(started).Obj()
@@ -49,8 +46,17 @@ func explainTeamJob(t *testing.T, preempt, reclaim *metav1.Duration) string {
 		team.ReclaimMinRuntime(reclaim.Duration)
 	}
 	other := builders.MakeQueue("other").Obj()
-	reader := fake.NewClientBuilder().WithScheme(scheme).WithObjects(group, pod, node, team.Obj(), other).Build()
-	return explainPodGroup(t, reader, "ns/train")
+	return explainJob(t, "ns/train", group, pod, node, team.Obj(), other)
+}
+
+// explainJob explains job id in a cluster of the given objects, at now.
+func explainJob(t *testing.T, id api.JobID, objects ...client.Object) string {
+	t.Helper()
+	scheme, err := install.Scheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return explainPodGroup(t, fake.NewClientBuilder().WithScheme(scheme).WithObjects(objects...).Build(), id)
 }
 
 // explainPodGroup is what kubectl kai explain pg says of job in the cluster reader holds, at
@@ -209,5 +215,30 @@ func TestExplainTellsAStaleGangWhenItIsEvicted(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A pending gang counted in sub-groups: explain says what it needs, in ready sub-groups, and
+// names the replicas short of their minimum.
+func TestExplainNamesSubGroupsShortOfTheirMinimum(t *testing.T) {
+	group := builders.MakePodGroup("ns", "infer").Queue("team").MinSubGroup(2).
+		SubGroup("r-0", 2).SubGroup("r-1", 2).SubGroup("r-2", 2).Obj()
+	objects := []client.Object{group, builders.MakeQueue("team").Obj()}
+	for r := range 3 {
+		for k := range 2 {
+			objects = append(objects, builders.MakePod("ns", fmt.Sprintf("infer-%d-%d", r, k)).PodGroup("infer").
+				SubGroup(fmt.Sprintf("r-%d", r)).GPUs(1).Obj())
+		}
+	}
+	out := explainJob(t, "ns/infer", objects...)
+	for _, w := range []string{
+		"gang of 4",
+		"gang:     needs 2 of its 3 sub-groups ready (at least 4 pods): 0 are (minSubGroup)",
+		"Sub-groups short of their minimum:",
+		"sub-group r-2 needs 2 pods: 0 placed",
+	} {
+		if !strings.Contains(out, w) {
+			t.Errorf("output lacks %q:\n%s", w, out)
+		}
 	}
 }

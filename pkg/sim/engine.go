@@ -286,7 +286,7 @@ func (e *engine) resume(js *jobState, started time.Time) {
 			gpus += js.podGPUs[i]
 		}
 	}
-	if running >= js.spec.Group.Spec.MinMember {
+	if js.gangReady(running, func(pod *v1.Pod) bool { return pod.Status.Phase == v1.PodRunning }) {
 		js.running, js.runStart, js.firstStart, js.gpus = true, started, &started, gpus
 	}
 }

@@ -1,19 +1,23 @@
 package sim
 
 import (
+	"slices"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/report"
 )
 
-// jobState is a job's life in the simulation. A job makes progress while at least MinMember
-// of its pods run: after Startup, useful work accrues; it is saved every CheckpointInterval.
-// When it falls below MinMember (an eviction), work since the last checkpoint is lost, and
+// jobState is a job's life in the simulation. A job makes progress while its gang runs
+// (MinMember of its pods, or enough ready sub-groups under minSubGroup): after Startup, useful work accrues; it is saved every CheckpointInterval.
+// When it falls below that (an eviction), work since the last checkpoint is lost, and
 // the job starts over from what was saved once it runs again.
 type jobState struct {
 	spec       *input.Job
@@ -71,19 +75,20 @@ func (e *engine) progress(now time.Time) {
 		var running int32
 		var gpus int64
 		for i, pod := range js.pods {
-			if pod.Status.Phase == v1.PodRunning && pod.DeletionTimestamp == nil {
+			if isRunning(pod) {
 				running++
 				gpus += js.podGPUs[i]
 			}
 		}
+		ready := js.gangReady(running, isRunning)
 		switch {
-		case !js.running && running >= js.spec.Group.Spec.MinMember:
+		case !js.running && ready:
 			js.running, js.runStart, js.gpus = true, now, gpus
 			if js.firstStart == nil {
 				js.firstStart = &now
 			}
 			e.event(now, report.EventStart, js)
-		case js.running && running < js.spec.Group.Spec.MinMember:
+		case js.running && !ready:
 			e.endRun(js, now)
 		case js.running:
 			js.gpus = max(js.gpus, gpus) // an elastic job that grew wastes more when evicted
@@ -92,6 +97,31 @@ func (e *engine) progress(now time.Time) {
 			e.complete(js, now)
 		}
 	}
+}
+
+// isRunning is a pod doing the job's work.
+func isRunning(pod *v1.Pod) bool {
+	return pod.Status.Phase == v1.PodRunning && pod.DeletionTimestamp == nil
+}
+
+// gangReady reports whether the job's running pods make its gang, as the scheduler counts it:
+// minMember pods, or for a gang counted in sub-groups (minSubGroup), enough ready sub-groups.
+func (js *jobState) gangReady(running int32, runs func(*v1.Pod) bool) bool {
+	spec := &js.spec.Group.Spec
+	if spec.MinSubGroup == nil && !slices.ContainsFunc(spec.SubGroups, func(g v2alpha2.SubGroup) bool { return g.MinSubGroup != nil }) {
+		return running >= spec.MinMember // the flat rule, without building a job each cycle
+	}
+	minMember, minSubGroup, groups := cache.JobMinimum(spec)
+	job := &api.JobInfo{MinMember: minMember, MinSubGroup: minSubGroup, SubGroups: groups}
+	for _, pod := range js.pods {
+		status := api.Pending
+		if runs(pod) {
+			status = api.Running
+		}
+		job.Pods = append(job.Pods, &api.PodInfo{Name: pod.Name, SubGroup: pod.Labels[scheduling.SubGroupLabel], Status: status})
+	}
+	// minSubGroup 0 asks for no gang, but a job with no pod running does no work.
+	return running > 0 && job.IsGangSatisfied()
 }
 
 // endRun accounts for a run cut short: startup time and unsaved work are wasted.

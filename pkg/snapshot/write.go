@@ -16,6 +16,8 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
 )
 
@@ -94,6 +96,13 @@ func (c *Cluster) header(out *writer, opts Options) {
 	out.line("# Run: kai-sim --scheduler-conf <the scheduler's configuration> <this file>")
 }
 
+// gangSize is the fewest pods the job's gang needs, as the scheduler reads its PodGroup
+// (minMember, or the smallest ready tree under minSubGroup).
+func gangSize(spec *v2alpha2.PodGroupSpec) int32 {
+	minMember, minSubGroup, groups := cache.JobMinimum(spec)
+	return (&api.JobInfo{MinMember: minMember, MinSubGroup: minSubGroup, SubGroups: groups}).GangSize()
+}
+
 func assumption(d time.Duration) string {
 	if d == 0 {
 		return "--assume-runtime 0: they never finish"
@@ -109,7 +118,7 @@ func (j *Job) comment(opts Options) string {
 		if j.StartNote != "" {
 			fmt.Fprintf(&b, " (%s)", j.StartNote)
 		}
-		if minimum := max(j.Group.Spec.MinMember, 1); int32(j.OnNodes) < minimum {
+		if minimum := gangSize(&j.Group.Spec); int32(j.OnNodes) < minimum {
 			fmt.Fprintf(&b, "; only %d of the %d pods its gang needs are on nodes: they hold them, and it waits for the rest", j.OnNodes, minimum)
 		}
 	} else {

@@ -1,6 +1,7 @@
 // Package property is a randomized property test of the scheduler as a whole. From a seed it
 // generates a small cluster — nodes, a queue tree with min-runtimes set, unset or "0s" at
-// every level, gangs, elastic jobs and sub-groups, and in two scenarios out of five placement
+// every level, gangs, elastic jobs, sub-groups and gangs counted in sub-groups (minSubGroup:
+// k of a job's replicas needed, now and then none), and in two scenarios out of five placement
 // features: dedicated taints and tolerations, zone labels with node selectors and required
 // node affinity, FPGAs (example.com/fpga) and nodes that take few pods, and for about a third
 // of the jobs a preemption delay (spec field, PodGroup annotation or pod annotation) — as kai-sim manifest
@@ -28,6 +29,8 @@
 //	K1  placement: every bind tolerates the node's NoSchedule/NoExecute taints and matches its
 //	    node selector and required node affinity; the pods holding a node, bound or still
 //	    terminating, never exceed its allocatable in any resource or in pods
+//	G1  gang kept: a gang counted in sub-groups with pods on nodes always has minSubGroup
+//	    sub-groups at their own minimum (S1 judges a protected one's shrink the same way)
 //	P1  no thrash: a job is not evicted twice for one preemptor before that preemptor starts
 //	P2  promise kept: a preemptor starts within its victims' grace period plus two cycles
 //	P3  liveness: every job completes before the horizon

@@ -121,11 +121,14 @@ type Job struct {
 	Name, Queue, PriorityClass string
 	Priority                   int
 	MinMember                  int
-	GPUs                       int
-	Pods                       []Pod
-	SubGroups                  []SubGroup
-	SubmitAt, Duration         time.Duration
-	Startup, Checkpoint        time.Duration // Checkpoint 0: never
+	// MinSubGroup, when set, is the gang counted in sub-groups (MinMember is then 0): the job
+	// needs that many of its sub-groups (its replicas) to have each its own minimum.
+	MinSubGroup         *int
+	GPUs                int
+	Pods                []Pod
+	SubGroups           []SubGroup
+	SubmitAt, Duration  time.Duration
+	Startup, Checkpoint time.Duration // Checkpoint 0: never
 	// FPGAs per pod (example.com/fpga); 0 asks for none.
 	FPGAs int
 	// Tolerations of every pod.
@@ -167,7 +170,42 @@ type SubGroup struct {
 }
 
 // Elastic reports whether the job has more pods than its gang needs.
-func (j *Job) Elastic() bool { return len(j.Pods) > j.MinMember }
+func (j *Job) Elastic() bool { return len(j.Pods) > j.GangPods() }
+
+// GangPods is the fewest pods with which the job runs: MinMember, or under MinSubGroup the
+// minimums of its smallest sub-groups, as many as it needs.
+func (j *Job) GangPods() int {
+	if j.MinSubGroup == nil {
+		return j.MinMember
+	}
+	sizes := make([]int, 0, len(j.SubGroups))
+	for _, g := range j.SubGroups {
+		sizes = append(sizes, g.MinMember)
+	}
+	slices.Sort(sizes)
+	total := 0
+	for _, n := range sizes[:*j.MinSubGroup] {
+		total += n
+	}
+	return total
+}
+
+// ReadySubGroups counts the sub-groups that have their own minimum among the given pods.
+func (j *Job) ReadySubGroups(pods map[string]bool, podsByName map[string]Pod) int {
+	ready := 0
+	for _, g := range j.SubGroups {
+		n := 0
+		for name := range pods {
+			if podsByName[name].SubGroup == g.Name {
+				n++
+			}
+		}
+		if n >= g.MinMember {
+			ready++
+		}
+	}
+	return ready
+}
 
 // Preemptible is the KAI rule: priority below 100.
 func (j *Job) Preemptible() bool { return j.Priority < 100 }
@@ -218,6 +256,12 @@ func Generate(seed uint64) *Scenario {
 		if fails.IntN(5) == 0 {
 			j.Pods[fails.IntN(len(j.Pods))].FailAfter = time.Duration(1+fails.IntN(12)) * 10 * time.Second
 		}
+	}
+	// Gangs counted in sub-groups draw from a stream of their own, as placement does, so that
+	// every other draw stays as it was before them.
+	replicas := rand.New(rand.NewPCG(^seed, ^seed)) // not the delays' or the failures' stream
+	for _, j := range s.Jobs {
+		j.countSubGroups(replicas)
 	}
 	s.Horizon = s.horizon()
 	return s
@@ -407,6 +451,38 @@ func (s *Scenario) generateJob(r, place *rand.Rand, index int) *Job {
 	return j
 }
 
+// countSubGroups makes about one gang in four of those with more than one pod and no
+// sub-groups a gang counted in sub-groups (upstream's minSubGroup): k replicas of size pods
+// needed (k*size within the gang drawn, so it still fits on its own), one or two replicas
+// more that may run or not, and now and then minSubGroup 0, which asks for no gang at all.
+func (j *Job) countSubGroups(r *rand.Rand) {
+	gang := j.MinMember
+	if gang < 2 || len(j.SubGroups) > 0 || r.IntN(4) != 0 {
+		return
+	}
+	need := 1 + r.IntN(2)
+	if r.IntN(8) == 0 {
+		need = 0
+	}
+	size := gang / max(need, 1)
+	if need == 0 {
+		size = 1 + r.IntN(gang)
+	}
+	count := max(need, 1) + 1 + r.IntN(2)
+	j.MinMember, j.MinSubGroup, j.SubGroups = 0, &need, nil
+	template := j.Pods[0]
+	j.Pods = nil
+	for g := range count {
+		name := fmt.Sprintf("r%d", g)
+		j.SubGroups = append(j.SubGroups, SubGroup{Name: name, MinMember: size})
+		for range size {
+			pod := template
+			pod.Name, pod.SubGroup, pod.Grace = fmt.Sprintf("%s-%d", j.Name, len(j.Pods)), name, r.IntN(31)
+			j.Pods = append(j.Pods, pod)
+		}
+	}
+}
+
 // chainBounds is the smallest GPU limit and quota on the way from a leaf to the top
 // (+Inf when unlimited everywhere).
 func (s *Scenario) chainBounds(leaf string) (limit, quota float64) {
@@ -566,7 +642,12 @@ func (s *Scenario) ScenarioYAML() string {
 		if j.DelayAs == delayGroupAnnotation {
 			fmt.Fprintf(&b, "    %s: %q\n", delayAnnotation, j.PreemptionDelay.String())
 		}
-		fmt.Fprintf(&b, "spec:\n  minMember: %d\n  queue: %s\n  priorityClassName: %s\n", j.MinMember, j.Queue, j.PriorityClass)
+		if j.MinSubGroup != nil {
+			fmt.Fprintf(&b, "spec:\n  minSubGroup: %d\n", *j.MinSubGroup)
+		} else {
+			fmt.Fprintf(&b, "spec:\n  minMember: %d\n", j.MinMember)
+		}
+		fmt.Fprintf(&b, "  queue: %s\n  priorityClassName: %s\n", j.Queue, j.PriorityClass)
 		if j.DelayAs == delayField {
 			fmt.Fprintf(&b, "  preemptionDelay: %q\n", j.PreemptionDelay.String())
 		}

@@ -48,6 +48,9 @@ const (
 	// S4: a job inside its preemption delay, counted from the later of its submission and
 	// its last eviction, triggers no eviction.
 	PropDelay = "S4 preemption delay"
+	// G1: a job with pods on nodes always has its minimum; checked, counted by sub-groups, for
+	// gangs that count ready sub-groups (minSubGroup), after every moment of the timeline.
+	PropGangKept = "G1 gang kept"
 	// Determinism: the same seed gives byte-identical JSON.
 	PropDeterminism = "determinism"
 )
@@ -93,6 +96,9 @@ type Figures struct {
 	// Binds is every bind judged by K1; TaintedBinds those onto a tainted node, AffinityBinds those of a pod that some node of its cluster does not match,
 	// and FullBinds those that left the node with no room for a GPU, an FPGA or a pod.
 	Binds, TaintedBinds, AffinityBinds, FullBinds int
+	// SubGroupGangMoments counts the moments G1 judged a gang counted in sub-groups with pods
+	// on nodes; SubGroupGangEvictions the evictions of such gangs.
+	SubGroupGangMoments, SubGroupGangEvictions int
 }
 
 // Add sums figures.
@@ -108,6 +114,8 @@ func (f *Figures) Add(o Figures) {
 	f.TaintedBinds += o.TaintedBinds
 	f.AffinityBinds += o.AffinityBinds
 	f.FullBinds += o.FullBinds
+	f.SubGroupGangMoments += o.SubGroupGangMoments
+	f.SubGroupGangEvictions += o.SubGroupGangEvictions
 }
 
 // MinRuntime resolves the protection of a victim in victimQueue against an eviction by
@@ -151,18 +159,25 @@ func Judge(s *Scenario, r *report.Result) ([]Failure, Figures) {
 	slices.SortStableFunc(events, func(a, b report.Event) int { return cmp.Compare(a.Time, b.Time) })
 	last := lastOfBurst(events)
 	j.bindNodes = bindNodes(events)
+	touched := map[string]bool{}
 	for i, e := range events {
 		switch e.Type {
 		case report.EventBind:
 			j.bind(e)
+			touched[e.PodGroup] = true
 		case report.EventEvict:
 			j.evict(e, last[i])
+			touched[e.PodGroup] = true
 		case report.EventStart:
 			j.served(e.PodGroup, e.Time)
 		case report.EventComplete:
 			j.complete(e)
 		case report.EventFail:
 			j.podFailed(e)
+		}
+		if i == len(events)-1 || events[i+1].Time != e.Time {
+			j.checkGangs(touched, e.Time)
+			clear(touched)
 		}
 	}
 	j.finish(r)
@@ -349,6 +364,9 @@ func (j *judge) evict(e report.Event, lastOfBurst bool) {
 		return
 	}
 	j.figures.Evictions++
+	if victim.MinSubGroup != nil {
+		j.figures.SubGroupGangEvictions++
+	}
 	key := burstKey{e.PodGroup, e.Preemptor, e.Time}
 	j.bursts[key] = append(j.bursts[key], e.Pod)
 	j.checkRules(e, victim, preemptor)
@@ -447,6 +465,13 @@ func (j *judge) checkProtection(e report.Event, victim, preemptor *Job, lastOfBu
 		return
 	}
 	active := j.active[e.PodGroup]
+	if victim.MinSubGroup != nil {
+		// Sub-groups are not each required: only how many stay ready counts.
+		if ready := victim.ReadySubGroups(active, j.pods); ready < *victim.MinSubGroup {
+			j.fail(PropSafety, e, "elastic job %s: left with %d ready sub-groups, below its minSubGroup %d", why, ready, *victim.MinSubGroup)
+		}
+		return
+	}
 	if len(active) < victim.MinMember {
 		j.fail(PropSafety, e, "elastic job %s: left with %d active pods, below its minMember %d", why, len(active), victim.MinMember)
 		return
@@ -460,6 +485,25 @@ func (j *judge) checkProtection(e report.Event, victim, preemptor *Job, lastOfBu
 		}
 		if left < g.MinMember && j.burstTouched(e, g.Name) {
 			j.fail(PropSafety, e, "elastic job %s: sub-group %s left with %d active pods, below its minMember %d", why, g.Name, left, g.MinMember)
+		}
+	}
+}
+
+// checkGangs is G1 for the jobs whose pods were bound or evicted at time t: a gang counted in
+// sub-groups that has pods on nodes has at least minSubGroup sub-groups each at its own
+// minimum. (A gang binds at one time, and an eviction leaves it its minimum or takes it
+// whole, so no moment may show less.)
+func (j *judge) checkGangs(touched map[string]bool, t float64) {
+	for _, key := range slices.Sorted(maps.Keys(touched)) {
+		job := j.jobs[key]
+		active := j.active[key]
+		if job == nil || job.MinSubGroup == nil || len(active) == 0 {
+			continue
+		}
+		j.figures.SubGroupGangMoments++
+		if ready := job.ReadySubGroups(active, j.pods); ready < *job.MinSubGroup {
+			j.failures = append(j.failures, Failure{Property: PropGangKept, Job: key, Time: t,
+				Detail: fmt.Sprintf("%d pods on nodes in %d ready sub-groups, below its minSubGroup %d", len(active), ready, *job.MinSubGroup)})
 		}
 	}
 }

@@ -81,6 +81,8 @@ func TestProperties(t *testing.T) {
 		total.Scenarios, total.Evictions, total.ProtectionExpired, total.ElasticAllowed, total.ProtectedRefused, total.DelayElapsed, total.StaleEvictions)
 	t.Logf("placement figures: %d binds checked, %d onto a tainted node, %d of pods that some node does not match, %d that filled a node's GPUs, FPGAs or pods",
 		total.Binds, total.TaintedBinds, total.AffinityBinds, total.FullBinds)
+	t.Logf("minSubGroup figures: %d moments of gangs counted in sub-groups judged, %d evictions of them checked",
+		total.SubGroupGangMoments, total.SubGroupGangEvictions)
 	if len(failed) > 0 {
 		slices.Sort(failed) // subtests finish in any order
 		var list []string

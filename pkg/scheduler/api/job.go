@@ -24,10 +24,16 @@ const DefaultPriority int32 = 50
 // priority is below this.
 const PreemptibleBelowPriority int32 = 100
 
-// SubGroupInfo is a named part of a job's gang with its own minimum.
+// SubGroupInfo is a named part of a job's gang with its own minimum: MinMember pods labelled
+// with its name, or, when MinSubGroup is set, that many of its direct children ready.
 type SubGroupInfo struct {
-	Name      string
+	Name string
+	// Parent names the sub-group this one is nested in; empty at the top level (and for a
+	// parent that does not exist or would close a loop, so that the sub-groups form a tree).
+	Parent    string
 	MinMember int32
+	// MinSubGroup, when set, replaces MinMember: how many direct children must be ready.
+	MinSubGroup *int32
 }
 
 // JobInfo is a pod group: pods scheduled together in one queue with one priority.
@@ -42,9 +48,12 @@ type JobInfo struct {
 	// Preemptible jobs may be evicted by reclaim and preempt; others never are and run only
 	// within their queue's deserved quota.
 	Preemptible bool
-	// MinMember is the gang size.
+	// MinMember is the gang size in pods; 0 when MinSubGroup sets the gang instead.
 	MinMember int32
-	// SubGroups, sorted by name, each need their own minimum of pods.
+	// MinSubGroup, when set, is the gang counted in sub-groups: how many top-level sub-groups
+	// must be ready (see MinimumGuard).
+	MinSubGroup *int32
+	// SubGroups, sorted by name, each need their own minimum (see SubGroupInfo).
 	SubGroups []SubGroupInfo
 	// CreationTime orders jobs of equal priority: older first.
 	CreationTime time.Time
@@ -162,6 +171,9 @@ func (j *JobInfo) podsIn(status PodStatus) []*PodInfo {
 // IsGangSatisfied reports whether enough pods are placed: MinMember overall and each
 // sub-group's minimum.
 func (j *JobInfo) IsGangSatisfied() bool {
+	if j.CountsSubGroups() {
+		return j.newGangTree(placedStatus).rootReady()
+	}
 	if j.CountPlaced() < j.MinMember {
 		return false
 	}
@@ -204,7 +216,7 @@ func (j *JobInfo) PipelinedPods() []*PodInfo {
 // Surplus is how many active pods the job has above its gang size: pods it can lose one at a
 // time without losing the gang.
 func (j *JobInfo) Surplus() int32 {
-	return max(j.CountActive()-j.MinMember, 0)
+	return max(j.CountActive()-j.GangSize(), 0)
 }
 
 // Request sums the requests of the given pods.
@@ -217,10 +229,14 @@ func Request(pods []*PodInfo) Resources {
 }
 
 // GangPods returns the pending pods that would complete the job's gang, in taskOrder: first
-// what each sub-group still lacks, then what the job as a whole still lacks.
+// what each sub-group still lacks, then what the job as a whole still lacks. A job counting
+// sub-groups completes the sub-groups that lack the fewest pods (see MinimumGuard).
 func (job *JobInfo) GangPods(taskOrder func(l, r *PodInfo) int) ([]*PodInfo, error) {
 	pending := job.PendingPods()
 	slices.SortStableFunc(pending, taskOrder)
+	if job.CountsSubGroups() {
+		return job.newGangTree(placedStatus).gangPods(pending)
+	}
 	chosen := make([]*PodInfo, 0, len(pending))
 	taken := make(map[*PodInfo]bool, len(pending))
 	placed := job.CountPlaced()
@@ -251,66 +267,6 @@ func (job *JobInfo) GangPods(taskOrder func(l, r *PodInfo) int) ([]*PodInfo, err
 		return nil, fmt.Errorf("gang needs %d pods but the job has only %d", job.MinMember, placed+int32(len(chosen)))
 	}
 	return chosen, nil
-}
-
-// MinimumGuard answers, pod by pod, whether taking pods from a job would take its gang or a
-// sub-group below its minimum. It is the one rule for what a job may lose and still keep
-// working: the victim search uses it to cut surplus pods, the min-runtime filter to keep a
-// protected job whole. A group already below its minimum (a sub-group still waiting for
-// pods) is not made worse only if the pods taken are not from it: the guard asks what this
-// eviction does, not whether the job was complete before it.
-type MinimumGuard struct {
-	job  *JobInfo
-	left int32
-	// perSubGroup counts active pods per sub-group, indexed like job.SubGroups.
-	perSubGroup []int32
-}
-
-// NewMinimumGuard counts the job's active pods.
-func (j *JobInfo) NewMinimumGuard() *MinimumGuard {
-	g := &MinimumGuard{job: j, perSubGroup: make([]int32, len(j.SubGroups))}
-	for _, p := range j.Pods {
-		if p.Status.IsActive() {
-			g.left++
-			if i := j.subGroupIndex(p.SubGroup); i >= 0 {
-				g.perSubGroup[i]++
-			}
-		}
-	}
-	return g
-}
-
-// Shortfall names the group that losing pod would leave below its minimum ("gang", or
-// "sub-group NAME"), with what would be left of it and the minimum; "" when losing pod keeps
-// every minimum it touches.
-func (g *MinimumGuard) Shortfall(pod *PodInfo) (group string, left, minimum int32) {
-	if g.left-1 < g.job.MinMember {
-		return "gang", g.left - 1, g.job.MinMember
-	}
-	if i := g.job.subGroupIndex(pod.SubGroup); i >= 0 && g.perSubGroup[i]-1 < g.job.SubGroups[i].MinMember {
-		return "sub-group " + pod.SubGroup, g.perSubGroup[i] - 1, g.job.SubGroups[i].MinMember
-	}
-	return "", 0, 0
-}
-
-// Lose takes an active pod away from the counts.
-func (g *MinimumGuard) Lose(pod *PodInfo) {
-	g.left--
-	if i := g.job.subGroupIndex(pod.SubGroup); i >= 0 {
-		g.perSubGroup[i]--
-	}
-}
-
-func (j *JobInfo) subGroupIndex(name string) int {
-	if name == "" {
-		return -1
-	}
-	for i, sg := range j.SubGroups {
-		if sg.Name == name {
-			return i
-		}
-	}
-	return -1
 }
 
 // PodTimePrecision is the precision of the times a pod reports: the API keeps whole seconds,

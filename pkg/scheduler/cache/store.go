@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	resourcehelper "k8s.io/component-helpers/resource"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
@@ -302,17 +303,14 @@ func (s *Store) upsertGroup(pg *v2alpha2.PodGroup) bool {
 	g := &groupEntry{
 		job: api.JobInfo{
 			ID: api.NewJobID(pg.Namespace, pg.Name), Namespace: pg.Namespace, Name: pg.Name,
-			Queue: pg.Spec.Queue, MinMember: max(pg.Spec.MinMember, 1),
+			Queue:             pg.Spec.Queue,
 			CreationTime:      pg.CreationTimestamp.Time,
 			MarkUnschedulable: pg.Spec.MarkUnschedulable == nil || *pg.Spec.MarkUnschedulable,
 		},
 		priorityClass: pg.Spec.PriorityClassName, preemptibility: pg.Spec.Preemptibility, uid: pg.UID,
 		generation: pg.Generation,
 	}
-	for _, sg := range pg.Spec.SubGroups {
-		g.job.SubGroups = append(g.job.SubGroups, api.SubGroupInfo{Name: sg.Name, MinMember: sg.MinMember})
-	}
-	slices.SortFunc(g.job.SubGroups, func(a, b api.SubGroupInfo) int { return strings.Compare(a.Name, b.Name) })
+	g.job.MinMember, g.job.MinSubGroup, g.job.SubGroups = JobMinimum(&pg.Spec)
 	stamp, err := scheduling.ParseStartTime(pg.Annotations)
 	if err != nil {
 		// The job counts as unstamped: its pods' start still protects it.
@@ -598,4 +596,17 @@ func failedAt(pod *v1.Pod) time.Time {
 		at = pod.CreationTimestamp.Time
 	}
 	return at
+}
+
+// JobMinimum reads a PodGroup's gang as the scheduler counts it (see api.MinimumGuard): its
+// pod minimum, its sub-group minimum and its sub-groups, sorted by name and made a tree. The
+// simulator judges a job's progress by the same reading.
+func JobMinimum(spec *v2alpha2.PodGroupSpec) (minMember int32, minSubGroup *int32, groups []api.SubGroupInfo) {
+	for _, sg := range spec.SubGroups {
+		groups = append(groups, api.SubGroupInfo{Name: sg.Name, Parent: ptr.Deref(sg.Parent, ""),
+			MinMember: api.MinMemberOf(sg.MinMember, sg.MinSubGroup), MinSubGroup: sg.MinSubGroup})
+	}
+	slices.SortFunc(groups, func(a, b api.SubGroupInfo) int { return strings.Compare(a.Name, b.Name) })
+	api.UntangleSubGroups(groups)
+	return api.MinMemberOf(spec.MinMember, spec.MinSubGroup), spec.MinSubGroup, groups
 }

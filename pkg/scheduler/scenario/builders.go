@@ -242,6 +242,37 @@ func (b *JobBuilder) SubGroup(name string, minMember int32, count int) *JobBuild
 	return b
 }
 
+// MinSubGroup makes the job's gang count sub-groups: it runs when n of its top-level
+// sub-groups are ready (and has no pod minimum of its own).
+func (b *JobBuilder) MinSubGroup(n int32) *JobBuilder {
+	b.job.MinSubGroup, b.job.MinMember = &n, 0
+	return b
+}
+
+// Replicas adds n top-level sub-groups NAME-0..NAME-(n-1) of size pods each, every pod needed
+// (minMember size): the replicas of a MinSubGroup job.
+func (b *JobBuilder) Replicas(name string, n int, size int32) *JobBuilder {
+	for r := range n {
+		b.SubGroup(fmt.Sprintf("%s-%d", name, r), size, int(size))
+	}
+	return b
+}
+
+// SubGroupUnder adds a sub-group nested in parent, with its minimum, and assigns it the next
+// count pods.
+func (b *JobBuilder) SubGroupUnder(parent, name string, minMember int32, count int) *JobBuilder {
+	b.SubGroup(name, minMember, count)
+	b.job.SubGroups[len(b.job.SubGroups)-1].Parent = parent
+	return b
+}
+
+// SubGroupOfGroups adds a sub-group (nested in parent; "" for the top level) that is ready when
+// minSubGroup of its children are; it has no pods of its own.
+func (b *JobBuilder) SubGroupOfGroups(parent, name string, minSubGroup int32) *JobBuilder {
+	b.job.SubGroups = append(b.job.SubGroups, api.SubGroupInfo{Name: name, Parent: parent, MinSubGroup: &minSubGroup})
+	return b
+}
+
 // NodeSelector sets every pod's node selector.
 func (b *JobBuilder) NodeSelector(key, value string) *JobBuilder {
 	b.spec.NodeSelector = map[string]string{key: value}

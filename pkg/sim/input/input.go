@@ -618,8 +618,8 @@ func jobOf(group *v2alpha2.PodGroup) (*Job, error) {
 		return nil, fmt.Errorf("metadata.annotations.%s: a scenario says how long a running job has run with %s instead",
 			scheduling.LastStartTimestampAnnotation, RunningForAnnotation)
 	}
-	if group.Spec.MinMember < 1 {
-		group.Spec.MinMember = 1
+	if group.Spec.MinMember < 1 && group.Spec.MinSubGroup == nil {
+		group.Spec.MinMember = 1 // as the scheduler reads it; beside minSubGroup there is none
 	}
 	return job, nil
 }

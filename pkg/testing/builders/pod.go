@@ -48,6 +48,11 @@ func (p *PodWrapper) PodGroup(name string) *PodWrapper {
 // Queue labels the pod with the queue the PodGroup made for it goes to.
 func (p *PodWrapper) Queue(name string) *PodWrapper { return p.Label(scheduling.QueueLabel, name) }
 
+// SubGroup puts the pod in a sub-group of its PodGroup (the kai.scheduler/subgroup-name label).
+func (p *PodWrapper) SubGroup(name string) *PodWrapper {
+	return p.Label(scheduling.SubGroupLabel, name)
+}
+
 // SchedulerName sets the scheduler the pod asks for.
 func (p *PodWrapper) SchedulerName(name string) *PodWrapper {
 	p.Spec.SchedulerName = name

@@ -71,3 +71,17 @@ func (g *PodGroupWrapper) StalenessGracePeriod(d time.Duration) *PodGroupWrapper
 	g.Spec.StalenessGracePeriod = &metav1.Duration{Duration: d}
 	return g
 }
+
+// MinSubGroup counts the gang in sub-groups: the job runs when n of its top-level sub-groups
+// are ready. It clears minMember, which the API refuses beside it.
+func (g *PodGroupWrapper) MinSubGroup(n int32) *PodGroupWrapper {
+	g.Spec.MinSubGroup, g.Spec.MinMember = &n, 0
+	return g
+}
+
+// SubGroup adds a top-level sub-group that needs minMember pods (those labelled with its name,
+// see PodWrapper.SubGroup).
+func (g *PodGroupWrapper) SubGroup(name string, minMember int32) *PodGroupWrapper {
+	g.Spec.SubGroups = append(g.Spec.SubGroups, v2alpha2.SubGroup{Name: name, MinMember: minMember})
+	return g
+}

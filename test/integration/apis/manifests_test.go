@@ -75,7 +75,24 @@ var _ = Describe("Valid KAI manifests", func() {
 		Expect(group.Spec.PreemptionDelay).To(Equal(&metav1.Duration{Duration: 5 * time.Minute}))
 	})
 
-	It("defaults a PodGroup without minMember to a gang of one", func() {
+	It("reads upstream's hierarchical elastic gang through the typed API", func() {
+		for _, obj := range readManifests(filepath.Join(testenv.RepoRoot(), "docs", "examples", "podgroups-minsubgroup.yaml")) {
+			Expect(createAndCleanUp(obj)).To(Succeed())
+		}
+		group := &v2alpha2.PodGroup{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: "team-a", Name: "inference-service"}, group)).To(Succeed())
+		Expect(group.Spec.MinSubGroup).To(HaveValue(BeEquivalentTo(3)))
+		Expect(group.Spec.MinMember).To(BeZero(), "no minMember is stored beside minSubGroup")
+		Expect(group.Spec.SubGroups).To(HaveLen(4))
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: "team-a", Name: "training-job"}, group)).To(Succeed())
+		Expect(group.Spec.SubGroups[0].MinSubGroup).To(HaveValue(BeEquivalentTo(2)))
+	})
+
+	It("accepts minSubGroup 0, which asks nothing at its level", func() {
+		Expect(createAndCleanUp(manifest(podGroupWith("  minSubGroup: 0\n  subGroups: [{name: r0, minMember: 8}]")))).To(Succeed())
+	})
+
+	It("keeps a PodGroup without minMember a gang of one", func() {
 		sent := manifest(`
 apiVersion: scheduling.run.ai/v2alpha2
 kind: PodGroup
@@ -85,7 +102,10 @@ spec: {queue: default-queue}
 		Expect(createAndCleanUp(sent)).To(Succeed())
 		group := &v2alpha2.PodGroup{}
 		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: "defaults", Name: "single"}, group)).To(Succeed())
-		Expect(group.Spec.MinMember).To(BeEquivalentTo(1))
+		// No default is stored (it would collide with minSubGroup); the scheduler reads an
+		// absent minMember without minSubGroup as 1.
+		Expect(group.Spec.MinMember).To(BeZero())
+		Expect(group.Spec.MinSubGroup).To(BeNil())
 	})
 })
 

@@ -63,4 +63,15 @@ spec: {minMember: 8, queue: research}
 		Expect(row).To(HaveKeyWithValue("Queue", "research"))
 		Expect(row).To(HaveKeyWithValue("MinMember", BeNumerically("==", 8)))
 	})
+
+	It("show a gang counted in sub-groups (with -o wide)", func() {
+		Expect(createAndCleanUp(manifest(`
+apiVersion: scheduling.run.ai/v2alpha2
+kind: PodGroup
+metadata: {name: replicas, namespace: printer}
+spec: {minSubGroup: 3, queue: research, subGroups: [{name: r0, minMember: 8}, {name: r1, minMember: 8}, {name: r2, minMember: 8}, {name: r3, minMember: 8}]}
+`))).To(Succeed())
+		row := getTable("/apis/scheduling.run.ai/v2alpha2/namespaces/printer/podgroups/replicas")
+		Expect(row).To(HaveKeyWithValue("MinSubGroup", BeNumerically("==", 3)))
+	})
 })

@@ -113,5 +113,17 @@ var _ = Describe("PodGroup validation", func() {
 			"spec.subGroups", "every subGroup parent must name another subGroup"),
 		Entry("a negative preemptionDelay", "  minMember: 1\n  preemptionDelay: -5m", "spec.preemptionDelay", durationMessage),
 		Entry("a preemptionDelay without unit", "  minMember: 1\n  preemptionDelay: \"300\"", "spec.preemptionDelay", durationMessage),
+		Entry("minMember and minSubGroup on the PodGroup", "  minMember: 8\n  minSubGroup: 1\n  subGroups: [{name: r0, minMember: 8}]",
+			"spec", "minMember and minSubGroup are mutually exclusive"),
+		Entry("minMember and minSubGroup on one sub-group", "  minSubGroup: 1\n  subGroups: [{name: r, minMember: 2, minSubGroup: 1}, {name: r0, parent: r, minMember: 2}]",
+			"spec.subGroups[0]", "mutually exclusive in a subGroup"),
+		Entry("a negative minSubGroup", "  minSubGroup: -1\n  subGroups: [{name: r0, minMember: 8}]",
+			"spec.minSubGroup", "greater than or equal to 0"),
+		Entry("a sub-group's negative minSubGroup", "  subGroups: [{name: r, minSubGroup: -2}, {name: r0, parent: r}]",
+			"spec.subGroups[0].minSubGroup", "greater than or equal to 0"),
+		Entry("a minSubGroup above the top-level sub-groups", "  minSubGroup: 3\n  subGroups: [{name: r0, minMember: 8}, {name: r1, minMember: 8}]",
+			"spec", "minSubGroup cannot exceed the number of top-level subGroups"),
+		Entry("a sub-group's minSubGroup above its children", "  subGroups: [{name: r, minSubGroup: 2}, {name: r0, parent: r}]",
+			"spec.subGroups", "cannot exceed the number of subGroups whose parent it is"),
 	)
 })

@@ -15,6 +15,7 @@ import (
 // +kubebuilder:printcolumn:name="MinMember",type=integer,JSONPath=`.spec.minMember`,description="Pods that must be placed together (gang size)"
 // +kubebuilder:printcolumn:name="Preempt-Until",type=string,JSONPath=`.status.minRuntime.preempt.until`,description="Until when the running job is protected against higher-priority jobs of its queue; empty when its preemptMinRuntime is 0s"
 // +kubebuilder:printcolumn:name="Reclaim-Until",type=string,JSONPath=`.status.minRuntime.reclaimUntil`,description="Until when the running job is protected against jobs of other queues (the first of its reclaim protections to end); empty when no reclaimMinRuntime above 0s applies to it"
+// +kubebuilder:printcolumn:name="MinSubGroup",type=integer,JSONPath=`.spec.minSubGroup`,priority=1,description="Sub-groups that must be ready, when the gang is counted in sub-groups instead of pods"
 // +kubebuilder:printcolumn:name="Priority-Class",type=string,JSONPath=`.spec.priorityClassName`,priority=1
 // +kubebuilder:printcolumn:name="Preemptibility",type=string,JSONPath=`.spec.preemptibility`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
@@ -40,12 +41,25 @@ const (
 )
 
 // PodGroupSpec is what a workload declares about its job.
+//
+// +kubebuilder:validation:XValidation:rule="!(has(self.minMember) && has(self.minSubGroup))",message="minMember and minSubGroup are mutually exclusive: minMember counts pods, minSubGroup counts ready sub-groups; set one"
+// +kubebuilder:validation:XValidation:rule="!has(self.minSubGroup) || (has(self.subGroups) ? self.subGroups.filter(c, !has(c.parent) || size(c.parent) == 0).size() : 0) >= self.minSubGroup",message="minSubGroup cannot exceed the number of top-level subGroups (those without a parent)"
 type PodGroupSpec struct {
 	// MinMember is the gang size: the job starts only when this many pods can be placed at once,
-	// and while running it is never shrunk below it except by evicting it whole.
-	// +kubebuilder:default=1
+	// and while running it is never shrunk below it except by evicting it whole. Absent, the job
+	// is a gang of one, unless MinSubGroup sets its gang in sub-groups instead. It has no
+	// default in the schema because a stored default would collide with MinSubGroup.
+	// +optional
 	// +kubebuilder:validation:Minimum=1
-	MinMember int32 `json:"minMember"`
+	MinMember int32 `json:"minMember,omitempty"`
+
+	// MinSubGroup is the gang counted in sub-groups: the job runs when this many of its
+	// top-level sub-groups (those without a parent) are ready, each by its own minMember or
+	// minSubGroup, and keeps that many while running. 0 asks nothing at this level. It excludes
+	// MinMember (upstream KAI's hierarchical elastic gangs).
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	MinSubGroup *int32 `json:"minSubGroup,omitempty"`
 
 	// Queue is the name of the leaf Queue the job is scheduled in.
 	// +optional
@@ -77,6 +91,7 @@ type PodGroupSpec struct {
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=128
 	// +kubebuilder:validation:XValidation:rule="self.all(g, !has(g.parent) || g.parent == '' || self.exists(p, p.name == g.parent))",message="every subGroup parent must name another subGroup of this PodGroup"
+	// +kubebuilder:validation:XValidation:rule="self.all(g, !has(g.minSubGroup) || self.filter(c, has(c.parent) && c.parent == g.name).size() >= g.minSubGroup)",message="a subGroup's minSubGroup cannot exceed the number of subGroups whose parent it is"
 	SubGroups []SubGroup `json:"subGroups,omitempty"`
 
 	// MarkUnschedulable also sets PodScheduled=False on pending pods, so that cluster
@@ -112,15 +127,26 @@ type PodGroupSpec struct {
 }
 
 // SubGroup is a named part of a gang.
+//
+// +kubebuilder:validation:XValidation:rule="!(has(self.minMember) && has(self.minSubGroup))",message="minMember and minSubGroup are mutually exclusive in a subGroup: minMember counts pods, minSubGroup counts ready child subGroups; set one"
 type SubGroup struct {
 	// Name identifies the sub-group within the PodGroup.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
 	Name string `json:"name"`
 
-	// MinMember is how many pods of this sub-group must be placed together.
+	// MinMember is how many pods of this sub-group must be placed together; absent (and
+	// without MinSubGroup), one.
+	// +optional
 	// +kubebuilder:validation:Minimum=1
-	MinMember int32 `json:"minMember"`
+	MinMember int32 `json:"minMember,omitempty"`
+
+	// MinSubGroup is how many of this sub-group's direct children (the sub-groups naming it
+	// as parent) must be ready for it to be ready; 0 asks nothing of them. It excludes
+	// MinMember.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	MinSubGroup *int32 `json:"minSubGroup,omitempty"`
 
 	// Parent names the sub-group this one is nested in; empty for a top-level sub-group.
 	// +optional

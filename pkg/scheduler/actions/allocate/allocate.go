@@ -83,17 +83,19 @@ func (a *Action) allocateJob(ctx context.Context, ssn *framework.Session, search
 	}
 	shape := actions.ShapeKey(job, gang)
 	if reason, ok := failed[shape]; ok {
-		ssn.RecordPendingReason(job.ID, reason)
+		ssn.RecordPendingReason(job.ID, withGang(job, reason))
 		return false
 	}
 	for _, capacity := range []actions.Capacity{actions.IdleNow, actions.IdleOrReleasing} {
-		if reason := placeAll(st, search, gang, capacity, nil); reason == "" {
+		reason := placeAll(st, search, gang, capacity, nil)
+		if reason == "" {
 			return a.commit(ctx, ssn, st, job)
-		} else if capacity == actions.IdleOrReleasing {
-			ssn.RecordPendingReason(job.ID, reason)
+		}
+		st.Discard() // first, so that the gang's report counts only what the job really has
+		if capacity == actions.IdleOrReleasing {
+			ssn.RecordPendingReason(job.ID, withGang(job, reason))
 			failed[shape] = reason
 		}
-		st.Discard()
 	}
 	return false
 }
@@ -195,4 +197,15 @@ func (a *Action) commit(ctx context.Context, ssn *framework.Session, st *framewo
 		return false
 	}
 	return true
+}
+
+// withGang adds to why a gang counted in sub-groups did not fit what that gang is: the
+// placement reason alone (so many nodes short of GPUs) does not say that the job needs only
+// some of its replicas. Other jobs' reasons are left as they are.
+func withGang(job *api.JobInfo, reason string) string {
+	if !job.CountsSubGroups() {
+		return reason
+	}
+	summary, _ := job.GangReport()
+	return reason + " (its gang " + summary + ")"
 }

@@ -535,7 +535,15 @@ func prune(chosen []taken, base, request api.Resources) []taken {
 // addAll adds units to the plan in order; nil if a filter refuses one (nothing is left added).
 func (s *Solver) addAll(st *search, units []taken) []func() {
 	var undos []func()
-	for _, t := range units {
+	for k, t := range units {
+		if t.nu.unit.whole && t.nu.unit.job.CountsSubGroups() {
+			// A whole gang's live pods were listed when it was chosen, without the surplus
+			// pods of its own chosen before it; prune may have dropped those, and they must go
+			// with the gang, or they stay running below its minimum (the property suite's G1).
+			// Gangs counting pods share the gap; their decisions are kept as they were.
+			units[k].live = st.sc.livePods(t.nu.unit)
+			t = units[k]
+		}
 		undos = append(undos, st.sc.add(t.nu.unit.job, t.live))
 		if !framework.ScenarioAllows(st.filters, st.sc).IsSuccess() {
 			for k := len(undos) - 1; k >= 0; k-- {

@@ -72,10 +72,10 @@ func (f *elasticFilter) judge(sc framework.Scenario, victim *api.JobInfo) framew
 	}
 	guard := victim.NewMinimumGuard()
 	for _, p := range sc.VictimPods(victim.ID) {
-		if group, left, minimum := guard.Shortfall(p); group != "" {
+		if short := guard.Shortfall(p); short.Breaks() {
 			f.s.block(f.action, sc.Preemptor(), prot)
-			return framework.NewStatus(framework.Unschedulable, fmt.Sprintf("job %s is protected until %s: these evictions would leave %d pods where its %s needs %d",
-				victim.ID, api.FormatEnd(prot.until), left, group, minimum))
+			return framework.NewStatus(framework.Unschedulable, fmt.Sprintf("job %s is protected until %s: these evictions would leave %s",
+				victim.ID, api.FormatEnd(prot.until), short))
 		}
 		guard.Lose(p)
 	}

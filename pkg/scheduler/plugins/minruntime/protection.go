@@ -44,5 +44,5 @@ func IsElastic(job *api.JobInfo) bool {
 			pods++
 		}
 	}
-	return pods > job.MinMember
+	return pods > job.GangSize()
 }

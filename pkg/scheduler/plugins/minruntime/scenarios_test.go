@@ -369,3 +369,62 @@ var _ = DescribeTable("What kubectl get pg shows of a running job's protection",
 		"2026-01-01T00:08:00Z", "2026-01-01T00:28:00Z", "2026-01-01T00:08:00Z"),
 	Entry("neither: no status, so no end at all", time.Duration(0), time.Duration(0), "", "", ""),
 )
+
+var _ = Describe("Protected elastic jobs counted in sub-groups (minSubGroup)", func() {
+	// The borrower runs 4 replicas of 8 pods, one per node, and needs 3 (minSubGroup 3); it
+	// is protected against reclaim for an hour. The owner's queue deserves every GPU and asks
+	// for two gangs of 8: the first takes one whole replica, the second would take the job to
+	// 2 ready replicas and is refused, saying so.
+	It("keeps 3 replicas against reclaim and gives up the fourth", func() {
+		h := New(withMinRuntime(`defaultReclaimMinRuntime: 1h`)).
+			Nodes(Node("n1").GPUs(8), Node("n2").GPUs(8), Node("n3").GPUs(8), Node("n4").GPUs(8)).
+			Queues(Queue("owner").GPUQuota(32), Queue("borrower").GPUQuota(0))
+		borrowed := Job("borrowed").Queue("borrower").MinSubGroup(3).Replicas("prefill", 4, 8).GPUs(1).StartedAt(Epoch)
+		var nodes []string
+		for n := range 4 {
+			for range 8 {
+				nodes = append(nodes, fmt.Sprintf("n%d", n+1))
+			}
+		}
+		h.Jobs(borrowed.Running(nodes...),
+			Job("owned-a").Queue("owner").MinMember(8).Pods(8).GPUs(1),
+			Job("owned-b").Queue("owner").MinMember(8).Pods(8).GPUs(1).CreatedAt(Epoch.Add(time.Second)))
+		rounds, _ := h.RunRounds(ctx, 6)
+		Expect(h.PodsIn("borrowed", api.Running)).To(Equal(24))
+		ready := 0
+		perReplica := map[string]int{}
+		for _, p := range h.JobNamed("borrowed").Pods {
+			if p.Status == api.Running {
+				perReplica[p.SubGroup]++
+			}
+		}
+		for _, n := range perReplica {
+			if n == 8 {
+				ready++
+			}
+		}
+		Expect(ready).To(Equal(3), "three whole replicas, not pods taken from each: %v", perReplica)
+		Expect(h.PodsIn("owned-a", api.Running)).To(Equal(8))
+		Expect(h.PodsIn("owned-b", api.Running)).To(Equal(0))
+		Expect(rounds[len(rounds)-1].Reasons("owned-b")).To(ContainElement(ContainSubstring(
+			"job ns/borrowed is protected until 2026-01-01T01:00:00Z: these evictions would leave 2 ready sub-groups where its gang needs 3")))
+	})
+})
+
+var _ = Describe("Unprotected gangs counted in sub-groups (minSubGroup)", func() {
+	// The borrower needs 1 of its 2 replicas of 4: r-0 runs whole, r-1 runs one pod of its 4
+	// (surplus: not a ready replica). The reclaimer needs 6 of the node's 8 GPUs, more than
+	// the surplus frees: the whole job goes, and no pod of it is left running with no ready
+	// replica. (The property suite's seeds 66, 108 and 234 cover the search's finer paths to
+	// the same end.)
+	It("evicts the whole gang, its surplus pods with it", func() {
+		h := New(withMinRuntime(`defaultReclaimMinRuntime: 0s`)).
+			Nodes(Node("n1").GPUs(8)).
+			Queues(Queue("owner").GPUQuota(8), Queue("borrower").GPUQuota(0))
+		h.Jobs(Job("borrowed").Queue("borrower").MinSubGroup(1).SubGroup("r-0", 4, 4).SubGroup("r-1", 4, 1).GPUs(1).
+			Running("n1", "n1", "n1", "n1", "n1").StartedAt(Epoch.Add(-time.Hour)),
+			Job("owned").Queue("owner").MinMember(6).Pods(6).GPUs(1))
+		round := h.RunCycle(ctx)
+		Expect(round.EvictedPods()).To(Equal(map[string]int{"borrowed": 5}), "no pod of the gang is left running")
+	})
+})
