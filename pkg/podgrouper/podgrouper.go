@@ -74,6 +74,7 @@ func (r *Reconciler) groupFor(ctx context.Context, pod *v1.Pod) (*v2alpha2.PodGr
 	owner := metav1.OwnerReference{APIVersion: "v1", Kind: "Pod", Name: pod.Name, UID: pod.UID}
 	// The queue and the pool may each be labelled on the pod or on its owner.
 	labels, poolLabels := pod.Labels, pod.Labels
+	var ownerAnnotations map[string]string
 	minMember := int32(1)
 	if ref := metav1.GetControllerOf(pod); ref != nil && ref.Kind == "Job" && strings.HasPrefix(ref.APIVersion, "batch/") {
 		job := &batchv1.Job{}
@@ -81,6 +82,7 @@ func (r *Reconciler) groupFor(ctx context.Context, pod *v1.Pod) (*v2alpha2.PodGr
 			return nil, fmt.Errorf("reading owner Job %s of pod %s/%s: %w", ref.Name, pod.Namespace, pod.Name, err)
 		}
 		owner = metav1.OwnerReference{APIVersion: "batch/v1", Kind: "Job", Name: job.Name, UID: job.UID}
+		ownerAnnotations = job.Annotations
 		// The Job controller never runs more than min(parallelism, completions) pods at once.
 		if job.Spec.Parallelism != nil && *job.Spec.Parallelism > 0 {
 			minMember = *job.Spec.Parallelism
@@ -115,6 +117,17 @@ func (r *Reconciler) groupFor(ctx context.Context, pod *v1.Pod) (*v2alpha2.PodGr
 	}
 	if p := labels[scheduling.PreemptibilityLabel]; p == string(v2alpha2.Preemptible) || p == string(v2alpha2.NonPreemptible) {
 		group.Spec.Preemptibility = v2alpha2.Preemptibility(p)
+	}
+	// A workload may set its preemption delay and staleness grace period on itself, as
+	// upstream reads them from a parent resource; the PodGroup carries them, and the scheduler
+	// reads (and names a bad value on) the PodGroup as if they had been written there.
+	for _, key := range []string{scheduling.PreemptionDelayAnnotation, scheduling.StalenessGracePeriodAnnotation} {
+		if value, ok := ownerAnnotations[key]; ok {
+			if group.Annotations == nil {
+				group.Annotations = map[string]string{}
+			}
+			group.Annotations[key] = value
+		}
 	}
 	return group, nil
 }

@@ -62,3 +62,37 @@ func TestPodGrouperGroupsOnlyItsPool(t *testing.T) {
 		t.Fatalf("another pool's pod was grouped into %q", name)
 	}
 }
+
+// A Job's preemption delay and staleness grace period, annotated on the Job itself (upstream
+// reads them from a parent workload), reach the PodGroup made for it; a bare pod's PodGroup
+// gets none (its own annotations are read from the pod).
+func TestPodGroupCarriesItsJobsDelayAndGracePeriod(t *testing.T) {
+	scheme, err := install.Scheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "train", UID: "uid-train",
+		Annotations: map[string]string{scheduling.PreemptionDelayAnnotation: "5m", scheduling.StalenessGracePeriodAnnotation: "-1s"}}}
+	byJob := builders.MakePod("ns", "train-0").UID("uid-train-0").ControlledBy(job, batchv1.SchemeGroupVersion.WithKind("Job")).Obj()
+	bare := builders.MakePod("ns", "bare").UID("uid-bare").Annotation(scheduling.PreemptionDelayAnnotation, "1m").Obj()
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(job, byJob, bare).Build()
+	r := &podgrouper.Reconciler{Client: c, SchedulerName: "kai-scheduler"}
+	for _, p := range []*v1.Pod{byJob, bare} {
+		if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(p)}); err != nil {
+			t.Fatalf("Reconcile %s: %v", p.Name, err)
+		}
+	}
+	group := &v2alpha2.PodGroup{}
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "pg-train-uid-train"}, group); err != nil {
+		t.Fatal(err)
+	}
+	if group.Annotations[scheduling.PreemptionDelayAnnotation] != "5m" || group.Annotations[scheduling.StalenessGracePeriodAnnotation] != "-1s" {
+		t.Errorf("the Job's PodGroup has annotations %v, want the Job's delay and grace period", group.Annotations)
+	}
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "pg-bare-uid-bare"}, group); err != nil {
+		t.Fatal(err)
+	}
+	if len(group.Annotations) != 0 {
+		t.Errorf("the bare pod's PodGroup has annotations %v, want none (the pod's own are read from it)", group.Annotations)
+	}
+}
