@@ -29,8 +29,9 @@
 //	K1  placement: every bind tolerates the node's NoSchedule/NoExecute taints and matches its
 //	    node selector and required node affinity; the pods holding a node, bound or still
 //	    terminating, never exceed its allocatable in any resource or in pods
-//	G1  gang kept: a gang counted in sub-groups with pods on nodes always has minSubGroup
-//	    sub-groups at their own minimum (S1 judges a protected one's shrink the same way)
+//	G1  gang kept: a gang with pods on nodes always has its minMember pods, or, counted in
+//	    sub-groups, minSubGroup sub-groups at their own minimum (S1 judges a protected one's
+//	    shrink the same way)
 //	P1  no thrash: a job is not evicted twice for one preemptor before that preemptor starts
 //	P2  promise kept: a preemptor starts within its victims' grace period plus two cycles
 //	P3  liveness: every job completes before the horizon

@@ -48,8 +48,8 @@ const (
 	// S4: a job inside its preemption delay, counted from the later of its submission and
 	// its last eviction, triggers no eviction.
 	PropDelay = "S4 preemption delay"
-	// G1: a job with pods on nodes always has its minimum; checked, counted by sub-groups, for
-	// gangs that count ready sub-groups (minSubGroup), after every moment of the timeline.
+	// G1: a job with pods on nodes always has its minimum (minMember pods, or minSubGroup
+	// ready sub-groups), at every moment its pods are bound or evicted.
 	PropGangKept = "G1 gang kept"
 	// Determinism: the same seed gives byte-identical JSON.
 	PropDeterminism = "determinism"
@@ -489,15 +489,22 @@ func (j *judge) checkProtection(e report.Event, victim, preemptor *Job, lastOfBu
 	}
 }
 
-// checkGangs is G1 for the jobs whose pods were bound or evicted at time t: a gang counted in
-// sub-groups that has pods on nodes has at least minSubGroup sub-groups each at its own
-// minimum. (A gang binds at one time, and an eviction leaves it its minimum or takes it
+// checkGangs is G1 for the jobs whose pods were bound or evicted at time t: a gang that has
+// pods on nodes has at least minMember of them, or, counted in sub-groups, at least
+// minSubGroup sub-groups each at its own minimum. (A gang binds at one time, and an eviction leaves it its minimum or takes it
 // whole, so no moment may show less.)
 func (j *judge) checkGangs(touched map[string]bool, t float64) {
 	for _, key := range slices.Sorted(maps.Keys(touched)) {
 		job := j.jobs[key]
 		active := j.active[key]
-		if job == nil || job.MinSubGroup == nil || len(active) == 0 {
+		if job == nil || len(active) == 0 {
+			continue
+		}
+		if job.MinSubGroup == nil {
+			if len(active) < job.MinMember {
+				j.failures = append(j.failures, Failure{Property: PropGangKept, Job: key, Time: t,
+					Detail: fmt.Sprintf("%d pods on nodes, below its minMember %d", len(active), job.MinMember)})
+			}
 			continue
 		}
 		j.figures.SubGroupGangMoments++

@@ -353,3 +353,34 @@ func TestOracleCountsElasticEvictionsWithinMinimums(t *testing.T) {
 		t.Errorf("want no failures, 2 evictions, 2 elastic allowed; got %v, %+v", failures, figures)
 	}
 }
+
+// G1 fails a gang left on nodes with fewer pods than its minMember (the victim search once
+// evicted a gang whole but left the pod allocate gave it in the same cycle), and passes one
+// that keeps them or has none left.
+func TestGangKeptFailsAGangLeftBelowItsMinimum(t *testing.T) {
+	gang := &Job{Name: "g", MinMember: 3, Pods: []Pod{{Name: "g-0"}, {Name: "g-1"}, {Name: "g-2"}}}
+	for _, c := range []struct {
+		name   string
+		active []string
+		fails  bool
+	}{
+		{"one pod left behind", []string{"g-2"}, true},
+		{"its minimum", []string{"g-0", "g-1", "g-2"}, false},
+		{"none left", nil, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			j := &judge{jobs: map[string]*Job{"default/g": gang}, pods: map[string]Pod{}, active: map[string]map[string]bool{"default/g": {}}}
+			for _, p := range gang.Pods {
+				j.pods[p.Name] = p
+			}
+			for _, p := range c.active {
+				j.active["default/g"][p] = true
+			}
+			j.checkGangs(map[string]bool{"default/g": true}, 10)
+			failed := slices.ContainsFunc(j.failures, func(f Failure) bool { return f.Property == PropGangKept })
+			if failed != c.fails {
+				t.Errorf("G1 failed: %v, want %v (%v)", failed, c.fails, j.failures)
+			}
+		})
+	}
+}

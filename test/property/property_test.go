@@ -26,7 +26,13 @@ const defaultSeeds = 300
 // first few say everything.
 const failuresShown = 4
 
-// seeds reads PROPERTY_SEED (one seed) or PROPERTY_SEEDS (seeds 1..N).
+// heldSeeds found defects beyond make test's 300 seeds; they run every time. 340, 421, 438,
+// 684 and 949: the victim search evicted a gang whole but left behind a pod allocate gave it
+// in the same cycle, or a surplus pod of its own chosen before it (G1).
+var heldSeeds = []uint64{340, 421, 438, 684, 949}
+
+// seeds reads PROPERTY_SEED (one seed) or PROPERTY_SEEDS (seeds 1..N), to which the held
+// seeds are added.
 func seeds(t *testing.T) []uint64 {
 	if v := os.Getenv("PROPERTY_SEED"); v != "" {
 		seed, err := strconv.ParseUint(v, 10, 64)
@@ -45,6 +51,11 @@ func seeds(t *testing.T) []uint64 {
 	var list []uint64
 	for seed := uint64(1); seed <= n; seed++ {
 		list = append(list, seed)
+	}
+	for _, seed := range heldSeeds {
+		if seed > n {
+			list = append(list, seed)
+		}
 	}
 	return list
 }

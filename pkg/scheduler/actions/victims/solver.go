@@ -536,11 +536,10 @@ func prune(chosen []taken, base, request api.Resources) []taken {
 func (s *Solver) addAll(st *search, units []taken) []func() {
 	var undos []func()
 	for k, t := range units {
-		if t.nu.unit.whole && t.nu.unit.job.CountsSubGroups() {
+		if t.nu.unit.whole {
 			// A whole gang's live pods were listed when it was chosen, without the surplus
 			// pods of its own chosen before it; prune may have dropped those, and they must go
 			// with the gang, or they stay running below its minimum (the property suite's G1).
-			// Gangs counting pods share the gap; their decisions are kept as they were.
 			units[k].live = st.sc.livePods(t.nu.unit)
 			t = units[k]
 		}

@@ -51,7 +51,7 @@ func unitsOf(job *api.JobInfo) []*unit {
 		all = append(all, unit{job: job, pods: running[i : i+1 : i+1]})
 		guard.Lose(p)
 	}
-	if !job.CountsSubGroups() || !grewThisCycle(job) {
+	if !grewThisCycle(job) {
 		all = append(all, unit{job: job, pods: running, whole: true})
 	}
 	units := make([]*unit, len(all))
@@ -62,10 +62,9 @@ func unitsOf(job *api.JobInfo) []*unit {
 }
 
 // grewThisCycle reports whether pods of the job were allocated in this session: they are not
-// bound yet, so a whole-gang eviction would leave them running below the job's minimum. A
-// gang counted in sub-groups is checked never to be left so (the property suite's G1), and
-// is not offered whole until they are bound, a cycle later. (Gangs counting pods share the
-// gap; their decisions are kept as they were.)
+// bound yet, so a whole-gang eviction, which lists the running pods, would leave them
+// running below the job's minimum. Such a job is not offered whole until they are bound, a
+// cycle later (the property suite's G1 checks that no gang is ever left so).
 func grewThisCycle(job *api.JobInfo) bool {
 	for _, p := range job.Pods {
 		if p.Status == api.Allocated {
