@@ -213,9 +213,13 @@ type judge struct {
 	podObjects map[string]*v1.Pod
 	// holders lists the pods holding each node, for K1. Unlike terminating, which keeps every
 	// eviction for P2, it drops a pod once it is gone.
-	holders  map[string][]*holding
-	failures []Failure
-	figures  Figures
+	holders map[string][]*holding
+	// shortByFailure marks the jobs a pod of which failed while they had pods on nodes: such
+	// a gang is short by no decision of the scheduler's (S5 judges its stale eviction, not
+	// G1), until it has left the nodes.
+	shortByFailure map[string]bool
+	failures       []Failure
+	figures        Figures
 }
 
 // holding is a pod on a node: bound (gone is +Inf), or evicted at began and terminating until
@@ -274,7 +278,7 @@ func newJudge(s *Scenario) *judge {
 	j := &judge{s: s, jobs: map[string]*Job{}, pods: map[string]Pod{}, active: map[string]map[string]bool{},
 		runStart: map[string]float64{}, completed: map[string]bool{}, evictedFor: map[[2]string]float64{}, lastEvicted: map[string]float64{},
 		bursts: map[burstKey][]string{}, promises: map[string]*promise{}, terminating: map[string][]termination{},
-		nodes: map[string]*v1.Node{}, podObjects: map[string]*v1.Pod{}, holders: map[string][]*holding{},
+		nodes: map[string]*v1.Node{}, podObjects: map[string]*v1.Pod{}, holders: map[string][]*holding{}, shortByFailure: map[string]bool{},
 		figures: Figures{Scenarios: 1}}
 	for _, job := range s.Jobs {
 		key := "default/" + job.Name
@@ -422,6 +426,7 @@ func (j *judge) podFailed(e report.Event) {
 		return
 	}
 	delete(active, e.Pod)
+	j.shortByFailure[e.PodGroup] = true
 	if h := j.boundHolding(e.Pod); h != nil {
 		h.began, h.gone = e.Time, e.Time
 	}
@@ -497,7 +502,10 @@ func (j *judge) checkGangs(touched map[string]bool, t float64) {
 	for _, key := range slices.Sorted(maps.Keys(touched)) {
 		job := j.jobs[key]
 		active := j.active[key]
-		if job == nil || len(active) == 0 {
+		if len(active) == 0 {
+			delete(j.shortByFailure, key) // off the nodes: its next run is judged afresh
+		}
+		if job == nil || len(active) == 0 || j.shortByFailure[key] {
 			continue
 		}
 		if job.MinSubGroup == nil {

@@ -369,7 +369,7 @@ func TestGangKeptFailsAGangLeftBelowItsMinimum(t *testing.T) {
 		{"none left", nil, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			j := &judge{jobs: map[string]*Job{"default/g": gang}, pods: map[string]Pod{}, active: map[string]map[string]bool{"default/g": {}}}
+			j := &judge{jobs: map[string]*Job{"default/g": gang}, pods: map[string]Pod{}, active: map[string]map[string]bool{"default/g": {}}, shortByFailure: map[string]bool{}}
 			for _, p := range gang.Pods {
 				j.pods[p.Name] = p
 			}
