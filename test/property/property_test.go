@@ -28,8 +28,10 @@ const failuresShown = 4
 
 // heldSeeds found defects beyond make test's 300 seeds; they run every time. 340, 421, 438,
 // 684 and 949: the victim search evicted a gang whole but left behind a pod allocate gave it
-// in the same cycle, or a surplus pod of its own chosen before it (G1).
-var heldSeeds = []uint64{340, 421, 438, 684, 949}
+// in the same cycle, or a surplus pod of its own chosen before it (G1). 5889: a reclaim took
+// a small job and then a large one from a branch, leaving it below its quota with the small
+// one fitting back: the two queues reclaimed from each other for hours (P3).
+var heldSeeds = []uint64{340, 421, 438, 684, 949, 5889}
 
 // seeds reads PROPERTY_SEED (one seed) or PROPERTY_SEEDS (seeds 1..N), to which the held
 // seeds are added.

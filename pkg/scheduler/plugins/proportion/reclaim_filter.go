@@ -80,7 +80,7 @@ func (f *reclaimFilter) Allows(sc framework.Scenario) framework.Status {
 			f.forget(0)
 			return f.judgeAll(sc)
 		}
-		j := f.judge(u, f.taken)
+		j := f.judge(u, f.taken, f.judged)
 		f.judged = append(f.judged, j)
 		f.perJob[j.job]++
 		if j.refusal != "" {
@@ -119,8 +119,9 @@ func (f *reclaimFilter) forget(k int) {
 	f.judged = f.judged[:k]
 }
 
-// judge decides one unit against what the units judged before it took from each branch.
-func (f *reclaimFilter) judge(u framework.ScenarioUnit, taken map[*queueState]Vector) judgedUnit {
+// judge decides one unit against what the units judged before it (earlier) took from each
+// branch.
+func (f *reclaimFilter) judge(u framework.ScenarioUnit, taken map[*queueState]Vector, earlier []judgedUnit) judgedUnit {
 	j := judgedUnit{seq: u.Seq, job: u.Job.ID}
 	reclaimerChain, victimChain := f.st.chain(f.preemptor.Queue), f.st.chain(u.Job.Queue)
 	if len(victimChain) == 0 {
@@ -146,7 +147,7 @@ func (f *reclaimFilter) judge(u framework.ScenarioUnit, taken map[*queueState]Ve
 	}
 	remaining := theirs.allocated.sub(taken[theirs])
 	fair := f.fitsShare(mine) && above(remaining, theirs.fair, j.evicting) &&
-		keepsQuota(theirs, remaining.sub(j.evicting), j.evicting)
+		keepsQuota(theirs, remaining.sub(j.evicting), j.evicting, earlier)
 	quota := f.fitsQuota(mine) && above(remaining, theirs.deserved, j.evicting)
 	if !fair && !quota {
 		j.refusal = fmt.Sprintf("reclaiming from queue %q for queue %q would not be fair", theirs.info.Name, mine.info.Name)
@@ -158,12 +159,14 @@ func (f *reclaimFilter) judge(u framework.ScenarioUnit, taken map[*queueState]Ve
 // judgeAll judges the scenario job by job from scratch, remembering nothing.
 func (f *reclaimFilter) judgeAll(sc framework.Scenario) framework.Status {
 	taken := map[*queueState]Vector{}
+	var judged []judgedUnit
 	for _, victim := range sc.VictimJobs() {
 		for _, pods := range sc.VictimUnits(victim.ID) {
-			j := f.judge(framework.ScenarioUnit{Job: victim, Pods: pods}, taken)
+			j := f.judge(framework.ScenarioUnit{Job: victim, Pods: pods}, taken, judged)
 			if j.refusal != "" {
 				return refused(j.refusal)
 			}
+			judged = append(judged, j)
 			if j.branch != nil {
 				taken[j.branch] = taken[j.branch].add(j.evicting)
 			}
@@ -200,14 +203,22 @@ func within(have, limit, request Vector) bool {
 // round. It could when it still wants more than it holds (other jobs wait in it), or when
 // the evicted pods themselves fit back within its quota. A branch whose only job is a gang
 // larger than its quota cannot, and keeping it would starve the reclaimer. (An owner
-// getting back its quota, the quota rule, may leave the victim below its own.)
-func keepsQuota(q *queueState, left, victims Vector) bool {
+// getting back its quota, the quota rule, may leave the victim below its own.) The pods that
+// could fit back are this unit's or those of any unit the scenario took from the branch
+// before it (earlier): a small job taken while the branch was still above its quota fits
+// back once a large one takes it below (the property suite's seed 5889: round and round).
+func keepsQuota(q *queueState, left, victims Vector, earlier []judgedUnit) bool {
 	for _, r := range api.QuotaResources {
 		if victims[r] == 0 || q.info.Resources[r].Quota == api.Unlimited || !exceeds(q.deserved[r], left[r]) {
 			continue
 		}
 		waiting := exceeds(q.request[r], q.allocated[r])
 		fitsBack := !exceeds(left[r]+victims[r], q.deserved[r])
+		for _, e := range earlier {
+			if e.branch == q && e.refusal == "" && e.evicting[r] > 0 && !exceeds(left[r]+e.evicting[r], q.deserved[r]) {
+				fitsBack = true
+			}
+		}
 		if waiting || fitsBack {
 			return false
 		}
