@@ -75,8 +75,9 @@ run-local: tools
 	KUBEBUILDER_ASSETS="$$(WITH_KUBECTL=1 hack/build-control-plane.sh)" $(BIN)/runlocal $(RUN_LOCAL_ARGS)
 
 ## image: the scheduler's image for linux/amd64 and linux/arm64, built from Go modules only (no
-## Docker), into _output/image: an OCI layout (crane push), an OCI archive (docker load, podman
-## load, kind load image-archive) and a docker archive per platform. VERSION defaults to the
+## Docker), into _output/image: an OCI layout (crane push), an OCI archive (docker load 25+,
+## podman load) and a docker archive per platform (any docker load, podman load, kind load
+## image-archive, crane push FILE). VERSION defaults to the
 ## chart's appVersion; IMAGE_REPOSITORY to the chart's image.repository.
 IMAGE_REPOSITORY ?= ghcr.io/kai-minruntime/kai-scheduler
 image:

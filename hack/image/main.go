@@ -8,10 +8,9 @@
 //
 // It writes, under -out:
 //   - oci/: an OCI image layout holding the index (crane push _output/image/oci REF);
-//   - kai-scheduler-VERSION.oci.tar: the same as one archive (docker load (25+), podman load,
-//     kind load image-archive);
+//   - kai-scheduler-VERSION.oci.tar: the same as one archive (docker load (25+), podman load);
 //   - kai-scheduler-VERSION-linux-ARCH.tar: each platform's image as a docker-style archive,
-//     which every docker load and crane push FILE take.
+//     which every docker load, podman load, kind load image-archive and crane push FILE take.
 //
 // The build is reproducible: the files' times and the image's creation time are the
 // commit's, so the same commit gives the same digests.
