@@ -218,6 +218,20 @@ func (b *JobBuilder) PreemptionDelayAnnotation(value string) *JobBuilder {
 	return b
 }
 
+// OwnReclaimMinRuntime gives the job a kai.scheduler/reclaim-min-runtime annotation's value,
+// which may only shorten what its queues give it.
+func (b *JobBuilder) OwnReclaimMinRuntime(d time.Duration) *JobBuilder {
+	b.job.OwnReclaimMinRuntime = &d
+	return b
+}
+
+// OwnPreemptMinRuntime gives the job a kai.scheduler/preempt-min-runtime annotation's value,
+// which may only shorten what its queue gives it.
+func (b *JobBuilder) OwnPreemptMinRuntime(d time.Duration) *JobBuilder {
+	b.job.OwnPreemptMinRuntime = &d
+	return b
+}
+
 // EvictedAt sets when pods of the job were last evicted, as the PodGroup records it.
 func (b *JobBuilder) EvictedAt(t time.Time) *JobBuilder { b.job.LastEvictionTimestamp = &t; return b }
 
