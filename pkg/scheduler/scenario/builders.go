@@ -218,17 +218,10 @@ func (b *JobBuilder) PreemptionDelayAnnotation(value string) *JobBuilder {
 	return b
 }
 
-// OwnReclaimMinRuntime gives the job a kai.scheduler/reclaim-min-runtime annotation's value,
-// which may only shorten what its queues give it.
-func (b *JobBuilder) OwnReclaimMinRuntime(d time.Duration) *JobBuilder {
-	b.job.OwnReclaimMinRuntime = &d
-	return b
-}
-
-// OwnPreemptMinRuntime gives the job a kai.scheduler/preempt-min-runtime annotation's value,
-// which may only shorten what its queue gives it.
-func (b *JobBuilder) OwnPreemptMinRuntime(d time.Duration) *JobBuilder {
-	b.job.OwnPreemptMinRuntime = &d
+// OwnMinRuntimes give the job kai.scheduler/preempt-min-runtime and reclaim-min-runtime
+// annotations' values (nil: none), which may only shorten what its queues give it.
+func (b *JobBuilder) OwnMinRuntimes(preempt, reclaim *time.Duration) *JobBuilder {
+	b.job.OwnPreemptMinRuntime, b.job.OwnReclaimMinRuntime = preempt, reclaim
 	return b
 }
 

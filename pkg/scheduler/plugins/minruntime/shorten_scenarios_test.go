@@ -21,7 +21,7 @@ var _ = Describe("A job that shortens its own protection", func() {
 	}
 
 	It("is reclaimed after its own 1m under a queue of 10m, and the eviction says so", func() {
-		h := cluster(Job("borrowed").OwnReclaimMinRuntime(time.Minute))
+		h := cluster(Job("borrowed").OwnMinRuntimes(nil, dur(time.Minute)))
 		rounds := h.RunUntil(ctx, Epoch.Add(2*time.Minute))
 		at := firstEviction(rounds)
 		Expect(at).NotTo(Equal(-1), "the reclaim must happen once the job's own 1m ends")
@@ -32,7 +32,7 @@ var _ = Describe("A job that shortens its own protection", func() {
 	})
 
 	It("keeps its queue's 10m when it asks for more, and its status tells it was declined", func() {
-		h := cluster(Job("borrowed").OwnReclaimMinRuntime(time.Hour))
+		h := cluster(Job("borrowed").OwnMinRuntimes(nil, dur(time.Hour)))
 		rounds := h.RunUntil(ctx, Epoch.Add(2*time.Minute))
 		Expect(firstEviction(rounds)).To(Equal(-1), "an annotation may not lengthen the queue's 10m")
 		Expect(rounds[0].ProtectionChanges).To(HaveLen(1))
