@@ -148,6 +148,9 @@ func (c *Cluster) explainRunning(p *printer, ssn *framework.Session, job *api.Jo
 		c.explainEnd(p, 2, protection, level.MinRuntime)
 		p.line(3, "resolved: %s", walk(level.MinRuntime, true))
 	}
+	for _, line := range protection.Declined() {
+		p.line(0, "Note: %s.", line)
+	}
 	if minruntime.IsElastic(job) {
 		p.line(0, "It has pods above its gang of %d: those may be taken at any time; protection keeps its minimum.", job.GangSize())
 	}
@@ -286,6 +289,11 @@ func walk(m api.MinRuntime, reclaim bool) string {
 	arg, field := minruntime.ArgDefaultPreemptMinRuntime, "preemptMinRuntime"
 	if reclaim {
 		arg, field = minruntime.ArgDefaultReclaimMinRuntime, "reclaimMinRuntime"
+	}
+	if m.ByJob() {
+		// The walk found the queues' value; the job's annotation then shortened it.
+		queues := api.MinRuntime{Duration: m.Shortened.Duration, SetBy: m.Shortened.SetBy, Path: m.Path}
+		return fmt.Sprintf("%s → the job's annotation %s shortens it to %s", walk(queues, reclaim), m.SetBy, m.Duration)
 	}
 	var steps []string
 	for i := len(m.Path) - 1; i >= 0; i-- {

@@ -31,11 +31,16 @@ tiers:
 `
 
 // explainTeamJob explains a job of queue team that started two minutes ago; team, with
-// the min-runtimes given (nil: unset), has a sibling from which reclaimers may come.
-func explainTeamJob(t *testing.T, preempt, reclaim *metav1.Duration) string {
+// the min-runtimes given (nil: unset), has a sibling from which reclaimers may come. The
+// PodGroup carries the annotations given, as key, value pairs.
+func explainTeamJob(t *testing.T, preempt, reclaim *metav1.Duration, annotations ...string) string {
 	t.Helper()
 	started := now.Add(-2 * time.Minute)
-	group := builders.MakePodGroup("ns", "train").Queue("team").StartedAt(started).Obj()
+	pg := builders.MakePodGroup("ns", "train").Queue("team").StartedAt(started)
+	for i := 0; i+1 < len(annotations); i += 2 {
+		pg.Annotation(annotations[i], annotations[i+1])
+	}
+	group := pg.Obj()
 	pod := builders.MakePod("ns", "train-0").PodGroup("train").GPUs(1).Node("n1").StartedAt(started).Obj()
 	node := builders.MakeNode("n1").Allocatable(v1.ResourceCPU, "8").Allocatable(v1.ResourceMemory, "32Gi").MaxPods(110).GPUs(2).Obj()
 	team := builders.MakeQueue("team")

@@ -112,6 +112,17 @@ func (l *Loop) RunOnce(ctx context.Context) CycleResult {
 	l.Status.SetPending(result.PendingReasons, unschedulablePods(snapshot, result.PendingReasons))
 	l.Status.SetQueues(queueReports(snapshot))
 	l.Status.SetProtections(result.ProtectionChanges)
+	for _, c := range result.ProtectionChanges {
+		// Told when the status changes, which a declined annotation's job's first run does.
+		for _, line := range c.Protection.Declined() {
+			l.once(string(c.Job)+line, func() {
+				log.Info("Min-runtime annotation not honoured", "job", c.Job, "reason", line)
+				if l.Recorder != nil {
+					l.Recorder.Event(cache.PodGroupRef(c.Job), v1.EventTypeWarning, api.ReasonMinRuntimeNotShortened, line)
+				}
+			})
+		}
+	}
 	for _, p := range result.QueueProblems {
 		l.once(p.Queue+p.Message, func() {
 			log.Info("Queue cannot be scheduled", "queue", p.Queue, "reason", p.Message)

@@ -141,7 +141,18 @@ type Job struct {
 	// delayField (spec.preemptionDelay), delayGroupAnnotation or delayPodAnnotation.
 	PreemptionDelay time.Duration
 	DelayAs         string
+	// OwnPreempt and OwnReclaim are the job's own min-runtime annotations as written ("":
+	// none), which may only shorten what its queues give it; some are at or above it, or
+	// malformed or negative, and must then change nothing.
+	OwnPreempt, OwnReclaim string
 }
+
+// The job's own min-runtime annotations, written out here rather than taken from the
+// scheduler's code, so that the suite would notice them renamed.
+const (
+	ownPreemptAnnotation = "kai.scheduler/preempt-min-runtime"
+	ownReclaimAnnotation = "kai.scheduler/reclaim-min-runtime"
+)
 
 // delayAnnotation is upstream's name, written out here rather than taken from the
 // scheduler's code, so that the suite would notice it renamed.
@@ -263,8 +274,45 @@ func Generate(seed uint64) *Scenario {
 	for _, j := range s.Jobs {
 		j.countSubGroups(replicas)
 	}
+	// Jobs' own min-runtimes draw from a stream of their own, so that every other draw, and
+	// so every seed's scenario without them, stays as it was.
+	s.shortenJobs(rand.New(rand.NewPCG(seed^ownStream, seed)))
 	s.Horizon = s.horizon()
 	return s
+}
+
+// ownStream sets the stream of the jobs' own min-runtimes apart from every other stream; of
+// the keys near "own" (0x6f776e), the first that draws none for a held seed, so that those
+// still build the scenarios that found their defects.
+const ownStream = 0x6f777a
+
+// ownChoices are the values a job's own min-runtime annotation is drawn from: shorter than,
+// equal to and longer than the queues' minRuntimeChoices, and two a scheduler must ignore.
+var ownChoices = []string{"0s", "10s", "20s", "1m", "3m", "10m", "soon", "-1m"}
+
+// ownShare is the share of scenarios, in quarters, whose jobs may carry their own
+// min-runtimes; the others (and the held seeds among them) stay exactly as they were.
+const ownShare = 1
+
+// shortenJobs gives, in ownShare of the scenarios, about half of the jobs their own
+// min-runtime annotations: preempt, reclaim or both.
+func (s *Scenario) shortenJobs(o *rand.Rand) {
+	if o.IntN(4) >= ownShare {
+		return
+	}
+	for _, j := range s.Jobs {
+		if o.IntN(2) != 0 {
+			continue
+		}
+		switch o.IntN(3) {
+		case 0:
+			j.OwnPreempt = ownChoices[o.IntN(len(ownChoices))]
+		case 1:
+			j.OwnReclaim = ownChoices[o.IntN(len(ownChoices))]
+		default:
+			j.OwnPreempt, j.OwnReclaim = ownChoices[o.IntN(len(ownChoices))], ownChoices[o.IntN(len(ownChoices))]
+		}
+	}
 }
 
 // delayJobs gives about a third of the jobs a preemption delay, in one of its three forms.
@@ -641,6 +689,12 @@ func (s *Scenario) ScenarioYAML() string {
 		}
 		if j.DelayAs == delayGroupAnnotation {
 			fmt.Fprintf(&b, "    %s: %q\n", delayAnnotation, j.PreemptionDelay.String())
+		}
+		if j.OwnPreempt != "" {
+			fmt.Fprintf(&b, "    %s: %q\n", ownPreemptAnnotation, j.OwnPreempt)
+		}
+		if j.OwnReclaim != "" {
+			fmt.Fprintf(&b, "    %s: %q\n", ownReclaimAnnotation, j.OwnReclaim)
 		}
 		if j.MinSubGroup != nil {
 			fmt.Fprintf(&b, "spec:\n  minSubGroup: %d\n", *j.MinSubGroup)

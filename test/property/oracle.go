@@ -86,6 +86,9 @@ type Figures struct {
 	// ProtectionExpired counts evictions whose resolved min-runtime was above zero: the
 	// protection was checked and had run out.
 	ProtectionExpired int
+	// ShortenedExpired counts evictions that only the victim's own shorter min-runtime
+	// allowed: its queues' would still have protected it.
+	ShortenedExpired int
 	// ElasticAllowed counts pods of protected elastic jobs evicted within their minimums.
 	ElasticAllowed int
 	// DelayElapsed counts evictions for a preemptor with a preemption delay, after it ended.
@@ -107,6 +110,7 @@ func (f *Figures) Add(o Figures) {
 	f.Evictions += o.Evictions
 	f.StaleEvictions += o.StaleEvictions
 	f.ProtectionExpired += o.ProtectionExpired
+	f.ShortenedExpired += o.ShortenedExpired
 	f.ElasticAllowed += o.ElasticAllowed
 	f.DelayElapsed += o.DelayElapsed
 	f.ProtectedRefused += o.ProtectedRefused
@@ -148,6 +152,23 @@ func (s *Scenario) MinRuntime(action, preemptorQueue, victimQueue string) (time.
 		return *fallback, name
 	}
 	return 0, "no value set"
+}
+
+// Shorten applies the victim's own min-runtime annotation for action to what its queues
+// give it (d, from source): a well-formed, non-negative value below d replaces it; any other
+// changes nothing, since a job may only shorten its protection, never lengthen it.
+func (j *Job) Shorten(action string, d time.Duration, source string) (time.Duration, string) {
+	value, key := j.OwnReclaim, ownReclaimAnnotation
+	if action == "preempt" {
+		value, key = j.OwnPreempt, ownPreemptAnnotation
+	}
+	if value == "" {
+		return d, source
+	}
+	if own, err := time.ParseDuration(value); err == nil && own >= 0 && own < d {
+		return own, "the job's annotation " + key
+	}
+	return d, source
 }
 
 // Judge checks a run of s against every property and counts what it checked. It replays
@@ -450,12 +471,16 @@ func (j *judge) checkRules(e report.Event, victim, preemptor *Job) {
 // one may lose pods as long as, at the end of the burst, it keeps its gang and every
 // sub-group that lost a pod keeps its own minimum.
 func (j *judge) checkProtection(e report.Event, victim, preemptor *Job, lastOfBurst bool) {
-	minRuntime, source := j.s.MinRuntime(e.Action, preemptor.Queue, victim.Queue)
+	queues, queuesSource := j.s.MinRuntime(e.Action, preemptor.Queue, victim.Queue)
+	minRuntime, source := victim.Shorten(e.Action, queues, queuesSource)
 	start := j.runStart[e.PodGroup]
 	until := start + minRuntime.Seconds()
 	if e.Time >= until {
 		if minRuntime > 0 {
 			j.figures.ProtectionExpired++
+		}
+		if e.Time < start+queues.Seconds() {
+			j.figures.ShortenedExpired++
 		}
 		return
 	}

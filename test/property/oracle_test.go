@@ -384,3 +384,42 @@ func TestGangKeptFailsAGangLeftBelowItsMinimum(t *testing.T) {
 		})
 	}
 }
+
+// A job's own min-runtime only shortens: a lower well-formed value replaces its queues'; an
+// equal, higher, malformed or negative one changes nothing; each action reads its own.
+func TestOracleShortensOnly(t *testing.T) {
+	for _, c := range []struct {
+		name, preempt, reclaim, action string
+		want                           time.Duration
+		wantSource                     string
+	}{
+		{"none", "", "", "reclaim", 10 * time.Minute, "queue q"},
+		{"lower reclaim", "", "1m", "reclaim", time.Minute, "the job's annotation " + ownReclaimAnnotation},
+		{"reclaim only: preempt keeps the queue's", "", "1m", "preempt", 10 * time.Minute, "queue q"},
+		{"lower preempt, 0s", "0s", "", "preempt", 0, "the job's annotation " + ownPreemptAnnotation},
+		{"equal", "", "10m", "reclaim", 10 * time.Minute, "queue q"},
+		{"higher", "1h", "", "preempt", 10 * time.Minute, "queue q"},
+		{"malformed", "", "soon", "reclaim", 10 * time.Minute, "queue q"},
+		{"negative", "-1m", "", "preempt", 10 * time.Minute, "queue q"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			j := &Job{OwnPreempt: c.preempt, OwnReclaim: c.reclaim}
+			got, source := j.Shorten(c.action, 10*time.Minute, "queue q")
+			if got != c.want || source != c.wantSource {
+				t.Errorf("want %s from %s, got %s from %s", c.want, c.wantSource, got, source)
+			}
+		})
+	}
+}
+
+// The held seeds draw no job's own min-runtime, so that they still build the scenarios
+// that found their defects (see ownStream).
+func TestHeldSeedsDrawNoOwnMinRuntime(t *testing.T) {
+	for _, seed := range heldSeeds {
+		for _, j := range Generate(seed).Jobs {
+			if j.OwnPreempt != "" || j.OwnReclaim != "" {
+				t.Errorf("held seed %d: job %s draws own min-runtimes %q, %q", seed, j.Name, j.OwnPreempt, j.OwnReclaim)
+			}
+		}
+	}
+}

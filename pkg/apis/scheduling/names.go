@@ -22,6 +22,13 @@ const (
 	// spec.preemptionDelay, on one of its pods) is a Go duration: how long the pending job may
 	// not evict other jobs, from its creation or its last eviction.
 	PreemptionDelayAnnotation = "kai.scheduler/preemption-delay"
+	// PreemptMinRuntimeAnnotation and ReclaimMinRuntimeAnnotation on a PodGroup are Go
+	// durations by which the job shortens its own min-runtime (a job that checkpoints often
+	// loses little to an eviction and may volunteer). They can only shorten: a value at or
+	// above the one the queues and the plugin's defaults resolve is not honoured, so a job's
+	// owner, who may write its annotations, can never buy protection with them.
+	PreemptMinRuntimeAnnotation = "kai.scheduler/preempt-min-runtime"
+	ReclaimMinRuntimeAnnotation = "kai.scheduler/reclaim-min-runtime"
 	// LastEvictionTimestampAnnotation on a PodGroup records, in RFC3339, when the scheduler
 	// last evicted pods of the job; the preemption delay re-arms from it.
 	LastEvictionTimestampAnnotation = "kai.scheduler/last-eviction-timestamp"

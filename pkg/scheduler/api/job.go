@@ -70,6 +70,10 @@ type JobInfo struct {
 	// LastEvictionTimestamp is when the scheduler last evicted pods of the job, as the
 	// PodGroup records it; nil if never. The preemption delay re-arms from it.
 	LastEvictionTimestamp *time.Time
+	// OwnPreemptMinRuntime and OwnReclaimMinRuntime are the min-runtimes the job's PodGroup
+	// annotations ask for (nil: none, or a bad value). They can only shorten the resolved
+	// one (see minruntime.Shorten).
+	OwnPreemptMinRuntime, OwnReclaimMinRuntime *time.Duration
 	// ShownProtection is the min-runtime protection the PodGroup's status shows (see
 	// Protection.Shown); nil when it shows none.
 	ShownProtection *Protection

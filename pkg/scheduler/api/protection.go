@@ -1,9 +1,11 @@
 package api
 
 import (
+	"fmt"
 	"slices"
 	"time"
 
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 )
 
@@ -36,7 +38,16 @@ type ProtectionChange struct {
 // and the walk up the queue tree that found it.
 type MinRuntime struct {
 	Duration time.Duration
-	SetBy    string
+	// SetBy is the queue that set Duration, "" for the default, or the job's own annotation
+	// (its key, which no queue name can be) when the job shortened it (see ByJob).
+	SetBy string
+	// Shortened is what the queues and the default resolve when the job's annotation
+	// shortened it (ByJob), so that explain can say what the job gave up; zero otherwise.
+	Shortened Shortened
+	// Declined is the job's annotation value when it was not honoured (at or above the
+	// resolved value: an annotation may only shorten); nil otherwise. It points at the
+	// job's own field: never modify.
+	Declined *time.Duration
 	// Path are the queues the walk asked, as the tree's ancestry lists them (top first): from
 	// SetBy, or from the top-level queue when none set it and the default applies, down to
 	// the queue the walk started at, which it asked first. Empty when the walk could not
@@ -48,10 +59,25 @@ type MinRuntime struct {
 // Same reports whether two min-runtimes say the same: the value and where it was set.
 func (m MinRuntime) Same(o MinRuntime) bool { return m.Duration == o.Duration && m.SetBy == o.SetBy }
 
-// Source names where the value came from: "queue NAME" or "the default".
+// Shortened is the min-runtime the queues and the default gave before a job shortened it.
+type Shortened struct {
+	Duration time.Duration
+	SetBy    string
+}
+
+// ByJob reports whether the job's own annotation set the value (see SetBy).
+func (m MinRuntime) ByJob() bool {
+	return m.SetBy == scheduling.PreemptMinRuntimeAnnotation || m.SetBy == scheduling.ReclaimMinRuntimeAnnotation
+}
+
+// Source names where the value came from: "queue NAME", "the default" or "the job's
+// annotation KEY".
 func (m MinRuntime) Source() string {
-	if m.SetBy == "" {
+	switch {
+	case m.SetBy == "":
 		return "the default"
+	case m.ByJob():
+		return "the job's annotation " + m.SetBy
 	}
 	return "queue " + m.SetBy
 }
@@ -182,4 +208,22 @@ func ShownProtection(s *v2alpha2.MinRuntimeStatus) *Protection {
 		p.Reclaim = append(p.Reclaim, ReclaimLevel{Outside: r.FromOutside, MinRuntime: minRuntime(r.MinRuntimeProtection)})
 	}
 	return p
+}
+
+// Declined says which of the job's own min-runtime annotations the protection did not
+// honour and why (each at or above what its queues give it), one line each; empty when
+// none. The scheduler tells it in an event on the PodGroup, and explain shows it.
+func (p Protection) Declined() []string {
+	var lines []string
+	declined := func(m MinRuntime, key, against string) {
+		if m.Declined != nil {
+			lines = append(lines, fmt.Sprintf("annotation %s=%s is not below the %s%s from %s: not honoured (it may only shorten)",
+				key, *m.Declined, m.Duration, against, m.Source()))
+		}
+	}
+	declined(p.Preempt, scheduling.PreemptMinRuntimeAnnotation, "")
+	for _, l := range p.Reclaim {
+		declined(l.MinRuntime, scheduling.ReclaimMinRuntimeAnnotation, " against reclaimers from outside "+l.Outside)
+	}
+	return lines
 }

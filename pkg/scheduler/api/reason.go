@@ -22,6 +22,12 @@ const (
 	// ReasonInvalidPreemptionDelay: the job's preemption-delay annotation is not a
 	// non-negative Go duration; the job is treated as having no delay.
 	ReasonInvalidPreemptionDelay = "InvalidPreemptionDelay"
+	// ReasonInvalidMinRuntimeAnnotation: the job's preempt- or reclaim-min-runtime
+	// annotation is not a non-negative Go duration; it is ignored.
+	ReasonInvalidMinRuntimeAnnotation = "InvalidMinRuntimeAnnotation"
+	// ReasonMinRuntimeNotShortened: the job's min-runtime annotation is at or above the
+	// min-runtime its queues give it; an annotation may only shorten, so it is not honoured.
+	ReasonMinRuntimeNotShortened = "MinRuntimeNotShortened"
 	// ReasonAwaitingReleasedResources: the job is placed, on resources its victims are still
 	// releasing, which are promised to it; the message says where. It is on its way, not
 	// stuck.

@@ -340,6 +340,8 @@ func (s *Store) upsertGroup(pg *v2alpha2.PodGroup) bool {
 	} else {
 		g.job.StalenessGracePeriod = d
 	}
+	g.job.OwnPreemptMinRuntime = g.ownMinRuntime(pg, scheduling.PreemptMinRuntimeAnnotation)
+	g.job.OwnReclaimMinRuntime = g.ownMinRuntime(pg, scheduling.ReclaimMinRuntimeAnnotation)
 	g.job.ShownProtection = api.ShownProtection(pg.Status.MinRuntime)
 	je := s.job(g.job.ID)
 	old := je.group
@@ -556,6 +558,27 @@ func setPreemptionDelay(job *api.JobInfo, value string) *Problem {
 		return &Problem{Reason: api.ReasonInvalidPreemptionDelay, Message: err.Error()}
 	}
 	return nil
+}
+
+// ownMinRuntime reads the min-runtime a PodGroup's annotation key asks for its job: nil
+// without one. A value that is not a Go duration, or a negative one, is a problem told as an
+// event, and the job keeps the min-runtime its queues give it (nil).
+func (g *groupEntry) ownMinRuntime(pg *v2alpha2.PodGroup, key string) *time.Duration {
+	value, ok := pg.Annotations[key]
+	if !ok {
+		return nil
+	}
+	d, err := time.ParseDuration(value)
+	if err == nil && d < 0 {
+		err = fmt.Errorf("negative")
+	}
+	if err != nil {
+		g.problems = append(g.problems, Problem{Object: pg, Reason: api.ReasonInvalidMinRuntimeAnnotation, Message: fmt.Sprintf(
+			"annotation %s=%q is not a duration of 0s or more such as \"10m\" (%v); ignored: the min-runtime its queues give the job applies",
+			key, value, err)})
+		return nil
+	}
+	return &d
 }
 
 // stalenessAnnotation reads an object's staleness-grace-period annotation: nil without one; a

@@ -218,6 +218,13 @@ func (b *JobBuilder) PreemptionDelayAnnotation(value string) *JobBuilder {
 	return b
 }
 
+// OwnMinRuntimes give the job kai.scheduler/preempt-min-runtime and reclaim-min-runtime
+// annotations' values (nil: none), which may only shorten what its queues give it.
+func (b *JobBuilder) OwnMinRuntimes(preempt, reclaim *time.Duration) *JobBuilder {
+	b.job.OwnPreemptMinRuntime, b.job.OwnReclaimMinRuntime = preempt, reclaim
+	return b
+}
+
 // EvictedAt sets when pods of the job were last evicted, as the PodGroup records it.
 func (b *JobBuilder) EvictedAt(t time.Time) *JobBuilder { b.job.LastEvictionTimestamp = &t; return b }
 

@@ -70,7 +70,8 @@ type ProtectionEnd struct {
 	// FromOutside is, for reclaim, the queue whose outsiders it holds against.
 	FromOutside string `json:"fromOutside,omitempty"`
 	MinRuntime  string `json:"minRuntime"`
-	// SetBy is the queue that set the min-runtime; empty for the scheduler's default.
+	// SetBy is the queue that set the min-runtime, empty for the scheduler's default, or the
+	// job's own annotation key when the job shortened it.
 	SetBy string `json:"setBy,omitempty"`
 	// Until is when the protection ends; absent for a min-runtime of 0s, which protects
 	// nothing.

@@ -231,8 +231,10 @@ type MinRuntimeStatus struct {
 type MinRuntimeProtection struct {
 	// MinRuntime is the value that applies; 0s protects nothing.
 	MinRuntime metav1.Duration `json:"minRuntime"`
-	// SetBy is the queue whose spec set the value; absent when the scheduler's default
-	// (the minruntime plugin's argument) applies.
+	// SetBy is the queue whose spec set the value, or the job's own annotation
+	// (kai.scheduler/preempt-min-runtime or kai.scheduler/reclaim-min-runtime) when the job
+	// shortened it; absent when the scheduler's default (the minruntime plugin's argument)
+	// applies.
 	// +optional
 	SetBy string `json:"setBy,omitempty"`
 	// Until is when the protection ends; absent when MinRuntime is 0s, which protects

@@ -3,6 +3,7 @@ package minruntime
 import (
 	"time"
 
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 )
 
@@ -111,4 +112,46 @@ func firstSetFrom(tree *api.QueueTree, ancestry []string, start int, get func(*a
 		}
 	}
 	return Resolution{Duration: def, Path: ancestry[:start+1]}
+}
+
+// Shorten applies a job's own min-runtime (its annotation, key names it) to what the queues
+// and the default resolved: a shorter one replaces it, remembering what it shortened; one at
+// or above it is declined and the resolution stands. A job may only shorten because its
+// owner writes its annotations: were a longer value honoured, the owner could buy protection
+// the operator did not give. nil (no annotation) returns r as it is, so that jobs without one
+// are decided exactly as before and cost nothing.
+func Shorten(r Resolution, own *time.Duration, key string) Resolution {
+	if own == nil {
+		return r
+	}
+	if *own >= r.Duration {
+		r.Declined = own
+		return r
+	}
+	return Resolution{Duration: *own, SetBy: key, Path: r.Path,
+		Shortened: api.Shortened{Duration: r.Duration, SetBy: r.SetBy}}
+}
+
+// ShortenPreempt is Shorten with the job's preempt annotation.
+func ShortenPreempt(r Resolution, job *api.JobInfo) Resolution {
+	return Shorten(r, job.OwnPreemptMinRuntime, scheduling.PreemptMinRuntimeAnnotation)
+}
+
+// ShortenReclaim is Shorten with the job's reclaim annotation.
+func ShortenReclaim(r Resolution, job *api.JobInfo) Resolution {
+	return Shorten(r, job.OwnReclaimMinRuntime, scheduling.ReclaimMinRuntimeAnnotation)
+}
+
+// ShortenLevels is ShortenReclaim for each of a job's reclaim levels: levels itself (shared
+// between the queue's jobs) when the job has no annotation, else a copy. Levels that shorten
+// to the same value stay apart: each still holds against its own reclaimers.
+func ShortenLevels(levels []api.ReclaimLevel, job *api.JobInfo) []api.ReclaimLevel {
+	if job.OwnReclaimMinRuntime == nil {
+		return levels
+	}
+	own := make([]api.ReclaimLevel, len(levels))
+	for i, l := range levels {
+		own[i] = api.ReclaimLevel{Outside: l.Outside, MinRuntime: ShortenReclaim(l.MinRuntime, job)}
+	}
+	return own
 }

@@ -92,7 +92,7 @@ func newSession(ssn *framework.Session, defaults Defaults, method ResolveMethod)
 func (s *session) minRuntime(action framework.ActionType, preemptor, victim *api.JobInfo) Resolution {
 	switch action {
 	case framework.Preempt:
-		return s.preemptMinRuntime(victim.Queue)
+		return ShortenPreempt(s.preemptMinRuntime(victim.Queue), victim)
 	case framework.Reclaim:
 		tree := s.ssn.Snapshot().Queues
 		key := [2]string{preemptor.Queue, victim.Queue}
@@ -101,7 +101,7 @@ func (s *session) minRuntime(action framework.ActionType, preemptor, victim *api
 			r = ReclaimMinRuntime(tree, s.method, preemptor.Queue, victim.Queue, s.defaults)
 			s.reclaim[key] = r
 		}
-		return r
+		return ShortenReclaim(r, victim) // after the cache: it holds the queues' value
 	}
 	return Resolution{}
 }
@@ -289,7 +289,8 @@ func (s *session) jobProtection(job *api.JobInfo) (api.Protection, bool) {
 		levels = ReclaimLevels(s.ssn.Snapshot().Queues, s.method, job.Queue, s.defaults)
 		s.levels[job.Queue] = levels
 	}
-	return api.Protection{Start: start, StartNote: note, Preempt: s.preemptMinRuntime(job.Queue), Reclaim: levels}, true
+	return api.Protection{Start: start, StartNote: note, Preempt: ShortenPreempt(s.preemptMinRuntime(job.Queue), job),
+		Reclaim: ShortenLevels(levels, job)}, true
 }
 
 // reportProtected sets the protected-jobs gauge: per queue and action, the running jobs
