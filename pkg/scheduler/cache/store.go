@@ -568,14 +568,10 @@ func (g *groupEntry) ownMinRuntime(pg *v2alpha2.PodGroup, key string) *time.Dura
 	if !ok {
 		return nil
 	}
-	d, err := time.ParseDuration(value)
-	if err == nil && d < 0 {
-		err = fmt.Errorf("negative")
-	}
+	d, err := scheduling.ParseDurationAnnotation(key, value)
 	if err != nil {
-		g.problems = append(g.problems, Problem{Object: pg, Reason: api.ReasonInvalidMinRuntimeAnnotation, Message: fmt.Sprintf(
-			"annotation %s=%q is not a duration of 0s or more such as \"10m\" (%v); ignored: the min-runtime its queues give the job applies",
-			key, value, err)})
+		g.problems = append(g.problems, Problem{Object: pg, Reason: api.ReasonInvalidMinRuntimeAnnotation,
+			Message: err.Error() + "; ignored: the min-runtime its queues give the job applies"})
 		return nil
 	}
 	return &d
