@@ -180,7 +180,10 @@ func (a *Action) evict(ctx context.Context, ssn *framework.Session, job *api.Job
 		}
 	}
 	if err := st.Commit(ctx); err != nil {
+		// Nothing was evicted: the job stays short, counted from when it was first seen so,
+		// and the next cycle tries again.
 		ssn.Logger().Error(err, "Committing the eviction of a stale gang failed", "job", job.ID)
+		return
 	}
 	ssn.Metrics().StaleGangEvicted()
 	delete(a.firstSeen, job.ID)
