@@ -7,7 +7,6 @@ import (
 	. "github.com/onsi/gomega"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/testing/builders"
 )
@@ -42,13 +41,6 @@ var _ = Describe("Preemption delay", func() {
 		// its own preemption delay would re-arm from there.
 		Eventually(runningPods("delay", "owned")).Should(Equal(4))
 		Expect(time.Now()).To(BeTemporally(">=", windowEnd))
-		Eventually(func(g Gomega) {
-			borrowed := &v2alpha2.PodGroup{}
-			g.Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: "delay", Name: "borrowed"}, borrowed)).To(Succeed())
-			evicted, err := scheduling.ParseEvictionTime(borrowed.Annotations)
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(evicted).NotTo(BeNil(), "the eviction is stamped on the victim's PodGroup")
-			g.Expect(*evicted).To(BeTemporally(">=", windowEnd))
-		}).Should(Succeed())
+		expectEvictedAtOrAfter("delay", "borrowed", windowEnd)
 	})
 })

@@ -144,3 +144,18 @@ func startStamp(c client.Client, namespace, job string) time.Time {
 		"the job's first pod started at %s, more than %s after its start stamp %s", first, stampLead, stamp)
 	return *stamp
 }
+
+// expectEvictedAtOrAfter waits until the job's PodGroup records an eviction (the
+// last-eviction-timestamp annotation the scheduler writes) and checks it is not before t; a
+// stamp that does not parse fails at once.
+func expectEvictedAtOrAfter(namespace, job string, t time.Time) {
+	GinkgoHelper()
+	Eventually(func(g Gomega) {
+		pg := &v2alpha2.PodGroup{}
+		g.Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: namespace, Name: job}, pg)).To(Succeed())
+		evicted, err := scheduling.ParseEvictionTime(pg.Annotations)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(evicted).NotTo(BeNil(), "the eviction is stamped on the victim's PodGroup")
+		g.Expect(*evicted).To(BeTemporally(">=", t))
+	}).Should(Succeed())
+}

@@ -57,14 +57,7 @@ var _ = Describe("A job's own min-runtime annotation", func() {
 		Consistently(runningPods("shorten", "short"), time.Until(protectedUntil)-500*time.Millisecond).Should(Equal(2))
 		Eventually(runningPods("shorten", "owned")).Should(Equal(2))
 		Expect(time.Now()).To(BeTemporally(">=", protectedUntil))
-		Eventually(func(g Gomega) {
-			short := &v2alpha2.PodGroup{}
-			g.Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: "shorten", Name: "short"}, short)).To(Succeed())
-			evicted, err := scheduling.ParseEvictionTime(short.Annotations)
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(evicted).NotTo(BeNil(), "the eviction is stamped on the victim's PodGroup")
-			g.Expect(*evicted).To(BeTemporally(">=", protectedUntil), "its pods ran at least 3s")
-		}).Should(Succeed())
+		expectEvictedAtOrAfter("shorten", "short", protectedUntil) // its pods ran at least 3s
 		Expect(runningPods("shorten", "short")()).To(BeZero())
 		Consistently(runningPods("shorten", "long"), 2*time.Second).Should(Equal(2))
 		long := &v2alpha2.PodGroup{}
