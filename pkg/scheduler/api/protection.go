@@ -98,43 +98,21 @@ func (p Protection) Until(m MinRuntime) time.Time {
 // would say nothing, at the cost of a write per job.
 func (p Protection) Protects() bool { return p.Latest().After(p.Start) }
 
-// PreemptEnd is when the protection against preemption ends; false when its min-runtime is
-// 0s, which protects nothing and so has no end.
-func (p Protection) PreemptEnd() (time.Time, bool) {
-	return p.Until(p.Preempt), p.Preempt.Duration > 0
-}
-
-// ReclaimEnd is the first end among the reclaim levels that protect something (a min-runtime
-// above 0s): from then on some reclaimer min-runtime held back may take the job's resources.
-// False when no level protects. Levels of 0s are left out: the reclaimers they hold against
-// may take the job at any time, which no end can say.
-func (p Protection) ReclaimEnd() (time.Time, bool) {
-	var first time.Time
-	found := false
+// FirstEnd is the end of the first protection to end among those that protect something (a
+// min-runtime above 0s): from then on some job min-runtime held back may take the job's
+// resources. False when none protects. Protections of 0s are left out, unlike in Earliest:
+// the jobs they hold against may take the resources at any time, which no end can say.
+func (p Protection) FirstEnd() (first time.Time, protects bool) {
+	consider := func(m MinRuntime) {
+		if u := p.Until(m); m.Duration > 0 && (!protects || u.Before(first)) {
+			first, protects = u, true
+		}
+	}
+	consider(p.Preempt)
 	for _, r := range p.Reclaim {
-		if r.Duration <= 0 {
-			continue
-		}
-		if u := p.Until(r.MinRuntime); !found || u.Before(first) {
-			first, found = u, true
-		}
+		consider(r.MinRuntime)
 	}
-	return first, found
-}
-
-// FirstEnd is the earlier of PreemptEnd and ReclaimEnd: the end of the first protection to
-// end among those that protect something. False when none does.
-func (p Protection) FirstEnd() (time.Time, bool) {
-	preempt, byPreempt := p.PreemptEnd()
-	reclaim, byReclaim := p.ReclaimEnd()
-	switch {
-	case !byPreempt:
-		return reclaim, byReclaim
-	case byReclaim && reclaim.Before(preempt):
-		return reclaim, true
-	default:
-		return preempt, true
-	}
+	return first, protects
 }
 
 // Earliest is the earliest time any job could take the job's resources: the first end of its
