@@ -32,6 +32,12 @@ const (
 	// LastEvictionTimestampAnnotation on a PodGroup records, in RFC3339, when the scheduler
 	// last evicted pods of the job; the preemption delay re-arms from it.
 	LastEvictionTimestampAnnotation = "kai.scheduler/last-eviction-timestamp"
+	// LastCheckpointTimestampAnnotation on a PodGroup records, in RFC3339, when the job last
+	// saved its work, as the workload reports it. Among victims that priority and fair
+	// share leave equal, the one that loses least (whose checkpoint, or else start, is the
+	// latest) is evicted first. It is clamped to the job's run: a checkpoint before the run
+	// started saves nothing of it, one in the future counts as now.
+	LastCheckpointTimestampAnnotation = "kai.scheduler/last-checkpoint-timestamp"
 	// StalenessGracePeriodAnnotation on a PodGroup (or, when the PodGroup has none, on one of
 	// its pods) is a Go duration: how long the running job may stay below its minimum before
 	// it is evicted as stale. The PodGroup's spec.stalenessGracePeriod wins over it.

@@ -26,6 +26,12 @@ func ParseEvictionTime(annotations map[string]string) (*time.Time, error) {
 	return parseTime(annotations, LastEvictionTimestampAnnotation)
 }
 
+// ParseCheckpointTime reads the last-checkpoint-timestamp annotation a workload writes on its
+// PodGroup: RFC3339, with or without fractions of a second.
+func ParseCheckpointTime(annotations map[string]string) (*time.Time, error) {
+	return parseTime(annotations, LastCheckpointTimestampAnnotation)
+}
+
 func parseTime(annotations map[string]string, key string) (*time.Time, error) {
 	value, ok := annotations[key]
 	if !ok {

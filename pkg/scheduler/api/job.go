@@ -70,6 +70,13 @@ type JobInfo struct {
 	// LastEvictionTimestamp is when the scheduler last evicted pods of the job, as the
 	// PodGroup records it; nil if never. The preemption delay re-arms from it.
 	LastEvictionTimestamp *time.Time
+	// LastCheckpoint is when the job last saved its work, as its PodGroup's
+	// last-checkpoint-timestamp annotation says; nil without one (or unreadable). Among
+	// victims otherwise equal, the one that loses least goes first.
+	LastCheckpoint *time.Time
+	// Evictions counts the job's runs the scheduler ended by preempt and reclaim, as its
+	// PodGroup's status records them (zero when it records none).
+	Evictions EvictionCount
 	// OwnPreemptMinRuntime and OwnReclaimMinRuntime are the min-runtimes the job's PodGroup
 	// annotations ask for (nil: none, or a bad value). They can only shorten the resolved
 	// one (see minruntime.Shorten).
@@ -92,6 +99,16 @@ type JobInfo struct {
 	// is what cluster autoscalers look for.
 	MarkUnschedulable bool
 }
+
+// EvictionCount is how many of a job's runs were ended by preempt and by reclaim, and when
+// the last counted eviction was decided.
+type EvictionCount struct {
+	Preempt, Reclaim int32
+	Last             time.Time
+}
+
+// Total is every counted eviction.
+func (c EvictionCount) Total() int32 { return c.Preempt + c.Reclaim }
 
 // SetPreemptionDelayAnnotation gives the job the delay a kai.scheduler/preemption-delay
 // annotation's value says. A bad value leaves the job without a delay, as upstream does, but

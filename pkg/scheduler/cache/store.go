@@ -323,6 +323,15 @@ func (s *Store) upsertGroup(pg *v2alpha2.PodGroup) bool {
 		g.problems = append(g.problems, Problem{Object: pg, Reason: "InvalidEvictionTimestamp", Message: err.Error()})
 	}
 	g.job.LastEvictionTimestamp = evicted
+	checkpoint, err := scheduling.ParseCheckpointTime(pg.Annotations)
+	if err != nil {
+		// The job is ranked among victims by its start, as one that never saved its work.
+		g.problems = append(g.problems, Problem{Object: pg, Reason: "InvalidCheckpointTimestamp", Message: err.Error()})
+	}
+	g.job.LastCheckpoint = checkpoint
+	if c := pg.Status.Evictions; c != nil {
+		g.job.Evictions = api.EvictionCount{Preempt: c.Preempt, Reclaim: c.Reclaim, Last: c.Last.Time}
+	}
 	if pg.Spec.PreemptionDelay != nil {
 		g.job.PreemptionDelay, g.delaySet = pg.Spec.PreemptionDelay.Duration, true // the CRD refuses a negative one
 	} else if value, ok := pg.Annotations[scheduling.PreemptionDelayAnnotation]; ok {

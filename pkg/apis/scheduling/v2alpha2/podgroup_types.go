@@ -16,6 +16,7 @@ import (
 // +kubebuilder:printcolumn:name="Preempt-Until",type=string,JSONPath=`.status.minRuntime.preempt.until`,description="Until when the running job is protected against higher-priority jobs of its queue; empty when its preemptMinRuntime is 0s"
 // +kubebuilder:printcolumn:name="Reclaim-Until",type=string,JSONPath=`.status.minRuntime.reclaimUntil`,description="Until when the running job is protected against jobs of other queues (the first of its reclaim protections to end); empty when no reclaimMinRuntime above 0s applies to it"
 // +kubebuilder:printcolumn:name="MinSubGroup",type=integer,JSONPath=`.spec.minSubGroup`,priority=1,description="Sub-groups that must be ready, when the gang is counted in sub-groups instead of pods"
+// +kubebuilder:printcolumn:name="Evictions",type=integer,JSONPath=`.status.evictions.total`,priority=1,description="How often the scheduler ended the job's run by preemption or reclaim; with escalation on, each lengthens its next protection"
 // +kubebuilder:printcolumn:name="Priority-Class",type=string,JSONPath=`.spec.priorityClassName`,priority=1
 // +kubebuilder:printcolumn:name="Preemptibility",type=string,JSONPath=`.spec.preemptibility`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
@@ -189,6 +190,33 @@ type PodGroupStatus struct {
 	// reclaim; absent while the job does not run or can never be a victim.
 	// +optional
 	MinRuntime *MinRuntimeStatus `json:"minRuntime,omitempty"`
+
+	// Evictions counts the runs of the job that the scheduler ended by preemption or
+	// reclaim. It lives in the status, which the job's owner cannot write, because the
+	// minruntime plugin may lengthen the job's next protection by it (escalation): were it
+	// an annotation, an owner could raise it to buy protection. Absent until the first.
+	// +optional
+	Evictions *EvictionCount `json:"evictions,omitempty"`
+}
+
+// EvictionCount counts the runs of a job ended by the scheduler, by action. A run counts once
+// however many of its pods went: only an eviction that leaves the job no running pod ends a
+// run; an elastic job losing surplus pods keeps its run and its count.
+type EvictionCount struct {
+	// Total is Preempt plus Reclaim (a column cannot add).
+	// +kubebuilder:validation:Minimum=0
+	Total int32 `json:"total"`
+	// Preempt counts runs ended by higher-priority jobs of the job's queue.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	Preempt int32 `json:"preempt,omitempty"`
+	// Reclaim counts runs ended by jobs of other queues.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	Reclaim int32 `json:"reclaim,omitempty"`
+	// Last is when the scheduler decided the last counted eviction. An eviction is counted
+	// only if decided after it, so that a write retried after a lost answer counts it once.
+	Last metav1.Time `json:"last"`
 }
 
 // MinRuntimeStatus is the protection the scheduler gives a running job: the start it counts
@@ -237,6 +265,11 @@ type MinRuntimeProtection struct {
 	// applies.
 	// +optional
 	SetBy string `json:"setBy,omitempty"`
+	// EscalatedFrom is the min-runtime before escalation lengthened it for the job's past
+	// evictions (status.evictions; the minruntime plugin's escalation arguments); absent when
+	// it did not.
+	// +optional
+	EscalatedFrom *metav1.Duration `json:"escalatedFrom,omitempty"`
 	// Until is when the protection ends; absent when MinRuntime is 0s, which protects
 	// nothing.
 	// +optional
