@@ -41,6 +41,10 @@ type MinRuntime struct {
 	// SetBy is the queue that set Duration, "" for the default, or the job's own annotation
 	// (its key, which no queue name can be) when the job shortened it (see ByJob).
 	SetBy string
+	// EscalatedFrom is what the queues and the default resolve when escalation lengthened
+	// it for the job's past evictions (JobInfo.Evictions; see minruntime.Escalation); zero
+	// when it did not.
+	EscalatedFrom time.Duration
 	// Shortened is what the queues and the default resolve when the job's annotation
 	// shortened it (ByJob), so that explain can say what the job gave up; zero otherwise.
 	Shortened Shortened
@@ -56,8 +60,11 @@ type MinRuntime struct {
 	Path []string
 }
 
-// Same reports whether two min-runtimes say the same: the value and where it was set.
-func (m MinRuntime) Same(o MinRuntime) bool { return m.Duration == o.Duration && m.SetBy == o.SetBy }
+// Same reports whether two min-runtimes say the same: the value, where it was set and what
+// escalation lengthened.
+func (m MinRuntime) Same(o MinRuntime) bool {
+	return m.Duration == o.Duration && m.SetBy == o.SetBy && m.EscalatedFrom == o.EscalatedFrom
+}
 
 // Shortened is the min-runtime the queues and the default gave before a job shortened it.
 type Shortened struct {
@@ -166,10 +173,10 @@ func (p Protection) Status() *v2alpha2.MinRuntimeStatus {
 	reclaim := make([]v2alpha2.ReclaimProtection, 0, len(p.Reclaim))
 	for _, r := range p.Reclaim {
 		reclaim = append(reclaim, v2alpha2.ReclaimProtection{FromOutside: r.Outside,
-			MinRuntimeProtection: v2alpha2.NewMinRuntimeProtection(p.Start, r.Duration, r.SetBy)})
+			MinRuntimeProtection: v2alpha2.NewMinRuntimeProtection(p.Start, r.Duration, r.SetBy, r.EscalatedFrom)})
 	}
 	return v2alpha2.NewMinRuntimeStatus(p.Start, p.StartNote,
-		v2alpha2.NewMinRuntimeProtection(p.Start, p.Preempt.Duration, p.Preempt.SetBy), reclaim)
+		v2alpha2.NewMinRuntimeProtection(p.Start, p.Preempt.Duration, p.Preempt.SetBy, p.Preempt.EscalatedFrom), reclaim)
 }
 
 // ShownProtection reads back what Status wrote, as Shown would give it (the ends follow
@@ -179,7 +186,11 @@ func ShownProtection(s *v2alpha2.MinRuntimeStatus) *Protection {
 		return nil
 	}
 	minRuntime := func(m v2alpha2.MinRuntimeProtection) MinRuntime {
-		return MinRuntime{Duration: m.MinRuntime.Duration, SetBy: m.SetBy}
+		r := MinRuntime{Duration: m.MinRuntime.Duration, SetBy: m.SetBy}
+		if m.EscalatedFrom != nil {
+			r.EscalatedFrom = m.EscalatedFrom.Duration
+		}
+		return r
 	}
 	p := &Protection{Start: s.Start.Time, StartNote: s.StartNote, Preempt: minRuntime(s.Preempt)}
 	for _, r := range s.Reclaim {

@@ -39,6 +39,12 @@ type EvictionReason struct {
 	// goes into the event the owner reads (Message stays as ParseEvictionMessage reads it),
 	// its runtime into the runtime-at-eviction metric.
 	Note EvictionNote
+	// EndsRun is set when the eviction takes every running pod of the victim's job, which
+	// ends its run: such an eviction is counted on the job (its PodGroup's status.evictions),
+	// once for all its pods, by DecidedAt, the session's now. An elastic job losing surplus
+	// pods keeps its run and is not counted.
+	EndsRun   bool
+	DecidedAt time.Time
 }
 
 // NewEvictionReason is the reason an eviction action gives its victims. Its Message is what

@@ -88,6 +88,10 @@ func (e *Effects) Evict(ctx context.Context, pod *api.PodInfo, reason framework.
 	e.Overlay.JobEvicted(pod.Job, evictedAt)
 	if e.Status != nil {
 		e.Status.QueueEvictionStamp(pod.Job, evictedAt)
+		if reason.EndsRun && (reason.Action == framework.Preempt || reason.Action == framework.Reclaim) {
+			// Once per decision however many of its pods go: the updater counts by DecidedAt.
+			e.Status.QueueEvictionCount(pod.Job, reason.Action, reason.DecidedAt)
+		}
 	}
 	metrics.OrDiscard(e.Metrics).Evicted(string(reason.Action), reason.Note.Ran, reason.Note.RanKnown)
 	verb := map[framework.ActionType]string{framework.Reclaim: "Reclaimed", framework.Preempt: "Preempted"}[reason.Action]

@@ -228,6 +228,13 @@ func (b *JobBuilder) OwnMinRuntimes(preempt, reclaim *time.Duration) *JobBuilder
 // EvictedAt sets when pods of the job were last evicted, as the PodGroup records it.
 func (b *JobBuilder) EvictedAt(t time.Time) *JobBuilder { b.job.LastEvictionTimestamp = &t; return b }
 
+// EvictedTimes records, as the PodGroup's status.evictions would, that preempt and reclaim
+// already ended the job's runs so many times.
+func (b *JobBuilder) EvictedTimes(preempt, reclaim int32) *JobBuilder {
+	b.job.Evictions.Preempt, b.job.Evictions.Reclaim = preempt, reclaim
+	return b
+}
+
 // StalenessGracePeriod sets the job's own staleness grace period (spec.stalenessGracePeriod).
 func (b *JobBuilder) StalenessGracePeriod(d time.Duration) *JobBuilder {
 	b.job.StalenessGracePeriod = &d

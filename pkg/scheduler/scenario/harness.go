@@ -178,7 +178,18 @@ func (h *Harness) apply(round *Round) {
 	for _, e := range round.Evictions {
 		pod := h.pod(e.Pod)
 		pod.Status, pod.EvictedFor = api.Releasing, e.Reason.Preemptor
-		h.Job(e.Job).LastEvictionTimestamp = &now // as the scheduler stamps the PodGroup
+		job := h.Job(e.Job)
+		job.LastEvictionTimestamp = &now // as the scheduler stamps the PodGroup
+		// and counts, once per decision, the runs it ended (status.evictions)
+		if r := e.Reason; r.EndsRun && r.DecidedAt.After(job.Evictions.Last) {
+			switch r.Action {
+			case framework.Preempt:
+				job.Evictions.Preempt++
+			case framework.Reclaim:
+				job.Evictions.Reclaim++
+			}
+			job.Evictions.Last = r.DecidedAt
+		}
 	}
 	for _, started := range round.Started {
 		t := started.At

@@ -61,8 +61,9 @@ func protectionStatus(c api.ProtectionChange) *minRuntimePatch {
 		StartNote:      orNull(s.StartNote),
 		ProtectedUntil: s.ProtectedUntil,
 		ReclaimUntil:   s.ReclaimUntil,
-		Preempt:        protectionFieldsPatch{MinRuntime: s.Preempt.MinRuntime, SetBy: orNull(s.Preempt.SetBy), Until: s.Preempt.Until},
-		Reclaim:        s.Reclaim,
+		Preempt: protectionFieldsPatch{MinRuntime: s.Preempt.MinRuntime, SetBy: orNull(s.Preempt.SetBy),
+			EscalatedFrom: s.Preempt.EscalatedFrom, Until: s.Preempt.Until},
+		Reclaim: s.Reclaim,
 	}
 }
 
@@ -81,9 +82,10 @@ type minRuntimePatch struct {
 
 // protectionFieldsPatch is v2alpha2.MinRuntimeProtection as minRuntimePatch writes it.
 type protectionFieldsPatch struct {
-	MinRuntime metav1.Duration `json:"minRuntime"`
-	SetBy      *string         `json:"setBy"`
-	Until      *metav1.Time    `json:"until"`
+	MinRuntime    metav1.Duration  `json:"minRuntime"`
+	SetBy         *string          `json:"setBy"`
+	EscalatedFrom *metav1.Duration `json:"escalatedFrom"`
+	Until         *metav1.Time     `json:"until"`
 }
 
 // orNull is s, or nil (null in the patch) when s is empty.

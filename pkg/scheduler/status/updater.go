@@ -75,6 +75,9 @@ type Updater struct {
 
 	// stamps waiting to be written, per job.
 	stamps map[api.JobID]jobStamps
+	// evictions are the decisions that ended a job's run, per job, until its PodGroup shows
+	// them counted (see QueueEvictionCount).
+	evictions map[api.JobID][]countedEviction
 	// pending holds the latest pending reasons per job (nil: clear the condition); written
 	// what was last written, and writtenAt when; promisedSince since when each job that
 	// waits only for resources promised to it has done so, for its quiet period.
@@ -96,7 +99,7 @@ type Updater struct {
 func NewUpdater(c client.Client, recorder record.EventRecorder, clk clock.WithTicker) *Updater {
 	return &Updater{
 		Client: c, Recorder: recorder, Clock: clk, stampWritten: make(chan struct{}, 1),
-		stamps: map[api.JobID]jobStamps{}, pending: map[api.JobID][]api.PendingReason{}, written: map[api.JobID]string{},
+		stamps: map[api.JobID]jobStamps{}, evictions: map[api.JobID][]countedEviction{}, pending: map[api.JobID][]api.PendingReason{}, written: map[api.JobID]string{},
 		promisedSince: map[api.JobID]time.Time{},
 		podsOf:        map[api.JobID][]string{}, writtenAt: map[api.JobID]time.Time{}, queues: map[string]*queueState{},
 		protections: map[api.JobID]api.ProtectionChange{}, shown: map[api.JobID]writtenProtection{},
@@ -113,23 +116,29 @@ type targetKind int
 
 const (
 	stampTarget targetKind = iota
+	evictionCountTarget
 	jobStatusTarget
 	queueStatusTarget
 )
 
 func (k targetKind) String() string {
-	return [...]string{"start-stamp", "podgroup-status", "queue-status"}[k]
+	return [...]string{"start-stamp", "eviction-count", "podgroup-status", "queue-status"}[k]
 }
 
-// stampsFirst orders the workers' queue: start stamps before everything else, each kind in
-// the order it was queued.
+// isRecord reports whether a target writes a record that nothing else can derive again:
+// start and eviction stamps, eviction counts. Records go first and are written through the
+// shutdown grace; everything else is derived anew each cycle.
+func (k targetKind) isRecord() bool { return k == stampTarget || k == evictionCountTarget }
+
+// stampsFirst orders the workers' queue: records (stamps, eviction counts) before everything
+// else, each in the order it was queued.
 type stampsFirst struct{ stamps, others []target }
 
 func (q *stampsFirst) Touch(target) {}
 func (q *stampsFirst) Len() int     { return len(q.stamps) + len(q.others) }
 
 func (q *stampsFirst) Push(t target) {
-	if t.kind == stampTarget {
+	if t.kind.isRecord() {
 		q.stamps = append(q.stamps, t)
 	} else {
 		q.others = append(q.others, t)
@@ -186,7 +195,7 @@ func (u *Updater) QueueEvictionStamp(job api.JobID, at time.Time) {
 func (u *Updater) PendingWrites() int {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	return len(u.stamps) + len(u.pending) + len(u.protections)
+	return len(u.stamps) + len(u.evictions) + len(u.pending) + len(u.protections)
 }
 
 // targets lists everything there is to write, stamps first, each kind by name, so that a
@@ -195,6 +204,9 @@ func (u *Updater) targets() []target {
 	var all []target
 	for job := range u.stamps {
 		all = append(all, target{stampTarget, string(job)})
+	}
+	for job := range u.evictions {
+		all = append(all, target{evictionCountTarget, string(job)})
 	}
 	jobs := map[api.JobID]bool{}
 	for job := range u.pending {
@@ -271,8 +283,9 @@ func (u *Updater) Start(ctx context.Context) error {
 	workers.Wait()
 	if left := u.stampsLeft(); left > 0 {
 		metrics.OrDiscard(u.Metrics).StatusWritesGivenUp(stampTarget.String(), left)
-		// A lost eviction stamp only lets the job's preemption delay count from its creation.
-		klog.FromContext(ctx).Error(nil, "Start or eviction stamps not written before shutdown; the next leader stamps the running jobs from their pods' start",
+		// A lost eviction stamp only lets the job's preemption delay count from its creation;
+		// a lost eviction count gives the job's next run the protection of one eviction fewer.
+		klog.FromContext(ctx).Error(nil, "Start or eviction stamps, or eviction counts, not written before shutdown; the next leader stamps the running jobs from their pods' start",
 			"count", left, "grace", u.StampGrace)
 	}
 	return nil
@@ -281,10 +294,12 @@ func (u *Updater) Start(ctx context.Context) error {
 // NeedLeaderElection: only the leader decides, so only the leader has anything to write.
 func (u *Updater) NeedLeaderElection() bool { return true }
 
+// stampsLeft counts the records not written yet. An eviction count waiting only to be
+// confirmed is written: Start need not wait for the informer.
 func (u *Updater) stampsLeft() int {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	return len(u.stamps)
+	return len(u.stamps) + u.evictionsUnsent()
 }
 
 // work writes what the queue hands it until the queue shuts down. A failed write is queued
@@ -325,6 +340,8 @@ func (u *Updater) write(ctx context.Context, t target) (time.Duration, error) {
 	switch {
 	case t.kind == stampTarget:
 		err = u.writeStamp(ctx, api.JobID(t.name))
+	case t.kind == evictionCountTarget:
+		after, err = u.writeEvictionCount(ctx, api.JobID(t.name))
 	case stopping:
 		return 0, nil
 	case t.kind == jobStatusTarget:
@@ -368,6 +385,8 @@ func (u *Updater) drop(t target) {
 	switch t.kind {
 	case stampTarget:
 		delete(u.stamps, api.JobID(t.name))
+	case evictionCountTarget:
+		delete(u.evictions, api.JobID(t.name))
 	case jobStatusTarget:
 		delete(u.pending, api.JobID(t.name))
 		delete(u.protections, api.JobID(t.name))

@@ -151,6 +151,20 @@ func (c *Cluster) List(_ context.Context, list client.ObjectList, _ ...client.Li
 	return nil
 }
 
+// Get reads a PodGroup, as the status updater does before adding to its eviction count.
+func (c *Cluster) Get(_ context.Context, key client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
+	into, ok := obj.(*v2alpha2.PodGroup)
+	if !ok {
+		return fmt.Errorf("the simulated cluster cannot get %T", obj)
+	}
+	group, ok := c.groups[key]
+	if !ok {
+		return apierrors.NewNotFound(schema.GroupResource{Group: "scheduling.run.ai", Resource: "podgroups"}, key.Name)
+	}
+	group.DeepCopyInto(into)
+	return nil
+}
+
 // Patch applies the status updater's merge patches to PodGroups.
 func (c *Cluster) Patch(_ context.Context, obj client.Object, patch client.Patch, _ ...client.PatchOption) error {
 	group, ok := c.groups[keyOf(obj)]

@@ -39,9 +39,11 @@ func TestMinRuntimePatchesApplyAsAMergeWould(t *testing.T) {
 		`"preempt":{"minRuntime":"1m0s","setBy":"team","until":"2026-01-01T00:01:00Z"},"reclaim":[{"fromOutside":"team","minRuntime":"1m0s","until":"2026-01-01T00:01:00Z"}]}}}`
 	patches := []string{
 		`{"status":{"minRuntime":{"start":"2026-01-01T01:00:00Z","startNote":null,"protectedUntil":"2026-01-01T01:02:00Z","reclaimUntil":null,` +
-			`"preempt":{"minRuntime":"2m0s","setBy":null,"until":"2026-01-01T01:02:00Z"},"reclaim":[]}}}`,
+			`"preempt":{"minRuntime":"2m0s","setBy":null,"escalatedFrom":null,"until":"2026-01-01T01:02:00Z"},"reclaim":[]}}}`,
 		`{"status":{"minRuntime":{"start":"2026-01-01T01:00:00Z","startNote":null,"protectedUntil":"2026-01-01T01:30:00Z","reclaimUntil":"2026-01-01T01:30:00Z",` +
-			`"preempt":{"minRuntime":"0s","setBy":"team","until":null},"reclaim":[{"fromOutside":"team","minRuntime":"30m0s","until":"2026-01-01T01:30:00Z"}]}}}`,
+			`"preempt":{"minRuntime":"0s","setBy":"team","escalatedFrom":null,"until":null},"reclaim":[{"fromOutside":"team","minRuntime":"30m0s","until":"2026-01-01T01:30:00Z"}]}}}`,
+		`{"status":{"minRuntime":{"start":"2026-01-01T01:00:00Z","startNote":null,"protectedUntil":"2026-01-01T01:04:00Z","reclaimUntil":"2026-01-01T01:30:00Z",` +
+			`"preempt":{"minRuntime":"4m0s","setBy":"team","escalatedFrom":"1m0s","until":"2026-01-01T01:04:00Z"},"reclaim":[{"fromOutside":"team","minRuntime":"30m0s","until":"2026-01-01T01:30:00Z"}]}}}`,
 		`{"status":{"minRuntime":null}}`,
 	}
 	for _, patch := range patches {

@@ -25,9 +25,13 @@ func MinRuntimeEnd(t time.Time) time.Time {
 // NewMinRuntimeProtection is the protection of minRuntime, set by the queue setBy ("" for
 // the scheduler's default), for a run that started at start (the exact start the scheduler
 // counts from, not the rounded one the status shows). Its until is the end rounded up, and
-// absent for a min-runtime of 0s, which protects nothing and so has no end.
-func NewMinRuntimeProtection(start time.Time, minRuntime time.Duration, setBy string) MinRuntimeProtection {
+// absent for a min-runtime of 0s, which protects nothing and so has no end. escalatedFrom is
+// the value before escalation lengthened it, 0 when it did not.
+func NewMinRuntimeProtection(start time.Time, minRuntime time.Duration, setBy string, escalatedFrom time.Duration) MinRuntimeProtection {
 	p := MinRuntimeProtection{MinRuntime: metav1.Duration{Duration: minRuntime}, SetBy: setBy}
+	if escalatedFrom > 0 {
+		p.EscalatedFrom = &metav1.Duration{Duration: escalatedFrom}
+	}
 	if minRuntime > 0 {
 		until := metav1.NewTime(MinRuntimeEnd(start.Add(minRuntime)))
 		p.Until = &until

@@ -214,9 +214,10 @@ type EvictionCount struct {
 	// +kubebuilder:validation:Minimum=0
 	// +optional
 	Reclaim int32 `json:"reclaim,omitempty"`
-	// Last is when the scheduler decided the last counted eviction. An eviction is counted
-	// only if decided after it, so that a write retried after a lost answer counts it once.
-	Last metav1.Time `json:"last"`
+	// Last is when the scheduler decided the last counted eviction, to the microsecond. An
+	// eviction is counted only if decided after it, so that a write retried after a lost
+	// answer counts it once.
+	Last metav1.MicroTime `json:"last"`
 }
 
 // MinRuntimeStatus is the protection the scheduler gives a running job: the start it counts

@@ -93,9 +93,10 @@ func apply(ctx context.Context, ssn *framework.Session, action framework.ActionT
 		// Victims come grouped by job: the plugins' notes are asked once per victim job, as
 		// the search judged it, before any of its pods is evicted.
 		if i == 0 || victim.Job != plan.Victims[i-1].Job {
-			victimReason.Note = framework.EvictionNote{}
+			victimReason.Note, victimReason.EndsRun = framework.EvictionNote{}, false
 			if v := ssn.Snapshot().Job(victim.Job); v != nil {
 				victimReason.Note = ssn.EvictionNotes(action, job, v)
+				victimReason.EndsRun, victimReason.DecidedAt = endsRun(v, plan.Victims[i:]), ssn.Now()
 			}
 		}
 		if err := st.Evict(victim, victimReason); err != nil {
@@ -122,6 +123,25 @@ func apply(ctx context.Context, ssn *framework.Session, action framework.ActionT
 		}
 	}
 	commit(ctx, ssn, st, action, job)
+}
+
+// endsRun reports whether victims, which start with the victim job's, take every pod of the
+// job that runs (or is bound): the eviction then ends the job's run, and is counted on it.
+func endsRun(job *api.JobInfo, victims []*api.PodInfo) bool {
+	taken := 0
+	for _, v := range victims {
+		if v.Job != job.ID {
+			break
+		}
+		taken++
+	}
+	running := 0
+	for _, p := range job.Pods {
+		if isEvictable(p) {
+			running++
+		}
+	}
+	return taken == running
 }
 
 // allocateAll binds the whole gang on idle resources if it fits there, else changes nothing.

@@ -43,7 +43,7 @@ func TestElasticFilterRemembersOnlyWhatStillStands(t *testing.T) {
 		t.Fatal(err)
 	}
 	ssn := framework.OpenSession(context.Background(), framework.SessionOptions{Snapshot: snapshot, Clock: clocktesting.NewFakePassiveClock(now)})
-	s := newSession(ssn, Defaults{}, LCA)
+	s := newSession(ssn, Defaults{}, LCA, Escalation{})
 	frameworktest.CheckRememberedVerdicts(t, preemptor, jobs,
 		func() framework.ScenarioFilter { return &elasticFilter{s: s, action: framework.Reclaim} },
 		func(sc *frameworktest.Scenario) framework.Status {

@@ -17,6 +17,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/conf"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
@@ -34,8 +36,9 @@ const (
 
 // Plugin holds the validated arguments; everything per cycle lives in a session value.
 type Plugin struct {
-	defaults Defaults
-	method   ResolveMethod
+	defaults   Defaults
+	method     ResolveMethod
+	escalation Escalation
 }
 
 var _ framework.Plugin = &Plugin{}
@@ -46,6 +49,7 @@ var _ framework.Plugin = &Plugin{}
 func New(args framework.Arguments) (framework.Plugin, error) {
 	p := &Plugin{method: LCA}
 	var errs []error
+	var factor, ceiling *string
 	for _, key := range slices.Sorted(maps.Keys(args)) {
 		value := args[key]
 		var err error
@@ -61,17 +65,25 @@ func New(args framework.Arguments) (framework.Plugin, error) {
 			default:
 				err = fmt.Errorf("%s: must be %q or %q, got %q", key, LCA, Queue, value)
 			}
+		case ArgEscalationFactor:
+			factor = &value
+		case ArgEscalationCeiling:
+			ceiling = &value
 		default:
-			err = fmt.Errorf("unknown argument %q (known: %s, %s, %s)", key,
-				ArgDefaultPreemptMinRuntime, ArgDefaultReclaimMinRuntime, ArgReclaimResolveMethod)
+			err = fmt.Errorf("unknown argument %q (known: %s)", key, strings.Join(knownArgs, ", "))
 		}
 		errs = append(errs, err) // every bad argument at once
 	}
-	if err := errors.Join(errs...); err != nil {
+	var err error
+	p.escalation, err = parseEscalation(factor, ceiling)
+	if err = errors.Join(append(errs, err)...); err != nil {
 		return nil, err
 	}
 	return p, nil
 }
+
+var knownArgs = []string{ArgDefaultPreemptMinRuntime, ArgDefaultReclaimMinRuntime, ArgReclaimResolveMethod,
+	ArgEscalationFactor, ArgEscalationCeiling}
 
 // Name is the plugin's name.
 func (p *Plugin) Name() string { return Name }
@@ -79,14 +91,23 @@ func (p *Plugin) Name() string { return Name }
 // Defaults are the node-pool level values the arguments set.
 func (p *Plugin) Defaults() Defaults { return p.defaults }
 
-// Settings are the arguments in effect, those left out at their defaults.
+// Settings are the arguments in effect, those left out at their defaults; escalation only
+// when it is on.
 func (p *Plugin) Settings() []string {
-	return []string{
+	settings := []string{
 		ArgDefaultPreemptMinRuntime + "=" + p.defaults.Preempt.String(),
 		ArgDefaultReclaimMinRuntime + "=" + p.defaults.Reclaim.String(),
 		ArgReclaimResolveMethod + "=" + string(p.method),
 	}
+	if !p.escalation.Off() {
+		settings = append(settings, ArgEscalationFactor+"="+strconv.FormatFloat(p.escalation.Factor, 'f', -1, 64),
+			ArgEscalationCeiling+"="+p.escalation.Ceiling.String())
+	}
+	return settings
 }
+
+// Escalation is how the arguments lengthen the protection of jobs evicted before.
+func (p *Plugin) Escalation() Escalation { return p.escalation }
 
 var _ framework.Describer = &Plugin{}
 
@@ -95,7 +116,7 @@ func (p *Plugin) Method() ResolveMethod { return p.method }
 
 // OnSessionOpen registers the hooks of this cycle, backed by caches that end with it.
 func (p *Plugin) OnSessionOpen(ssn *framework.Session) {
-	s := newSession(ssn, p.defaults, p.method)
+	s := newSession(ssn, p.defaults, p.method, p.escalation)
 	ssn.AddIsPreemptibleFn(Name, s.isPreemptible)
 	ssn.AddMayEvictForFn(Name, s.mayEvictFor)
 	ssn.AddScenarioFiltersFn(Name, s.scenarioFilters)

@@ -14,9 +14,10 @@ import (
 // session is the plugin's state for one cycle: resolution caches and what it told pending
 // jobs. It dies with the session.
 type session struct {
-	ssn      *framework.Session
-	defaults Defaults
-	method   ResolveMethod
+	ssn        *framework.Session
+	defaults   Defaults
+	method     ResolveMethod
+	escalation Escalation
 	// preempt caches resolution per victim queue; reclaim per (reclaimer, victim) queue pair.
 	preempt map[string]Resolution
 	reclaim map[[2]string]Resolution
@@ -76,9 +77,9 @@ type blockedBy struct {
 // to read in kubectl describe.
 const maxNamedVictims = 3
 
-func newSession(ssn *framework.Session, defaults Defaults, method ResolveMethod) *session {
+func newSession(ssn *framework.Session, defaults Defaults, method ResolveMethod, escalation Escalation) *session {
 	return &session{
-		ssn: ssn, defaults: defaults, method: method,
+		ssn: ssn, defaults: defaults, method: method, escalation: escalation,
 		preempt:     map[string]Resolution{},
 		reclaim:     map[[2]string]Resolution{},
 		levels:      map[string][]api.ReclaimLevel{},
@@ -88,11 +89,12 @@ func newSession(ssn *framework.Session, defaults Defaults, method ResolveMethod)
 	}
 }
 
-// minRuntime resolves the min-runtime that applies to victim in this action.
+// minRuntime resolves the min-runtime that applies to victim in this action: the queues' (or
+// the default), escalated for the victim's past evictions, shortened by its own annotation.
 func (s *session) minRuntime(action framework.ActionType, preemptor, victim *api.JobInfo) Resolution {
 	switch action {
 	case framework.Preempt:
-		return ShortenPreempt(s.preemptMinRuntime(victim.Queue), victim)
+		return s.ownPreempt(victim)
 	case framework.Reclaim:
 		tree := s.ssn.Snapshot().Queues
 		key := [2]string{preemptor.Queue, victim.Queue}
@@ -101,9 +103,15 @@ func (s *session) minRuntime(action framework.ActionType, preemptor, victim *api
 			r = ReclaimMinRuntime(tree, s.method, preemptor.Queue, victim.Queue, s.defaults)
 			s.reclaim[key] = r
 		}
-		return ShortenReclaim(r, victim) // after the cache: it holds the queues' value
+		// After the cache: it holds the queues' value.
+		return ShortenReclaim(s.escalation.Escalate(r, victim.Evictions.Total()), victim)
 	}
 	return Resolution{}
+}
+
+// ownPreempt is the job's preempt min-runtime: its queue's, escalated, then shortened.
+func (s *session) ownPreempt(job *api.JobInfo) Resolution {
+	return ShortenPreempt(s.escalation.Escalate(s.preemptMinRuntime(job.Queue), job.Evictions.Total()), job)
 }
 
 // preemptMinRuntime resolves, once per session and queue, the preempt min-runtime of a
@@ -289,8 +297,8 @@ func (s *session) jobProtection(job *api.JobInfo) (api.Protection, bool) {
 		levels = ReclaimLevels(s.ssn.Snapshot().Queues, s.method, job.Queue, s.defaults)
 		s.levels[job.Queue] = levels
 	}
-	return api.Protection{Start: start, StartNote: note, Preempt: ShortenPreempt(s.preemptMinRuntime(job.Queue), job),
-		Reclaim: ShortenLevels(levels, job)}, true
+	return api.Protection{Start: start, StartNote: note, Preempt: s.ownPreempt(job),
+		Reclaim: ShortenLevels(s.escalation.EscalateLevels(levels, job.Evictions.Total()), job)}, true
 }
 
 // reportProtected sets the protected-jobs gauge: per queue and action, the running jobs

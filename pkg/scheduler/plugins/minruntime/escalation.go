@@ -1,0 +1,100 @@
+package minruntime
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/conf"
+)
+
+// Escalation lengthens the protection of a job the scheduler has already evicted: each run
+// it lost (JobInfo.Evictions, kept in the PodGroup's status where its owner cannot raise it)
+// multiplies its min-runtimes by Factor, up to Ceiling. A job that keeps being evicted before
+// it saves its work is given longer to save it each time, where a fixed min-runtime would
+// take the same loss again and again; the ceiling bounds what any run can hold against
+// others, so that no job becomes protected for good and every owner still gets its quota
+// within the longest protection it meets. See docs/minruntime.md for the rule's numbers.
+//
+// A min-runtime of 0s stays 0s (escalation never protects what the operator left open), and
+// one already at or above the ceiling is left as it is (escalation never shortens).
+type Escalation struct {
+	// Factor multiplies the min-runtime once per eviction; 1 is off.
+	Factor float64
+	// Ceiling is the longest an escalated min-runtime may become.
+	Ceiling time.Duration
+}
+
+// The plugin's escalation arguments.
+const (
+	ArgEscalationFactor  = "escalationFactor"
+	ArgEscalationCeiling = "escalationCeiling"
+)
+
+// Off reports whether escalation changes nothing.
+func (e Escalation) Off() bool { return e.Factor <= 1 }
+
+// Escalate is r lengthened for a job evicted evictions times.
+func (e Escalation) Escalate(r Resolution, evictions int32) Resolution {
+	if e.Off() || evictions <= 0 || r.Duration <= 0 || r.Duration >= e.Ceiling {
+		return r
+	}
+	escalated := e.Ceiling
+	if d := float64(r.Duration) * math.Pow(e.Factor, float64(evictions)); d < float64(e.Ceiling) {
+		escalated = max(r.Duration, time.Duration(d).Round(time.Second)) // read by people
+	}
+	r.EscalatedFrom, r.Duration = r.Duration, escalated
+	return r
+}
+
+// EscalateLevels is Escalate for each of a job's reclaim levels: levels itself (shared between
+// the queue's jobs) when nothing changes, else a copy.
+func (e Escalation) EscalateLevels(levels []api.ReclaimLevel, evictions int32) []api.ReclaimLevel {
+	if e.Off() || evictions <= 0 {
+		return levels
+	}
+	own := make([]api.ReclaimLevel, len(levels))
+	for i, l := range levels {
+		own[i] = api.ReclaimLevel{Outside: l.Outside, MinRuntime: e.Escalate(l.MinRuntime, evictions)}
+	}
+	return own
+}
+
+// Describe says the rule for people: "×2 per eviction, up to 4h0m0s".
+func (e Escalation) Describe() string {
+	if e.Off() {
+		return "off"
+	}
+	return fmt.Sprintf("×%s per eviction, up to %s", strconv.FormatFloat(e.Factor, 'f', -1, 64), e.Ceiling)
+}
+
+// parseEscalation validates the escalation arguments together: a factor above 1 needs a
+// ceiling (no job may become protected for good), and a ceiling without a factor would do
+// nothing, which the operator who set it should hear about.
+func parseEscalation(factor, ceiling *string) (Escalation, error) {
+	e := Escalation{Factor: 1}
+	if factor != nil {
+		f, err := strconv.ParseFloat(*factor, 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 1 {
+			return e, fmt.Errorf("%s: must be a number of at least 1 (1 is off), got %q", ArgEscalationFactor, *factor)
+		}
+		e.Factor = f
+	}
+	if ceiling != nil {
+		d, err := conf.ParseNonNegativeDuration(ArgEscalationCeiling, *ceiling)
+		if err != nil {
+			return e, err
+		}
+		e.Ceiling = d
+	}
+	switch {
+	case !e.Off() && e.Ceiling <= 0:
+		return e, fmt.Errorf("%s: %s of %s needs a ceiling above 0s, so that no job is ever protected for good",
+			ArgEscalationCeiling, ArgEscalationFactor, *factor)
+	case e.Off() && ceiling != nil:
+		return e, fmt.Errorf("%s: has no effect without %s above 1", ArgEscalationCeiling, ArgEscalationFactor)
+	}
+	return e, nil
+}
