@@ -119,13 +119,17 @@ func (c *Cluster) explainRunning(p *printer, ssn *framework.Session, job *api.Jo
 		return
 	}
 	p.line(0, "Running since %s (%s ago).", stamp(protection.Start), ago(c.Now.Sub(protection.Start)))
+	if n := job.Evictions.Total(); n > 0 {
+		p.line(1, "Evicted before: %d time(s) by preempt, %d by reclaim (status.evictions); escalation: %s.",
+			job.Evictions.Preempt, job.Evictions.Reclaim, c.MinRuntime.Escalation().Describe())
+	}
 	if protection.StartNote != "" {
 		p.line(1, "Note: %s.", protection.StartNote)
 	}
 	p.blank()
 	p.line(0, "Against preemption (higher-priority jobs of queue %s):", job.Queue)
 	c.explainEnd(p, 1, protection, protection.Preempt)
-	p.line(2, "resolved: %s", walk(protection.Preempt, false))
+	p.line(2, "resolved: %s", c.walk(protection.Preempt, false, job))
 	p.blank()
 	p.line(0, "Against reclaim (jobs of other queues; reclaimResolveMethod %s):", c.MinRuntime.Method())
 	if len(protection.Reclaim) == 0 {
@@ -146,7 +150,7 @@ func (c *Cluster) explainRunning(p *printer, ssn *framework.Session, job *api.Jo
 		}
 		p.line(1, "%s:", who)
 		c.explainEnd(p, 2, protection, level.MinRuntime)
-		p.line(3, "resolved: %s", walk(level.MinRuntime, true))
+		p.line(3, "resolved: %s", c.walk(level.MinRuntime, true, job))
 	}
 	for _, line := range protection.Declined() {
 		p.line(0, "Note: %s.", line)
@@ -290,11 +294,6 @@ func walk(m api.MinRuntime, reclaim bool) string {
 	if reclaim {
 		arg, field = minruntime.ArgDefaultReclaimMinRuntime, "reclaimMinRuntime"
 	}
-	if m.ByJob() {
-		// The walk found the queues' value; the job's annotation then shortened it.
-		queues := api.MinRuntime{Duration: m.Shortened.Duration, SetBy: m.Shortened.SetBy, Path: m.Path}
-		return fmt.Sprintf("%s → the job's annotation %s shortens it to %s", walk(queues, reclaim), m.SetBy, m.Duration)
-	}
 	var steps []string
 	for i := len(m.Path) - 1; i >= 0; i-- {
 		if i == 0 && m.SetBy != "" {
@@ -305,6 +304,33 @@ func walk(m api.MinRuntime, reclaim bool) string {
 	}
 	steps = append(steps, fmt.Sprintf("the default (the minruntime plugin's %s, %s)", arg, m.Duration))
 	return strings.Join(steps, " → ")
+}
+
+// walk is the queues' walk for a job's min-runtime, then what the job's past evictions
+// (escalation) and its own annotation made of it.
+func (c *Cluster) walk(m api.MinRuntime, reclaim bool, job *api.JobInfo) string {
+	if m.ByJob() {
+		// The walk found the queues' value (maybe escalated); the job's annotation then shortened it.
+		found := api.MinRuntime{Duration: m.Shortened.Duration, SetBy: m.Shortened.SetBy, EscalatedFrom: m.Shortened.EscalatedFrom, Path: m.Path}
+		return fmt.Sprintf("%s → the job's annotation %s shortens it to %s", c.walk(found, reclaim, job), m.SetBy, m.Duration)
+	}
+	if m.EscalatedFrom <= 0 {
+		return walk(m, reclaim)
+	}
+	queues := m
+	queues.Duration, queues.EscalatedFrom = m.EscalatedFrom, 0
+	return fmt.Sprintf("%s → escalated to %s for %s", walk(queues, reclaim), m.Duration, c.escalation(job))
+}
+
+// escalation says what lengthened a job's protection: its evictions and the rule.
+func (c *Cluster) escalation(job *api.JobInfo) string {
+	n := job.Evictions.Total()
+	times := "evictions"
+	if n == 1 {
+		times = "eviction"
+	}
+	return fmt.Sprintf("its %d %s (%d by preempt, %d by reclaim; the minruntime plugin's escalation: %s)",
+		n, times, job.Evictions.Preempt, job.Evictions.Reclaim, c.MinRuntime.Escalation().Describe())
 }
 
 // queuePath names a queue with its ancestry, or says why it has none.

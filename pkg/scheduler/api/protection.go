@@ -66,10 +66,12 @@ func (m MinRuntime) Same(o MinRuntime) bool {
 	return m.Duration == o.Duration && m.SetBy == o.SetBy && m.EscalatedFrom == o.EscalatedFrom
 }
 
-// Shortened is the min-runtime the queues and the default gave before a job shortened it.
+// Shortened is the min-runtime the queues and the default gave (escalated, when
+// EscalatedFrom is set) before a job shortened it.
 type Shortened struct {
-	Duration time.Duration
-	SetBy    string
+	Duration      time.Duration
+	SetBy         string
+	EscalatedFrom time.Duration
 }
 
 // ByJob reports whether the job's own annotation set the value (see SetBy).
@@ -87,6 +89,15 @@ func (m MinRuntime) Source() string {
 		return "the job's annotation " + m.SetBy
 	}
 	return "queue " + m.SetBy
+}
+
+// EscalationNote is what messages add to a min-runtime that escalation lengthened: ",
+// escalated from 10m0s for its evictions"; empty when it did not.
+func (m MinRuntime) EscalationNote() string {
+	if m.EscalatedFrom <= 0 {
+		return ""
+	}
+	return ", escalated from " + m.EscalatedFrom.String() + " for its evictions"
 }
 
 // ReclaimLevel is the reclaim min-runtime against reclaimers from outside a queue.

@@ -30,6 +30,13 @@ type collectors struct {
 	// For reclaim a job counts when it is protected against some reclaimer: with the lca
 	// method the value depends on where the reclaimer sits.
 	protectedJobs *prometheus.GaugeVec
+	// escalatedJobs is, per queue and action, the protected jobs whose protection escalation
+	// lengthened for their past evictions.
+	escalatedJobs *prometheus.GaugeVec
+	// runsEnded counts the runs preempt and reclaim ended (every running pod of a job evicted
+	// in one decision), by action: what each job's status.evictions counts, and escalation
+	// lengthens protection by.
+	runsEnded *prometheus.CounterVec
 	// minRuntimeWait is how long pending jobs were held back by min-runtime: from the first
 	// cycle a protection blocked them to the first cycle none did.
 	minRuntimeWait prometheus.Histogram
@@ -88,6 +95,14 @@ func newCollectors() collectors {
 			Name: "kai_scheduler_min_runtime_protected_jobs",
 			Help: "Running jobs min-runtime protects now, by queue and action (reclaim, preempt).",
 		}, []string{"queue", "action"}),
+		escalatedJobs: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "kai_scheduler_min_runtime_escalated_jobs",
+			Help: "Running jobs min-runtime protects now for longer than their queues say, escalated for their past evictions, by queue and action (reclaim, preempt).",
+		}, []string{"queue", "action"}),
+		runsEnded: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kai_scheduler_runs_ended_total",
+			Help: "Job runs ended by eviction (every running pod of the job evicted by one decision), by action (reclaim, preempt); each is counted in the job's status.evictions.",
+		}, []string{"action"}),
 		minRuntimeWait: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "kai_scheduler_min_runtime_wait_seconds",
 			Help:    "How long pending jobs were held back by min-runtime protection of the jobs that could make room.",
@@ -117,6 +132,6 @@ func newCollectors() collectors {
 // all lists the collectors, as registered.
 func (c collectors) all() []prometheus.Collector {
 	return []prometheus.Collector{c.cycleDuration, c.binds, c.bindErrors, c.evictions, c.minRuntimeRefusals, c.preemptionDelayHeld, c.staleGangEvictions,
-		c.runtimeAtEviction, c.protectedJobs, c.minRuntimeWait, c.pendingJobs, c.invalidQueues,
+		c.runtimeAtEviction, c.protectedJobs, c.escalatedJobs, c.runsEnded, c.minRuntimeWait, c.pendingJobs, c.invalidQueues,
 		c.statusWrites, c.statusWritesGivenUp, c.decisionsDropped}
 }

@@ -15,11 +15,12 @@ type Prometheus struct {
 	c          collectors
 	registerer prometheus.Registerer
 
-	// mu guards shown.
+	// mu guards the shown series.
 	mu sync.Mutex
-	// shown are the protected-jobs series the last ProtectedJobs set: the next deletes those
-	// it has no jobs for, after setting its own, so that no scrape finds the gauge empty.
-	shown map[ProtectedSeries]bool
+	// shownProtected and shownEscalated are the series the last ProtectedJobs set: the next
+	// deletes those it has no jobs for, after setting its own, so that no scrape finds a
+	// gauge empty.
+	shownProtected, shownEscalated map[ProtectedSeries]bool
 }
 
 var _ Recorder = &Prometheus{}
@@ -72,21 +73,30 @@ func (p *Prometheus) ProtectionWaitEnded(waited time.Duration) {
 	p.c.minRuntimeWait.Observe(waited.Seconds())
 }
 
-func (p *Prometheus) ProtectedJobs(protected map[ProtectedSeries]int) {
+func (p *Prometheus) ProtectedJobs(protected, escalated map[ProtectedSeries]int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	set := make(map[ProtectedSeries]bool, len(protected))
-	for s, n := range protected {
-		p.c.protectedJobs.WithLabelValues(s.Queue, s.Action).Set(float64(n))
+	p.shownProtected = replaceSeries(p.c.protectedJobs, p.shownProtected, protected)
+	p.shownEscalated = replaceSeries(p.c.escalatedJobs, p.shownEscalated, escalated)
+}
+
+// replaceSeries sets gauge's series to counts and deletes those of shown it has none for; it
+// returns the series now shown.
+func replaceSeries(gauge *prometheus.GaugeVec, shown map[ProtectedSeries]bool, counts map[ProtectedSeries]int) map[ProtectedSeries]bool {
+	set := make(map[ProtectedSeries]bool, len(counts))
+	for s, n := range counts {
+		gauge.WithLabelValues(s.Queue, s.Action).Set(float64(n))
 		set[s] = true
 	}
-	for s := range p.shown {
+	for s := range shown {
 		if !set[s] {
-			p.c.protectedJobs.DeleteLabelValues(s.Queue, s.Action)
+			gauge.DeleteLabelValues(s.Queue, s.Action)
 		}
 	}
-	p.shown = set
+	return set
 }
+
+func (p *Prometheus) RunEnded(action string) { p.c.runsEnded.WithLabelValues(action).Inc() }
 
 func (p *Prometheus) Bound()      { p.c.binds.Inc() }
 func (p *Prometheus) BindFailed() { p.c.bindErrors.Inc() }

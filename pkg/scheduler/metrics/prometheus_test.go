@@ -61,7 +61,8 @@ func TestPrometheusRecordsEachMetricUnderItsNameAndLabels(t *testing.T) {
 	p.CycleEnded(2*time.Second, 3, 1)
 	p.MinRuntimeRefused("reclaim", 4)
 	p.ProtectionWaitEnded(30 * time.Second)
-	p.ProtectedJobs(map[ProtectedSeries]int{{Queue: "team", Action: "preempt"}: 2})
+	p.ProtectedJobs(map[ProtectedSeries]int{{Queue: "team", Action: "preempt"}: 2}, map[ProtectedSeries]int{{Queue: "team", Action: "preempt"}: 1})
+	p.RunEnded("reclaim")
 	p.Bound()
 	p.BindFailed()
 	p.Evicted("reclaim", time.Minute, true)
@@ -80,6 +81,8 @@ func TestPrometheusRecordsEachMetricUnderItsNameAndLabels(t *testing.T) {
 		"kai_scheduler_min_runtime_wait_seconds_count{}":                          1,
 		"kai_scheduler_min_runtime_wait_seconds_sum{}":                            30,
 		`kai_scheduler_min_runtime_protected_jobs{action="preempt",queue="team"}`: 2,
+		`kai_scheduler_min_runtime_escalated_jobs{action="preempt",queue="team"}`: 1,
+		`kai_scheduler_runs_ended_total{action="reclaim"}`:                        1,
 		"kai_scheduler_binds_total{}":                                             1,
 		"kai_scheduler_bind_errors_total{}":                                       1,
 		`kai_scheduler_evictions_total{action="reclaim"}`:                         1,
@@ -103,12 +106,13 @@ func TestProtectedJobsDeletesTheSeriesOfQueuesNoLongerProtected(t *testing.T) {
 	registry := prometheus.NewRegistry()
 	p := newRegistered(t, registry, "")
 	team, other := ProtectedSeries{"team", "preempt"}, ProtectedSeries{"other", "reclaim"}
-	p.ProtectedJobs(map[ProtectedSeries]int{team: 2, other: 1})
-	p.ProtectedJobs(map[ProtectedSeries]int{team: 1})
+	p.ProtectedJobs(map[ProtectedSeries]int{team: 2, other: 1}, map[ProtectedSeries]int{other: 1})
+	p.ProtectedJobs(map[ProtectedSeries]int{team: 1}, nil)
 	want := map[string]float64{`kai_scheduler_min_runtime_protected_jobs{action="preempt",queue="team"}`: 1}
 	got := series(t, registry)
 	maps.DeleteFunc(got, func(name string, _ float64) bool {
-		return !strings.HasPrefix(name, "kai_scheduler_min_runtime_protected_jobs{")
+		return !strings.HasPrefix(name, "kai_scheduler_min_runtime_protected_jobs{") &&
+			!strings.HasPrefix(name, "kai_scheduler_min_runtime_escalated_jobs{")
 	})
 	if !maps.Equal(got, want) {
 		t.Errorf("gathered %v after other's protection ended, want team's alone: %v", got, want)

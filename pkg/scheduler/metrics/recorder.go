@@ -21,9 +21,13 @@ type Recorder interface {
 	// after waited (kai_scheduler_min_runtime_wait_seconds).
 	ProtectionWaitEnded(waited time.Duration)
 	// ProtectedJobs: per queue and action, the running jobs min-runtime protects now
-	// (kai_scheduler_min_runtime_protected_jobs). Each call replaces the last: a series
-	// absent from protected has no job protected any more.
-	ProtectedJobs(protected map[ProtectedSeries]int)
+	// (kai_scheduler_min_runtime_protected_jobs), and those of them whose protection
+	// escalation lengthened (kai_scheduler_min_runtime_escalated_jobs). Each call replaces
+	// the last: a series absent from a map has no job any more.
+	ProtectedJobs(protected, escalated map[ProtectedSeries]int)
+	// RunEnded: preempt or reclaim ended a job's run, counted on its PodGroup
+	// (kai_scheduler_runs_ended_total).
+	RunEnded(action string)
 	// Bound: a pod was bound (kai_scheduler_binds_total).
 	Bound()
 	// BindFailed: the API server refused a bind (kai_scheduler_bind_errors_total).
@@ -58,18 +62,19 @@ type Discard struct{}
 
 var _ Recorder = Discard{}
 
-func (Discard) CycleEnded(time.Duration, int, int)    {}
-func (Discard) MinRuntimeRefused(string, int)         {}
-func (Discard) PreemptionDelayHeld(string, int)       {}
-func (Discard) ProtectionWaitEnded(time.Duration)     {}
-func (Discard) ProtectedJobs(map[ProtectedSeries]int) {}
-func (Discard) Bound()                                {}
-func (Discard) BindFailed()                           {}
-func (Discard) Evicted(string, time.Duration, bool)   {}
-func (Discard) StaleGangEvicted()                     {}
-func (Discard) StatusWritten(string, bool)            {}
-func (Discard) StatusWritesGivenUp(string, int)       {}
-func (Discard) DecisionDropped(string, string)        {}
+func (Discard) CycleEnded(time.Duration, int, int)         {}
+func (Discard) MinRuntimeRefused(string, int)              {}
+func (Discard) PreemptionDelayHeld(string, int)            {}
+func (Discard) ProtectionWaitEnded(time.Duration)          {}
+func (Discard) ProtectedJobs(_, _ map[ProtectedSeries]int) {}
+func (Discard) RunEnded(string)                            {}
+func (Discard) Bound()                                     {}
+func (Discard) BindFailed()                                {}
+func (Discard) Evicted(string, time.Duration, bool)        {}
+func (Discard) StaleGangEvicted()                          {}
+func (Discard) StatusWritten(string, bool)                 {}
+func (Discard) StatusWritesGivenUp(string, int)            {}
+func (Discard) DecisionDropped(string, string)             {}
 
 // OrDiscard is r, or Discard when r is nil: the components that record take their Recorder
 // as an optional field, so that a tool or a test that leaves it out records nothing.

@@ -26,8 +26,10 @@ type Recorded struct {
 	PreemptionDelayHeld map[string]int
 	// ProtectionWaits are the waits on protection that ended, in order.
 	ProtectionWaits []time.Duration
-	// ProtectedJobs is the protected-jobs gauge as last set.
-	ProtectedJobs map[ProtectedSeries]int
+	// ProtectedJobs and EscalatedJobs are the protected- and escalated-jobs gauges as last set.
+	ProtectedJobs, EscalatedJobs map[ProtectedSeries]int
+	// RunsEnded counts the runs ended by eviction, per action.
+	RunsEnded map[string]int
 	// Binds and BindErrors count binds and binds refused.
 	Binds, BindErrors int
 	// Evictions counts the pods evicted, per action; RuntimesAtEviction holds, per action,
@@ -55,6 +57,8 @@ func (r *Recording) Recorded() Recorded {
 	c.PreemptionDelayHeld = maps.Clone(c.PreemptionDelayHeld)
 	c.ProtectionWaits = slices.Clone(c.ProtectionWaits)
 	c.ProtectedJobs = maps.Clone(c.ProtectedJobs)
+	c.EscalatedJobs = maps.Clone(c.EscalatedJobs)
+	c.RunsEnded = maps.Clone(c.RunsEnded)
 	c.Evictions = maps.Clone(c.Evictions)
 	c.RuntimesAtEviction = maps.Clone(c.RuntimesAtEviction)
 	for action, ran := range c.RuntimesAtEviction {
@@ -97,8 +101,17 @@ func (r *Recording) ProtectionWaitEnded(waited time.Duration) {
 	r.record(func(c *Recorded) { c.ProtectionWaits = append(c.ProtectionWaits, waited) })
 }
 
-func (r *Recording) ProtectedJobs(protected map[ProtectedSeries]int) {
-	r.record(func(c *Recorded) { c.ProtectedJobs = maps.Clone(protected) })
+func (r *Recording) ProtectedJobs(protected, escalated map[ProtectedSeries]int) {
+	r.record(func(c *Recorded) { c.ProtectedJobs, c.EscalatedJobs = maps.Clone(protected), maps.Clone(escalated) })
+}
+
+func (r *Recording) RunEnded(action string) {
+	r.record(func(c *Recorded) {
+		if c.RunsEnded == nil {
+			c.RunsEnded = map[string]int{}
+		}
+		c.RunsEnded[action]++
+	})
 }
 
 func (r *Recording) Bound()      { r.record(func(c *Recorded) { c.Binds++ }) }

@@ -14,6 +14,7 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/metrics"
 )
 
 // countedEviction is one decision that ended a job's run: by which action, decided when.
@@ -42,6 +43,7 @@ func (u *Updater) QueueEvictionCount(job api.JobID, action framework.ActionType,
 		return
 	}
 	u.evictions[job] = append(u.evictions[job], e)
+	metrics.OrDiscard(u.Metrics).RunEnded(string(action))
 	u.mark(target{evictionCountTarget, string(job)})
 }
 

@@ -31,13 +31,18 @@ var _ = Describe("Escalating protection", func() {
 		h := cluster(doubling, Job("borrowed").EvictedTimes(0, 1))
 		rounds := h.RunUntil(ctx, Epoch.Add(time.Minute))
 		Expect(rounds[0].Reasons("owned")).To(ContainElement(ContainSubstring(
-			"until " + Epoch.Add(20*time.Minute).Format(time.RFC3339) + " (20m0s from queue borrower")))
+			"until " + Epoch.Add(20*time.Minute).Format(time.RFC3339) + " (20m0s from queue borrower, escalated from 10m0s for its evictions)")))
 		p := rounds[0].ProtectionChanges[0].Protection
 		Expect(p.Reclaim[0].Duration).To(Equal(20 * time.Minute))
 		Expect(p.Reclaim[0].EscalatedFrom).To(Equal(10 * time.Minute))
 		Expect(p.Status().Reclaim[0].EscalatedFrom.Duration).To(Equal(10*time.Minute), "the status shows what was escalated")
 
-		Expect(reclaimedAt(cluster(doubling, Job("borrowed").EvictedTimes(0, 1)), 21*time.Minute)).To(Equal(20 * time.Minute))
+		h = cluster(doubling, Job("borrowed").EvictedTimes(0, 1))
+		rounds = h.RunUntil(ctx, Epoch.Add(21*time.Minute))
+		at := firstEviction(rounds)
+		Expect(rounds[at].Time).To(Equal(Epoch.Add(20 * time.Minute)))
+		Expect(rounds[at].Evictions[0].Reason.Note.Text).To(ContainSubstring(
+			"its reclaim min-runtime of 20m0s from queue borrower, escalated from 10m0s for its evictions ended at"))
 	})
 
 	It("never protects a run past the ceiling, however often the job was evicted", func() {

@@ -129,7 +129,7 @@ func Shorten(r Resolution, own *time.Duration, key string) Resolution {
 		return r
 	}
 	return Resolution{Duration: *own, SetBy: key, Path: r.Path,
-		Shortened: api.Shortened{Duration: r.Duration, SetBy: r.SetBy}}
+		Shortened: api.Shortened{Duration: r.Duration, SetBy: r.SetBy, EscalatedFrom: r.EscalatedFrom}}
 }
 
 // ShortenPreempt is Shorten with the job's preempt annotation.

@@ -229,7 +229,7 @@ func (b *blockedBy) PendingReason() api.PendingReason {
 		if i > 0 {
 			m.WriteString(", ")
 		}
-		fmt.Fprintf(&m, "%s until %s (%s from %s)", p.victim, api.FormatEnd(p.until), p.by.Duration, p.by.Source())
+		fmt.Fprintf(&m, "%s until %s (%s from %s%s)", p.victim, api.FormatEnd(p.until), p.by.Duration, p.by.Source(), p.by.EscalationNote())
 	}
 	if more := b.count - b.named; more > 0 {
 		fmt.Fprintf(&m, " and %d more", more)
@@ -259,7 +259,7 @@ func (s *session) evictionNote(action framework.ActionType, preemptor, victim *a
 	}
 	minRuntime := func(b []byte) []byte {
 		b = append(append(append(b, "its "...), action...), " min-runtime of "...)
-		return append(append(append(b, r.Duration.String()...), " from "...), r.Source()...)
+		return append(append(append(append(b, r.Duration.String()...), " from "...), r.Source()...), r.EscalationNote()...)
 	}
 	switch {
 	case r.Duration <= 0:
@@ -301,10 +301,11 @@ func (s *session) jobProtection(job *api.JobInfo) (api.Protection, bool) {
 		Reclaim: ShortenLevels(s.escalation.EscalateLevels(levels, job.Evictions.Total()), job)}, true
 }
 
-// reportProtected sets the protected-jobs gauge: per queue and action, the running jobs
-// still within their min-runtime at the session's now (for reclaim, against some reclaimer).
+// reportProtected sets the protected-jobs gauges: per queue and action, the running jobs
+// still within their min-runtime at the session's now (for reclaim, against some
+// reclaimer), and those of them whose protection escalation lengthened.
 func (s *session) reportProtected() {
-	counts := map[metrics.ProtectedSeries]int{}
+	protected, escalated := map[metrics.ProtectedSeries]int{}, map[metrics.ProtectedSeries]int{}
 	now := s.ssn.Now()
 	for _, job := range s.ssn.Snapshot().Jobs {
 		p, ok := s.jobProtection(job)
@@ -312,13 +313,21 @@ func (s *session) reportProtected() {
 			continue
 		}
 		if now.Before(p.Until(p.Preempt)) {
-			counts[metrics.ProtectedSeries{Queue: job.Queue, Action: string(framework.Preempt)}]++
+			series := metrics.ProtectedSeries{Queue: job.Queue, Action: string(framework.Preempt)}
+			protected[series]++
+			if p.Preempt.EscalatedFrom > 0 {
+				escalated[series]++
+			}
 		}
-		if now.Before(p.Until(Longest(p.Reclaim))) {
-			counts[metrics.ProtectedSeries{Queue: job.Queue, Action: string(framework.Reclaim)}]++
+		if longest := Longest(p.Reclaim); now.Before(p.Until(longest)) {
+			series := metrics.ProtectedSeries{Queue: job.Queue, Action: string(framework.Reclaim)}
+			protected[series]++
+			if longest.EscalatedFrom > 0 {
+				escalated[series]++
+			}
 		}
 	}
-	s.ssn.Metrics().ProtectedJobs(counts)
+	s.ssn.Metrics().ProtectedJobs(protected, escalated)
 }
 
 // scenarioFilters returns the elastic filter for eviction actions.
