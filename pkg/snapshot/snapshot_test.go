@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/install"
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
 	"github.com/kai-minruntime/kai-scheduler/pkg/snapshot"
@@ -243,5 +244,30 @@ func TestSnapshotKeepsThePreemptionDelayButNotTheEvictionStamp(t *testing.T) {
 	}
 	if strings.Contains(out, "last-eviction-timestamp") {
 		t.Errorf("the scenario keeps the eviction stamp:\n%s", out)
+	}
+}
+
+// A job's eviction count goes into the scenario, so that kai-sim escalates its protection as
+// the scheduler would; when the last eviction was, and the job's checkpoint stamp, absolute
+// times kai-sim's clock would misread, do not. kai-sim reads the count back.
+func TestSnapshotKeepsTheEvictionCountButNotItsTimes(t *testing.T) {
+	g := group("research", "train", "research", 10*time.Minute).
+		Annotation("kai.scheduler/last-checkpoint-timestamp", now.Add(-time.Minute).Format(time.RFC3339)).Obj()
+	g.Status.Evictions = &v2alpha2.EvictionCount{Total: 3, Preempt: 1, Reclaim: 2, Last: metav1.NewMicroTime(now.Add(-time.Hour))}
+	reader := fakeReader(t, builders.MakeNode("n1").GPUs(8).Obj(), builders.MakeQueue("research").GPUQuota(8).Obj(), g,
+		pod("research", "train-0", 4).PodGroup("train").Obj())
+	out := write(t, reader, snapshot.Options{SchedulerName: "kai-scheduler", AssumeRuntime: time.Hour})
+	for _, unwanted := range []string{"last-checkpoint-timestamp", now.Add(-time.Hour).UTC().Format("2006-01-02T15:04")} {
+		if strings.Contains(out, unwanted) {
+			t.Errorf("the scenario keeps %q:\n%s", unwanted, out)
+		}
+	}
+	sc, err := input.Parse([]byte(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := sc.Jobs[0].Group.Status.Evictions
+	if got == nil || got.Total != 3 || got.Preempt != 1 || got.Reclaim != 2 || !got.Last.IsZero() {
+		t.Errorf("kai-sim reads the count back as %+v, want 3 (1 preempt, 2 reclaim) and no time", got)
 	}
 }

@@ -141,15 +141,16 @@ func (j *Job) comment(opts Options) string {
 }
 
 // podGroup is the job's PodGroup with its times as simulation annotations. Of the live
-// annotations it keeps those of the scheduler (kai.scheduler/, but not the start and eviction
-// stamps, absolute times the simulation's clock would misread: a job's preemption delay then
-// counts from its submission) and the simulation hints a user may have put on the workload (startup,
+// annotations it keeps those of the scheduler (kai.scheduler/, but not the start, eviction
+// and checkpoint stamps, absolute times the simulation's clock would misread: a job's
+// preemption delay then counts from its submission, its checkpoints from its interval), and
+// of its status the eviction count and the simulation hints a user may have put on the workload (startup,
 // checkpoint interval).
 func (j *Job) podGroup() *v2alpha2.PodGroup {
 	annotations := map[string]string{}
 	for k, v := range j.Group.Annotations {
 		keep := strings.HasPrefix(k, "kai.scheduler/") && k != scheduling.LastStartTimestampAnnotation &&
-			k != scheduling.LastEvictionTimestampAnnotation
+			k != scheduling.LastEvictionTimestampAnnotation && k != scheduling.LastCheckpointTimestampAnnotation
 		keep = keep || k == input.StartupAnnotation || k == input.CheckpointIntervalAnnotation
 		if keep {
 			annotations[k] = v
@@ -163,9 +164,15 @@ func (j *Job) podGroup() *v2alpha2.PodGroup {
 		// kai-sim's duration is the work done after each start's startup.
 		annotations[input.DurationAnnotation] = max(j.Duration-j.Startup, time.Second).String()
 	}
-	return &v2alpha2.PodGroup{TypeMeta: metav1.TypeMeta{APIVersion: "scheduling.run.ai/v2alpha2", Kind: "PodGroup"},
+	group := &v2alpha2.PodGroup{TypeMeta: metav1.TypeMeta{APIVersion: "scheduling.run.ai/v2alpha2", Kind: "PodGroup"},
 		ObjectMeta: metav1.ObjectMeta{Namespace: j.Group.Namespace, Name: j.Group.Name, Labels: j.Group.Labels, Annotations: annotations},
 		Spec:       j.Group.Spec}
+	if e := j.Group.Status.Evictions; e != nil {
+		// How often the job was evicted lengthens its protection when escalation is on;
+		// when is an absolute time, which kai-sim leaves out.
+		group.Status.Evictions = &v2alpha2.EvictionCount{Total: e.Total, Preempt: e.Preempt, Reclaim: e.Reclaim}
+	}
+	return group
 }
 
 func node(n *v1.Node) *v1.Node {
@@ -253,12 +260,17 @@ func (o *writer) doc(comment string, obj any) {
 	if o.err = json.Unmarshal(raw, &tree); o.err != nil {
 		return
 	}
-	// Of a status only a node's allocatable resources are scheduling's input: the rest is
-	// what the cluster did, which the simulation does again.
+	// Of a status only a node's allocatable resources and a job's eviction count are
+	// scheduling's input: the rest is what the cluster did, which the simulation does again.
 	status, _ := tree["status"].(map[string]any)
 	delete(tree, "status")
-	if _, isNode := obj.(*v1.Node); isNode {
+	switch obj.(type) {
+	case *v1.Node:
 		tree["status"] = map[string]any{"allocatable": status["allocatable"]}
+	case *v2alpha2.PodGroup:
+		if evictions, ok := status["evictions"]; ok {
+			tree["status"] = map[string]any{"evictions": evictions}
+		}
 	}
 	data, err := yaml.Marshal(dropNulls(tree))
 	if err != nil {
