@@ -114,6 +114,42 @@ func TestCustomValuesReachTheScheduler(t *testing.T) {
 	}
 }
 
+// Escalation's values reach the minruntime plugin only when it is on, and the scheduler
+// accepts what the chart renders (minRuntimeArgs loads it as the binary would).
+func TestEscalationValuesReachTheScheduler(t *testing.T) {
+	for _, tt := range []struct {
+		sets []string
+		want string // the escalation arguments, "" for none
+	}{
+		{nil, ""},
+		{[]string{"minRuntime.escalationFactor=2", "minRuntime.escalationCeiling=4h"}, "2 4h"},
+		{[]string{"minRuntime.escalationFactor=1.5", "minRuntime.escalationCeiling=1d"}, "1.5 1d"},
+	} {
+		var args []string
+		for _, set := range tt.sets {
+			args = append(args, "--set", set)
+		}
+		_, _, _, objects := minRuntimeArgs(t, args...)
+		config, err := SchedulerConfig(objects)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, _, err := conf.Load([]byte(config), scheduler.Known(plugins.NewRegistry()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range cfg.Plugins() {
+			if p.Name != minruntime.Name {
+				continue
+			}
+			got := strings.TrimSpace(p.Arguments[minruntime.ArgEscalationFactor] + " " + p.Arguments[minruntime.ArgEscalationCeiling])
+			if got != tt.want {
+				t.Errorf("%v: escalation arguments %q, want %q", tt.sets, got, tt.want)
+			}
+		}
+	}
+}
+
 func TestBadValuesAreRefusedBeforeInstalling(t *testing.T) {
 	for _, tt := range []struct{ set, want string }{
 		{"minRuntime.defaultReclaimMinRuntime=-5m", "defaultReclaimMinRuntime"},
@@ -122,6 +158,10 @@ func TestBadValuesAreRefusedBeforeInstalling(t *testing.T) {
 		{"replicas=0", "replicas"},
 		{"dispatchWorkers=-1", "dispatchWorkers"},
 		{"statusWorkers=0", "statusWorkers"},
+		{"minRuntime.escalationFactor=0.5", "minRuntime.escalationFactor"},
+		{"minRuntime.escalationFactor=twice", "minRuntime.escalationFactor"},
+		{"minRuntime.escalationFactor=2", "minRuntime.escalationCeiling: escalationFactor 2 needs a ceiling above 0s"},
+		{"minRuntime.escalationCeiling=soon", "minRuntime.escalationCeiling"},
 	} {
 		t.Run(tt.set, func(t *testing.T) {
 			_, err := Template("--set", tt.set)
@@ -272,7 +312,7 @@ nodePools:
 		"statusWorkers: 1.5 must be a whole number, 1 or more",
 		`image.pullPolicy: "always" must be Always, IfNotPresent or Never`,
 		"image.tag: 1.1 must be a string; quote it",
-		"minRuntime.defaultPreemptMinRutime: not a key of minRuntime, which has defaultPreemptMinRuntime, defaultReclaimMinRuntime and reclaimResolveMethod",
+		"minRuntime.defaultPreemptMinRutime: not a key of minRuntime, which has defaultPreemptMinRuntime, defaultReclaimMinRuntime, reclaimResolveMethod, escalationFactor and escalationCeiling",
 		"defaultPool.enable: not a key of defaultPool, which has enabled",
 		"metrics.serviceMonitor.interval: 30 must be a Prometheus duration such as 30s or 1m",
 		"nodePools.a100.schedulerName: a pool cannot set schedulerName; it sets image, replicas, schedulePeriod,",

@@ -127,6 +127,15 @@ The mistakes of one scheduler's values, one a line, each named by its key (after
 {{- $mistakes = append $mistakes (printf "%sminRuntime.%s: %q is not a duration; use a non-negative Go duration such as 0s, 90s, 10m, 1h30m or 1d" $p $key $value) -}}
 {{- end -}}
 {{- end -}}
+{{- $factor := toString ($values.minRuntime.escalationFactor | default "1") -}}
+{{- $ceiling := toString ($values.minRuntime.escalationCeiling | default "0s") -}}
+{{- if or (not (regexMatch "^[0-9]+([.][0-9]+)?$" $factor)) (lt (float64 $factor) 1.0) -}}
+{{- $mistakes = append $mistakes (printf "%sminRuntime.escalationFactor: %q must be a number of at least 1 (1 is off), such as 2" $p $factor) -}}
+{{- else if not (regexMatch $duration $ceiling) -}}
+{{- $mistakes = append $mistakes (printf "%sminRuntime.escalationCeiling: %q is not a duration; use a non-negative Go duration such as 4h or 1d" $p $ceiling) -}}
+{{- else if and (gt (float64 $factor) 1.0) (regexMatch "^([0.]+(ns|us|µs|μs|ms|s|m|h|d|w))+$|^0$" $ceiling) -}}
+{{- $mistakes = append $mistakes (printf "%sminRuntime.escalationCeiling: escalationFactor %s needs a ceiling above 0s, such as 4h, so that no job is protected for good" $p $factor) -}}
+{{- end -}}
 {{- $period := toString $values.schedulePeriod -}}
 {{- if or (not (regexMatch "^(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))+$" $period)) (regexMatch "^([0.]+(ns|us|µs|μs|ms|s|m|h))+$" $period) -}}
 {{- $mistakes = append $mistakes (printf "%sschedulePeriod: %q must be a positive Go duration such as 1s or 500ms (no d or w)" $p $period) -}}
@@ -169,7 +178,7 @@ The mistakes of one scheduler's values, one a line, each named by its key (after
 {{- end -}}
 {{- end -}}
 {{- if and (eq (toString $plugin.name) "minruntime") $plugin.arguments -}}
-{{- $mistakes = append $mistakes (printf "%sscheduler.plugins: minruntime's arguments come from minRuntime.* (defaultPreemptMinRuntime, defaultReclaimMinRuntime, reclaimResolveMethod); set them there, not under the plugin list" $p) -}}
+{{- $mistakes = append $mistakes (printf "%sscheduler.plugins: minruntime's arguments come from minRuntime.* (defaultPreemptMinRuntime, defaultReclaimMinRuntime, reclaimResolveMethod, escalationFactor, escalationCeiling); set them there, not under the plugin list" $p) -}}
 {{- else -}}
 {{- range $name, $value := $plugin.arguments -}}
 {{- $checks = append $checks (dict "key" (printf "%s.arguments.%s" $key $name) "value" $value "rule" "text" "required" true) -}}
@@ -182,7 +191,7 @@ The mistakes of one scheduler's values, one a line, each named by its key (after
 {{- $mistakes = append $mistakes (printf "%s%s" $p $found) -}}
 {{- end -}}
 {{- end -}}
-{{- $minRuntime := include "kai-scheduler.unknownKeys" (dict "key" "minRuntime" "map" $values.minRuntime "known" (list "defaultPreemptMinRuntime" "defaultReclaimMinRuntime" "reclaimResolveMethod")) -}}
+{{- $minRuntime := include "kai-scheduler.unknownKeys" (dict "key" "minRuntime" "map" $values.minRuntime "known" (list "defaultPreemptMinRuntime" "defaultReclaimMinRuntime" "reclaimResolveMethod" "escalationFactor" "escalationCeiling")) -}}
 {{- range $line := splitList "\n" $minRuntime -}}
 {{- if $line -}}
 {{- $mistakes = append $mistakes (printf "%s%s" $p $line) -}}
@@ -271,6 +280,10 @@ tiers:
       defaultPreemptMinRuntime: {{ $.Values.minRuntime.defaultPreemptMinRuntime | quote }}
       defaultReclaimMinRuntime: {{ $.Values.minRuntime.defaultReclaimMinRuntime | quote }}
       reclaimResolveMethod: {{ $.Values.minRuntime.reclaimResolveMethod | quote }}
+{{- if ne (toString ($.Values.minRuntime.escalationFactor | default "1")) "1" }}
+      escalationFactor: {{ $.Values.minRuntime.escalationFactor | toString | quote }}
+      escalationCeiling: {{ $.Values.minRuntime.escalationCeiling | toString | quote }}
+{{- end }}
 {{- else if .arguments }}
     arguments:
 {{- range $key, $value := .arguments }}
