@@ -87,8 +87,11 @@ type Figures struct {
 	// protection was checked and had run out.
 	ProtectionExpired int
 	// ShortenedExpired counts evictions that only the victim's own shorter min-runtime
-	// allowed: its queues' would still have protected it.
+	// allowed: its queues' (escalated) would still have protected it.
 	ShortenedExpired int
+	// EscalatedExpired counts evictions judged against a min-runtime escalation lengthened
+	// (the victim's runs had been ended before), CappedExpired those of them at the ceiling.
+	EscalatedExpired, CappedExpired int
 	// ElasticAllowed counts pods of protected elastic jobs evicted within their minimums.
 	ElasticAllowed int
 	// DelayElapsed counts evictions for a preemptor with a preemption delay, after it ended.
@@ -111,6 +114,8 @@ func (f *Figures) Add(o Figures) {
 	f.StaleEvictions += o.StaleEvictions
 	f.ProtectionExpired += o.ProtectionExpired
 	f.ShortenedExpired += o.ShortenedExpired
+	f.EscalatedExpired += o.EscalatedExpired
+	f.CappedExpired += o.CappedExpired
 	f.ElasticAllowed += o.ElasticAllowed
 	f.DelayElapsed += o.DelayElapsed
 	f.ProtectedRefused += o.ProtectedRefused
@@ -171,6 +176,51 @@ func (j *Job) Shorten(action string, d time.Duration, source string) (time.Durat
 	return d, source
 }
 
+// Escalate lengthens a min-runtime d, resolved by the queues or the default, for a job whose
+// runs preempt or reclaim ended evictions times, by the escalation rule of the design: d
+// itself when escalation is off (no factor above 1), when the job was never evicted, when d
+// is 0s (escalation never protects what the operator left open) or already at or above the
+// ceiling (it never shortens); else d times the factor once per eviction, rounded to the
+// second, at most the ceiling and never below d. Written here, apart from the plugin's
+// Escalation, so the two can disagree.
+func (s *Scenario) Escalate(d time.Duration, evictions int) time.Duration {
+	if s.EscalationFactor <= 1 || evictions <= 0 || d <= 0 || d >= s.EscalationCeiling {
+		return d
+	}
+	// In seconds as a float, compared with the ceiling before it becomes a Duration: many
+	// evictions overflow any Duration (a factor of 3 does after 30).
+	grown := math.Round(d.Seconds() * math.Pow(s.EscalationFactor, float64(evictions)))
+	if grown >= s.EscalationCeiling.Seconds() {
+		return s.EscalationCeiling
+	}
+	return max(d, time.Duration(grown)*time.Second)
+}
+
+// Resolution is a victim's min-runtime against one eviction, step by step as the design
+// resolves it: its queues' (or the default's), escalated for the runs of it ended before,
+// then shortened by its own annotation.
+type Resolution struct {
+	Queues, Escalated, MinRuntime time.Duration
+	// Evictions is the count escalation multiplied by; Source names where MinRuntime came
+	// from, with the escalation said when it lengthened it.
+	Evictions int
+	Source    string
+}
+
+// Resolve is the min-runtime that protects victim, which preempt or reclaim ended
+// evictions runs of, against action by a preemptor in preemptorQueue.
+func (s *Scenario) Resolve(action, preemptorQueue string, victim *Job, evictions int) Resolution {
+	queues, source := s.MinRuntime(action, preemptorQueue, victim.Queue)
+	escalated := s.Escalate(queues, evictions)
+	if escalated != queues {
+		source = fmt.Sprintf("%s, escalated from %s for %d evictions (×%g up to %s)",
+			source, queues, evictions, s.EscalationFactor, s.EscalationCeiling)
+	}
+	r := Resolution{Queues: queues, Escalated: escalated, Evictions: evictions}
+	r.MinRuntime, r.Source = victim.Shorten(action, escalated, source)
+	return r
+}
+
 // Judge checks a run of s against every property and counts what it checked. It replays
 // the events in time order; events of one time keep their order, which is the order things
 // happened within a scheduling cycle.
@@ -220,6 +270,9 @@ type judge struct {
 	evictedFor map[[2]string]float64
 	// lastEvicted is, per job, when a pod of it was last evicted: its delay re-arms there.
 	lastEvicted map[string]float64
+	// endings lists, per job, the times preempt or reclaim ended one of its runs: a decision
+	// (a cycle) that left it no bound pod. Escalation counts them (see evictionsBefore).
+	endings map[string][]float64
 	// bursts holds the pods of each burst so far.
 	bursts   map[burstKey][]string
 	promises map[string]*promise
@@ -298,7 +351,7 @@ func bindNodes(events []report.Event) map[bindKey][]string {
 func newJudge(s *Scenario) *judge {
 	j := &judge{s: s, jobs: map[string]*Job{}, pods: map[string]Pod{}, active: map[string]map[string]bool{},
 		runStart: map[string]float64{}, completed: map[string]bool{}, evictedFor: map[[2]string]float64{}, lastEvicted: map[string]float64{},
-		bursts: map[burstKey][]string{}, promises: map[string]*promise{}, terminating: map[string][]termination{},
+		endings: map[string][]float64{}, bursts: map[burstKey][]string{}, promises: map[string]*promise{}, terminating: map[string][]termination{},
 		nodes: map[string]*v1.Node{}, podObjects: map[string]*v1.Pod{}, holders: map[string][]*holding{}, shortByFailure: map[string]bool{},
 		figures: Figures{Scenarios: 1}}
 	for _, job := range s.Jobs {
@@ -399,6 +452,10 @@ func (j *judge) evict(e report.Event, lastOfBurst bool) {
 	j.checkThrash(e)
 	j.checkDelay(e, preemptor)
 	j.lastEvicted[e.PodGroup] = e.Time
+	if ends := j.endings[e.PodGroup]; len(active) == 0 && (len(ends) == 0 || ends[len(ends)-1] != e.Time) {
+		// The run ended: counted once for the cycle, however many decisions of it took pods.
+		j.endings[e.PodGroup] = append(ends, e.Time)
+	}
 	p := j.promises[e.Preemptor]
 	if p == nil {
 		p = &promise{}
@@ -471,16 +528,22 @@ func (j *judge) checkRules(e report.Event, victim, preemptor *Job) {
 // one may lose pods as long as, at the end of the burst, it keeps its gang and every
 // sub-group that lost a pod keeps its own minimum.
 func (j *judge) checkProtection(e report.Event, victim, preemptor *Job, lastOfBurst bool) {
-	queues, queuesSource := j.s.MinRuntime(e.Action, preemptor.Queue, victim.Queue)
-	minRuntime, source := victim.Shorten(e.Action, queues, queuesSource)
+	r := j.resolve(e.Action, preemptor, e.PodGroup)
+	minRuntime, source := r.MinRuntime, r.Source
 	start := j.runStart[e.PodGroup]
 	until := start + minRuntime.Seconds()
 	if e.Time >= until {
 		if minRuntime > 0 {
 			j.figures.ProtectionExpired++
 		}
-		if e.Time < start+queues.Seconds() {
+		if e.Time < start+r.Escalated.Seconds() {
 			j.figures.ShortenedExpired++
+		}
+		if r.Escalated > r.Queues {
+			j.figures.EscalatedExpired++
+			if r.Escalated == j.s.EscalationCeiling {
+				j.figures.CappedExpired++
+			}
 		}
 		return
 	}
@@ -517,6 +580,35 @@ func (j *judge) checkProtection(e report.Event, victim, preemptor *Job, lastOfBu
 			j.fail(PropSafety, e, "elastic job %s: sub-group %s left with %d active pods, below its minMember %d", why, g.Name, left, g.MinMember)
 		}
 	}
+}
+
+// evictionsBefore is how many of the job's runs preempt or reclaim had ended before t, its
+// PodGroup's prior count included: the count escalation multiplies a run starting at t by.
+//
+// This is exactly the count the scheduler knew whenever it judged the run, not one that
+// might run ahead of it. The scheduler counts a decision that took every bound pod of the job
+// (several such decisions in one cycle count once: the updater counts by the decision's time,
+// the cycle's), and its status updater writes the count asynchronously; but kai-sim flushes
+// the updater after every cycle, so each cycle sees the decisions of all earlier ones. A run
+// starts in a later cycle than the one that ended the run before it (the job's next pods are
+// created only once the evicted ones are gone, which is never in the cycle that evicted
+// them), so the endings before its start are those of earlier cycles, and no ending of a
+// cycle that judged the run is missed. On a real cluster a write that lags would make the
+// scheduler count fewer and protect less, never more; kai-sim does not lag.
+func (j *judge) evictionsBefore(job string, t float64) int {
+	n := j.jobs[job].PriorEvictions()
+	for _, end := range j.endings[job] {
+		if end < t {
+			n++
+		}
+	}
+	return n
+}
+
+// resolve is the min-runtime protecting the running job victim (namespace/name) against
+// action by preemptor, escalated by the evictions before its run started.
+func (j *judge) resolve(action string, preemptor *Job, victim string) Resolution {
+	return j.s.Resolve(action, preemptor.Queue, j.jobs[victim], j.evictionsBefore(victim, j.runStart[victim]))
 }
 
 // checkGangs is G1 for the jobs whose pods were bound or evicted at time t: a gang that has

@@ -423,3 +423,52 @@ func TestHeldSeedsDrawNoOwnMinRuntime(t *testing.T) {
 		}
 	}
 }
+
+// The held seeds leave escalation off and give no job a prior count, so that they still
+// build the scenarios that found their defects (see escalationStream).
+func TestHeldSeedsDrawNoEscalation(t *testing.T) {
+	for _, seed := range heldSeeds {
+		s := Generate(seed)
+		if s.EscalationFactor != 0 || s.EscalationCeiling != 0 {
+			t.Errorf("held seed %d: escalation ×%g up to %s", seed, s.EscalationFactor, s.EscalationCeiling)
+		}
+		for _, j := range s.Jobs {
+			if j.PriorEvictions() != 0 {
+				t.Errorf("held seed %d: job %s starts with %d evictions", seed, j.Name, j.PriorEvictions())
+			}
+		}
+	}
+}
+
+// Escalation follows the design's rule: unchanged when off, never evicted, 0s or at the
+// ceiling already; else multiplied once per eviction, rounded to the second, capped at the
+// ceiling, never below the min-runtime it started from.
+func TestOracleEscalates(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		factor    float64
+		ceiling   time.Duration
+		d         time.Duration
+		evictions int
+		want      time.Duration
+	}{
+		{"off: no factor", 0, 0, time.Minute, 3, time.Minute},
+		{"off: factor 1", 1, 0, time.Minute, 3, time.Minute},
+		{"never evicted", 2, time.Hour, time.Minute, 0, time.Minute},
+		{"0s stays open", 2, time.Hour, 0, 3, 0},
+		{"at the ceiling already", 2, time.Minute, time.Minute, 3, time.Minute},
+		{"above the ceiling stays", 2, time.Minute, 5 * time.Minute, 3, 5 * time.Minute},
+		{"twice per eviction", 2, time.Hour, time.Minute, 3, 8 * time.Minute},
+		{"capped", 3, 10 * time.Minute, 2 * time.Minute, 2, 10 * time.Minute},
+		{"rounded to the second, half up", 1.5, time.Hour, 45 * time.Second, 1, 68 * time.Second},
+		{"a factor near 1 rounds back to the min-runtime, never below", 1.001, time.Hour, 20 * time.Second, 1, 20 * time.Second},
+		{"many evictions stay at the ceiling", 3, 6 * time.Minute, 20 * time.Second, 1000, 6 * time.Minute},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := &Scenario{EscalationFactor: c.factor, EscalationCeiling: c.ceiling}
+			if got := s.Escalate(c.d, c.evictions); got != c.want {
+				t.Errorf("want %s, got %s", c.want, got)
+			}
+		})
+	}
+}
