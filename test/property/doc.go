@@ -42,6 +42,14 @@
 //	P1  no thrash: a job is not evicted twice for one preemptor before that preemptor starts
 //	P2  promise kept: a preemptor starts within its victims' grace period plus two cycles
 //	P3  liveness: every job completes before the horizon
+//	E1  protection ends at its ceiling: an eviction that time alone allowed (its cycle's
+//	    first decision, after a period in which no pod was bound, evicted, started, failed or
+//	    gone and no job was submitted or completed) comes within a period of the end of a
+//	    protection of a job the preemptor could take, as S1 resolves it (escalation never
+//	    past the ceiling), or of the preemptor's delay. With P2, an owner held back by
+//	    protection gets its quota within that end plus its victims' grace and two cycles.
+//	    Evictions after a change are not judged: the oracle, which models neither fair share
+//	    nor node fit, cannot tell whether the change or a protection's end made them possible
 //	    determinism: the same seed gives the same scenario and byte-identical results
 //
 // pools_test.go runs pairs of generated clusters as two node pools of one cluster, each with

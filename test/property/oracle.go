@@ -51,6 +51,11 @@ const (
 	// G1: a job with pods on nodes always has its minimum (minMember pods, or minSubGroup
 	// ready sub-groups), at every moment its pods are bound or evicted.
 	PropGangKept = "G1 gang kept"
+	// E1: an eviction that time alone allowed (the first decision of its cycle, after a
+	// period in which nothing in the cluster changed) comes within a period of the end of a
+	// protection it had been waiting for, as the oracle resolves it, escalation capped at the
+	// ceiling, or of its preemptor's preemption delay: no victim is held past its ceiling.
+	PropCeiling = "E1 protection ends at its ceiling"
 	// Determinism: the same seed gives byte-identical JSON.
 	PropDeterminism = "determinism"
 )
@@ -92,6 +97,11 @@ type Figures struct {
 	// EscalatedExpired counts evictions judged against a min-runtime escalation lengthened
 	// (the victim's runs had been ended before), CappedExpired those of them at the ceiling.
 	EscalatedExpired, CappedExpired int
+	// TimeDriven counts the evictions E1 judged: the first decision of a cycle after a quiet
+	// period, which time alone allowed; VictimEndedTimeDriven those of them that a protection
+	// of one of their own victims, ending then, explains, and EscalatedTimeDriven those an
+	// escalated protection's end explains.
+	TimeDriven, VictimEndedTimeDriven, EscalatedTimeDriven int
 	// ElasticAllowed counts pods of protected elastic jobs evicted within their minimums.
 	ElasticAllowed int
 	// DelayElapsed counts evictions for a preemptor with a preemption delay, after it ended.
@@ -116,6 +126,9 @@ func (f *Figures) Add(o Figures) {
 	f.ShortenedExpired += o.ShortenedExpired
 	f.EscalatedExpired += o.EscalatedExpired
 	f.CappedExpired += o.CappedExpired
+	f.TimeDriven += o.TimeDriven
+	f.VictimEndedTimeDriven += o.VictimEndedTimeDriven
+	f.EscalatedTimeDriven += o.EscalatedTimeDriven
 	f.ElasticAllowed += o.ElasticAllowed
 	f.DelayElapsed += o.DelayElapsed
 	f.ProtectedRefused += o.ProtectedRefused
@@ -237,6 +250,11 @@ func Judge(s *Scenario, r *report.Result) ([]Failure, Figures) {
 			j.bind(e)
 			touched[e.PodGroup] = true
 		case report.EventEvict:
+			if i == 0 || events[i-1].Time < e.Time {
+				// The first decision of its cycle: made on the cluster as the events before
+				// it left it, which is what E1 asks about.
+				j.checkCeiling(e, events[:i])
+			}
 			j.evict(e, last[i])
 			touched[e.PodGroup] = true
 		case report.EventStart:
@@ -268,8 +286,10 @@ type judge struct {
 	// evictedFor remembers, per (victim, preemptor), the last eviction time while the
 	// preemptor has not started since.
 	evictedFor map[[2]string]float64
-	// lastEvicted is, per job, when a pod of it was last evicted: its delay re-arms there.
-	lastEvicted map[string]float64
+	// lastEvicted is, per job, when a pod of it was last evicted by preempt or reclaim: its
+	// delay re-arms there (S4). lastEvictedAny counts stale evictions too, which stamp the
+	// PodGroup all the same: E1 needs the delay's end as the scheduler knows it.
+	lastEvicted, lastEvictedAny map[string]float64
 	// endings lists, per job, the times preempt or reclaim ended one of its runs: a decision
 	// (a cycle) that left it no bound pod. Escalation counts them (see evictionsBefore).
 	endings map[string][]float64
@@ -351,7 +371,7 @@ func bindNodes(events []report.Event) map[bindKey][]string {
 func newJudge(s *Scenario) *judge {
 	j := &judge{s: s, jobs: map[string]*Job{}, pods: map[string]Pod{}, active: map[string]map[string]bool{},
 		runStart: map[string]float64{}, completed: map[string]bool{}, evictedFor: map[[2]string]float64{}, lastEvicted: map[string]float64{},
-		endings: map[string][]float64{}, bursts: map[burstKey][]string{}, promises: map[string]*promise{}, terminating: map[string][]termination{},
+		lastEvictedAny: map[string]float64{}, endings: map[string][]float64{}, bursts: map[burstKey][]string{}, promises: map[string]*promise{}, terminating: map[string][]termination{},
 		nodes: map[string]*v1.Node{}, podObjects: map[string]*v1.Pod{}, holders: map[string][]*holding{}, shortByFailure: map[string]bool{},
 		figures: Figures{Scenarios: 1}}
 	for _, job := range s.Jobs {
@@ -429,6 +449,7 @@ func (j *judge) evict(e report.Event, lastOfBurst bool) {
 	if h := j.boundHolding(e.Pod); h != nil {
 		h.began, h.gone = e.Time, e.Time+float64(grace) // it holds its node while it terminates
 	}
+	j.lastEvictedAny[e.PodGroup] = e.Time
 	if e.Action == staleAction {
 		bound := maps.Clone(active)
 		bound[e.Pod] = true
@@ -609,6 +630,98 @@ func (j *judge) evictionsBefore(job string, t float64) int {
 // action by preemptor, escalated by the evictions before its run started.
 func (j *judge) resolve(action string, preemptor *Job, victim string) Resolution {
 	return j.s.Resolve(action, preemptor.Queue, j.jobs[victim], j.evictionsBefore(victim, j.runStart[victim]))
+}
+
+// checkCeiling is E1 for e, the first eviction of its cycle. When nothing in the cluster
+// changed in the period before it (no pod bound, evicted, started, failed or gone, no job
+// completed or submitted), the cycle before, at e.Time minus a period, saw the same cluster
+// and did not make this decision (kai-sim may skip that cycle, but only when it would decide
+// nothing: TestSkippedCyclesDecideNothing), and only time changed. By design the scheduler's
+// answers depend on time only through protections and preemption delays, so one of them
+// ended in that period: a protection (preempt or reclaim, as e's action) of a running job
+// the preemptor may take, or the preemptor's own delay. The protections are the oracle's:
+// escalated for each job's ended runs and never past the ceiling. A scheduler that held a
+// victim past its ceiling, or escalated by a count other than the design's, evicts at a time
+// no such end explains, once the cluster has been quiet. Its preemptor then starts within
+// its victims' grace period and two cycles (P2), so an owner blocked by protection gets its
+// quota no later than the protection's end plus those.
+//
+// What this cannot say: when the cluster changed meanwhile, the preemptor may have become
+// entitled by that change rather than by a protection ending, and the oracle, which does not
+// model fair share or node fit, cannot tell which; such evictions are not judged. before are
+// the events before e.
+func (j *judge) checkCeiling(e report.Event, before []report.Event) {
+	preemptor := j.jobs[e.Preemptor]
+	if preemptor == nil || (e.Action != "preempt" && e.Action != "reclaim") {
+		return // S0 reports it
+	}
+	period := j.s.Period.Seconds()
+	from := e.Time - period
+	changed := func(t float64) bool { return t > from && t <= e.Time }
+	if len(before) > 0 && before[len(before)-1].Time >= from {
+		return // the cycle before made decisions, or saw pods start, jobs complete or pods fail
+	}
+	for _, job := range j.s.Jobs {
+		if changed(job.SubmitAt.Seconds()) {
+			return
+		}
+	}
+	for _, list := range j.terminating {
+		for _, term := range list {
+			if changed(term.ends) {
+				return // a pod gone: its resources free, or its job's next pods created
+			}
+		}
+	}
+	j.figures.TimeDriven++
+	if preemptor.PreemptionDelay > 0 {
+		for _, last := range []float64{j.lastEvicted[e.Preemptor], j.lastEvictedAny[e.Preemptor]} {
+			if changed(max(preemptor.SubmitAt.Seconds(), last) + preemptor.PreemptionDelay.Seconds()) {
+				return
+			}
+		}
+	}
+	// Every end is looked at, so that the figures do not depend on which explains first.
+	var ends []string
+	explained, byVictim, byEscalated := false, false, false
+	for _, key := range slices.Sorted(maps.Keys(j.active)) {
+		victim := j.jobs[key]
+		if key == e.Preemptor || len(j.active[key]) == 0 || !victim.Preemptible() {
+			continue
+		}
+		if sameQueue := victim.Queue == preemptor.Queue; (e.Action == "reclaim") == sameQueue ||
+			(e.Action == "preempt" && victim.Priority >= preemptor.Priority) {
+			continue // not a victim this action could take for this preemptor (S3)
+		}
+		r := j.resolve(e.Action, preemptor, key)
+		if r.MinRuntime <= 0 {
+			continue
+		}
+		end := j.runStart[key] + r.MinRuntime.Seconds()
+		if !changed(end) {
+			ends = append(ends, fmt.Sprintf("%s at %s (run from %s, %s from %s)", key, clock(end), clock(j.runStart[key]), r.MinRuntime, r.Source))
+			continue
+		}
+		explained, byVictim, byEscalated = true, byVictim || key == e.PodGroup, byEscalated || r.Escalated > r.Queues
+	}
+	if explained {
+		if byVictim {
+			j.figures.VictimEndedTimeDriven++
+		}
+		if byEscalated {
+			j.figures.EscalatedTimeDriven++
+		}
+		return
+	}
+	if len(ends) == 0 {
+		ends = []string{"none: no running job it could take is protected"}
+	}
+	last := "the start"
+	if len(before) > 0 {
+		last = clock(before[len(before)-1].Time)
+	}
+	j.fail(PropCeiling, e, "evicted by %s for %s when only time had changed since %s (a period is %s), but no protection of a job it could take nor its preemption delay ended in the period before; the protections' ends: %s",
+		e.Action, e.Preemptor, last, j.s.Period, strings.Join(ends, "; "))
 }
 
 // checkGangs is G1 for the jobs whose pods were bound or evicted at time t: a gang that has
