@@ -4,11 +4,15 @@
 // k of a job's replicas needed, now and then none), and in two scenarios out of five placement
 // features: dedicated taints and tolerations, zone labels with node selectors and required
 // node affinity, FPGAs (example.com/fpga) and nodes that take few pods, and for about a third
-// of the jobs a preemption delay (spec field, PodGroup annotation or pod annotation) — as kai-sim manifest
-// text plus a scheduler configuration, runs it with pkg/sim, and judges the timeline with an
-// oracle written apart from the scheduler: it resolves min-runtimes itself from the design
-// rules, judges placement with Kubernetes' own helpers (k8s.io/component-helpers), and
-// imports nothing under pkg/scheduler, so a mistake shared by both cannot hide.
+// of the jobs a preemption delay (spec field, PodGroup annotation or pod annotation), and in
+// half of the scenarios escalating protection (escalationFactor 1, 1.5, 2 or 3,
+// escalationCeiling 30s to 10m; about half of their jobs start with runs ended before, in
+// their PodGroup's status.evictions) — as kai-sim manifest text plus a scheduler
+// configuration, runs it with pkg/sim, and judges the timeline with an oracle written apart
+// from the scheduler: it resolves min-runtimes itself from the design rules (escalation
+// included, counting from the timeline the runs preempt and reclaim ended), judges placement
+// with Kubernetes' own helpers (k8s.io/component-helpers), and imports nothing under
+// pkg/scheduler, so a mistake shared by both cannot hide.
 //
 // Every generated job can run on its own: its gang fits on the empty cluster, on the nodes
 // its pods may use, and within its queues' limits. The properties (oracle.go, by id):
@@ -16,7 +20,10 @@
 //	S0  consistent timeline: a pod is bound once, evicted only while bound, every eviction
 //	    names its action and preemptor
 //	S1  min-runtime safety: no eviction before run start + the resolved min-runtime, except
-//	    surplus pods of an elastic job that keeps its minimums
+//	    surplus pods of an elastic job that keeps its minimums; resolved means the queues'
+//	    value (or the default), escalated for the runs of the job that preempt or reclaim
+//	    ended before this one (a decision that took all its bound pods; its PodGroup's prior
+//	    count added), then shortened by its own annotation
 //	S2  only preemptible victims
 //	S3  action rules: preempt within a leaf queue and down in priority, reclaim across queues
 //	S4  preemption delay: no eviction for a preemptor before the later of its submission and
@@ -35,6 +42,14 @@
 //	P1  no thrash: a job is not evicted twice for one preemptor before that preemptor starts
 //	P2  promise kept: a preemptor starts within its victims' grace period plus two cycles
 //	P3  liveness: every job completes before the horizon
+//	E1  protection ends at its ceiling: an eviction that time alone allowed (its cycle's
+//	    first decision, after a period in which no pod was bound, evicted, started, failed or
+//	    gone and no job was submitted or completed) comes within a period of the end of a
+//	    protection of a job the preemptor could take, as S1 resolves it (escalation never
+//	    past the ceiling), or of the preemptor's delay. With P2, an owner held back by
+//	    protection gets its quota within that end plus its victims' grace and two cycles.
+//	    Evictions after a change are not judged: the oracle, which models neither fair share
+//	    nor node fit, cannot tell whether the change or a protection's end made them possible
 //	    determinism: the same seed gives the same scenario and byte-identical results
 //
 // pools_test.go runs pairs of generated clusters as two node pools of one cluster, each with

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -39,6 +40,11 @@ type Scenario struct {
 	// Pool is the node pool every Node, Queue and PodGroup is labelled with (PoolLabel); ""
 	// labels nothing.
 	Pool string
+	// EscalationFactor and EscalationCeiling are the minruntime plugin's escalation
+	// arguments: a factor of 0 leaves both out (escalation off); a factor of 1 is written
+	// alone (off, said explicitly); above 1 it comes with its ceiling.
+	EscalationFactor  float64
+	EscalationCeiling time.Duration
 }
 
 // PoolLabel assigns objects to node pools, as KAI-Scheduler's --nodepool-label-key default.
@@ -145,7 +151,14 @@ type Job struct {
 	// none), which may only shorten what its queues give it; some are at or above it, or
 	// malformed or negative, and must then change nothing.
 	OwnPreempt, OwnReclaim string
+	// PriorPreempt and PriorReclaim are the runs its PodGroup's status.evictions says
+	// preempt and reclaim ended before the simulation (written only when either is above 0):
+	// a job resubmitted with its history, whose first run is already escalated.
+	PriorPreempt, PriorReclaim int
 }
+
+// PriorEvictions is the count the job's PodGroup starts with.
+func (j *Job) PriorEvictions() int { return j.PriorPreempt + j.PriorReclaim }
 
 // The job's own min-runtime annotations, written out here rather than taken from the
 // scheduler's code, so that the suite would notice them renamed.
@@ -277,6 +290,8 @@ func Generate(seed uint64) *Scenario {
 	// Jobs' own min-runtimes draw from a stream of their own, so that every other draw, and
 	// so every seed's scenario without them, stays as it was.
 	s.shortenJobs(rand.New(rand.NewPCG(seed^ownStream, seed)))
+	// Escalation too, from a pair of seeds no other stream uses.
+	s.escalate(rand.New(rand.NewPCG(seed^escalationStream, ^seed)))
 	s.Horizon = s.horizon()
 	return s
 }
@@ -314,6 +329,44 @@ func (s *Scenario) shortenJobs(o *rand.Rand) {
 		}
 	}
 }
+
+// escalationStream sets the stream of escalation apart from every other stream; of the keys
+// from "esc" (0x657363) up, the first that turns it on for no held seed, so that those still
+// build the scenarios that found their defects.
+const escalationStream = 0x6573c4
+
+// escalationFactors are the factors drawn: 1 (off, though written) now and then, so that an
+// explicit 1 is seen to change nothing.
+var escalationFactors = []float64{1, 1.5, 2, 3}
+
+// escalationCeilings are the ceilings drawn: below, between and above the minRuntimeChoices,
+// so that a min-runtime at or above its ceiling (left as it is), one capped at it after an
+// eviction or two, and one that grows several times all occur. They are short because the
+// horizon makes room for the longest (see horizon).
+var escalationCeilings = []time.Duration{30 * time.Second, 90 * time.Second, 3 * time.Minute, 6 * time.Minute, 10 * time.Minute}
+
+// escalate turns escalation on in half of the scenarios, with a factor and a ceiling, and
+// draws for half of their jobs a count of runs ended before the simulation (0 to 2 by preempt
+// and by reclaim): so many first runs are escalated already, where the runs ended in the
+// simulation alone escalate few (most jobs are evicted once or never).
+func (s *Scenario) escalate(e *rand.Rand) {
+	if e.IntN(2) != 0 {
+		return
+	}
+	s.EscalationFactor = escalationFactors[e.IntN(len(escalationFactors))]
+	if s.EscalationFactor > 1 {
+		s.EscalationCeiling = escalationCeilings[e.IntN(len(escalationCeilings))]
+	}
+	for _, j := range s.Jobs {
+		if e.IntN(2) == 0 {
+			j.PriorPreempt, j.PriorReclaim = e.IntN(3), e.IntN(3)
+		}
+	}
+}
+
+// priorLast is the status.evictions.last of a prior count: an hour before the simulation
+// starts, so that every eviction the run decides is later and counts.
+var priorLast = sim.Start.Add(-time.Hour)
 
 // delayJobs gives about a third of the jobs a preemption delay, in one of its three forms.
 // It draws from a stream of its own, as placement does, so that every other draw stays as it
@@ -577,13 +630,19 @@ func (s *Scenario) maxNodeGPUs() int {
 
 // horizon: the last submission, four times all the work done one job after another, and the
 // longest protection, rounded up to a minute and capped so that a looping run stays cheap.
+// With escalation the longest protection is the ceiling, when above every min-runtime: an
+// escalated one never passes it, and one already above it stays as it is.
 func (s *Scenario) horizon() time.Duration {
 	var last, work time.Duration
 	for _, j := range s.Jobs {
 		last = max(last, j.SubmitAt)
 		work += j.Duration + j.Startup + j.PreemptionDelay // a delay re-arms, but each wait is short
 	}
-	h := (last + 4*work + s.maxMinRuntime()).Round(time.Minute) + time.Minute
+	longest := s.maxMinRuntime()
+	if s.EscalationFactor > 1 {
+		longest = max(longest, s.EscalationCeiling)
+	}
+	h := (last + 4*work + longest).Round(time.Minute) + time.Minute
 	return min(h, 3*time.Hour)
 }
 
@@ -711,6 +770,10 @@ func (s *Scenario) ScenarioYAML() string {
 				fmt.Fprintf(&b, "  - {name: %s, minMember: %d}\n", g.Name, g.MinMember)
 			}
 		}
+		if j.PriorEvictions() > 0 {
+			fmt.Fprintf(&b, "status:\n  evictions: {total: %d, preempt: %d, reclaim: %d, last: %q}\n",
+				j.PriorEvictions(), j.PriorPreempt, j.PriorReclaim, priorLast.Format(metav1.RFC3339Micro))
+		}
 		for _, p := range j.Pods {
 			pod := j.PodObject(p)
 			fmt.Fprintf(&b, "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: %s\n  annotations: %s\n", pod.Name, flow(pod.Annotations))
@@ -755,6 +818,12 @@ func (s *Scenario) ConfigYAML() string {
 	}
 	if s.Method != "" {
 		args = append(args, fmt.Sprintf("reclaimResolveMethod: %q", s.Method))
+	}
+	if s.EscalationFactor > 0 {
+		args = append(args, fmt.Sprintf("escalationFactor: %q", strconv.FormatFloat(s.EscalationFactor, 'f', -1, 64)))
+	}
+	if s.EscalationCeiling > 0 {
+		args = append(args, fmt.Sprintf("escalationCeiling: %q", s.EscalationCeiling.String()))
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Generated by test/property from seed %d.\n", s.Seed)

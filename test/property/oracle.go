@@ -51,6 +51,11 @@ const (
 	// G1: a job with pods on nodes always has its minimum (minMember pods, or minSubGroup
 	// ready sub-groups), at every moment its pods are bound or evicted.
 	PropGangKept = "G1 gang kept"
+	// E1: an eviction that time alone allowed (the first decision of its cycle, after a
+	// period in which nothing in the cluster changed) comes within a period of the end of a
+	// protection it had been waiting for, as the oracle resolves it, escalation capped at the
+	// ceiling, or of its preemptor's preemption delay: no victim is held past its ceiling.
+	PropCeiling = "E1 protection ends at its ceiling"
 	// Determinism: the same seed gives byte-identical JSON.
 	PropDeterminism = "determinism"
 )
@@ -87,8 +92,16 @@ type Figures struct {
 	// protection was checked and had run out.
 	ProtectionExpired int
 	// ShortenedExpired counts evictions that only the victim's own shorter min-runtime
-	// allowed: its queues' would still have protected it.
+	// allowed: its queues' (escalated) would still have protected it.
 	ShortenedExpired int
+	// EscalatedExpired counts evictions judged against a min-runtime escalation lengthened
+	// (the victim's runs had been ended before), CappedExpired those of them at the ceiling.
+	EscalatedExpired, CappedExpired int
+	// TimeDriven counts the evictions E1 judged: the first decision of a cycle after a quiet
+	// period, which time alone allowed; VictimEndedTimeDriven those of them that a protection
+	// of one of their own victims, ending then, explains, and EscalatedTimeDriven those an
+	// escalated protection's end explains.
+	TimeDriven, VictimEndedTimeDriven, EscalatedTimeDriven int
 	// ElasticAllowed counts pods of protected elastic jobs evicted within their minimums.
 	ElasticAllowed int
 	// DelayElapsed counts evictions for a preemptor with a preemption delay, after it ended.
@@ -111,6 +124,11 @@ func (f *Figures) Add(o Figures) {
 	f.StaleEvictions += o.StaleEvictions
 	f.ProtectionExpired += o.ProtectionExpired
 	f.ShortenedExpired += o.ShortenedExpired
+	f.EscalatedExpired += o.EscalatedExpired
+	f.CappedExpired += o.CappedExpired
+	f.TimeDriven += o.TimeDriven
+	f.VictimEndedTimeDriven += o.VictimEndedTimeDriven
+	f.EscalatedTimeDriven += o.EscalatedTimeDriven
 	f.ElasticAllowed += o.ElasticAllowed
 	f.DelayElapsed += o.DelayElapsed
 	f.ProtectedRefused += o.ProtectedRefused
@@ -171,6 +189,51 @@ func (j *Job) Shorten(action string, d time.Duration, source string) (time.Durat
 	return d, source
 }
 
+// Escalate lengthens a min-runtime d, resolved by the queues or the default, for a job whose
+// runs preempt or reclaim ended evictions times, by the escalation rule of the design: d
+// itself when escalation is off (no factor above 1), when the job was never evicted, when d
+// is 0s (escalation never protects what the operator left open) or already at or above the
+// ceiling (it never shortens); else d times the factor once per eviction, rounded to the
+// second, at most the ceiling and never below d. Written here, apart from the plugin's
+// Escalation, so the two can disagree.
+func (s *Scenario) Escalate(d time.Duration, evictions int) time.Duration {
+	if s.EscalationFactor <= 1 || evictions <= 0 || d <= 0 || d >= s.EscalationCeiling {
+		return d
+	}
+	// In seconds as a float, compared with the ceiling before it becomes a Duration: many
+	// evictions overflow any Duration (a factor of 3 does after 30).
+	grown := math.Round(d.Seconds() * math.Pow(s.EscalationFactor, float64(evictions)))
+	if grown >= s.EscalationCeiling.Seconds() {
+		return s.EscalationCeiling
+	}
+	return max(d, time.Duration(grown)*time.Second)
+}
+
+// Resolution is a victim's min-runtime against one eviction, step by step as the design
+// resolves it: its queues' (or the default's), escalated for the runs of it ended before,
+// then shortened by its own annotation.
+type Resolution struct {
+	Queues, Escalated, MinRuntime time.Duration
+	// Evictions is the count escalation multiplied by; Source names where MinRuntime came
+	// from, with the escalation said when it lengthened it.
+	Evictions int
+	Source    string
+}
+
+// Resolve is the min-runtime that protects victim, which preempt or reclaim ended
+// evictions runs of, against action by a preemptor in preemptorQueue.
+func (s *Scenario) Resolve(action, preemptorQueue string, victim *Job, evictions int) Resolution {
+	queues, source := s.MinRuntime(action, preemptorQueue, victim.Queue)
+	escalated := s.Escalate(queues, evictions)
+	if escalated != queues {
+		source = fmt.Sprintf("%s, escalated from %s for %d evictions (×%g up to %s)",
+			source, queues, evictions, s.EscalationFactor, s.EscalationCeiling)
+	}
+	r := Resolution{Queues: queues, Escalated: escalated, Evictions: evictions}
+	r.MinRuntime, r.Source = victim.Shorten(action, escalated, source)
+	return r
+}
+
 // Judge checks a run of s against every property and counts what it checked. It replays
 // the events in time order; events of one time keep their order, which is the order things
 // happened within a scheduling cycle.
@@ -187,6 +250,11 @@ func Judge(s *Scenario, r *report.Result) ([]Failure, Figures) {
 			j.bind(e)
 			touched[e.PodGroup] = true
 		case report.EventEvict:
+			if i == 0 || events[i-1].Time < e.Time {
+				// The first decision of its cycle: made on the cluster as the events before
+				// it left it, which is what E1 asks about.
+				j.checkCeiling(e, events[:i])
+			}
 			j.evict(e, last[i])
 			touched[e.PodGroup] = true
 		case report.EventStart:
@@ -218,8 +286,13 @@ type judge struct {
 	// evictedFor remembers, per (victim, preemptor), the last eviction time while the
 	// preemptor has not started since.
 	evictedFor map[[2]string]float64
-	// lastEvicted is, per job, when a pod of it was last evicted: its delay re-arms there.
-	lastEvicted map[string]float64
+	// lastEvicted is, per job, when a pod of it was last evicted by preempt or reclaim: its
+	// delay re-arms there (S4). lastEvictedAny counts stale evictions too, which stamp the
+	// PodGroup all the same: E1 needs the delay's end as the scheduler knows it.
+	lastEvicted, lastEvictedAny map[string]float64
+	// endings lists, per job, the times preempt or reclaim ended one of its runs: a decision
+	// (a cycle) that left it no bound pod. Escalation counts them (see evictionsBefore).
+	endings map[string][]float64
 	// bursts holds the pods of each burst so far.
 	bursts   map[burstKey][]string
 	promises map[string]*promise
@@ -298,7 +371,7 @@ func bindNodes(events []report.Event) map[bindKey][]string {
 func newJudge(s *Scenario) *judge {
 	j := &judge{s: s, jobs: map[string]*Job{}, pods: map[string]Pod{}, active: map[string]map[string]bool{},
 		runStart: map[string]float64{}, completed: map[string]bool{}, evictedFor: map[[2]string]float64{}, lastEvicted: map[string]float64{},
-		bursts: map[burstKey][]string{}, promises: map[string]*promise{}, terminating: map[string][]termination{},
+		lastEvictedAny: map[string]float64{}, endings: map[string][]float64{}, bursts: map[burstKey][]string{}, promises: map[string]*promise{}, terminating: map[string][]termination{},
 		nodes: map[string]*v1.Node{}, podObjects: map[string]*v1.Pod{}, holders: map[string][]*holding{}, shortByFailure: map[string]bool{},
 		figures: Figures{Scenarios: 1}}
 	for _, job := range s.Jobs {
@@ -376,6 +449,7 @@ func (j *judge) evict(e report.Event, lastOfBurst bool) {
 	if h := j.boundHolding(e.Pod); h != nil {
 		h.began, h.gone = e.Time, e.Time+float64(grace) // it holds its node while it terminates
 	}
+	j.lastEvictedAny[e.PodGroup] = e.Time
 	if e.Action == staleAction {
 		bound := maps.Clone(active)
 		bound[e.Pod] = true
@@ -399,6 +473,10 @@ func (j *judge) evict(e report.Event, lastOfBurst bool) {
 	j.checkThrash(e)
 	j.checkDelay(e, preemptor)
 	j.lastEvicted[e.PodGroup] = e.Time
+	if ends := j.endings[e.PodGroup]; len(active) == 0 && (len(ends) == 0 || ends[len(ends)-1] != e.Time) {
+		// The run ended: counted once for the cycle, however many decisions of it took pods.
+		j.endings[e.PodGroup] = append(ends, e.Time)
+	}
 	p := j.promises[e.Preemptor]
 	if p == nil {
 		p = &promise{}
@@ -471,16 +549,22 @@ func (j *judge) checkRules(e report.Event, victim, preemptor *Job) {
 // one may lose pods as long as, at the end of the burst, it keeps its gang and every
 // sub-group that lost a pod keeps its own minimum.
 func (j *judge) checkProtection(e report.Event, victim, preemptor *Job, lastOfBurst bool) {
-	queues, queuesSource := j.s.MinRuntime(e.Action, preemptor.Queue, victim.Queue)
-	minRuntime, source := victim.Shorten(e.Action, queues, queuesSource)
+	r := j.resolve(e.Action, preemptor, e.PodGroup)
+	minRuntime, source := r.MinRuntime, r.Source
 	start := j.runStart[e.PodGroup]
 	until := start + minRuntime.Seconds()
 	if e.Time >= until {
 		if minRuntime > 0 {
 			j.figures.ProtectionExpired++
 		}
-		if e.Time < start+queues.Seconds() {
+		if e.Time < start+r.Escalated.Seconds() {
 			j.figures.ShortenedExpired++
+		}
+		if r.Escalated > r.Queues {
+			j.figures.EscalatedExpired++
+			if r.Escalated == j.s.EscalationCeiling {
+				j.figures.CappedExpired++
+			}
 		}
 		return
 	}
@@ -517,6 +601,127 @@ func (j *judge) checkProtection(e report.Event, victim, preemptor *Job, lastOfBu
 			j.fail(PropSafety, e, "elastic job %s: sub-group %s left with %d active pods, below its minMember %d", why, g.Name, left, g.MinMember)
 		}
 	}
+}
+
+// evictionsBefore is how many of the job's runs preempt or reclaim had ended before t, its
+// PodGroup's prior count included: the count escalation multiplies a run starting at t by.
+//
+// This is exactly the count the scheduler knew whenever it judged the run, not one that
+// might run ahead of it. The scheduler counts a decision that took every bound pod of the job
+// (several such decisions in one cycle count once: the updater counts by the decision's time,
+// the cycle's), and its status updater writes the count asynchronously; but kai-sim flushes
+// the updater after every cycle, so each cycle sees the decisions of all earlier ones. A run
+// starts in a later cycle than the one that ended the run before it (the job's next pods are
+// created only once the evicted ones are gone, which is never in the cycle that evicted
+// them), so the endings before its start are those of earlier cycles, and no ending of a
+// cycle that judged the run is missed. On a real cluster a write that lags would make the
+// scheduler count fewer and protect less, never more; kai-sim does not lag.
+func (j *judge) evictionsBefore(job string, t float64) int {
+	n := j.jobs[job].PriorEvictions()
+	for _, end := range j.endings[job] {
+		if end < t {
+			n++
+		}
+	}
+	return n
+}
+
+// resolve is the min-runtime protecting the running job victim (namespace/name) against
+// action by preemptor, escalated by the evictions before its run started.
+func (j *judge) resolve(action string, preemptor *Job, victim string) Resolution {
+	return j.s.Resolve(action, preemptor.Queue, j.jobs[victim], j.evictionsBefore(victim, j.runStart[victim]))
+}
+
+// checkCeiling is E1 for e, the first eviction of its cycle. When nothing in the cluster
+// changed in the period before it (no pod bound, evicted, started, failed or gone, no job
+// completed or submitted), the cycle before, at e.Time minus a period, saw the same cluster
+// and did not make this decision (kai-sim may skip that cycle, but only when it would decide
+// nothing: TestSkippedCyclesDecideNothing), and only time changed. By design the scheduler's
+// answers depend on time only through protections and preemption delays, so one of them
+// ended in that period: a protection (preempt or reclaim, as e's action) of a running job
+// the preemptor may take, or the preemptor's own delay. The protections are the oracle's:
+// escalated for each job's ended runs and never past the ceiling. A scheduler that held a
+// victim past its ceiling, or escalated by a count other than the design's, evicts at a time
+// no such end explains, once the cluster has been quiet. Its preemptor then starts within
+// its victims' grace period and two cycles (P2), so an owner blocked by protection gets its
+// quota no later than the protection's end plus those.
+//
+// What this cannot say: when the cluster changed meanwhile, the preemptor may have become
+// entitled by that change rather than by a protection ending, and the oracle, which does not
+// model fair share or node fit, cannot tell which; such evictions are not judged. before are
+// the events before e.
+func (j *judge) checkCeiling(e report.Event, before []report.Event) {
+	preemptor := j.jobs[e.Preemptor]
+	if preemptor == nil || (e.Action != "preempt" && e.Action != "reclaim") {
+		return // S0 reports it
+	}
+	period := j.s.Period.Seconds()
+	from := e.Time - period
+	changed := func(t float64) bool { return t > from && t <= e.Time }
+	if len(before) > 0 && before[len(before)-1].Time >= from {
+		return // the cycle before made decisions, or saw pods start, jobs complete or pods fail
+	}
+	for _, job := range j.s.Jobs {
+		if changed(job.SubmitAt.Seconds()) {
+			return
+		}
+	}
+	for _, list := range j.terminating {
+		for _, term := range list {
+			if changed(term.ends) {
+				return // a pod gone: its resources free, or its job's next pods created
+			}
+		}
+	}
+	j.figures.TimeDriven++
+	if preemptor.PreemptionDelay > 0 {
+		for _, last := range []float64{j.lastEvicted[e.Preemptor], j.lastEvictedAny[e.Preemptor]} {
+			if changed(max(preemptor.SubmitAt.Seconds(), last) + preemptor.PreemptionDelay.Seconds()) {
+				return
+			}
+		}
+	}
+	// Every end is looked at, so that the figures do not depend on which explains first.
+	var ends []string
+	explained, byVictim, byEscalated := false, false, false
+	for _, key := range slices.Sorted(maps.Keys(j.active)) {
+		victim := j.jobs[key]
+		if key == e.Preemptor || len(j.active[key]) == 0 || !victim.Preemptible() {
+			continue
+		}
+		if sameQueue := victim.Queue == preemptor.Queue; (e.Action == "reclaim") == sameQueue ||
+			(e.Action == "preempt" && victim.Priority >= preemptor.Priority) {
+			continue // not a victim this action could take for this preemptor (S3)
+		}
+		r := j.resolve(e.Action, preemptor, key)
+		if r.MinRuntime <= 0 {
+			continue
+		}
+		end := j.runStart[key] + r.MinRuntime.Seconds()
+		if !changed(end) {
+			ends = append(ends, fmt.Sprintf("%s at %s (run from %s, %s from %s)", key, clock(end), clock(j.runStart[key]), r.MinRuntime, r.Source))
+			continue
+		}
+		explained, byVictim, byEscalated = true, byVictim || key == e.PodGroup, byEscalated || r.Escalated > r.Queues
+	}
+	if explained {
+		if byVictim {
+			j.figures.VictimEndedTimeDriven++
+		}
+		if byEscalated {
+			j.figures.EscalatedTimeDriven++
+		}
+		return
+	}
+	if len(ends) == 0 {
+		ends = []string{"none: no running job it could take is protected"}
+	}
+	last := "the start"
+	if len(before) > 0 {
+		last = clock(before[len(before)-1].Time)
+	}
+	j.fail(PropCeiling, e, "evicted by %s for %s when only time had changed since %s (a period is %s), but no protection of a job it could take nor its preemption delay ended in the period before; the protections' ends: %s",
+		e.Action, e.Preemptor, last, j.s.Period, strings.Join(ends, "; "))
 }
 
 // checkGangs is G1 for the jobs whose pods were bound or evicted at time t: a gang that has

@@ -175,6 +175,21 @@ func delayed(d time.Duration) func() *Scenario {
 	}
 }
 
+// arriving is the scenario with job submitted at at: the change a hand-made eviction at that
+// time follows, as kai-sim's would (E1 judges an eviction after a quiet period by the
+// protections and delays that ended, and these cases are about other properties).
+func arriving(scenario func() *Scenario, job string, at time.Duration) func() *Scenario {
+	return func() *Scenario {
+		s := scenario()
+		for _, j := range s.Jobs {
+			if j.Name == job {
+				j.SubmitAt = at
+			}
+		}
+		return s
+	}
+}
+
 // rearmed is a timeline in which p runs from 0, is reclaimed for n at 650, and at at
 // reclaims v, protected until 600, for itself.
 func rearmed(at float64) *report.Result {
@@ -210,7 +225,7 @@ func TestOracleCanFail(t *testing.T) {
 			bind(0, "v", "v-0"), evict(600, "v", "v-0", "reclaim", "p"), bind(606, "p", "p-0"), complete(700, "p"),
 			bind(701, "v", "v-0"), complete(900, "v"), others("q", "n"), bind(0, "el", "el-0"), complete(10, "el"),
 		), nil},
-		{"early eviction", nil, timeline(3000,
+		{"early eviction", arriving(designTree, "p", time.Minute), timeline(3000,
 			bind(0, "v", "v-0"), evict(60, "v", "v-0", "reclaim", "p"), bind(66, "p", "p-0"), complete(700, "p"),
 			bind(701, "v", "v-0"), complete(900, "v"), others("q", "n"), bind(0, "el", "el-0"), complete(10, "el"),
 		), []string{PropSafety}},
@@ -226,12 +241,13 @@ func TestOracleCanFail(t *testing.T) {
 		{"unsettled: jobs left running at the horizon", nil, timeline(3600,
 			bind(0, "v", "v-0"), others("q", "n", "p"), bind(0, "el", "el-0"), complete(10, "el"),
 		), []string{PropLiveness}},
-		{"elastic job loses a surplus pod while protected, then its gang", nil, timeline(3000,
+		// The second decision follows no change at all, which E1 reports too.
+		{"elastic job loses a surplus pod while protected, then its gang", arriving(designTree, "q", 10*time.Second), timeline(3000,
 			bind(0, "el", "el-0", "el-1", "el-2"), evict(10, "el", "el-2", "preempt", "q"),
 			evict(20, "el", "el-0", "preempt", "q"), evict(20, "el", "el-1", "preempt", "q"),
 			bind(26, "q", "q-0"), complete(100, "q"), bind(101, "el", "el-0"), complete(200, "el"), others("v", "n", "p"),
-		), []string{PropSafety, PropNoThrash}},
-		{"non-preemptible victim", nil, timeline(3000,
+		), []string{PropSafety, PropNoThrash, PropCeiling}},
+		{"non-preemptible victim", arriving(designTree, "p", 1000*time.Second), timeline(3000,
 			bind(0, "n", "n-0"), evict(1000, "n", "n-0", "reclaim", "p"), bind(1006, "p", "p-0"), complete(1100, "p"),
 			bind(1101, "n", "n-0"), complete(1200, "n"), others("v", "q"), bind(0, "el", "el-0"), complete(10, "el"),
 		), []string{PropPreemptible}},
@@ -243,8 +259,11 @@ func TestOracleCanFail(t *testing.T) {
 			bind(0, "v", "v-0"), evict(600, "v", "v-0", "reclaim", "p"), bind(606, "p", "p-0"), complete(700, "p"),
 			bind(701, "v", "v-0"), complete(900, "v"), others("q", "n"), bind(0, "el", "el-0"), complete(10, "el"),
 		), nil},
-		{"reclaim inside a preemption delay re-armed by the preemptor's own eviction", delayed(30 * time.Second), rearmed(660), []string{PropDelay}},
-		{"reclaim once the re-armed preemption delay ended is correct", delayed(30 * time.Second), rearmed(680), nil},
+		// Nothing changed since n started at 656 either, which E1 reports too; at 680 the
+		// delay's end explains the decision.
+		{"reclaim inside a preemption delay re-armed by the preemptor's own eviction", arriving(delayed(30*time.Second), "n", 650*time.Second),
+			rearmed(660), []string{PropDelay, PropCeiling}},
+		{"reclaim once the re-armed preemption delay ended is correct", arriving(delayed(30*time.Second), "n", 650*time.Second), rearmed(680), nil},
 		{"placement kept: the FPGA passes from a victim to its preemptor once the victim is gone", placementTree, timeline(3000,
 			bindOn(0, "v", "node-2", "v-0"), evictOn(600, "v", "v-0", "node-2", "reclaim", "p"), bindOn(605, "p", "node-2", "p-0"),
 			complete(700, "p"), bindOn(701, "v", "node-2", "v-0"), complete(900, "v"),
@@ -348,7 +367,7 @@ func TestOracleCountsElasticEvictionsWithinMinimums(t *testing.T) {
 	run := timeline(3000, bind(0, "el", "el-0", "el-1", "el-2"),
 		[]report.Event{ev(10, report.EventEvict, "el", "el-2", "preempt", "q"), ev(10, report.EventEvict, "el", "el-1", "preempt", "q")},
 		bind(16, "q", "q-0"), complete(100, "q"), complete(200, "el"), others("v", "n", "p"))
-	failures, figures := Judge(designTree(), run)
+	failures, figures := Judge(arriving(designTree, "q", 10*time.Second)(), run)
 	if len(failures) != 0 || figures.ElasticAllowed != 2 || figures.Evictions != 2 {
 		t.Errorf("want no failures, 2 evictions, 2 elastic allowed; got %v, %+v", failures, figures)
 	}
@@ -421,5 +440,130 @@ func TestHeldSeedsDrawNoOwnMinRuntime(t *testing.T) {
 				t.Errorf("held seed %d: job %s draws own min-runtimes %q, %q", seed, j.Name, j.OwnPreempt, j.OwnReclaim)
 			}
 		}
+	}
+}
+
+// The held seeds leave escalation off and give no job a prior count, so that they still
+// build the scenarios that found their defects (see escalationStream).
+func TestHeldSeedsDrawNoEscalation(t *testing.T) {
+	for _, seed := range heldSeeds {
+		s := Generate(seed)
+		if s.EscalationFactor != 0 || s.EscalationCeiling != 0 {
+			t.Errorf("held seed %d: escalation ×%g up to %s", seed, s.EscalationFactor, s.EscalationCeiling)
+		}
+		for _, j := range s.Jobs {
+			if j.PriorEvictions() != 0 {
+				t.Errorf("held seed %d: job %s starts with %d evictions", seed, j.Name, j.PriorEvictions())
+			}
+		}
+	}
+}
+
+// Escalation follows the design's rule: unchanged when off, never evicted, 0s or at the
+// ceiling already; else multiplied once per eviction, rounded to the second, capped at the
+// ceiling, never below the min-runtime it started from.
+func TestOracleEscalates(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		factor    float64
+		ceiling   time.Duration
+		d         time.Duration
+		evictions int
+		want      time.Duration
+	}{
+		{"off: no factor", 0, 0, time.Minute, 3, time.Minute},
+		{"off: factor 1", 1, 0, time.Minute, 3, time.Minute},
+		{"never evicted", 2, time.Hour, time.Minute, 0, time.Minute},
+		{"0s stays open", 2, time.Hour, 0, 3, 0},
+		{"at the ceiling already", 2, time.Minute, time.Minute, 3, time.Minute},
+		{"above the ceiling stays", 2, time.Minute, 5 * time.Minute, 3, 5 * time.Minute},
+		{"twice per eviction", 2, time.Hour, time.Minute, 3, 8 * time.Minute},
+		{"capped", 3, 10 * time.Minute, 2 * time.Minute, 2, 10 * time.Minute},
+		{"rounded to the second, half up", 1.5, time.Hour, 45 * time.Second, 1, 68 * time.Second},
+		{"a factor near 1 rounds back to the min-runtime, never below", 1.001, time.Hour, 20 * time.Second, 1, 20 * time.Second},
+		{"many evictions stay at the ceiling", 3, 6 * time.Minute, 20 * time.Second, 1000, 6 * time.Minute},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := &Scenario{EscalationFactor: c.factor, EscalationCeiling: c.ceiling}
+			if got := s.Escalate(c.d, c.evictions); got != c.want {
+				t.Errorf("want %s, got %s", c.want, got)
+			}
+		})
+	}
+}
+
+// TestOracleJudgesEscalation: v's reclaim min-runtime against leaf3 is 600s (queue B); with
+// escalation ×2 up to 15m, its second run, after reclaim ended its first, is protected 900s.
+// S1 holds it to that, from the count the timeline gives or the PodGroup's prior one; E1
+// fails an eviction that time alone allowed after the ceiling, unless the cluster changed
+// just before it.
+func TestOracleJudgesEscalation(t *testing.T) {
+	scenario := func(factor float64, ceiling time.Duration, priorReclaim int) func() *Scenario {
+		return func() *Scenario {
+			s := designTree()
+			s.EscalationFactor, s.EscalationCeiling = factor, ceiling
+			s.Jobs[0].PriorReclaim = priorReclaim // v
+			r := &Job{Name: "r", Queue: "leaf3", PriorityClass: "train", Priority: classPriority["train"], MinMember: 1, GPUs: 1,
+				Pods: []Pod{{Name: "r-0", Grace: 5}}}
+			s.Jobs = append(s.Jobs, r)
+			return s
+		}
+	}
+	escalated := scenario(2, 15*time.Minute, 0)
+	evict := func(t float64, job, preemptor string) []report.Event {
+		e := ev(t, report.EventEvict, job, job+"-0", "reclaim", preemptor)
+		e.Node = "node-0"
+		return []report.Event{e}
+	}
+	// secondRun: p reclaims v when its 600s end, v runs again from 701, and r reclaims it at
+	// at; changes, when set, are what else happens at their own times.
+	secondRun := func(at float64, changes ...[]report.Event) *report.Result {
+		parts := [][]report.Event{
+			bind(0, "v", "v-0"), evict(600, "v", "p"), bind(606, "p", "p-0"), complete(700, "p"), bind(701, "v", "v-0"),
+			evict(at, "v", "r"), bind(at+6, "r", "r-0"), complete(at+100, "r"), bind(at+101, "v", "v-0"), complete(at+300, "v"),
+			bind(0, "el", "el-0"), complete(10, "el"), others("n"),
+		}
+		if len(changes) == 0 {
+			parts = append(parts, others("q"))
+		}
+		return timeline(4000, append(parts, changes...)...)
+	}
+	for _, c := range []struct {
+		name     string
+		scenario func() *Scenario
+		run      *report.Result
+		want     []string
+	}{
+		{"reclaim when the escalated protection ends is correct", escalated, secondRun(1601), nil},
+		{"reclaim when the unescalated protection ends: early (S1), and nothing ended then (E1)", escalated, secondRun(1301),
+			[]string{PropSafety, PropCeiling}},
+		{"reclaim when an uncapped escalation would end: held past the ceiling", escalated, secondRun(1901), []string{PropCeiling}},
+		{"the same after a change in the period before: E1 cannot tell", escalated,
+			secondRun(1901, bind(1900, "q", "q-0"), complete(1950, "q")), nil},
+		{"escalation off with factor 1: the second run ends at 600s", scenario(1, 0, 0), secondRun(1301), nil},
+		{"a prior count escalates the first run", scenario(2, 15*time.Minute, 1), timeline(4000,
+			bind(0, "v", "v-0"), evict(900, "v", "p"), bind(906, "p", "p-0"), complete(1000, "p"), bind(1001, "v", "v-0"), complete(1200, "v"),
+			bind(0, "el", "el-0"), complete(10, "el"), others("n", "q", "r")), nil},
+		{"a prior count escalates the first run: early at 600s", scenario(2, 15*time.Minute, 1), timeline(4000,
+			bind(0, "v", "v-0"), evict(600, "v", "p"), bind(606, "p", "p-0"), complete(700, "p"), bind(701, "v", "v-0"), complete(900, "v"),
+			bind(0, "el", "el-0"), complete(10, "el"), others("n", "q", "r")), []string{PropSafety, PropCeiling}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			failures, figures := Judge(c.scenario(), c.run)
+			got := propertyList(failures)
+			slices.Sort(got)
+			want := slices.Clone(c.want)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				var lines []string
+				for _, f := range failures {
+					lines = append(lines, f.String())
+				}
+				t.Errorf("want properties %q, got %q:\n%s", want, got, strings.Join(lines, "\n"))
+			}
+			if figures.TimeDriven == 0 {
+				t.Errorf("E1 judged no eviction: the case proves nothing about it")
+			}
+		})
 	}
 }
