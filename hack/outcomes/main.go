@@ -106,6 +106,9 @@ func scenarioNamed(name string) (scenario, bool) {
 			{name: "fixed 45m", arguments: base},
 			// 45m×4 = 3h protects the second run of a checkpointing research job to its end.
 			{name: "adaptive 45m ×4 up to 4h", arguments: base + `, escalationFactor: "4", escalationCeiling: "4h"`},
+			// A ceiling short of research's whole run (10m + 3h): without checkpoints it is
+			// cut at the ceiling every time and never finishes.
+			{name: "adaptive 45m ×4 up to 3h", arguments: base + `, escalationFactor: "4", escalationCeiling: "3h"`},
 			// 45m×5 = 3h45m covers research's whole run (10m + 3h) even without checkpoints.
 			{name: "adaptive 45m ×5 up to 4h", arguments: base + `, escalationFactor: "5", escalationCeiling: "4h"`},
 			// What the ≤ 10% target needs: no research run ever cut (longer than 10m + 3h).

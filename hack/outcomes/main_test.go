@@ -76,6 +76,12 @@ func TestBuiltinOutcomes(t *testing.T) {
 			x5.wasted/3600, x5.mostRunsLost, x4.wasted/3600)
 	}
 
+	// A ceiling short of the whole run (3h < 10m + 3h) cuts a job without checkpoints at the
+	// ceiling every time: it never finishes.
+	if short := bare("adaptive 45m ×4 up to 3h"); short.completed == short.jobs {
+		t.Errorf("without checkpoints, a 3h ceiling let all %d jobs complete", short.jobs)
+	}
+
 	// Every quota owner waits no longer than the longest protection it met, the victims'
 	// grace period and two cycles, in every run.
 	for key, r := range rows {
