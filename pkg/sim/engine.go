@@ -124,6 +124,7 @@ func Run(ctx context.Context, sc *input.Scenario, opts Options) (*report.Result,
 				e.result.Totals.ProtectedRefusals += n
 			}
 			e.noteDelayed(cycle.PendingReasons)
+			e.noteProtected(cycle.PendingReasons)
 			in.answersChangeAt = cycle.AnswersChangeAt
 			in.status.Flush(ctx)
 		}
@@ -184,6 +185,7 @@ func newEngine(sc *input.Scenario, opts Options, pools []string, configs map[str
 	}
 	cluster.OnBind = e.onBind
 	cluster.OnDelete = e.onDelete
+	cluster.OnGroupStatus = e.onGroupStatus
 	return e
 }
 

@@ -41,6 +41,8 @@ type jobState struct {
 
 	// failed are the pods (by name) that failed as the scenario asked; they fail once.
 	failed map[string]bool
+	// seen is what the scheduler told of the job's protection (protection.go).
+	seen seenProtection
 
 	firstStart, completed *time.Time
 	evictions             int

@@ -14,6 +14,7 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/kube"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/metrics"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/plugins/minruntime"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/status"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/report"
@@ -131,6 +132,11 @@ func (e *engine) newInstance(pool scheduling.NodePool, config poolConfig) *insta
 	updater := status.NewUpdater(e.cluster, nil, e.clock)
 	updater.Metrics = recorded
 	poolReport := &report.PoolReport{Pool: pool.Name, Settings: config.policy.PluginSettings(), ConfigWarnings: []string{}}
+	for _, p := range config.policy.Plugins {
+		if m, ok := p.(*minruntime.Plugin); ok && !m.Escalation().Off() {
+			poolReport.Escalation = m.Escalation().Describe()
+		}
+	}
 	if config.own {
 		poolReport.ConfigWarnings = append(poolReport.ConfigWarnings, config.warnings...)
 	}

@@ -27,7 +27,8 @@ func (e *engine) summarize() *report.Result {
 			r.Queues = append(r.Queues, js.queue)
 		}
 		jr := report.JobReport{PodGroup: js.name(), Queue: js.queue, Pool: js.pool, Submitted: js.spec.SubmitAt.Seconds(),
-			Evictions: js.evictions, WastedGPUSeconds: js.wastedGPUSeconds, PreemptionDelayed: js.delayed}
+			Evictions: js.evictions, WastedGPUSeconds: js.wastedGPUSeconds, PreemptionDelayed: js.delayed,
+			RunsEnded: js.seen.runsEnded, EscalatedRuns: js.seen.escalatedRuns, LongestProtectionMetSeconds: js.seen.longestMet.Seconds()}
 		if js.delayed {
 			r.Totals.DelayedJobs++
 		}
@@ -55,6 +56,10 @@ func (e *engine) summarize() *report.Result {
 		q.Jobs++
 		q.Evictions += js.evictions
 		q.WastedGPUSeconds += js.wastedGPUSeconds
+		q.RunsEnded += jr.RunsEnded
+		q.MostRunsEnded = max(q.MostRunsEnded, jr.RunsEnded)
+		q.EscalatedRuns += jr.EscalatedRuns
+		q.LongestProtectionMetSeconds = max(q.LongestProtectionMetSeconds, jr.LongestProtectionMetSeconds)
 	}
 	sort.Strings(r.Queues)
 	sort.Slice(keys, func(i, j int) bool {
@@ -71,6 +76,7 @@ func (e *engine) summarize() *report.Result {
 			var sum float64
 			for _, v := range w {
 				sum += v
+				q.MaxWaitSeconds = max(q.MaxWaitSeconds, v)
 			}
 			q.MeanWaitSeconds = sum / float64(len(w))
 		}
@@ -79,6 +85,9 @@ func (e *engine) summarize() *report.Result {
 		r.Totals.Completed += q.Completed
 		r.Totals.Evictions += q.Evictions
 		r.Totals.WastedGPUSeconds += q.WastedGPUSeconds
+		r.Totals.RunsEnded += q.RunsEnded
+		r.Totals.MostRunsEnded = max(r.Totals.MostRunsEnded, q.MostRunsEnded)
+		r.Totals.EscalatedRuns += q.EscalatedRuns
 	}
 	r.Pools = e.reportPools()
 	// The JSON contract has arrays, empty or not: tools should not meet null.

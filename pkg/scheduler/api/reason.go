@@ -1,12 +1,20 @@
 package api
 
-import "strings"
+import (
+	"strings"
+	"time"
+)
 
 // PendingReason is one explanation of why a job waits: Reason is for tools (a CamelCase
 // word, as in Kubernetes conditions and events), Message for people.
 type PendingReason struct {
 	Reason  string
 	Message string
+	// LongestMinRuntime is, for ReasonMinRuntimeProtected, the longest min-runtime among
+	// every protection that refused the job a victim (the message names only those that end
+	// first): the most the job can be held back, which kai-sim checks an owner's wait
+	// against. Zero for the other reasons.
+	LongestMinRuntime time.Duration
 }
 
 // The reasons a job may wait for.

@@ -41,6 +41,10 @@ type Cluster struct {
 	// a node, and a pod whose graceful termination started. Set before the scheduler writes.
 	OnBind   func(pod *v1.Pod, node string)
 	OnDelete func(pod *v1.Pod)
+	// OnGroupStatus, when set, is told of every PodGroup status the scheduler wrote (its
+	// protection, its eviction count), as written: a completed job's PodGroup is gone by the
+	// time the report is made, but what its status showed still counts.
+	OnGroupStatus func(group *v2alpha2.PodGroup)
 	// stores are the schedulers' views (one per node pool), each told of every change as
 	// its informers would be; each keeps what belongs to its pool.
 	stores []*cache.Store
@@ -243,7 +247,13 @@ func (w statusWriter) Patch(_ context.Context, obj client.Object, patch client.P
 			return apierrors.NewNotFound(schema.GroupResource{Resource: "podgroups"}, obj.GetName())
 		}
 		defer w.c.Changed(group)
-		return w.c.applyMergePatch(group, patch, obj)
+		if err := w.c.applyMergePatch(group, patch, obj); err != nil {
+			return err
+		}
+		if w.c.OnGroupStatus != nil {
+			w.c.OnGroupStatus(group)
+		}
+		return nil
 	case *v2.Queue:
 		for _, queue := range w.c.queues {
 			if queue.Name == obj.GetName() {

@@ -39,10 +39,23 @@ func WriteText(w io.Writer, r *Result) error {
 	}
 	fmt.Fprintf(w, "\nSummary after %s (%d victims refused while min-runtime protected them%s)\n",
 		clockTime(r.Totals.SimulatedSeconds), r.Totals.ProtectedRefusals, delayed)
-	if err := writeQueueTable(w, r); err != nil {
+	if err := writeQueueTable(w, r, escalationShown(r)); err != nil {
 		return err
 	}
 	return writeReports(w, r)
+}
+
+// escalationShown reports whether the tables show what escalation did (the most evictions
+// of one job, the protections it lengthened, the longest wait): where a scheduler ran with
+// escalation on, or escalation lengthened a protection (a scenario's jobs may come with
+// escalated protections). Other runs' tables stay as they were.
+func escalationShown(results ...*Result) bool {
+	for _, r := range results {
+		if r.Totals.EscalatedRuns > 0 || slices.ContainsFunc(r.Pools, func(p PoolReport) bool { return p.Escalation != "" }) {
+			return true
+		}
+	}
+	return false
 }
 
 // writeReports writes, when there are any, the problems the scheduler reported, the jobs
@@ -81,8 +94,10 @@ func writeReports(w io.Writer, r *Result) error {
 }
 
 // writeQueueTable writes the queues and the totals; with node pools, each queue's pool, and
-// a table of the pools with the settings each pool's scheduler ran with.
-func writeQueueTable(w io.Writer, r *Result) error {
+// a table of the pools with the settings each pool's scheduler ran with; with escalation,
+// each queue's longest wait, the most runs preempt or reclaim ended of one of its jobs and
+// the protections escalation lengthened.
+func writeQueueTable(w io.Writer, r *Result, escalation bool) error {
 	pooled := len(r.Pools) > 1 || (len(r.Pools) == 1 && r.Pools[0].Pool != "")
 	poolCell := func(text string) string { // the first column, with pools
 		if !pooled {
@@ -90,17 +105,25 @@ func writeQueueTable(w io.Writer, r *Result) error {
 		}
 		return text + "\t"
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, poolCell("pool")+"queue\tjobs\tcompleted\tevictions\twasted GPU-hours\tmean wait\t")
-	for _, q := range r.Totals.Queues {
-		wait := "-" // none started
-		if q.Started > 0 {
-			wait = clockTime(q.MeanWaitSeconds)
+	escalationCells := func(text string) string { // the last columns, with escalation
+		if !escalation {
+			return ""
 		}
-		fmt.Fprintf(tw, "%s%s\t%d\t%d\t%d\t%.1f\t%s\t\n", poolCell(poolName(q.Pool)), q.Queue, q.Jobs, q.Completed, q.Evictions,
-			q.WastedGPUSeconds/3600, wait)
+		return text
 	}
-	fmt.Fprintf(tw, "%stotal\t%d\t%d\t%d\t%.1f\t\t\n", poolCell(""), r.Totals.Jobs, r.Totals.Completed, r.Totals.Evictions, r.Totals.WastedGPUSeconds/3600)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, poolCell("pool")+"queue\tjobs\tcompleted\tevictions\twasted GPU-hours\tmean wait\t"+
+		escalationCells("max wait\tmost evictions of one job\tescalated protections\t"))
+	for _, q := range r.Totals.Queues {
+		wait, maxWait := "-", "-" // none started
+		if q.Started > 0 {
+			wait, maxWait = clockTime(q.MeanWaitSeconds), clockTime(q.MaxWaitSeconds)
+		}
+		fmt.Fprintf(tw, "%s%s\t%d\t%d\t%d\t%.1f\t%s\t%s\n", poolCell(poolName(q.Pool)), q.Queue, q.Jobs, q.Completed, q.Evictions,
+			q.WastedGPUSeconds/3600, wait, escalationCells(fmt.Sprintf("%s\t%d\t%d\t", maxWait, q.MostRunsEnded, q.EscalatedRuns)))
+	}
+	fmt.Fprintf(tw, "%stotal\t%d\t%d\t%d\t%.1f\t\t%s\n", poolCell(""), r.Totals.Jobs, r.Totals.Completed, r.Totals.Evictions, r.Totals.WastedGPUSeconds/3600,
+		escalationCells(fmt.Sprintf("\t%d\t%d\t", r.Totals.MostRunsEnded, r.Totals.EscalatedRuns)))
 	if err := tw.Flush(); err != nil || !pooled {
 		return err
 	}
@@ -134,8 +157,10 @@ func poolName(name string) string {
 }
 
 // WriteComparison writes the variants side by side — evictions, waste, completions, protected
-// refusals and every queue's mean wait — with, for two variants, the difference of the second
-// from the first; then each variant's queue table and reports.
+// refusals and every queue's mean wait; with escalation in any of them, the most evictions
+// of one job, the protections escalation lengthened and every queue's longest wait — with,
+// for two variants, the difference of the second from the first; then each variant's queue
+// table and reports.
 func WriteComparison(w io.Writer, variants []Variant) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', tabwriter.AlignRight)
 	header := []string{""}
@@ -180,26 +205,44 @@ func WriteComparison(w io.Writer, variants []Variant) error {
 	if slices.ContainsFunc(variants, func(v Variant) bool { return v.Result.Totals.DelayedJobs > 0 }) {
 		row("jobs held by preemption delay", func(r *Result) (string, *float64) { return count(r.Totals.DelayedJobs) }, signed)
 	}
-	for _, q := range comparedQueues(variants) {
-		label := "mean wait, " + q.Queue
-		if q.Pool != "" {
-			label = "mean wait, " + poolName(q.Pool) + "/" + q.Queue
-		}
-		row(label, func(r *Result) (string, *float64) {
-			for _, rq := range r.Totals.Queues {
-				if rq.Queue == q.Queue && rq.Pool == q.Pool && rq.Started > 0 {
-					return clockTime(rq.MeanWaitSeconds), &rq.MeanWaitSeconds
-				}
+	results := make([]*Result, 0, len(variants))
+	for _, v := range variants {
+		results = append(results, v.Result)
+	}
+	escalation := escalationShown(results...)
+	if escalation {
+		row("most evictions of one job", func(r *Result) (string, *float64) { return count(r.Totals.MostRunsEnded) }, signed)
+		row("escalated protections", func(r *Result) (string, *float64) { return count(r.Totals.EscalatedRuns) }, signed)
+	}
+	queues := comparedQueues(variants)
+	// waits writes one row per queue of a wait read from its report.
+	waits := func(what string, read func(QueueReport) float64) {
+		for _, q := range queues {
+			label := what + ", " + q.Queue
+			if q.Pool != "" {
+				label = what + ", " + poolName(q.Pool) + "/" + q.Queue
 			}
-			return "-", nil
-		}, signedClock)
+			row(label, func(r *Result) (string, *float64) {
+				for _, rq := range r.Totals.Queues {
+					if rq.Queue == q.Queue && rq.Pool == q.Pool && rq.Started > 0 {
+						wait := read(rq)
+						return clockTime(wait), &wait
+					}
+				}
+				return "-", nil
+			}, signedClock)
+		}
+	}
+	waits("mean wait", func(q QueueReport) float64 { return q.MeanWaitSeconds })
+	if escalation { // escalation's price is the owner's longest wait, which a mean hides
+		waits("max wait", func(q QueueReport) float64 { return q.MaxWaitSeconds })
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	for _, v := range variants {
 		fmt.Fprintf(w, "\n%s, after %s:\n", v.Name, clockTime(v.Result.Totals.SimulatedSeconds))
-		if err := writeQueueTable(w, v.Result); err != nil {
+		if err := writeQueueTable(w, v.Result, escalation); err != nil {
 			return err
 		}
 		if err := writeReports(w, v.Result); err != nil {

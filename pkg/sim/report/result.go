@@ -45,6 +45,17 @@ type JobReport struct {
 	Completed        *float64 `json:"completed"`
 	Evictions        int      `json:"evictions"`
 	WastedGPUSeconds float64  `json:"wastedGPUSeconds"`
+	// RunsEnded counts the job's runs that preempt or reclaim ended, as its PodGroup's
+	// status.evictions (kubectl's Evictions column) counts them: once per decision however
+	// many pods went, where Evictions counts pods. Escalation lengthens its protection by it.
+	RunsEnded int `json:"runsEnded"`
+	// EscalatedRuns counts the runs whose protection escalation lengthened, as the status
+	// showed it (escalatedFrom).
+	EscalatedRuns int `json:"escalatedRuns"`
+	// LongestProtectionMetSeconds is the longest min-runtime among the protections that
+	// refused the job a victim while it waited (0 when none did): a job owed quota starts
+	// within that, the victims' grace period and two cycles.
+	LongestProtectionMetSeconds float64 `json:"longestProtectionMetSeconds"`
 	// Waiting are the reasons the scheduler last gave on the PodGroup of a job that had not
 	// completed when the simulation ended.
 	Waiting []string `json:"waiting,omitempty"`
@@ -70,6 +81,9 @@ type ProtectionEnd struct {
 	// FromOutside is, for reclaim, the queue whose outsiders it holds against.
 	FromOutside string `json:"fromOutside,omitempty"`
 	MinRuntime  string `json:"minRuntime"`
+	// EscalatedFrom is the min-runtime before escalation lengthened it for the job's
+	// evictions; absent when it did not.
+	EscalatedFrom string `json:"escalatedFrom,omitempty"`
 	// SetBy is the queue that set the min-runtime, empty for the scheduler's default, or the
 	// job's own annotation key when the job shortened it.
 	SetBy string `json:"setBy,omitempty"`
@@ -85,6 +99,9 @@ func ProtectionOf(status *v2alpha2.MinRuntimeStatus, origin time.Time) *Protecti
 	}
 	end := func(from string, m v2alpha2.MinRuntimeProtection) ProtectionEnd {
 		e := ProtectionEnd{FromOutside: from, MinRuntime: m.MinRuntime.Duration.String(), SetBy: m.SetBy}
+		if m.EscalatedFrom != nil {
+			e.EscalatedFrom = m.EscalatedFrom.Duration.String()
+		}
 		if m.Until != nil {
 			until := m.Until.Sub(origin).Seconds()
 			e.Until = &until
@@ -112,6 +129,16 @@ type QueueReport struct {
 	// (0 when none started).
 	Started         int     `json:"started"`
 	MeanWaitSeconds float64 `json:"meanWaitSeconds"`
+	// MaxWaitSeconds is the longest of those waits.
+	MaxWaitSeconds float64 `json:"maxWaitSeconds"`
+	// RunsEnded sums the jobs' RunsEnded, and MostRunsEnded is the most of any one job: how
+	// often the worst-treated job of the queue lost its run.
+	RunsEnded     int `json:"runsEnded"`
+	MostRunsEnded int `json:"mostRunsEnded"`
+	// EscalatedRuns sums the jobs' EscalatedRuns: protections escalation lengthened.
+	EscalatedRuns int `json:"escalatedRuns"`
+	// LongestProtectionMetSeconds is the longest of the jobs' LongestProtectionMetSeconds.
+	LongestProtectionMetSeconds float64 `json:"longestProtectionMetSeconds"`
 }
 
 // Totals sums all jobs.
@@ -120,6 +147,10 @@ type Totals struct {
 	Completed        int     `json:"completed"`
 	Evictions        int     `json:"evictions"`
 	WastedGPUSeconds float64 `json:"wastedGPUSeconds"`
+	// RunsEnded, MostRunsEnded and EscalatedRuns are the queues' (see QueueReport).
+	RunsEnded     int `json:"runsEnded"`
+	MostRunsEnded int `json:"mostRunsEnded"`
+	EscalatedRuns int `json:"escalatedRuns"`
 	// ProtectedRefusals counts, over all cycles, victims refused to a preemptor because
 	// min-runtime still protected them.
 	ProtectedRefusals int `json:"protectedRefusals"`
@@ -145,6 +176,9 @@ type PoolReport struct {
 	// Settings are the scheduler's plugins in order, with the settings they ran with
 	// ("minruntime: defaultPreemptMinRuntime=0s ..."), defaults included.
 	Settings []string `json:"settings"`
+	// Escalation is the minruntime plugin's escalation rule ("×4 per eviction, up to
+	// 4h0m0s"); absent when it is off.
+	Escalation string `json:"escalation,omitempty"`
 	// ConfigWarnings are those of the pool's own configuration (those of the scheduler
 	// configuration the other pools share are the result's); always an array.
 	ConfigWarnings []string `json:"configWarnings"`

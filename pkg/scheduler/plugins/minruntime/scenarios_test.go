@@ -270,6 +270,10 @@ var _ = Describe("Naming the protected victims", func() {
 				"ns/b0 until 2026-01-01T00:25:00Z (30m0s from queue lender) and 2 more; " +
 				"the first protection ends at 2026-01-01T00:07:00Z"))
 		Expect(round.AnswersChangeAt).To(Equal(Epoch.Add(7 * time.Minute)))
+		// The reason also carries the longest protection that refused the job, named or
+		// not: the most it can be held back.
+		reasons := round.PendingReasons[api.NewJobID(Namespace, "owned")]
+		Expect(reasons).To(ContainElement(HaveField("LongestMinRuntime", 30*time.Minute)))
 	})
 })
 

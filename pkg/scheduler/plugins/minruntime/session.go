@@ -68,6 +68,8 @@ type blockedBy struct {
 	earliest [maxNamedVictims]protection
 	named    int
 	count    int
+	// longest is the longest min-runtime among all the protections counted.
+	longest time.Duration
 	// told is the reason as last told, until a protection is added: jobs of one shape share
 	// a teller (framework.Session.CopyPendingReasons), and it is formatted once for all.
 	told *api.PendingReason
@@ -199,6 +201,7 @@ var reasonKeys = map[framework.ActionType]string{
 // add counts a protection and keeps it if it is among the earliest to end.
 func (b *blockedBy) add(p protection) {
 	b.count++
+	b.longest = max(b.longest, p.by.Duration)
 	b.told = nil
 	k, _ := slices.BinarySearchFunc(b.earliest[:b.named], p, compareProtections)
 	if k >= maxNamedVictims {
@@ -235,7 +238,7 @@ func (b *blockedBy) PendingReason() api.PendingReason {
 		fmt.Fprintf(&m, " and %d more", more)
 	}
 	fmt.Fprintf(&m, "; the first protection ends at %s", api.FormatEnd(b.earliest[0].until))
-	b.told = &api.PendingReason{Reason: api.ReasonMinRuntimeProtected, Message: m.String()}
+	b.told = &api.PendingReason{Reason: api.ReasonMinRuntimeProtected, Message: m.String(), LongestMinRuntime: b.longest}
 	return *b.told
 }
 
