@@ -141,15 +141,16 @@ func (j *Job) comment(opts Options) string {
 }
 
 // podGroup is the job's PodGroup with its times as simulation annotations. Of the live
-// annotations it keeps those of the scheduler (kai.scheduler/, but not the start and eviction
-// stamps, absolute times the simulation's clock would misread: a job's preemption delay then
-// counts from its submission) and the simulation hints a user may have put on the workload (startup,
-// checkpoint interval).
+// annotations it keeps those of the scheduler (kai.scheduler/, but not the start, eviction and
+// checkpoint stamps, absolute times the simulation's clock would misread: a job's preemption
+// delay then counts from its submission, and a job with a checkpoint interval reports its
+// checkpoints in virtual time) and the simulation hints a user may have put on the workload
+// (startup, checkpoint interval).
 func (j *Job) podGroup() *v2alpha2.PodGroup {
 	annotations := map[string]string{}
 	for k, v := range j.Group.Annotations {
 		keep := strings.HasPrefix(k, "kai.scheduler/") && k != scheduling.LastStartTimestampAnnotation &&
-			k != scheduling.LastEvictionTimestampAnnotation
+			k != scheduling.LastEvictionTimestampAnnotation && k != scheduling.LastCheckpointTimestampAnnotation
 		keep = keep || k == input.StartupAnnotation || k == input.CheckpointIntervalAnnotation
 		if keep {
 			annotations[k] = v
