@@ -4,7 +4,10 @@
 // k of a job's replicas needed, now and then none), and in two scenarios out of five placement
 // features: dedicated taints and tolerations, zone labels with node selectors and required
 // node affinity, FPGAs (example.com/fpga) and nodes that take few pods, and for about a third
-// of the jobs a preemption delay (spec field, PodGroup annotation or pod annotation) — as kai-sim manifest
+// of the jobs a preemption delay (spec field, PodGroup annotation or pod annotation), and in
+// half of the scenarios a checkpoint claim on half of the jobs (the last-checkpoint-timestamp
+// annotation: before the job starts, during its runs, far ahead, or unreadable; jobs with a
+// checkpoint interval report their own too, as kai-sim's workloads do) — as kai-sim manifest
 // text plus a scheduler configuration, runs it with pkg/sim, and judges the timeline with an
 // oracle written apart from the scheduler: it resolves min-runtimes itself from the design
 // rules, judges placement with Kubernetes' own helpers (k8s.io/component-helpers), and
@@ -34,14 +37,22 @@
 //	    shrink the same way)
 //	P1  no thrash: a job is not evicted twice for one preemptor before that preemptor starts
 //	P2  promise kept: a preemptor starts within its victims' grace period plus two cycles
+//	L1  least lost work first: when reclaim or preempt evicts a one-pod job, no one-pod job of
+//	    the same queue, priority and request on the same node, unprotected and left running,
+//	    has saved its work later (its checkpoint, reported by kai-sim's workload or claimed by
+//	    the scenario, clamped to [start of its run, now]; else its start); the name breaks a tie
 //	P3  liveness: every job completes before the horizon
 //	    determinism: the same seed gives the same scenario and byte-identical results
+//
+// lostwork.go generates a second family (TestLeastLostWork): many one-pod borrowers that ask
+// the same, with their own startups, checkpoint intervals and claims, reclaimed by an owner
+// and now and then preempted, where L1 has pairs to judge; every property is checked on it.
 //
 // pools_test.go runs pairs of generated clusters as two node pools of one cluster, each with
 // its own configuration: each pool must decide exactly what its cluster decides alone.
 //
-// This directory owns the generator (generator.go, placement.go), the oracle (oracle.go) and
-// the tests (property_test.go, oracle_test.go). Run:
+// This directory owns the generators (generator.go, placement.go, lostwork.go), the oracle
+// (oracle.go) and the tests (property_test.go, oracle_test.go). Run:
 //
 //	go test ./test/property/ -count=1                 # seeds 1..300
 //	PROPERTY_SEEDS=2000 go test ./test/property/      # more seeds

@@ -145,6 +145,11 @@ type Job struct {
 	// none), which may only shorten what its queues give it; some are at or above it, or
 	// malformed or negative, and must then change nothing.
 	OwnPreempt, OwnReclaim string
+	// CheckpointClaim is a kai.scheduler/last-checkpoint-timestamp the scenario writes on the
+	// PodGroup ("": none): a time on the simulation's clock, before the job can start, while
+	// it may run, or after the horizon, or a value a scheduler cannot read. A job with a
+	// checkpoint interval replaces it with its own reports once it saves.
+	CheckpointClaim string
 }
 
 // The job's own min-runtime annotations, written out here rather than taken from the
@@ -153,6 +158,11 @@ const (
 	ownPreemptAnnotation = "kai.scheduler/preempt-min-runtime"
 	ownReclaimAnnotation = "kai.scheduler/reclaim-min-runtime"
 )
+
+// checkpointAnnotation is the annotation a workload reports its last checkpoint in, written
+// out here rather than taken from the scheduler's code, so that the suite would notice it
+// renamed.
+const checkpointAnnotation = "kai.scheduler/last-checkpoint-timestamp"
 
 // delayAnnotation is upstream's name, written out here rather than taken from the
 // scheduler's code, so that the suite would notice it renamed.
@@ -277,6 +287,9 @@ func Generate(seed uint64) *Scenario {
 	// Jobs' own min-runtimes draw from a stream of their own, so that every other draw, and
 	// so every seed's scenario without them, stays as it was.
 	s.shortenJobs(rand.New(rand.NewPCG(seed^ownStream, seed)))
+	// Checkpoint claims too, from a stream unlike every one above: the pair (seed^k, ^seed)
+	// meets none of them for any two seeds, k being neither 0, all ones nor ^ownStream.
+	s.claimCheckpoints(rand.New(rand.NewPCG(seed^claimStream, ^seed)))
 	s.Horizon = s.horizon()
 	return s
 }
@@ -313,6 +326,42 @@ func (s *Scenario) shortenJobs(o *rand.Rand) {
 			j.OwnPreempt, j.OwnReclaim = ownChoices[o.IntN(len(ownChoices))], ownChoices[o.IntN(len(ownChoices))]
 		}
 	}
+}
+
+// claimStream sets the stream of checkpoint claims apart; of the keys from "ckp" (0x636b70)
+// on, the first that draws none for a held seed, so that those still build the scenarios
+// that found their defects.
+const claimStream = 0x636b71
+
+// claimShare is the share of scenarios, in quarters, whose jobs may claim checkpoints.
+const claimShare = 2
+
+// claimOffsets are when, from its submission, a job's claimed checkpoint is: before it can
+// have started (a claim left from an earlier life), early in a run, and long after the
+// horizon of any scenario (a clock ahead, or an edit).
+var claimOffsets = []time.Duration{-time.Minute, 0, 30 * time.Second, time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute, 1000 * time.Hour}
+
+// claimCheckpoints gives, in claimShare of the scenarios, about half of the jobs a
+// checkpoint claim on their PodGroup, now and then one that cannot be read.
+func (s *Scenario) claimCheckpoints(c *rand.Rand) {
+	if c.IntN(4) >= claimShare {
+		return
+	}
+	for _, j := range s.Jobs {
+		if c.IntN(2) != 0 {
+			continue
+		}
+		j.CheckpointClaim = drawClaim(c, j.SubmitAt)
+	}
+}
+
+// drawClaim is a checkpoint claim for a job submitted at submitAt: a time of claimOffsets
+// after it on the simulation's clock, or one time in ten a value that cannot be read.
+func drawClaim(c *rand.Rand, submitAt time.Duration) string {
+	if c.IntN(10) == 0 {
+		return "yesterday"
+	}
+	return sim.Start.Add(submitAt + claimOffsets[c.IntN(len(claimOffsets))]).Format(time.RFC3339)
 }
 
 // delayJobs gives about a third of the jobs a preemption delay, in one of its three forms.
@@ -695,6 +744,9 @@ func (s *Scenario) ScenarioYAML() string {
 		}
 		if j.OwnReclaim != "" {
 			fmt.Fprintf(&b, "    %s: %q\n", ownReclaimAnnotation, j.OwnReclaim)
+		}
+		if j.CheckpointClaim != "" {
+			fmt.Fprintf(&b, "    %s: %q\n", checkpointAnnotation, j.CheckpointClaim)
 		}
 		if j.MinSubGroup != nil {
 			fmt.Fprintf(&b, "spec:\n  minSubGroup: %d\n", *j.MinSubGroup)
