@@ -3,7 +3,6 @@ package victims
 import (
 	"cmp"
 	"slices"
-	"time"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
@@ -11,17 +10,21 @@ import (
 
 // unit is a set of pods evicted together: one surplus pod of an elastic job, or a job's whole
 // gang (all its running pods).
+//
+// Its fields are laid out to keep it at 64 bytes: every cycle lists a unit or more per
+// running preemptible job.
 type unit struct {
 	job *api.JobInfo
 	// jobIndex numbers the unit's job densely among the candidates, for per-search lookups
 	// that must not allocate; queueIndex numbers its queue the same way.
-	jobIndex, queueIndex int
+	jobIndex, queueIndex int32
 	pods                 []*api.PodInfo
-	whole                bool
-	// saved is the job's saved point (api.JobInfo.SavedPoint), worked out once per search:
-	// the comparator asks for it over and over.
-	saved      time.Time
-	savedKnown bool
+	// savedSec and savedNsec are the job's saved point (api.JobInfo.SavedPoint) as Unix
+	// seconds and nanoseconds, worked out once per search: the comparator asks for it over
+	// and over. savedKnown is false for a job without one.
+	savedSec          int64
+	savedNsec         int32
+	whole, savedKnown bool
 	// rank is the unit's place in the preference order: lower is evicted first.
 	rank int
 }
@@ -103,7 +106,7 @@ func rankUnits(units []*unit, queues int, compareQueues func(l, r *api.JobInfo) 
 					return c
 				}
 			} else {
-				k := l.queueIndex*queues + r.queueIndex
+				k := int(l.queueIndex)*queues + int(r.queueIndex)
 				if known[k] == 0 {
 					known[k] = int8(cmp.Compare(compareQueues(l.job, r.job), 0) + 2)
 				}
@@ -145,7 +148,10 @@ func compareSaved(l, r *unit) int {
 	case !r.savedKnown:
 		return -1
 	}
-	return r.saved.Compare(l.saved)
+	if c := cmp.Compare(r.savedSec, l.savedSec); c != 0 {
+		return c
+	}
+	return cmp.Compare(r.savedNsec, l.savedNsec)
 }
 
 // candidates lists, ranked, the units of every job that may lose pods in this action: running,
@@ -170,9 +176,10 @@ func candidates(ssn *framework.Session, prospect func(*api.JobInfo) bool, compar
 			queueIndex[job.Queue] = q
 		}
 		saved := job.SavedPoint(now)
+		sec, nsec := saved.At.Unix(), int32(saved.At.Nanosecond())
 		for _, u := range jobUnits {
-			u.jobIndex, u.queueIndex = jobs, q
-			u.saved, u.savedKnown = saved.At, saved.Known
+			u.jobIndex, u.queueIndex = int32(jobs), int32(q)
+			u.savedSec, u.savedNsec, u.savedKnown = sec, nsec, saved.Known
 		}
 		jobs++
 		units = append(units, jobUnits...)
