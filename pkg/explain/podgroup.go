@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/actions/stalegang"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
@@ -38,6 +39,7 @@ func (c *Cluster) PodGroup(ctx context.Context, w io.Writer, id api.JobID) error
 	defer ssn.Close()
 	if job.CountActive() > 0 {
 		c.explainRunning(p, ssn, job, group)
+		c.explainSavedPoint(p, job, group)
 		c.explainStale(p, job)
 	}
 	if pending := len(job.PendingPods()); pending > 0 {
@@ -183,6 +185,41 @@ func (c *Cluster) explainRunning(p *printer, ssn *framework.Session, job *api.Jo
 		p.line(0, "The PodGroup's status (status.minRuntime, kubectl get pg) shows this protection.")
 	} else {
 		p.line(0, "The PodGroup's status does not show this protection yet: the scheduler writes it at its next cycle.")
+	}
+}
+
+// explainSavedPoint tells what a running job would lose if evicted now: the work since its
+// saved point (api.JobInfo.SavedPoint), which ranks it among victims that priority, fair share
+// and the kind of unit leave equal.
+func (c *Cluster) explainSavedPoint(p *printer, job *api.JobInfo, group *v2alpha2.PodGroup) {
+	if !job.Preemptible {
+		return
+	}
+	p.blank()
+	p.line(0, "Work at risk (among victims otherwise equal, the one that loses least is evicted first):")
+	if _, err := scheduling.ParseCheckpointTime(group.Annotations); err != nil {
+		p.line(1, "Its checkpoint is ignored, as if it reported none: %v.", err)
+	}
+	saved := job.SavedPoint(c.Now)
+	switch saved.Source {
+	case api.SavedAtCheckpoint:
+		p.line(1, "last checkpoint %s (%s ago): an eviction now loses the work since then.", stamp(saved.At), ago(c.Now.Sub(saved.At)))
+		return
+	case api.CheckpointBeforeStart:
+		p.line(1, "last checkpoint %s, before its current run started at %s: it saved nothing of this run, and an eviction now loses the work since its start (%s).",
+			stamp(*job.LastCheckpoint), stamp(saved.At), ago(c.Now.Sub(saved.At)))
+		return
+	case api.CheckpointAfterNow:
+		p.line(1, "last checkpoint %s, in the future: it counts as now, as if an eviction now lost nothing.", stamp(*job.LastCheckpoint))
+		return
+	case api.CheckpointWithoutStart:
+		p.line(1, "last checkpoint %s, but its run has no known start to place it in: it counts as if it reported none.", stamp(*job.LastCheckpoint))
+	}
+	if saved.Known {
+		p.line(1, "no checkpoint reported (%s): an eviction now loses the work since its start at %s (%s ago).",
+			scheduling.LastCheckpointTimestampAnnotation, stamp(saved.At), ago(c.Now.Sub(saved.At)))
+	} else {
+		p.line(1, "no checkpoint reported (%s) and no start stamp: it counts as the one that loses most.", scheduling.LastCheckpointTimestampAnnotation)
 	}
 }
 

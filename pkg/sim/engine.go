@@ -111,6 +111,7 @@ func Run(ctx context.Context, sc *input.Scenario, opts Options) (*report.Result,
 		now := e.clock.Now()
 		e.submit(now)
 		e.terminate(now)
+		e.reportCheckpoints(now)
 		if opts.VerifySnapshots {
 			if err := e.verifySnapshot(ctx); err != nil {
 				return nil, fmt.Errorf("at %s: %w", now.Sub(Start), err)
@@ -363,6 +364,33 @@ func (e *engine) terminate(now time.Time) {
 				}
 			}
 		}
+	}
+}
+
+// reportCheckpoints is the workloads telling the scheduler when they last saved their work,
+// as a training job that checkpoints writes kai.scheduler/last-checkpoint-timestamp on its
+// PodGroup: each running job with a checkpoint interval reports the latest checkpoint of its
+// run, at the virtual time it was taken. Only a new checkpoint is written, so a day of
+// thousands of jobs writes about one annotation per job and interval. The annotation outlives
+// the run, as a workload's would; the scheduler clamps it to the start of the next run.
+//
+// A checkpoint asks for no cycle of its own (nextTime does not wait for one): it only orders
+// victims that are otherwise equal, which matters to a cycle that evicts, and such cycles run
+// for their own reasons (a submission, a termination, a protection ending) and read the
+// latest checkpoint then.
+func (e *engine) reportCheckpoints(now time.Time) {
+	for _, js := range e.active() {
+		at, ok := js.lastCheckpoint(now)
+		if !ok || at.Equal(js.reported) {
+			continue
+		}
+		js.reported = at
+		group := e.cluster.Group(js.groupKey())
+		if group.Annotations == nil {
+			group.Annotations = map[string]string{}
+		}
+		group.Annotations[scheduling.LastCheckpointTimestampAnnotation] = scheduling.FormatStartTime(at)
+		e.cluster.Changed(group)
 	}
 }
 

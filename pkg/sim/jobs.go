@@ -38,6 +38,9 @@ type jobState struct {
 	saved time.Duration
 	// gpus is what the current run holds, for waste accounting.
 	gpus int64
+	// reported is the checkpoint last written on the job's PodGroup (see reportCheckpoints);
+	// zero before the first.
+	reported time.Time
 
 	// failed are the pods (by name) that failed as the scenario asked; they fail once.
 	failed map[string]bool
@@ -61,6 +64,21 @@ func (js *jobState) name() string {
 // useful is the useful work of the current run at t.
 func (js *jobState) useful(t time.Time) time.Duration {
 	return max(0, t.Sub(js.runStart)-js.spec.Startup)
+}
+
+// lastCheckpoint is when the current run last saved its work, as of t: Startup and a whole
+// number of checkpoint intervals of useful work after the run's start (the work endRun
+// keeps). ok is false before the run's first checkpoint, and for a job that never saves.
+func (js *jobState) lastCheckpoint(t time.Time) (time.Time, bool) {
+	ci := js.spec.CheckpointInterval
+	if !js.running || ci <= 0 {
+		return time.Time{}, false
+	}
+	k := js.useful(t) / ci
+	if k < 1 {
+		return time.Time{}, false
+	}
+	return js.runStart.Add(js.spec.Startup + k*ci), true
 }
 
 // completionTime is when the current run finishes the job, if it has a duration.

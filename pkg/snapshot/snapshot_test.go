@@ -228,12 +228,13 @@ func TestSnapshotPartialGangAndTerminatingPod(t *testing.T) {
 	}
 }
 
-// A job's preemption delay goes into the scenario as it is set; its eviction stamp, an
-// absolute time kai-sim's clock would misread, does not (the delay counts from the job's
-// submission there).
-func TestSnapshotKeepsThePreemptionDelayButNotTheEvictionStamp(t *testing.T) {
+// A job's preemption delay goes into the scenario as it is set; its eviction and checkpoint
+// stamps, absolute times kai-sim's clock would misread, do not (the delay counts from the
+// job's submission there, and checkpoints come from the checkpoint-interval hint).
+func TestSnapshotKeepsThePreemptionDelayButNotTheStamps(t *testing.T) {
 	reader := fakeReader(t, builders.MakeNode("n1").GPUs(8).Obj(), builders.MakeQueue("prod").GPUQuota(8).Obj(),
 		group("prod", "eval", "prod", 10*time.Minute).PreemptionDelay(5*time.Minute).EvictedAt(now.Add(-time.Minute)).
+			CheckpointedAt(now.Add(-2*time.Minute)).
 			Annotation("kai.scheduler/preemption-delay", "7m").Obj(),
 		pod("prod", "eval-0", 4).PodGroup("eval").Obj())
 	out := write(t, reader, snapshot.Options{SchedulerName: "kai-scheduler", AssumeRuntime: time.Hour})
@@ -242,8 +243,10 @@ func TestSnapshotKeepsThePreemptionDelayButNotTheEvictionStamp(t *testing.T) {
 			t.Errorf("the scenario lacks %q:\n%s", want, out)
 		}
 	}
-	if strings.Contains(out, "last-eviction-timestamp") {
-		t.Errorf("the scenario keeps the eviction stamp:\n%s", out)
+	for _, stamp := range []string{"last-eviction-timestamp", "last-checkpoint-timestamp"} {
+		if strings.Contains(out, stamp) {
+			t.Errorf("the scenario keeps the %s:\n%s", stamp, out)
+		}
 	}
 }
 

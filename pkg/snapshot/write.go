@@ -141,11 +141,11 @@ func (j *Job) comment(opts Options) string {
 }
 
 // podGroup is the job's PodGroup with its times as simulation annotations. Of the live
-// annotations it keeps those of the scheduler (kai.scheduler/, but not the start, eviction
-// and checkpoint stamps, absolute times the simulation's clock would misread: a job's
-// preemption delay then counts from its submission, its checkpoints from its interval), and
-// of its status the eviction count and the simulation hints a user may have put on the workload (startup,
-// checkpoint interval).
+// annotations it keeps those of the scheduler (kai.scheduler/, but not the start, eviction and
+// checkpoint stamps, absolute times the simulation's clock would misread: a job's preemption
+// delay then counts from its submission, and a job with a checkpoint interval reports its
+// checkpoints in virtual time) and the simulation hints a user may have put on the workload
+// (startup, checkpoint interval); of its status, the eviction count.
 func (j *Job) podGroup() *v2alpha2.PodGroup {
 	annotations := map[string]string{}
 	for k, v := range j.Group.Annotations {

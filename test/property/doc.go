@@ -7,12 +7,15 @@
 // of the jobs a preemption delay (spec field, PodGroup annotation or pod annotation), and in
 // half of the scenarios escalating protection (escalationFactor 1, 1.5, 2 or 3,
 // escalationCeiling 30s to 10m; about half of their jobs start with runs ended before, in
-// their PodGroup's status.evictions) — as kai-sim manifest text plus a scheduler
-// configuration, runs it with pkg/sim, and judges the timeline with an oracle written apart
-// from the scheduler: it resolves min-runtimes itself from the design rules (escalation
-// included, counting from the timeline the runs preempt and reclaim ended), judges placement
-// with Kubernetes' own helpers (k8s.io/component-helpers), and imports nothing under
-// pkg/scheduler, so a mistake shared by both cannot hide.
+// their PodGroup's status.evictions), and in half of the scenarios a checkpoint claim on half
+// of the jobs (the last-checkpoint-timestamp annotation: before the job starts, during its
+// runs, far ahead, or unreadable; jobs with a checkpoint interval report their own too, as
+// kai-sim's workloads do) — as kai-sim manifest text plus a scheduler configuration, runs it
+// with pkg/sim, and judges the timeline with an oracle written apart from the scheduler: it
+// resolves min-runtimes itself from the design rules (escalation included, counting from the
+// timeline the runs preempt and reclaim ended), judges placement with Kubernetes' own helpers
+// (k8s.io/component-helpers), and imports nothing under pkg/scheduler, so a mistake shared by
+// both cannot hide.
 //
 // Every generated job can run on its own: its gang fits on the empty cluster, on the nodes
 // its pods may use, and within its queues' limits. The properties (oracle.go, by id):
@@ -41,6 +44,10 @@
 //	    shrink the same way)
 //	P1  no thrash: a job is not evicted twice for one preemptor before that preemptor starts
 //	P2  promise kept: a preemptor starts within its victims' grace period plus two cycles
+//	L1  least lost work first: when reclaim or preempt evicts a one-pod job, no one-pod job of
+//	    the same queue, priority and request on the same node, unprotected and left running,
+//	    has saved its work later (its checkpoint, reported by kai-sim's workload or claimed by
+//	    the scenario, clamped to [start of its run, now]; else its start); the name breaks a tie
 //	P3  liveness: every job completes before the horizon
 //	E1  protection ends at its ceiling: an eviction that time alone allowed (its cycle's
 //	    first decision, after a period in which no pod was bound, evicted, started, failed or
@@ -52,11 +59,15 @@
 //	    nor node fit, cannot tell whether the change or a protection's end made them possible
 //	    determinism: the same seed gives the same scenario and byte-identical results
 //
+// lostwork.go generates a second family (TestLeastLostWork): many one-pod borrowers that ask
+// the same, with their own startups, checkpoint intervals and claims, reclaimed by an owner
+// and now and then preempted, where L1 has pairs to judge; every property is checked on it.
+//
 // pools_test.go runs pairs of generated clusters as two node pools of one cluster, each with
 // its own configuration: each pool must decide exactly what its cluster decides alone.
 //
-// This directory owns the generator (generator.go, placement.go), the oracle (oracle.go) and
-// the tests (property_test.go, oracle_test.go). Run:
+// This directory owns the generators (generator.go, placement.go, lostwork.go), the oracle
+// (oracle.go) and the tests (property_test.go, oracle_test.go). Run:
 //
 //	go test ./test/property/ -count=1                 # seeds 1..300
 //	PROPERTY_SEEDS=2000 go test ./test/property/      # more seeds

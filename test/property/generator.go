@@ -155,6 +155,11 @@ type Job struct {
 	// preempt and reclaim ended before the simulation (written only when either is above 0):
 	// a job resubmitted with its history, whose first run is already escalated.
 	PriorPreempt, PriorReclaim int
+	// CheckpointClaim is a kai.scheduler/last-checkpoint-timestamp the scenario writes on the
+	// PodGroup ("": none): a time on the simulation's clock, before the job can start, while
+	// it may run, or after the horizon, or a value a scheduler cannot read. A job with a
+	// checkpoint interval replaces it with its own reports once it saves.
+	CheckpointClaim string
 }
 
 // PriorEvictions is the count the job's PodGroup starts with.
@@ -166,6 +171,11 @@ const (
 	ownPreemptAnnotation = "kai.scheduler/preempt-min-runtime"
 	ownReclaimAnnotation = "kai.scheduler/reclaim-min-runtime"
 )
+
+// checkpointAnnotation is the annotation a workload reports its last checkpoint in, written
+// out here rather than taken from the scheduler's code, so that the suite would notice it
+// renamed.
+const checkpointAnnotation = "kai.scheduler/last-checkpoint-timestamp"
 
 // delayAnnotation is upstream's name, written out here rather than taken from the
 // scheduler's code, so that the suite would notice it renamed.
@@ -292,6 +302,9 @@ func Generate(seed uint64) *Scenario {
 	s.shortenJobs(rand.New(rand.NewPCG(seed^ownStream, seed)))
 	// Escalation too, from a pair of seeds no other stream uses.
 	s.escalate(rand.New(rand.NewPCG(seed^escalationStream, ^seed)))
+	// Checkpoint claims too, from a stream unlike every one above: the pair (seed^k, ^seed)
+	// meets none of them for any two seeds, k being neither 0, all ones nor ^ownStream.
+	s.claimCheckpoints(rand.New(rand.NewPCG(seed^claimStream, ^seed)))
 	s.Horizon = s.horizon()
 	return s
 }
@@ -367,6 +380,42 @@ func (s *Scenario) escalate(e *rand.Rand) {
 // priorLast is the status.evictions.last of a prior count: an hour before the simulation
 // starts, so that every eviction the run decides is later and counts.
 var priorLast = sim.Start.Add(-time.Hour)
+
+// claimStream sets the stream of checkpoint claims apart; of the keys from "ckp" (0x636b70)
+// on, the first that draws none for a held seed, so that those still build the scenarios
+// that found their defects.
+const claimStream = 0x636b71
+
+// claimShare is the share of scenarios, in quarters, whose jobs may claim checkpoints.
+const claimShare = 2
+
+// claimOffsets are when, from its submission, a job's claimed checkpoint is: before it can
+// have started (a claim left from an earlier life), early in a run, and long after the
+// horizon of any scenario (a clock ahead, or an edit).
+var claimOffsets = []time.Duration{-time.Minute, 0, 30 * time.Second, time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute, 1000 * time.Hour}
+
+// claimCheckpoints gives, in claimShare of the scenarios, about half of the jobs a
+// checkpoint claim on their PodGroup, now and then one that cannot be read.
+func (s *Scenario) claimCheckpoints(c *rand.Rand) {
+	if c.IntN(4) >= claimShare {
+		return
+	}
+	for _, j := range s.Jobs {
+		if c.IntN(2) != 0 {
+			continue
+		}
+		j.CheckpointClaim = drawClaim(c, j.SubmitAt)
+	}
+}
+
+// drawClaim is a checkpoint claim for a job submitted at submitAt: a time of claimOffsets
+// after it on the simulation's clock, or one time in ten a value that cannot be read.
+func drawClaim(c *rand.Rand, submitAt time.Duration) string {
+	if c.IntN(10) == 0 {
+		return "yesterday"
+	}
+	return sim.Start.Add(submitAt + claimOffsets[c.IntN(len(claimOffsets))]).Format(time.RFC3339)
+}
 
 // delayJobs gives about a third of the jobs a preemption delay, in one of its three forms.
 // It draws from a stream of its own, as placement does, so that every other draw stays as it
@@ -754,6 +803,9 @@ func (s *Scenario) ScenarioYAML() string {
 		}
 		if j.OwnReclaim != "" {
 			fmt.Fprintf(&b, "    %s: %q\n", ownReclaimAnnotation, j.OwnReclaim)
+		}
+		if j.CheckpointClaim != "" {
+			fmt.Fprintf(&b, "    %s: %q\n", checkpointAnnotation, j.CheckpointClaim)
 		}
 		if j.MinSubGroup != nil {
 			fmt.Fprintf(&b, "spec:\n  minSubGroup: %d\n", *j.MinSubGroup)

@@ -12,6 +12,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/report"
 )
 
@@ -56,6 +57,12 @@ const (
 	// protection it had been waiting for, as the oracle resolves it, escalation capped at the
 	// ceiling, or of its preemptor's preemption delay: no victim is held past its ceiling.
 	PropCeiling = "E1 protection ends at its ceiling"
+	// L1: among victims the scheduler must hold equal, the one that loses least goes first.
+	// When reclaim or preempt evicts a job of one pod, and another job of one pod of the same
+	// queue, priority and request runs on the same node, unprotected against that preemptor
+	// and left running, the one left has saved its work no later (checkpoint clamped to its
+	// run, else its start; name breaks a tie).
+	PropLeastLostWork = "L1 least lost work first"
 	// Determinism: the same seed gives byte-identical JSON.
 	PropDeterminism = "determinism"
 )
@@ -115,6 +122,9 @@ type Figures struct {
 	// SubGroupGangMoments counts the moments G1 judged a gang counted in sub-groups with pods
 	// on nodes; SubGroupGangEvictions the evictions of such gangs.
 	SubGroupGangMoments, SubGroupGangEvictions int
+	// LostWorkPairs counts the (evicted, left running) pairs L1 judged; LostWorkByCheckpoint
+	// those whose starts alone would have evicted the other: a checkpoint decided.
+	LostWorkPairs, LostWorkByCheckpoint int
 }
 
 // Add sums figures.
@@ -138,6 +148,8 @@ func (f *Figures) Add(o Figures) {
 	f.FullBinds += o.FullBinds
 	f.SubGroupGangMoments += o.SubGroupGangMoments
 	f.SubGroupGangEvictions += o.SubGroupGangEvictions
+	f.LostWorkPairs += o.LostWorkPairs
+	f.LostWorkByCheckpoint += o.LostWorkByCheckpoint
 }
 
 // MinRuntime resolves the protection of a victim in victimQueue against an eviction by
@@ -243,6 +255,11 @@ func Judge(s *Scenario, r *report.Result) ([]Failure, Figures) {
 	slices.SortStableFunc(events, func(a, b report.Event) int { return cmp.Compare(a.Time, b.Time) })
 	last := lastOfBurst(events)
 	j.bindNodes = bindNodes(events)
+	for _, e := range events {
+		if e.Type == report.EventEvict {
+			j.evictedAt[evictionAt{e.PodGroup, e.Time}] = true
+		}
+	}
 	touched := map[string]bool{}
 	for i, e := range events {
 		switch e.Type {
@@ -312,8 +329,22 @@ type judge struct {
 	// a gang is short by no decision of the scheduler's (S5 judges its stale eviction, not
 	// G1), until it has left the nodes.
 	shortByFailure map[string]bool
-	failures       []Failure
-	figures        Figures
+	// podNode and boundAt are where and when each pod was last bound (L1).
+	podNode map[string]string
+	boundAt map[string]float64
+	// evictedAt holds (job, time) for every eviction of the timeline, ahead of the replay:
+	// L1 must know which jobs a cycle evicted after the eviction it judges.
+	evictedAt map[evictionAt]bool
+	// reported is, per job, the last checkpoint its workload reported in an ended run (L1).
+	reported map[string]float64
+	failures []Failure
+	figures  Figures
+}
+
+// evictionAt is a job evicted from at a time.
+type evictionAt struct {
+	job  string
+	time float64
 }
 
 // holding is a pod on a node: bound (gone is +Inf), or evicted at began and terminating until
@@ -373,6 +404,7 @@ func newJudge(s *Scenario) *judge {
 		runStart: map[string]float64{}, completed: map[string]bool{}, evictedFor: map[[2]string]float64{}, lastEvicted: map[string]float64{},
 		lastEvictedAny: map[string]float64{}, endings: map[string][]float64{}, bursts: map[burstKey][]string{}, promises: map[string]*promise{}, terminating: map[string][]termination{},
 		nodes: map[string]*v1.Node{}, podObjects: map[string]*v1.Pod{}, holders: map[string][]*holding{}, shortByFailure: map[string]bool{},
+		podNode: map[string]string{}, boundAt: map[string]float64{}, evictedAt: map[evictionAt]bool{}, reported: map[string]float64{},
 		figures: Figures{Scenarios: 1}}
 	for _, job := range s.Jobs {
 		key := "default/" + job.Name
@@ -429,6 +461,7 @@ func (j *judge) bind(e report.Event) {
 		j.runStart[e.PodGroup] = e.Time // a new run: its protection starts now
 	}
 	active[e.Pod] = true
+	j.podNode[e.Pod], j.boundAt[e.Pod] = e.Node, e.Time
 	j.served(e.PodGroup, e.Time)
 	j.checkPlacement(e)
 }
@@ -444,7 +477,13 @@ func (j *judge) evict(e report.Event, lastOfBurst bool) {
 		j.fail(PropConsistent, e, "pod evicted while not bound")
 		return
 	}
+	if e.Action == "preempt" || e.Action == "reclaim" {
+		if preemptor, ok := j.jobs[e.Preemptor]; ok {
+			j.checkLeastLostWork(e, victim, preemptor)
+		}
+	}
 	delete(active, e.Pod)
+	j.ended(e.PodGroup, victim, e.Time)
 	grace := j.pods[e.Pod].Grace
 	if h := j.boundHolding(e.Pod); h != nil {
 		h.began, h.gone = e.Time, e.Time+float64(grace) // it holds its node while it terminates
@@ -486,6 +525,96 @@ func (j *judge) evict(e report.Event, lastOfBurst bool) {
 	j.terminating[e.Node] = append(j.terminating[e.Node], termination{began: e.Time, ends: e.Time + float64(grace)})
 }
 
+// onePod reports whether the job is one pod and needs it: its only unit as a victim is the
+// whole job, and its run is that pod's.
+func onePod(job *Job) bool {
+	return len(job.Pods) == 1 && job.MinMember == 1 && job.MinSubGroup == nil && len(job.SubGroups) == 0
+}
+
+// ended notes the end of a one-pod job's run at t (its pod evicted or failed): the last
+// checkpoint its workload reported in the run stays on its PodGroup.
+func (j *judge) ended(key string, job *Job, t float64) {
+	if job == nil || !onePod(job) {
+		return
+	}
+	if c, ok := runCheckpoint(job, j.runStart[key], t); ok {
+		j.reported[key] = c
+	}
+}
+
+// runCheckpoint is the last checkpoint kai-sim's workload has taken by t in a run started at
+// start: its startup, then every checkpoint interval of useful work (docs/simulator.md).
+func runCheckpoint(job *Job, start, t float64) (float64, bool) {
+	if job.Checkpoint <= 0 {
+		return 0, false
+	}
+	interval, startup := job.Checkpoint.Seconds(), job.Startup.Seconds()
+	k := math.Floor((t - start - startup) / interval)
+	if k < 1 {
+		return 0, false
+	}
+	return start + startup + k*interval, true
+}
+
+// savedAt is up to when a running one-pod job's work is saved at t, by the rule of
+// docs/minruntime.md: the checkpoint on its PodGroup — the latest its workload reported, or
+// else the scenario's claim when it can be read — clamped to [the run's start, t]; without
+// one, the run's start.
+func (j *judge) savedAt(key string, job *Job, t float64) float64 {
+	start := j.runStart[key]
+	checkpoint, ok := runCheckpoint(job, start, t)
+	if !ok {
+		checkpoint, ok = j.reported[key]
+	}
+	if !ok && job.CheckpointClaim != "" {
+		if claim, err := time.Parse(time.RFC3339, job.CheckpointClaim); err == nil {
+			checkpoint, ok = claim.Sub(sim.Start).Seconds(), true
+		}
+	}
+	if !ok {
+		return start
+	}
+	return max(min(checkpoint, t), start)
+}
+
+// checkLeastLostWork is L1 for the eviction e of victim for preemptor. It judges only pairs
+// the victim search cannot tell apart but by the saved point: two jobs of one pod each, of
+// one queue and priority, asking the same, on the same node, the other bound before this
+// cycle (allocate's binds of the cycle are not victims yet) and not evicted in it, and past
+// any min-runtime that could protect it from this preemptor (with a second to spare). Any
+// plugin or limit sees the two alike, and the search takes a node's units in rank order.
+func (j *judge) checkLeastLostWork(e report.Event, victim, preemptor *Job) {
+	if !onePod(victim) {
+		return
+	}
+	savedVictim := j.savedAt(e.PodGroup, victim, e.Time)
+	for _, other := range j.s.Jobs {
+		key := "default/" + other.Name
+		pod := other.Pods[0].Name
+		switch {
+		case key == e.PodGroup || !onePod(other) || other.Queue != victim.Queue || other.Priority != victim.Priority ||
+			other.GPUs != victim.GPUs || other.FPGAs != victim.FPGAs:
+			continue
+		case !j.active[key][pod] || j.podNode[pod] != e.Node || j.boundAt[pod] >= e.Time || j.evictedAt[evictionAt{key, e.Time}]:
+			continue
+		}
+		queues, source := j.s.MinRuntime(e.Action, preemptor.Queue, other.Queue)
+		if minRuntime, _ := other.Shorten(e.Action, queues, source); minRuntime > 0 && e.Time < j.runStart[key]+minRuntime.Seconds()+1 {
+			continue
+		}
+		j.figures.LostWorkPairs++
+		savedOther := j.savedAt(key, other, e.Time)
+		if savedOther < savedVictim || (savedOther == savedVictim && key > e.PodGroup) {
+			if startOther := j.runStart[key]; startOther > j.runStart[e.PodGroup] || (startOther == j.runStart[e.PodGroup] && key < e.PodGroup) {
+				j.figures.LostWorkByCheckpoint++ // by their starts alone, the other would have gone
+			}
+			continue
+		}
+		j.fail(PropLeastLostWork, e, "evicted by %s for %s with its work saved up to %s (run from %s), while %s, equal to it on %s, stays with its work saved up to %s (run from %s): %s loses less",
+			e.Action, e.Preemptor, clock(savedVictim), clock(j.runStart[e.PodGroup]), key, e.Node, clock(savedOther), clock(j.runStart[key]), key)
+	}
+}
+
 // staleAction is the action that evicts stale gangs, as the timeline names it.
 const staleAction = "stalegangeviction"
 
@@ -525,6 +654,7 @@ func (j *judge) podFailed(e report.Event) {
 		return
 	}
 	delete(active, e.Pod)
+	j.ended(e.PodGroup, j.jobs[e.PodGroup], e.Time)
 	j.shortByFailure[e.PodGroup] = true
 	if h := j.boundHolding(e.Pod); h != nil {
 		h.began, h.gone = e.Time, e.Time

@@ -459,6 +459,18 @@ func TestHeldSeedsDrawNoEscalation(t *testing.T) {
 	}
 }
 
+// The held seeds draw no checkpoint claim, so that they still build the scenarios that found
+// their defects (see claimStream).
+func TestHeldSeedsDrawNoCheckpointClaim(t *testing.T) {
+	for _, seed := range heldSeeds {
+		for _, j := range Generate(seed).Jobs {
+			if j.CheckpointClaim != "" {
+				t.Errorf("held seed %d: job %s draws the checkpoint claim %q", seed, j.Name, j.CheckpointClaim)
+			}
+		}
+	}
+}
+
 // Escalation follows the design's rule: unchanged when off, never evicted, 0s or at the
 // ceiling already; else multiplied once per eviction, rounded to the second, capped at the
 // ceiling, never below the min-runtime it started from.
@@ -563,6 +575,64 @@ func TestOracleJudgesEscalation(t *testing.T) {
 			}
 			if figures.TimeDriven == 0 {
 				t.Errorf("E1 judged no eviction: the case proves nothing about it")
+			}
+		})
+	}
+}
+
+// L1 on hand-made timelines: borrowers a and b, one pod of one GPU each, share node-0; at
+// 300 s owner o reclaims one of them. The one left must not have saved its work later.
+func TestOracleJudgesLeastLostWork(t *testing.T) {
+	claim := func(seconds int) string {
+		return time.Date(2026, 1, 1, 0, 0, seconds, 0, time.UTC).Format(time.RFC3339)
+	}
+	for _, c := range []struct {
+		name         string
+		aStart       float64
+		aClaim       string
+		aInterval    time.Duration
+		evicted      string
+		wantL1, want int // L1 failures, pairs judged
+	}{
+		{"equal starts, no checkpoints: the name decides", 0, "", 0, "a", 0, 1},
+		{"equal starts, no checkpoints: b out of turn", 0, "", 0, "b", 1, 1},
+		{"a claimed a checkpoint: a goes", 0, claim(200), 0, "a", 0, 1},
+		{"a claimed a checkpoint: b out of turn", 0, claim(200), 0, "b", 1, 1},
+		{"a's claim predates its run from 100 s: it counts as that start, later than b's", 100, claim(50), 0, "a", 0, 1},
+		{"a's claim in the future counts as now", 0, claim(5000), 0, "b", 1, 1},
+		{"a reported a checkpoint at 300 s itself (every 60 s): b out of turn", 0, "", time.Minute, "b", 1, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := &Scenario{Nodes: []Node{{Name: "node-0", GPUs: 2}}, Period: time.Second, Horizon: time.Hour,
+				Queues: []*Queue{{Name: "owner", Quota: 2, Limit: -1, Leaf: true}, {Name: "borrower", Limit: -1, Leaf: true}}}
+			one := func(name, queue string) *Job {
+				j := &Job{Name: name, Queue: queue, PriorityClass: "train", Priority: 50, MinMember: 1, GPUs: 1,
+					Pods: []Pod{{Name: name + "-0"}}}
+				s.Jobs = append(s.Jobs, j)
+				return j
+			}
+			a := one("a", "borrower")
+			a.CheckpointClaim, a.Checkpoint = c.aClaim, c.aInterval
+			one("b", "borrower")
+			// o arrives as it evicts: the change a reclaim follows, as kai-sim's would (E1).
+			one("o", "owner").SubmitAt = 300 * time.Second
+			kept := map[string]string{"a": "b", "b": "a"}[c.evicted]
+			eviction := ev(300, report.EventEvict, c.evicted, c.evicted+"-0", "reclaim", "o")
+			eviction.Node = "node-0"
+			r := timeline(3000,
+				bind(c.aStart, "a", "a-0"), bind(0, "b", "b-0"), []report.Event{eviction}, bind(301, "o", "o-0"),
+				complete(400, "o", kept), bind(401, c.evicted, c.evicted+"-0"), complete(500, c.evicted))
+			failures, figures := Judge(s, r)
+			l1 := 0
+			for _, f := range failures {
+				if f.Property != PropLeastLostWork {
+					t.Errorf("unexpected failure %s", f)
+					continue
+				}
+				l1++
+			}
+			if l1 != c.wantL1 || figures.LostWorkPairs != c.want {
+				t.Errorf("%d L1 failures on %d pairs, want %d on %d: %v", l1, figures.LostWorkPairs, c.wantL1, c.want, failures)
 			}
 		})
 	}

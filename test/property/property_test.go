@@ -78,14 +78,14 @@ func TestProperties(t *testing.T) {
 				if len(list) > defaultSeeds {
 					t.Parallel()
 				}
-				failures, figures := checkSeed(t, seed)
+				failures, figures := checkSeed(t, Generate, seed)
 				mu.Lock()
 				defer mu.Unlock()
 				total.Add(figures)
 				if len(failures) > 0 {
 					failed = append(failed, seed)
 					why[seed] = propertiesOf(failures)
-					reportFailures(t, seed, failures)
+					reportFailures(t, Generate(seed), failures)
 				}
 			})
 		}
@@ -99,6 +99,8 @@ func TestProperties(t *testing.T) {
 		total.Binds, total.TaintedBinds, total.AffinityBinds, total.FullBinds)
 	t.Logf("minSubGroup figures: %d moments of gangs counted in sub-groups judged, %d evictions of them checked",
 		total.SubGroupGangMoments, total.SubGroupGangEvictions)
+	t.Logf("least lost work figures: %d pairs of an evicted job and an equal one left running judged, %d of them decided by a checkpoint",
+		total.LostWorkPairs, total.LostWorkByCheckpoint)
 	if len(failed) > 0 {
 		slices.Sort(failed) // subtests finish in any order
 		var list []string
@@ -109,12 +111,13 @@ func TestProperties(t *testing.T) {
 	}
 }
 
-// checkSeed generates, runs twice and judges one seed. Everything here depends on the seed
-// alone, so its output is the same however the subtests are scheduled.
-func checkSeed(t *testing.T, seed uint64) ([]Failure, Figures) {
-	s := Generate(seed)
+// checkSeed generates, runs twice and judges one seed of a family of scenarios. Everything
+// here depends on the seed alone, so its output is the same however the subtests are
+// scheduled.
+func checkSeed(t *testing.T, generate func(uint64) *Scenario, seed uint64) ([]Failure, Figures) {
+	s := generate(seed)
 	var failures []Failure
-	if again := Generate(seed); again.ScenarioYAML() != s.ScenarioYAML() || again.ConfigYAML() != s.ConfigYAML() {
+	if again := generate(seed); again.ScenarioYAML() != s.ScenarioYAML() || again.ConfigYAML() != s.ConfigYAML() {
 		failures = append(failures, Failure{Property: PropDeterminism, Detail: "the generator gave two scenarios for one seed"})
 	}
 	first, firstJSON := simulate(t, s)
@@ -153,8 +156,8 @@ func simulate(t *testing.T, s *Scenario) (*report.Result, []byte) {
 
 // reportFailures keeps the failing scenario outside the test's temporary directory, so it can be
 // replayed with kai-sim after the test ends, and prints the first failures of each property.
-func reportFailures(t *testing.T, seed uint64, failures []Failure) {
-	s := Generate(seed)
+func reportFailures(t *testing.T, s *Scenario, failures []Failure) {
+	seed := s.Seed
 	dir, err := os.MkdirTemp("", fmt.Sprintf("kai-property-seed%d-", seed))
 	if err != nil {
 		t.Fatal(err)
@@ -243,5 +246,37 @@ func TestSkippedCyclesDecideNothing(t *testing.T) {
 				t.Fatalf("skipping cycles changed what queues held (-every period +skipping; PROPERTY_SEED=%d):\n%s", seed, diff)
 			}
 		})
+	}
+}
+
+// lostWorkSeeds is how many scenarios of the lost-work family run.
+const lostWorkSeeds = 150
+
+// TestLeastLostWork runs the lost-work family (GenerateLostWork): many victims alike but for
+// the work they would lose, judged by every property, L1 first of all. PROPERTY_SEED replays
+// one seed of it, as of TestProperties.
+func TestLeastLostWork(t *testing.T) {
+	list := []uint64{}
+	if v := os.Getenv("PROPERTY_SEED"); v != "" {
+		list = seeds(t)
+	} else {
+		for seed := uint64(1); seed <= lostWorkSeeds; seed++ {
+			list = append(list, seed)
+		}
+	}
+	var total Figures
+	for _, seed := range list {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			failures, figures := checkSeed(t, GenerateLostWork, seed)
+			total.Add(figures)
+			if len(failures) > 0 {
+				reportFailures(t, GenerateLostWork(seed), failures)
+			}
+		})
+	}
+	t.Logf("least lost work figures: %d scenarios, %d evictions checked, %d pairs of an evicted job and an equal one left running judged, %d of them decided by a checkpoint",
+		total.Scenarios, total.Evictions, total.LostWorkPairs, total.LostWorkByCheckpoint)
+	if total.LostWorkPairs < lostWorkSeeds || total.LostWorkByCheckpoint == 0 {
+		t.Errorf("the family judged %d pairs (%d decided by a checkpoint): too few to test anything", total.LostWorkPairs, total.LostWorkByCheckpoint)
 	}
 }

@@ -36,7 +36,8 @@ const (
 	// saved its work, as the workload reports it. Among victims that priority and fair
 	// share leave equal, the one that loses least (whose checkpoint, or else start, is the
 	// latest) is evicted first. It is clamped to the job's run: a checkpoint before the run
-	// started saves nothing of it, one in the future counts as now.
+	// started saves nothing of it, one in the future counts as now (api.JobInfo.SavedPoint;
+	// docs/minruntime.md, "Least lost work first").
 	LastCheckpointTimestampAnnotation = "kai.scheduler/last-checkpoint-timestamp"
 	// StalenessGracePeriodAnnotation on a PodGroup (or, when the PodGroup has none, on one of
 	// its pods) is a Go duration: how long the running job may stay below its minimum before

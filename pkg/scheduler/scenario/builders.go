@@ -202,6 +202,10 @@ func (b *JobBuilder) Running(nodes ...string) *JobBuilder { b.running = nodes; r
 // StartedAt sets the job's last start timestamp.
 func (b *JobBuilder) StartedAt(t time.Time) *JobBuilder { b.job.LastStartTimestamp = &t; return b }
 
+// CheckpointedAt sets when the job last saved its work, as its
+// last-checkpoint-timestamp annotation reports it.
+func (b *JobBuilder) CheckpointedAt(t time.Time) *JobBuilder { b.job.LastCheckpoint = &t; return b }
+
 // PodsStartedAt sets the start time the kubelet reported for the running pods.
 func (b *JobBuilder) PodsStartedAt(t time.Time) *JobBuilder { b.podStart = &t; return b }
 

@@ -52,6 +52,12 @@ func (g *PodGroupWrapper) StartedAt(t time.Time) *PodGroupWrapper {
 	return g.Annotation(scheduling.LastStartTimestampAnnotation, scheduling.FormatStartTime(t))
 }
 
+// CheckpointedAt reports that the job last saved its work at t (the
+// last-checkpoint-timestamp annotation a workload writes).
+func (g *PodGroupWrapper) CheckpointedAt(t time.Time) *PodGroupWrapper {
+	return g.Annotation(scheduling.LastCheckpointTimestampAnnotation, t.UTC().Format(time.RFC3339Nano))
+}
+
 // PreemptionDelay sets spec.preemptionDelay: the job evicts nobody for d after its creation
 // or its last eviction.
 func (g *PodGroupWrapper) PreemptionDelay(d time.Duration) *PodGroupWrapper {

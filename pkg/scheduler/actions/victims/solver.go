@@ -99,7 +99,7 @@ func NewSolver(ssn *framework.Session, rules Rules, preemptors []*api.JobInfo) *
 	s.ranked = candidates(ssn, rules.Prospects(preemptors), compareQueues)
 	var groups []nodeUnit // one unit's pods per node, reused
 	for _, u := range s.ranked {
-		s.jobs = max(s.jobs, u.jobIndex+1)
+		s.jobs = max(s.jobs, int(u.jobIndex)+1)
 		groups = groupByNode(groups[:0], u)
 		queue := s.byQueue[u.job.Queue]
 		if queue == nil {

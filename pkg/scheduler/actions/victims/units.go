@@ -3,7 +3,6 @@ package victims
 import (
 	"cmp"
 	"slices"
-	"time"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
@@ -11,13 +10,21 @@ import (
 
 // unit is a set of pods evicted together: one surplus pod of an elastic job, or a job's whole
 // gang (all its running pods).
+//
+// Its fields are laid out to keep it at 64 bytes: every cycle lists a unit or more per
+// running preemptible job.
 type unit struct {
 	job *api.JobInfo
 	// jobIndex numbers the unit's job densely among the candidates, for per-search lookups
 	// that must not allocate; queueIndex numbers its queue the same way.
-	jobIndex, queueIndex int
+	jobIndex, queueIndex int32
 	pods                 []*api.PodInfo
-	whole                bool
+	// savedSec and savedNsec are the job's saved point (api.JobInfo.SavedPoint) as Unix
+	// seconds and nanoseconds, worked out once per search: the comparator asks for it over
+	// and over. savedKnown is false for a job without one.
+	savedSec          int64
+	savedNsec         int32
+	whole, savedKnown bool
 	// rank is the unit's place in the preference order: lower is evicted first.
 	rank int
 }
@@ -76,8 +83,9 @@ func grewThisCycle(job *api.JobInfo) bool {
 
 // rankUnits sorts units into the stable preference order of victims: lower priority first;
 // then the action's queue preference (reclaim: the queue furthest above its fair share);
-// then surplus pods before whole gangs; then the most recently started job (least work
-// lost; a job without a start stamp counts as the oldest); then by job and pod name.
+// then surplus pods before whole gangs; then the job with the latest saved point, its last
+// checkpoint within its run or else its start stamp (least work lost; a job with neither
+// counts as the oldest); then by job and pod name.
 //
 // queues is how many distinct queueIndex values the units carry: a sort compares the same
 // few queues over and over, so each pair's answer is asked once and remembered.
@@ -98,7 +106,7 @@ func rankUnits(units []*unit, queues int, compareQueues func(l, r *api.JobInfo) 
 					return c
 				}
 			} else {
-				k := l.queueIndex*queues + r.queueIndex
+				k := int(l.queueIndex)*queues + int(r.queueIndex)
 				if known[k] == 0 {
 					known[k] = int8(cmp.Compare(compareQueues(l.job, r.job), 0) + 2)
 				}
@@ -113,7 +121,7 @@ func rankUnits(units []*unit, queues int, compareQueues func(l, r *api.JobInfo) 
 			}
 			return 1
 		}
-		if c := compareStart(l.job.LastStartTimestamp, r.job.LastStartTimestamp); c != 0 {
+		if c := compareSaved(l, r); c != 0 {
 			return c
 		}
 		if c := cmp.Compare(l.job.ID, r.job.ID); c != 0 {
@@ -129,17 +137,21 @@ func rankUnits(units []*unit, queues int, compareQueues func(l, r *api.JobInfo) 
 // maxRememberedQueues bounds the table of queue comparisons rankUnits keeps (1 MiB).
 const maxRememberedQueues = 1024
 
-// compareStart puts later starts first and unknown starts last.
-func compareStart(l, r *time.Time) int {
+// compareSaved puts later saved points first and unknown ones last, as
+// api.CompareSavedPoints does, on the points the units carry.
+func compareSaved(l, r *unit) int {
 	switch {
-	case l == nil && r == nil:
+	case !l.savedKnown && !r.savedKnown:
 		return 0
-	case l == nil:
+	case !l.savedKnown:
 		return 1
-	case r == nil:
+	case !r.savedKnown:
 		return -1
 	}
-	return r.Compare(*l)
+	if c := cmp.Compare(r.savedSec, l.savedSec); c != 0 {
+		return c
+	}
+	return cmp.Compare(r.savedNsec, l.savedNsec)
 }
 
 // candidates lists, ranked, the units of every job that may lose pods in this action: running,
@@ -148,23 +160,28 @@ func compareStart(l, r *time.Time) int {
 func candidates(ssn *framework.Session, prospect func(*api.JobInfo) bool, compareQueues func(l, r *api.JobInfo) int) []*unit {
 	var units []*unit
 	jobs := 0
+	now := ssn.Now()
 	queueIndex := map[string]int{}
 	for _, job := range ssn.Snapshot().Jobs {
 		if !job.Preemptible || ssn.GainedByEviction(job.ID) || (prospect != nil && !prospect(job)) {
 			continue
 		}
 		jobUnits := unitsOf(job)
+		if len(jobUnits) == 0 {
+			continue
+		}
 		q, ok := queueIndex[job.Queue]
-		if !ok && len(jobUnits) > 0 {
+		if !ok {
 			q = len(queueIndex)
 			queueIndex[job.Queue] = q
 		}
+		saved := job.SavedPoint(now)
+		sec, nsec := saved.At.Unix(), int32(saved.At.Nanosecond())
 		for _, u := range jobUnits {
-			u.jobIndex, u.queueIndex = jobs, q
+			u.jobIndex, u.queueIndex = int32(jobs), int32(q)
+			u.savedSec, u.savedNsec, u.savedKnown = sec, nsec, saved.Known
 		}
-		if len(jobUnits) > 0 {
-			jobs++
-		}
+		jobs++
 		units = append(units, jobUnits...)
 	}
 	rankUnits(units, len(queueIndex), compareQueues)

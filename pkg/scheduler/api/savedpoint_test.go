@@ -1,0 +1,86 @@
+package api_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+)
+
+// A job's saved point is its checkpoint clamped to [start of its run, now], and without a
+// checkpoint its start stamp, unchanged from how victims were ranked before checkpoints.
+func TestSavedPointClampsTheCheckpointToTheRun(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) *time.Time { t := now.Add(d); return &t }
+	// job runs one pod; podStart is what the kubelet reports (nil: not started yet), created
+	// when the pod was created.
+	job := func(stamp, checkpoint, podStart *time.Time, created time.Time) *api.JobInfo {
+		j := &api.JobInfo{ID: "ns/j", LastStartTimestamp: stamp, LastCheckpoint: checkpoint}
+		j.AddPod(&api.PodInfo{Name: "j-0", Status: api.Running, StartTime: podStart, CreationTime: created})
+		return j
+	}
+	for _, c := range []struct {
+		name       string
+		job        *api.JobInfo
+		want       *time.Time // nil: unknown
+		wantSource api.SavedPointSource
+	}{
+		{"no checkpoint: the start stamp", job(at(-2*time.Hour), nil, at(-2*time.Hour), now.Add(-2*time.Hour)),
+			at(-2 * time.Hour), api.SavedAtStart},
+		{"no checkpoint and no stamp: unknown, as before, even if the pods started",
+			job(nil, nil, at(-time.Hour), now.Add(-time.Hour)), nil, api.SavedAtStart},
+		{"a checkpoint within the run", job(at(-2*time.Hour), at(-10*time.Minute), at(-2*time.Hour), now.Add(-2*time.Hour)),
+			at(-10 * time.Minute), api.SavedAtCheckpoint},
+		{"a checkpoint of an earlier run counts as the start", job(at(-time.Hour), at(-3*time.Hour), at(-time.Hour), now.Add(-time.Hour)),
+			at(-time.Hour), api.CheckpointBeforeStart},
+		{"a checkpoint in the future counts as now", job(at(-time.Hour), at(time.Hour), at(-time.Hour), now.Add(-time.Hour)),
+			&now, api.CheckpointAfterNow},
+		{"without a stamp the pods' start bounds the checkpoint", job(nil, at(-3*time.Hour), at(-time.Hour), now.Add(-time.Hour)),
+			at(-time.Hour), api.CheckpointBeforeStart},
+		{"a stamp of an earlier run gives way to the pods' start",
+			job(at(-5*time.Hour), at(-3*time.Hour), at(-time.Hour), now.Add(-time.Hour)), at(-time.Hour), api.CheckpointBeforeStart},
+		{"a run without a known start cannot place the checkpoint: as without one",
+			job(nil, at(-time.Minute), nil, now.Add(-time.Hour)), nil, api.CheckpointWithoutStart},
+		{"a start stamp in the future stays the saved point, as without a checkpoint",
+			job(at(time.Hour), at(-time.Minute), at(-time.Hour), now.Add(-time.Hour)), at(time.Hour), api.CheckpointBeforeStart},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := c.job.SavedPoint(now)
+			switch {
+			case c.want == nil && got.Known:
+				t.Fatalf("saved point %s, want unknown", got.At)
+			case c.want != nil && (!got.Known || !got.At.Equal(*c.want)):
+				t.Fatalf("saved point %s (known %v), want %s", got.At, got.Known, *c.want)
+			case got.Source != c.wantSource:
+				t.Fatalf("source %d, want %d", got.Source, c.wantSource)
+			}
+			// Reporting a checkpoint never makes a job count as losing more.
+			without := *c.job
+			without.LastCheckpoint = nil
+			if api.CompareSavedPoints(got, without.SavedPoint(now)) > 0 {
+				t.Fatalf("with its checkpoint the job ranks after itself without one: %+v", got)
+			}
+		})
+	}
+}
+
+// Two jobs' order by saved point does not change as time passes, unless a future checkpoint
+// is reached: then they were tied and are not any more.
+func TestSavedPointOrderHoldsAsTimePasses(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	job := func(checkpoint *time.Time) *api.JobInfo {
+		return &api.JobInfo{LastStartTimestamp: &start, LastCheckpoint: checkpoint}
+	}
+	cp := start.Add(time.Hour)
+	older, newer, none := job(&cp), job(ptr(cp.Add(time.Minute))), job(nil)
+	for now := cp.Add(time.Minute); now.Before(start.Add(24 * time.Hour)); now = now.Add(17 * time.Minute) {
+		if c := api.CompareSavedPoints(newer.SavedPoint(now), older.SavedPoint(now)); c >= 0 {
+			t.Fatalf("at %s the later checkpoint does not go first (%d)", now, c)
+		}
+		if c := api.CompareSavedPoints(older.SavedPoint(now), none.SavedPoint(now)); c >= 0 {
+			t.Fatalf("at %s a checkpoint does not go before a start (%d)", now, c)
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
