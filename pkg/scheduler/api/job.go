@@ -100,11 +100,11 @@ type JobInfo struct {
 	MarkUnschedulable bool
 }
 
-// EvictionCount is how many of a job's runs were ended by preempt and by reclaim, and when
-// the last counted eviction was decided.
+// EvictionCount is how many of a job's runs were ended by preempt and by reclaim. (When the
+// last was decided, which the PodGroup's status also keeps, is the status updater's alone:
+// a snapshot holds a JobInfo per job every cycle.)
 type EvictionCount struct {
 	Preempt, Reclaim int32
-	Last             time.Time
 }
 
 // Total is every counted eviction.

@@ -330,7 +330,7 @@ func (s *Store) upsertGroup(pg *v2alpha2.PodGroup) bool {
 	}
 	g.job.LastCheckpoint = checkpoint
 	if c := pg.Status.Evictions; c != nil {
-		g.job.Evictions = api.EvictionCount{Preempt: c.Preempt, Reclaim: c.Reclaim, Last: c.Last.Time}
+		g.job.Evictions = api.EvictionCount{Preempt: c.Preempt, Reclaim: c.Reclaim}
 	}
 	if pg.Spec.PreemptionDelay != nil {
 		g.job.PreemptionDelay, g.delaySet = pg.Spec.PreemptionDelay.Duration, true // the CRD refuses a negative one

@@ -175,20 +175,21 @@ func (h *Harness) apply(round *Round) {
 		pod := h.pod(b.Pod)
 		pod.Status, pod.NodeName, pod.StartTime = api.Running, b.Node, &now
 	}
+	ended := map[api.JobID]bool{} // a round is one decision: a run it ends counts once
 	for _, e := range round.Evictions {
 		pod := h.pod(e.Pod)
 		pod.Status, pod.EvictedFor = api.Releasing, e.Reason.Preemptor
 		job := h.Job(e.Job)
 		job.LastEvictionTimestamp = &now // as the scheduler stamps the PodGroup
-		// and counts, once per decision, the runs it ended (status.evictions)
-		if r := e.Reason; r.EndsRun && r.DecidedAt.After(job.Evictions.Last) {
+		// and counts the runs it ended (status.evictions)
+		if r := e.Reason; r.EndsRun && !ended[e.Job] {
+			ended[e.Job] = true
 			switch r.Action {
 			case framework.Preempt:
 				job.Evictions.Preempt++
 			case framework.Reclaim:
 				job.Evictions.Reclaim++
 			}
-			job.Evictions.Last = r.DecidedAt
 		}
 	}
 	for _, started := range round.Started {

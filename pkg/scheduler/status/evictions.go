@@ -66,13 +66,13 @@ func (u *Updater) writeEvictionCount(ctx context.Context, job api.JobID) (time.D
 		}
 		return 0, err
 	}
-	shown := api.EvictionCount{}
+	var shown v2alpha2.EvictionCount
 	if c := pg.Status.Evictions; c != nil {
-		shown = api.EvictionCount{Preempt: c.Preempt, Reclaim: c.Reclaim, Last: c.Last.Time}
+		shown = *c
 	}
 	count := shown
 	for _, e := range queued {
-		if !e.at.After(shown.Last) {
+		if !e.at.After(shown.Last.Time) {
 			continue // counted already
 		}
 		if e.action == framework.Preempt {
@@ -80,22 +80,22 @@ func (u *Updater) writeEvictionCount(ctx context.Context, job api.JobID) (time.D
 		} else {
 			count.Reclaim++
 		}
-		if e.at.After(count.Last) {
-			count.Last = e.at
+		if e.at.After(count.Last.Time) {
+			count.Last = metav1.NewMicroTime(e.at)
 		}
 	}
-	if count == shown {
-		u.forgetEvictions(job, &shown.Last)
+	if count.Last.Equal(&shown.Last) {
+		u.forgetEvictions(job, &shown.Last.Time)
 		return 0, nil
 	}
-	patch, _ := json.Marshal(map[string]any{"status": map[string]any{"evictions": v2alpha2.EvictionCount{
-		Total: count.Total(), Preempt: count.Preempt, Reclaim: count.Reclaim, Last: metav1.NewMicroTime(count.Last)}}})
+	count.Total = count.Preempt + count.Reclaim
+	patch, _ := json.Marshal(map[string]any{"status": map[string]any{"evictions": count}})
 	if err := u.patch(ctx, evictionCountTarget, cache.PodGroupRef(job), true, patch); err != nil {
 		return 0, err
 	}
 	u.mu.Lock()
 	for i, e := range u.evictions[job] {
-		if !e.at.After(count.Last) {
+		if !e.at.After(count.Last.Time) {
 			u.evictions[job][i].sent = true
 		}
 	}
