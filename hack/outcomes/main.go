@@ -30,7 +30,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/report"
@@ -270,7 +269,7 @@ func measureRun(r *run) row {
 	for _, j := range r.sc.Jobs {
 		var gpus int64
 		for _, pod := range j.Pods {
-			gpus += podGPUs(pod)
+			gpus += sim.PodGPUs(pod)
 			grace = max(grace, gracePeriod(pod))
 		}
 		startup[j.Key()] = float64(gpus) * j.Startup.Seconds()
@@ -300,18 +299,6 @@ func owns(sc *input.Scenario, queue string) bool {
 		}
 	}
 	return false
-}
-
-func podGPUs(pod *v1.Pod) int64 {
-	var n int64
-	for _, c := range pod.Spec.Containers {
-		if q, ok := c.Resources.Requests[api.GPUResourceName]; ok {
-			n += q.Value()
-		} else if q, ok := c.Resources.Limits[api.GPUResourceName]; ok {
-			n += q.Value()
-		}
-	}
-	return n
 }
 
 // gracePeriod is a pod's termination grace period, 30s when it sets none (as kai-sim's).

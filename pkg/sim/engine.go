@@ -179,7 +179,7 @@ func newEngine(sc *input.Scenario, opts Options, pools []string, configs map[str
 	for _, job := range sc.Jobs {
 		js := &jobState{spec: job, queue: job.Group.Spec.Queue, pool: poolOf(opts.NodePoolLabelKey, job.Group.Labels)}
 		for _, pod := range job.Pods {
-			js.templateGPUs = append(js.templateGPUs, podGPUs(pod))
+			js.templateGPUs = append(js.templateGPUs, PodGPUs(pod))
 		}
 		e.jobs = append(e.jobs, js)
 		e.jobByName[types.NamespacedName{Namespace: job.Group.Namespace, Name: job.Group.Name}] = js
@@ -544,14 +544,20 @@ func (e *engine) sample(now time.Time) {
 
 // noteDelayed marks the jobs a cycle held back by their preemption delay, for the report.
 func (e *engine) noteDelayed(pending map[api.JobID][]api.PendingReason) {
+	e.eachReason(pending, api.ReasonPreemptionDelayNotElapsed, func(js *jobState, _ api.PendingReason) { js.delayed = true })
+}
+
+// eachReason calls note for every pending reason of the given kind a cycle left, with the
+// job's state. The map's order decides nothing: notes only mark or keep maxima.
+func (e *engine) eachReason(pending map[api.JobID][]api.PendingReason, reason string, note func(*jobState, api.PendingReason)) {
 	for id, reasons := range pending {
 		for _, r := range reasons {
-			if r.Reason != api.ReasonPreemptionDelayNotElapsed {
+			if r.Reason != reason {
 				continue
 			}
 			namespace, name, _ := strings.Cut(string(id), "/")
 			if js := e.jobByName[types.NamespacedName{Namespace: namespace, Name: name}]; js != nil {
-				js.delayed = true
+				note(js, r)
 			}
 		}
 	}

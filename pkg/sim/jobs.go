@@ -172,7 +172,10 @@ func (e *engine) complete(js *jobState, now time.Time) {
 	e.event(now, report.EventComplete, js)
 }
 
-func podGPUs(pod *v1.Pod) int64 {
+// PodGPUs is how many GPUs a scenario's pod asks for: its containers' requests, or their
+// limits where a container sets no request (Kubernetes takes the limit as the request of an
+// extended resource).
+func PodGPUs(pod *v1.Pod) int64 {
 	var n int64
 	for _, c := range pod.Spec.Containers {
 		if q, ok := c.Resources.Requests[api.GPUResourceName]; ok {

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -59,15 +58,7 @@ func escalated(m *v2alpha2.MinRuntimeStatus) bool {
 // noteProtected keeps, for each job a cycle left waiting on protected victims, the longest
 // protection that refused it. Maxima: the map's order decides nothing.
 func (e *engine) noteProtected(pending map[api.JobID][]api.PendingReason) {
-	for id, reasons := range pending {
-		for _, r := range reasons {
-			if r.Reason != api.ReasonMinRuntimeProtected {
-				continue
-			}
-			namespace, name, _ := strings.Cut(string(id), "/")
-			if js := e.jobByName[types.NamespacedName{Namespace: namespace, Name: name}]; js != nil {
-				js.seen.longestMet = max(js.seen.longestMet, r.LongestMinRuntime)
-			}
-		}
-	}
+	e.eachReason(pending, api.ReasonMinRuntimeProtected, func(js *jobState, r api.PendingReason) {
+		js.seen.longestMet = max(js.seen.longestMet, r.LongestMinRuntime)
+	})
 }
