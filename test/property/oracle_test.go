@@ -306,17 +306,7 @@ func TestOracleCanFail(t *testing.T) {
 				scenario = c.scenario
 			}
 			failures, _ := Judge(scenario(), c.run)
-			got := propertyList(failures)
-			slices.Sort(got)
-			want := slices.Clone(c.want)
-			slices.Sort(want)
-			if !slices.Equal(got, want) {
-				var lines []string
-				for _, f := range failures {
-					lines = append(lines, f.String())
-				}
-				t.Errorf("want properties %q, got %q:\n%s", want, got, strings.Join(lines, "\n"))
-			}
+			expectProperties(t, failures, c.want)
 		})
 	}
 }
@@ -562,17 +552,7 @@ func TestOracleJudgesEscalation(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			failures, figures := Judge(c.scenario(), c.run)
-			got := propertyList(failures)
-			slices.Sort(got)
-			want := slices.Clone(c.want)
-			slices.Sort(want)
-			if !slices.Equal(got, want) {
-				var lines []string
-				for _, f := range failures {
-					lines = append(lines, f.String())
-				}
-				t.Errorf("want properties %q, got %q:\n%s", want, got, strings.Join(lines, "\n"))
-			}
+			expectProperties(t, failures, c.want)
 			if figures.TimeDriven == 0 {
 				t.Errorf("E1 judged no eviction: the case proves nothing about it")
 			}
@@ -635,5 +615,21 @@ func TestOracleJudgesLeastLostWork(t *testing.T) {
 				t.Errorf("%d L1 failures on %d pairs, want %d on %d: %v", l1, figures.LostWorkPairs, c.wantL1, c.want, failures)
 			}
 		})
+	}
+}
+
+// expectProperties fails t unless failures break exactly the properties want, in any order.
+func expectProperties(t *testing.T, failures []Failure, want []string) {
+	t.Helper()
+	got := propertyList(failures)
+	slices.Sort(got)
+	want = slices.Clone(want)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		var lines []string
+		for _, f := range failures {
+			lines = append(lines, f.String())
+		}
+		t.Errorf("want properties %q, got %q:\n%s", want, got, strings.Join(lines, "\n"))
 	}
 }
