@@ -123,7 +123,7 @@ func (c *Cluster) explainRunning(p *printer, ssn *framework.Session, job *api.Jo
 	p.line(0, "Running since %s (%s ago).", stamp(protection.Start), ago(c.Now.Sub(protection.Start)))
 	if n := job.Evictions.Total(); n > 0 {
 		p.line(1, "Evicted before: %d time(s) by preempt, %d by reclaim (status.evictions); escalation: %s.",
-			job.Evictions.Preempt, job.Evictions.Reclaim, c.MinRuntime.Escalation().Describe())
+			job.Evictions.Preempt, job.Evictions.Reclaim, c.escalationOf(job.Queue).Describe())
 	}
 	if protection.StartNote != "" {
 		p.line(1, "Note: %s.", protection.StartNote)
@@ -359,6 +359,11 @@ func (c *Cluster) walk(m api.MinRuntime, reclaim bool, job *api.JobInfo) string 
 	return fmt.Sprintf("%s → escalated to %s for %s", walk(queues, reclaim), m.Duration, c.escalation(job))
 }
 
+// escalationOf is the escalation of the jobs of queue, as the plugin resolves it.
+func (c *Cluster) escalationOf(queue string) minruntime.Escalation {
+	return c.MinRuntime.Escalation().For(c.Snapshot.Queues, queue)
+}
+
 // escalation says what lengthened a job's protection: its evictions and the rule.
 func (c *Cluster) escalation(job *api.JobInfo) string {
 	n := job.Evictions.Total()
@@ -367,7 +372,7 @@ func (c *Cluster) escalation(job *api.JobInfo) string {
 		times = "eviction"
 	}
 	return fmt.Sprintf("its %d %s (%d by preempt, %d by reclaim; the minruntime plugin's escalation: %s)",
-		n, times, job.Evictions.Preempt, job.Evictions.Reclaim, c.MinRuntime.Escalation().Describe())
+		n, times, job.Evictions.Preempt, job.Evictions.Reclaim, c.escalationOf(job.Queue).Describe())
 }
 
 // queuePath names a queue with its ancestry, or says why it has none.

@@ -36,7 +36,7 @@ func (c *Cluster) Queue(ctx context.Context, w io.Writer, name string) error {
 	defaults := c.MinRuntime.Defaults()
 	p.line(1, "defaults: defaultPreemptMinRuntime %s, defaultReclaimMinRuntime %s; reclaimResolveMethod %s",
 		defaults.Preempt, defaults.Reclaim, c.MinRuntime.Method())
-	if e := c.MinRuntime.Escalation(); !e.Off() {
+	if e := c.escalationOf(name); !e.Off() || e.NoCeiling || e.FactorSetBy != "" {
 		p.line(1, "escalation: %s (a job's runs ended by preempt or reclaim, its PodGroup's status.evictions, lengthen its next protection)", e.Describe())
 	}
 	ssn := c.session(ctx)

@@ -39,6 +39,13 @@ const (
 	// started saves nothing of it, one in the future counts as now (api.JobInfo.SavedPoint;
 	// docs/minruntime.md, "Least lost work first").
 	LastCheckpointTimestampAnnotation = "kai.scheduler/last-checkpoint-timestamp"
+	// EscalationFactorAnnotation and EscalationCeilingAnnotation on a Queue set, for the jobs
+	// of its subtree, the minruntime plugin's escalationFactor (a number of at least 1; 1
+	// is off) and escalationCeiling (a Go duration) in place of the plugin's arguments, each
+	// from the nearest queue up the tree that sets it. Annotations, so that the Queue's
+	// schema stays upstream's.
+	EscalationFactorAnnotation  = "kai.scheduler/escalation-factor"
+	EscalationCeilingAnnotation = "kai.scheduler/escalation-ceiling"
 	// StalenessGracePeriodAnnotation on a PodGroup (or, when the PodGroup has none, on one of
 	// its pods) is a Go duration: how long the running job may stay below its minimum before
 	// it is evicted as stale. The PodGroup's spec.stalenessGracePeriod wins over it.

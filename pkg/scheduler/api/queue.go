@@ -32,6 +32,10 @@ type QueueInfo struct {
 	// nil means unset (inherit).
 	PreemptMinRuntime *time.Duration
 	ReclaimMinRuntime *time.Duration
+	// EscalationFactor and EscalationCeiling are the queue's own escalation settings (its
+	// annotations); nil means unset (inherit, up to the minruntime plugin's arguments).
+	EscalationFactor  *float64
+	EscalationCeiling *time.Duration
 
 	// Filled in by NewQueueTree.
 

@@ -33,6 +33,10 @@ const (
 	// ReasonInvalidMinRuntimeAnnotation: the job's preempt- or reclaim-min-runtime
 	// annotation is not a non-negative Go duration; it is ignored.
 	ReasonInvalidMinRuntimeAnnotation = "InvalidMinRuntimeAnnotation"
+	// ReasonInvalidEscalationAnnotation: a Queue's escalation-factor or escalation-ceiling
+	// annotation cannot be read; the queue inherits the setting (told as an event on the
+	// Queue).
+	ReasonInvalidEscalationAnnotation = "InvalidEscalationAnnotation"
 	// ReasonMinRuntimeNotShortened: the job's min-runtime annotation is at or above the
 	// min-runtime its queues give it; an annotation may only shorten, so it is not honoured.
 	ReasonMinRuntimeNotShortened = "MinRuntimeNotShortened"

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -153,10 +154,12 @@ func (s *Store) assemble(overlay *Overlay) (*api.Snapshot, []Problem, error) {
 		})
 	}
 	queues := make([]*api.QueueInfo, 0, len(s.queues))
-	for _, q := range s.queues {
+	for _, name := range slices.Sorted(maps.Keys(s.queues)) { // problems in a stable order
+		q := s.queues[name]
 		// The queue tree writes its findings (children, depth, problems) into its entries.
 		copied := *q.info
 		queues = append(queues, &copied)
+		a.problems = append(a.problems, q.problems...)
 	}
 	snapshot, err := api.NewSnapshot(nodes, jobs, queues)
 	return snapshot, a.problems, err

@@ -5,6 +5,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 )
@@ -14,8 +15,37 @@ const bytesPerMB = 1e6
 
 // QueueInfo converts a v2 Queue into a queue-tree entry. Quotas and limits keep their -1
 // (unlimited) marker; CPU stays in millicores, GPUs in devices, memory goes from MB to bytes.
-// An unset priority is DefaultQueuePriority.
+// An unset priority is DefaultQueuePriority. Escalation annotations that cannot be read are
+// left unset (see queueInfo for the problems they make).
 func QueueInfo(queue *v2.Queue) *api.QueueInfo {
+	info, _ := queueInfo(queue)
+	return info
+}
+
+// queueInfo is QueueInfo with the problems of the queue's escalation annotations: a value
+// that is not a number of at least 1 (factor) or a non-negative Go duration (ceiling) is
+// ignored, the queue inheriting the setting, and told as an event on the Queue.
+func queueInfo(queue *v2.Queue) (*api.QueueInfo, []Problem) {
+	info := queueSpecInfo(queue)
+	var problems []Problem
+	if value, ok := queue.Annotations[scheduling.EscalationFactorAnnotation]; ok {
+		if f, err := scheduling.ParseEscalationFactor("annotation "+scheduling.EscalationFactorAnnotation, value); err != nil {
+			problems = append(problems, Problem{Object: queue, Reason: api.ReasonInvalidEscalationAnnotation, Message: err.Error() + "; ignored: the setting is inherited"})
+		} else {
+			info.EscalationFactor = &f
+		}
+	}
+	if value, ok := queue.Annotations[scheduling.EscalationCeilingAnnotation]; ok {
+		if d, err := scheduling.ParseDurationAnnotation(scheduling.EscalationCeilingAnnotation, value); err != nil {
+			problems = append(problems, Problem{Object: queue, Reason: api.ReasonInvalidEscalationAnnotation, Message: err.Error() + "; ignored: the setting is inherited"})
+		} else {
+			info.EscalationCeiling = &d
+		}
+	}
+	return info, problems
+}
+
+func queueSpecInfo(queue *v2.Queue) *api.QueueInfo {
 	info := &api.QueueInfo{
 		Name:     queue.Name,
 		Parent:   queue.Spec.ParentQueue,

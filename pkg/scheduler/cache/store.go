@@ -262,6 +262,8 @@ func (s *Store) removeGroup(je *jobEntry) {
 type queueEntry struct {
 	info       *api.QueueInfo
 	generation int64
+	// problems are those of its annotations, told every snapshot as a job's are.
+	problems []Problem
 }
 
 // upsertQueue records a queue and says whether its spec may have changed: it is new, left or
@@ -272,8 +274,10 @@ func (s *Store) upsertQueue(q *v2.Queue) bool {
 		delete(s.queues, q.Name)
 		return known
 	}
-	s.queues[q.Name] = queueEntry{info: QueueInfo(q), generation: q.Generation}
-	return !known || old.generation != q.Generation
+	info, problems := queueInfo(q)
+	s.queues[q.Name] = queueEntry{info: info, generation: q.Generation, problems: problems}
+	// Annotations do not move the generation: a changed escalation setting is a change too.
+	return !known || old.generation != q.Generation || !sameEscalation(old.info, info)
 }
 
 // groupEntry is a PodGroup converted, less what depends on other objects (its priority).
@@ -637,4 +641,11 @@ func JobMinimum(spec *v2alpha2.PodGroupSpec) (minMember int32, minSubGroup *int3
 	slices.SortFunc(groups, func(a, b api.SubGroupInfo) int { return strings.Compare(a.Name, b.Name) })
 	api.UntangleSubGroups(groups)
 	return api.MinMemberOf(spec.MinMember, spec.MinSubGroup), spec.MinSubGroup, groups
+}
+
+// sameEscalation reports whether two versions of a queue set the same escalation.
+func sameEscalation(a, b *api.QueueInfo) bool {
+	same := func(x, y *float64) bool { return (x == nil) == (y == nil) && (x == nil || *x == *y) }
+	sameD := func(x, y *time.Duration) bool { return (x == nil) == (y == nil) && (x == nil || *x == *y) }
+	return same(a.EscalationFactor, b.EscalationFactor) && sameD(a.EscalationCeiling, b.EscalationCeiling)
 }

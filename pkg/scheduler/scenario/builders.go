@@ -117,6 +117,18 @@ func (b *QueueBuilder) ReclaimMinRuntime(d time.Duration) *QueueBuilder {
 	return b
 }
 
+// EscalationFactor and EscalationCeiling set the queue's own escalation settings, as its
+// kai.scheduler/escalation-factor and -ceiling annotations do.
+func (b *QueueBuilder) EscalationFactor(f float64) *QueueBuilder {
+	b.queue.EscalationFactor = &f
+	return b
+}
+
+func (b *QueueBuilder) EscalationCeiling(d time.Duration) *QueueBuilder {
+	b.queue.EscalationCeiling = &d
+	return b
+}
+
 // JobBuilder describes a job and its pods. Defaults: queue "default", priority 50
 // (preemptible), gang of 1, one pod asking for 1 CPU.
 type JobBuilder struct {

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/conf"
 )
@@ -25,6 +26,35 @@ type Escalation struct {
 	Factor float64
 	// Ceiling is the longest an escalated min-runtime may become.
 	Ceiling time.Duration
+	// FactorSetBy and CeilingSetBy name the queues whose annotations set Factor and Ceiling
+	// (see For); empty for the plugin's arguments.
+	FactorSetBy, CeilingSetBy string
+	// NoCeiling is set when a queue's factor above 1 found no ceiling above 0s, on its path
+	// or in the plugin's arguments: escalation is then off for its jobs, so that none is
+	// protected for good, and explain says why.
+	NoCeiling bool
+}
+
+// For is the escalation of the jobs of queue: each setting from the nearest queue up its
+// ancestry whose annotation sets it (kai.scheduler/escalation-factor, -ceiling), else the
+// plugin's arguments (e). An unknown or invalid queue gets e.
+func (e Escalation) For(tree *api.QueueTree, queue string) Escalation {
+	own := e
+	factorSet, ceilingSet := false, false
+	ancestry := tree.Ancestry(queue)
+	for i := len(ancestry) - 1; i >= 0 && !(factorSet && ceilingSet); i-- {
+		q := tree.Get(ancestry[i])
+		if q.EscalationFactor != nil && !factorSet {
+			own.Factor, own.FactorSetBy, factorSet = *q.EscalationFactor, q.Name, true
+		}
+		if q.EscalationCeiling != nil && !ceilingSet {
+			own.Ceiling, own.CeilingSetBy, ceilingSet = *q.EscalationCeiling, q.Name, true
+		}
+	}
+	if !own.Off() && own.Ceiling <= 0 {
+		own.Factor, own.NoCeiling = 1, true
+	}
+	return own
 }
 
 // The plugin's escalation arguments.
@@ -62,12 +92,22 @@ func (e Escalation) EscalateLevels(levels []api.ReclaimLevel, evictions int32) [
 	return own
 }
 
-// Describe says the rule for people: "×2 per eviction, up to 4h0m0s".
+// Describe says the rule for people: "×2 per eviction, up to 4h0m0s", with the queues that
+// set either when a queue's annotation did.
 func (e Escalation) Describe() string {
-	if e.Off() {
-		return "off"
+	by := func(queue string) string {
+		if queue == "" {
+			return ""
+		}
+		return " (queue " + queue + ")"
 	}
-	return fmt.Sprintf("×%s per eviction, up to %s", strconv.FormatFloat(e.Factor, 'f', -1, 64), e.Ceiling)
+	switch {
+	case e.NoCeiling:
+		return "off: the factor" + by(e.FactorSetBy) + " has no ceiling above 0s on the queue's path or in the plugin's arguments"
+	case e.Off():
+		return "off" + by(e.FactorSetBy)
+	}
+	return fmt.Sprintf("×%s per eviction%s, up to %s%s", strconv.FormatFloat(e.Factor, 'f', -1, 64), by(e.FactorSetBy), e.Ceiling, by(e.CeilingSetBy))
 }
 
 // parseEscalation validates the escalation arguments together: a factor above 1 needs a
@@ -76,9 +116,9 @@ func (e Escalation) Describe() string {
 func parseEscalation(factor, ceiling *string) (Escalation, error) {
 	e := Escalation{Factor: 1}
 	if factor != nil {
-		f, err := strconv.ParseFloat(*factor, 64)
-		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 1 {
-			return e, fmt.Errorf("%s: must be a number of at least 1 (1 is off), got %q", ArgEscalationFactor, *factor)
+		f, err := scheduling.ParseEscalationFactor(ArgEscalationFactor, *factor)
+		if err != nil {
+			return e, err
 		}
 		e.Factor = f
 	}

@@ -55,6 +55,22 @@ var _ = Describe("Escalating protection", func() {
 			To(Equal(10 * time.Minute))
 	})
 
+	It("follows the victim's queue's annotations over the plugin's arguments", func() {
+		annotated := func(args string, queue *QueueBuilder) *Harness {
+			return New(withMinRuntime(args)).
+				Nodes(Node("n1").GPUs(4)).
+				Queues(Queue("owner").GPUQuota(4), queue.GPUQuota(0).ReclaimMinRuntime(10*time.Minute)).
+				Jobs(Job("borrowed").EvictedTimes(0, 1).Queue("borrower").MinMember(4).Pods(4).GPUs(1).Running("n1", "n1", "n1", "n1").StartedAt(Epoch),
+					Job("owned").Queue("owner").MinMember(4).Pods(4).GPUs(1))
+		}
+		Expect(reclaimedAt(annotated(`defaultReclaimMinRuntime: 0s`, Queue("borrower").EscalationFactor(3).EscalationCeiling(time.Hour)),
+			31*time.Minute)).To(Equal(30*time.Minute), "on in the queue, off in the arguments: 10m × 3")
+		Expect(reclaimedAt(annotated(doubling, Queue("borrower").EscalationFactor(1)), 11*time.Minute)).
+			To(Equal(10*time.Minute), "off in the queue, on in the arguments: its queue's 10m")
+		Expect(reclaimedAt(annotated(doubling, Queue("borrower").EscalationCeiling(15*time.Minute)), 16*time.Minute)).
+			To(Equal(15*time.Minute), "the arguments' factor, the queue's ceiling")
+	})
+
 	It("marks an eviction that ends the victim's run, decided at the cycle's time, for the count", func() {
 		h := cluster(doubling, Job("borrowed"))
 		rounds := h.RunUntil(ctx, Epoch.Add(11*time.Minute))

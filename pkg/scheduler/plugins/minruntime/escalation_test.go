@@ -1,13 +1,18 @@
 package minruntime_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
+	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/plugins/minruntime"
+	"github.com/kai-minruntime/kai-scheduler/pkg/testing/builders"
 )
 
 func TestEscalate(t *testing.T) {
@@ -85,5 +90,91 @@ func TestEscalationArguments(t *testing.T) {
 				t.Errorf("%v: escalation %+v", tt.args, got)
 			}
 		}
+	}
+}
+
+// A queue's annotations set escalation for its subtree, each setting from the nearest queue
+// that sets it, the plugin's arguments where none does; a factor with no ceiling anywhere
+// leaves escalation off, told by Describe.
+func TestEscalationForQueue(t *testing.T) {
+	queue := func(name, parent string, annotations ...string) *v2.Queue {
+		q := builders.MakeQueue(name).Parent(parent).Obj()
+		q.Annotations = map[string]string{}
+		for i := 0; i+1 < len(annotations); i += 2 {
+			q.Annotations[annotations[i]] = annotations[i+1]
+		}
+		return q
+	}
+	var infos []*api.QueueInfo
+	for _, q := range []*v2.Queue{
+		queue("org", "", scheduling.EscalationCeilingAnnotation, "2h"),
+		queue("research", "org", scheduling.EscalationFactorAnnotation, "3"),
+		queue("team", "research", scheduling.EscalationCeilingAnnotation, "90m"),
+		queue("prod", "org", scheduling.EscalationFactorAnnotation, "1"),
+		queue("loose", "", scheduling.EscalationFactorAnnotation, "2"),
+	} {
+		infos = append(infos, cache.QueueInfo(q))
+	}
+	tree := api.NewQueueTree(infos)
+	plugin := minruntime.Escalation{Factor: 2, Ceiling: 4 * time.Hour}
+	off := minruntime.Escalation{Factor: 1}
+	tests := []struct {
+		name      string
+		args      minruntime.Escalation
+		queue     string
+		want      minruntime.Escalation
+		described string
+	}{
+		{"the nearest of each: factor from research, ceiling from team", plugin, "team",
+			minruntime.Escalation{Factor: 3, Ceiling: 90 * time.Minute, FactorSetBy: "research", CeilingSetBy: "team"},
+			"×3 per eviction (queue research), up to 1h30m0s (queue team)"},
+		{"factor from research, ceiling from org", off, "research",
+			minruntime.Escalation{Factor: 3, Ceiling: 2 * time.Hour, FactorSetBy: "research", CeilingSetBy: "org"},
+			"×3 per eviction (queue research), up to 2h0m0s (queue org)"},
+		{"a queue turns escalation off under arguments that turn it on", plugin, "prod",
+			minruntime.Escalation{Factor: 1, Ceiling: 2 * time.Hour, FactorSetBy: "prod", CeilingSetBy: "org"}, "off (queue prod)"},
+		{"a factor without a ceiling anywhere: off, and said why", off, "loose",
+			minruntime.Escalation{Factor: 1, FactorSetBy: "loose", NoCeiling: true},
+			"off: the factor (queue loose) has no ceiling above 0s on the queue's path or in the plugin's arguments"},
+		{"the same factor with the plugin's ceiling", plugin, "loose",
+			minruntime.Escalation{Factor: 2, Ceiling: 4 * time.Hour, FactorSetBy: "loose"}, "×2 per eviction (queue loose), up to 4h0m0s"},
+		{"an unknown queue: the plugin's arguments", plugin, "nowhere", plugin, "×2 per eviction, up to 4h0m0s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := tt.args.For(tree, tt.queue)
+			if got != tt.want {
+				t.Errorf("For(%s) = %+v, want %+v", tt.queue, got, tt.want)
+			}
+			if d := got.Describe(); d != tt.described {
+				t.Errorf("Describe() = %q, want %q", d, tt.described)
+			}
+		})
+	}
+}
+
+// An escalation annotation that cannot be read is ignored (the setting inherited) and named
+// in a problem on the Queue.
+func TestBadEscalationAnnotationsAreIgnoredAndTold(t *testing.T) {
+	q := builders.MakeQueue("research").Obj()
+	q.Annotations = map[string]string{scheduling.EscalationFactorAnnotation: "0.5", scheduling.EscalationCeilingAnnotation: "soon"}
+	info := cache.QueueInfo(q)
+	if info.EscalationFactor != nil || info.EscalationCeiling != nil {
+		t.Errorf("bad values were kept: factor %v, ceiling %v", info.EscalationFactor, info.EscalationCeiling)
+	}
+	store := cache.NewStore("kai-scheduler", scheduling.NodePool{})
+	store.Upsert(q)
+	_, problems, err := (&cache.Builder{Store: store}).Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var told []string
+	for _, p := range problems {
+		if p.Object.GetName() == "research" && p.Reason == api.ReasonInvalidEscalationAnnotation {
+			told = append(told, p.Message)
+		}
+	}
+	if len(told) != 2 || !strings.Contains(told[0], "escalation-factor") || !strings.Contains(told[1], `"soon"`) {
+		t.Errorf("problems told %q, want one per annotation, naming each", told)
 	}
 }

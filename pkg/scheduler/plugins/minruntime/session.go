@@ -21,8 +21,10 @@ type session struct {
 	// preempt caches resolution per victim queue; reclaim per (reclaimer, victim) queue pair.
 	preempt map[string]Resolution
 	reclaim map[[2]string]Resolution
-	// levels caches ReclaimLevels per victim queue, shared by the queue's jobs.
-	levels map[string][]api.ReclaimLevel
+	// levels caches ReclaimLevels per victim queue, shared by the queue's jobs; escalations
+	// the escalation per victim queue.
+	levels      map[string][]api.ReclaimLevel
+	escalations map[string]Escalation
 	// blocked holds, per action and pending job, the protected victims it was refused, for
 	// its pending reason; lastRefused, per action and victim, the preemptor it was last
 	// refused to, so that each victim counts once per preemptor however often the search asks.
@@ -85,6 +87,7 @@ func newSession(ssn *framework.Session, defaults Defaults, method ResolveMethod,
 		preempt:     map[string]Resolution{},
 		reclaim:     map[[2]string]Resolution{},
 		levels:      map[string][]api.ReclaimLevel{},
+		escalations: map[string]Escalation{},
 		blocked:     map[blockKey]*blockedBy{},
 		lastRefused: map[refusedVictim]api.JobID{},
 		reported:    map[api.JobID]bool{},
@@ -106,14 +109,24 @@ func (s *session) minRuntime(action framework.ActionType, preemptor, victim *api
 			s.reclaim[key] = r
 		}
 		// After the cache: it holds the queues' value.
-		return ShortenReclaim(s.escalation.Escalate(r, victim.Evictions.Total()), victim)
+		return ShortenReclaim(s.escalationOf(victim.Queue).Escalate(r, victim.Evictions.Total()), victim)
 	}
 	return Resolution{}
 }
 
 // ownPreempt is the job's preempt min-runtime: its queue's, escalated, then shortened.
 func (s *session) ownPreempt(job *api.JobInfo) Resolution {
-	return ShortenPreempt(s.escalation.Escalate(s.preemptMinRuntime(job.Queue), job.Evictions.Total()), job)
+	return ShortenPreempt(s.escalationOf(job.Queue).Escalate(s.preemptMinRuntime(job.Queue), job.Evictions.Total()), job)
+}
+
+// escalationOf resolves, once per session and queue, the escalation of the queue's jobs.
+func (s *session) escalationOf(queue string) Escalation {
+	e, ok := s.escalations[queue]
+	if !ok {
+		e = s.escalation.For(s.ssn.Snapshot().Queues, queue)
+		s.escalations[queue] = e
+	}
+	return e
 }
 
 // preemptMinRuntime resolves, once per session and queue, the preempt min-runtime of a
@@ -301,7 +314,7 @@ func (s *session) jobProtection(job *api.JobInfo) (api.Protection, bool) {
 		s.levels[job.Queue] = levels
 	}
 	return api.Protection{Start: start, StartNote: note, Preempt: s.ownPreempt(job),
-		Reclaim: ShortenLevels(s.escalation.EscalateLevels(levels, job.Evictions.Total()), job)}, true
+		Reclaim: ShortenLevels(s.escalationOf(job.Queue).EscalateLevels(levels, job.Evictions.Total()), job)}, true
 }
 
 // reportProtected sets the protected-jobs gauges: per queue and action, the running jobs
