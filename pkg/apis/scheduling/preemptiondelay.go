@@ -18,12 +18,19 @@ func ParsePreemptionDelay(value string) (time.Duration, error) {
 // annotation and the value. A unit-less number is refused: "300" could mean seconds or
 // nanoseconds.
 func ParseDurationAnnotation(key, value string) (time.Duration, error) {
-	d, err := time.ParseDuration(strings.TrimSpace(value))
-	switch {
-	case err != nil:
-		return 0, fmt.Errorf("annotation %s: %q is not a duration such as 90s or 5m: %w", key, value, err)
-	case d < 0:
+	d, err := ParseSignedDurationAnnotation(key, value)
+	if err == nil && d < 0 {
 		return 0, fmt.Errorf("annotation %s: %q is negative", key, value)
+	}
+	return d, err
+}
+
+// ParseSignedDurationAnnotation is ParseDurationAnnotation for an annotation whose negative
+// values mean something: a staleness grace period below zero turns stale eviction off.
+func ParseSignedDurationAnnotation(key, value string) (time.Duration, error) {
+	d, err := time.ParseDuration(strings.TrimSpace(value))
+	if err != nil {
+		return 0, fmt.Errorf("annotation %s: %q is not a duration such as 90s or 5m: %w", key, value, err)
 	}
 	return d, nil
 }

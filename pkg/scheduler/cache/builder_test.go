@@ -208,7 +208,7 @@ func TestSnapshotReadsStalenessSettings(t *testing.T) {
 		}
 	}
 	if len(problems) != 1 || problems[0].Reason != "InvalidStalenessGracePeriod" ||
-		!strings.Contains(problems[0].Message, `annotation kai.scheduler/staleness-grace-period="soon"`) {
+		!strings.Contains(problems[0].Message, `annotation kai.scheduler/staleness-grace-period: "soon" is not a duration`) {
 		t.Errorf("problems %v, want the bad annotation named", problems)
 	}
 	field := snapshot.Job("ns/field")

@@ -598,11 +598,10 @@ func stalenessAnnotation(obj client.Object) (*time.Duration, *Problem) {
 	if !ok {
 		return nil, nil
 	}
-	d, err := time.ParseDuration(value)
+	d, err := scheduling.ParseSignedDurationAnnotation(scheduling.StalenessGracePeriodAnnotation, value)
 	if err != nil {
-		return nil, &Problem{Object: obj, Reason: "InvalidStalenessGracePeriod", Message: fmt.Sprintf(
-			"annotation %s=%q is not a duration such as \"60s\" (%v); the scheduler's default grace period applies",
-			scheduling.StalenessGracePeriodAnnotation, value, err)}
+		return nil, &Problem{Object: obj, Reason: "InvalidStalenessGracePeriod",
+			Message: err.Error() + "; the scheduler's default grace period applies"}
 	}
 	return &d, nil
 }
