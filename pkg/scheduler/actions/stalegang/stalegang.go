@@ -3,6 +3,7 @@ package stalegang
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -80,6 +81,9 @@ type Verdict struct {
 	// rule these counts do not show.
 	Group         string
 	Have, Minimum int32
+	// Report, for a gang counted in sub-groups (minSubGroup), says what it needs and has, as
+	// api.JobInfo.GangReport does; empty otherwise.
+	Report string
 	// Since is when it became short; Traced says the cluster's objects tell it (otherwise it
 	// is when the scheduler first saw it short).
 	Since  time.Time
@@ -93,6 +97,9 @@ type Verdict struct {
 
 // Shortfall says what is short: "its gang has had 2 of the 3 pods it needs".
 func (v Verdict) Shortfall() string {
+	if v.Report != "" {
+		return v.Report
+	}
 	if v.Group == "" {
 		return "it has had fewer placed pods than its gang needs"
 	}
@@ -124,7 +131,14 @@ func Judge(job *api.JobInfo, defaultGrace time.Duration, now time.Time) Verdict 
 	}
 	// The decision is the gang check's; these counts only name what is short in messages.
 	v := Verdict{Short: true, Group: "gang", Have: job.CountPlaced(), Minimum: job.MinMember, Grace: defaultGrace, Since: now}
-	if v.Have >= v.Minimum {
+	if job.CountsSubGroups() {
+		// Counted in sub-groups, the gang is short of ready sub-groups, not of pods.
+		summary, short := job.GangReport()
+		v.Group, v.Report = "", "its gang "+summary
+		if len(short) > 0 {
+			v.Report += " (" + strings.Join(short, "; ") + ")"
+		}
+	} else if v.Have >= v.Minimum {
 		v.Group = ""
 		for _, sg := range job.SubGroups {
 			if have := job.CountPlacedIn(sg.Name); v.Group == "" && have < sg.MinMember {

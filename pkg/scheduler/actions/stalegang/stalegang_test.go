@@ -63,6 +63,18 @@ var _ = Describe("Stale gang eviction", func() {
 		Expect(h.Metrics.Recorded().StaleGangEvictions).To(Equal(1))
 	})
 
+	It("says what a gang counted in sub-groups lacks: ready sub-groups, not pods", func() {
+		// Replica r-1 lost one of its two pods: one of the two replicas the job needs is ready.
+		short := Job("infer").MinSubGroup(2).SubGroup("r-0", 2, 2).SubGroup("r-1", 2, 1).GPUs(1).
+			Running("n1", "n1", "n1").StartedAt(Epoch.Add(-time.Hour))
+		h := New(withStaleness("")).Nodes(Node("n1").GPUs(4)).Queues(Queue("default")).Jobs(short)
+		rounds := h.RunUntil(ctx, Epoch.Add(60*time.Second))
+		last := rounds[len(rounds)-1]
+		Expect(last.EvictedPods()).To(Equal(map[string]int{"infer": 3}))
+		Expect(last.Evictions[0].Reason.Note.Text).To(ContainSubstring(
+			"its gang needs 2 of its 2 sub-groups ready (at least 4 pods): 1 are (sub-group r-1 needs 2 pods: 1 placed)"))
+	})
+
 	It("takes its default grace period from globalDefaultStalenessGracePeriod", func() {
 		h := New(withStaleness("globalDefaultStalenessGracePeriod: 5s")).Nodes(Node("n1").GPUs(4)).
 			Queues(Queue("default")).Jobs(shortGang())
