@@ -6,7 +6,6 @@ import (
 	"reflect"
 	"slices"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -555,8 +554,7 @@ func (e *engine) eachReason(pending map[api.JobID][]api.PendingReason, reason st
 			if r.Reason != reason {
 				continue
 			}
-			namespace, name, _ := strings.Cut(string(id), "/")
-			if js := e.jobByName[types.NamespacedName{Namespace: namespace, Name: name}]; js != nil {
+			if js := e.jobByName[id.NamespacedName()]; js != nil {
 				note(js, r)
 			}
 		}

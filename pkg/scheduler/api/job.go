@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 )
@@ -15,6 +18,12 @@ type JobID string
 // NewJobID joins a namespace and name.
 func NewJobID(namespace, name string) JobID {
 	return JobID(namespace + "/" + name)
+}
+
+// NamespacedName splits the ID back into the namespace and name of its PodGroup.
+func (id JobID) NamespacedName() types.NamespacedName {
+	namespace, name, _ := strings.Cut(string(id), "/")
+	return types.NamespacedName{Namespace: namespace, Name: name}
 }
 
 // DefaultPriority is the priority of a job whose priority class is unknown.

@@ -1,8 +1,6 @@
 package cache
 
 import (
-	"strings"
-
 	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
@@ -10,9 +8,9 @@ import (
 
 // PodGroupRef is a PodGroup object naming a job, enough to patch it or attach an event.
 func PodGroupRef(job api.JobID) *v2alpha2.PodGroup {
-	namespace, name, _ := strings.Cut(string(job), "/")
+	key := job.NamespacedName()
 	pg := &v2alpha2.PodGroup{}
-	pg.Namespace, pg.Name = namespace, name
+	pg.Namespace, pg.Name = key.Namespace, key.Name
 	pg.APIVersion, pg.Kind = v2alpha2.SchemeGroupVersion.String(), "PodGroup"
 	return pg
 }
