@@ -7,7 +7,12 @@
 // of the jobs a preemption delay (spec field, PodGroup annotation or pod annotation), and in
 // half of the scenarios escalating protection (escalationFactor 1, 1.5, 2 or 3,
 // escalationCeiling 30s to 10m; about half of their jobs start with runs ended before, in
-// their PodGroup's status.evictions), and in half of the scenarios a checkpoint claim on half
+// their PodGroup's status.evictions), in a third of the scenarios escalation per queue (a
+// third of the queues, leaves or not, with a kai.scheduler/escalation-factor annotation, an
+// escalation-ceiling one (0s to 10m) or both: a factor of 1 that turns the arguments off, a
+// factor with no ceiling on its path, which is off, a ceiling that bounds a factor from
+// elsewhere; prior counts as above when the arguments drew none), and in half of the
+// scenarios a checkpoint claim on half
 // of the jobs (the last-checkpoint-timestamp annotation: before the job starts, during its
 // runs, far ahead, or unreadable; jobs with a checkpoint interval report their own too, as
 // kai-sim's workloads do) — as kai-sim manifest text plus a scheduler configuration, runs it
@@ -26,7 +31,9 @@
 //	    surplus pods of an elastic job that keeps its minimums; resolved means the queues'
 //	    value (or the default), escalated for the runs of the job that preempt or reclaim
 //	    ended before this one (a decision that took all its bound pods; its PodGroup's prior
-//	    count added), then shortened by its own annotation
+//	    count added) by its queue's escalation (factor and ceiling each from the nearest
+//	    queue up its path that annotates it, else the plugin's arguments; a factor above 1
+//	    with no ceiling is off), then shortened by its own annotation
 //	S2  only preemptible victims
 //	S3  action rules: preempt within a leaf queue and down in priority, reclaim across queues
 //	S4  preemption delay: no eviction for a preemptor before the later of its submission and

@@ -42,7 +42,8 @@ type Scenario struct {
 	Pool string
 	// EscalationFactor and EscalationCeiling are the minruntime plugin's escalation
 	// arguments: a factor of 0 leaves both out (escalation off); a factor of 1 is written
-	// alone (off, said explicitly); above 1 it comes with its ceiling.
+	// alone (off, said explicitly); above 1 it comes with its ceiling. A queue's annotations
+	// may set either for its subtree (Queue.EscalationFactor, EscalationCeiling).
 	EscalationFactor  float64
 	EscalationCeiling time.Duration
 }
@@ -119,6 +120,11 @@ type Queue struct {
 	// PreemptMinRuntime and ReclaimMinRuntime are nil when unset (inherit).
 	PreemptMinRuntime, ReclaimMinRuntime *time.Duration
 	Leaf                                 bool
+	// EscalationFactor and EscalationCeiling are its escalation annotations, nil when unset:
+	// the jobs of its subtree take each from the nearest queue that sets it (see
+	// Scenario.EscalationOf).
+	EscalationFactor  *float64
+	EscalationCeiling *time.Duration
 }
 
 // Job is a PodGroup and its pods; every pod requests GPUs (and FPGAs) per pod and says the
@@ -170,6 +176,13 @@ func (j *Job) PriorEvictions() int { return j.PriorPreempt + j.PriorReclaim }
 const (
 	ownPreemptAnnotation = "kai.scheduler/preempt-min-runtime"
 	ownReclaimAnnotation = "kai.scheduler/reclaim-min-runtime"
+)
+
+// A queue's escalation annotations, written out here rather than taken from the scheduler's
+// code, so that the suite would notice them renamed.
+const (
+	queueFactorAnnotation  = "kai.scheduler/escalation-factor"
+	queueCeilingAnnotation = "kai.scheduler/escalation-ceiling"
 )
 
 // checkpointAnnotation is the annotation a workload reports its last checkpoint in, written
@@ -305,6 +318,9 @@ func Generate(seed uint64) *Scenario {
 	// Checkpoint claims too, from a stream unlike every one above: the pair (seed^k, ^seed)
 	// meets none of them for any two seeds, k being neither 0, all ones nor ^ownStream.
 	s.claimCheckpoints(rand.New(rand.NewPCG(seed^claimStream, ^seed)))
+	// Queues' escalation annotations too, by the same argument: their k is none of those
+	// three, nor escalationStream or claimStream.
+	s.escalateQueues(rand.New(rand.NewPCG(seed^queueEscalationStream, ^seed)))
 	s.Horizon = s.horizon()
 	return s
 }
@@ -369,6 +385,50 @@ func (s *Scenario) escalate(e *rand.Rand) {
 	s.EscalationFactor = escalationFactors[e.IntN(len(escalationFactors))]
 	if s.EscalationFactor > 1 {
 		s.EscalationCeiling = escalationCeilings[e.IntN(len(escalationCeilings))]
+	}
+	for _, j := range s.Jobs {
+		if e.IntN(2) == 0 {
+			j.PriorPreempt, j.PriorReclaim = e.IntN(3), e.IntN(3)
+		}
+	}
+}
+
+// queueEscalationStream sets the stream of queues' escalation annotations apart; of the keys
+// from "qes" (0x716573) on, the first that draws none for a held seed, so that those still
+// build the scenarios that found their defects.
+const queueEscalationStream = 0x716573
+
+// queueCeilings are the ceilings a queue's annotation draws: escalationCeilings, and 0s,
+// which leaves a factor above 1 below it with no ceiling, so off.
+var queueCeilings = append([]time.Duration{0}, escalationCeilings...)
+
+// escalateQueues gives, in a third of the scenarios, about a third of the queues (leaves or
+// not) an escalation factor, a ceiling or both in their annotations: a factor of 1 turns off
+// what the plugin's arguments turn on, a factor whose path has no ceiling (none set, or 0s)
+// is off, and a ceiling alone bounds the plugin's factor or a parent's. When the plugin's
+// arguments drew no prior counts, half of the jobs draw theirs here as escalate does, so that
+// escalation a queue turns on has escalated first runs to protect.
+func (s *Scenario) escalateQueues(e *rand.Rand) {
+	if e.IntN(3) != 0 {
+		return
+	}
+	for _, q := range s.Queues {
+		if e.IntN(3) != 0 {
+			continue
+		}
+		factor := escalationFactors[e.IntN(len(escalationFactors))]
+		ceiling := queueCeilings[e.IntN(len(queueCeilings))]
+		switch e.IntN(3) {
+		case 0:
+			q.EscalationFactor = &factor
+		case 1:
+			q.EscalationCeiling = &ceiling
+		default:
+			q.EscalationFactor, q.EscalationCeiling = &factor, &ceiling
+		}
+	}
+	if s.EscalationFactor != 0 {
+		return
 	}
 	for _, j := range s.Jobs {
 		if e.IntN(2) == 0 {
@@ -680,7 +740,8 @@ func (s *Scenario) maxNodeGPUs() int {
 // horizon: the last submission, four times all the work done one job after another, and the
 // longest protection, rounded up to a minute and capped so that a looping run stays cheap.
 // With escalation the longest protection is the ceiling, when above every min-runtime: an
-// escalated one never passes it, and one already above it stays as it is.
+// escalated one never passes it, and one already above it stays as it is. Any queue's
+// ceiling counts, whether or not a factor reaches it: the bound needs no resolving.
 func (s *Scenario) horizon() time.Duration {
 	var last, work time.Duration
 	for _, j := range s.Jobs {
@@ -690,6 +751,11 @@ func (s *Scenario) horizon() time.Duration {
 	longest := s.maxMinRuntime()
 	if s.EscalationFactor > 1 {
 		longest = max(longest, s.EscalationCeiling)
+	}
+	for _, q := range s.Queues {
+		if q.EscalationCeiling != nil {
+			longest = max(longest, *q.EscalationCeiling)
+		}
 	}
 	h := (last + 4*work + longest).Round(time.Minute) + time.Minute
 	return min(h, 3*time.Hour)
@@ -767,6 +833,9 @@ func (s *Scenario) ScenarioYAML() string {
 		fmt.Fprintf(&b, "---\napiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: %s", q.Name)
 		if labels := s.poolLabels(); labels != "" {
 			fmt.Fprintf(&b, ", labels: %s", labels)
+		}
+		if annotations := q.annotations(); len(annotations) > 0 {
+			fmt.Fprintf(&b, ", annotations: %s", flow(annotations))
 		}
 		b.WriteString("}\nspec:\n")
 		if q.Parent != "" {
@@ -847,6 +916,18 @@ func (s *Scenario) ScenarioYAML() string {
 		}
 	}
 	return b.String()
+}
+
+// annotations are the queue's escalation annotations as written on its Queue.
+func (q *Queue) annotations() map[string]string {
+	a := map[string]string{}
+	if q.EscalationFactor != nil {
+		a[queueFactorAnnotation] = strconv.FormatFloat(*q.EscalationFactor, 'f', -1, 64)
+	}
+	if q.EscalationCeiling != nil {
+		a[queueCeilingAnnotation] = q.EscalationCeiling.String()
+	}
+	return a
 }
 
 // flow writes a value as JSON, which YAML reads as flow style.

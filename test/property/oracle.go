@@ -102,8 +102,10 @@ type Figures struct {
 	// allowed: its queues' (escalated) would still have protected it.
 	ShortenedExpired int
 	// EscalatedExpired counts evictions judged against a min-runtime escalation lengthened
-	// (the victim's runs had been ended before), CappedExpired those of them at the ceiling.
-	EscalatedExpired, CappedExpired int
+	// (the victim's runs had been ended before), CappedExpired those of them at the ceiling,
+	// QueueEscalatedExpired those whose factor or ceiling a queue's annotation set: without
+	// them the per-queue rule would be generated but never judged.
+	EscalatedExpired, CappedExpired, QueueEscalatedExpired int
 	// TimeDriven counts the evictions E1 judged: the first decision of a cycle after a quiet
 	// period, which time alone allowed; VictimEndedTimeDriven those of them that a protection
 	// of one of their own victims, ending then, explains, and EscalatedTimeDriven those an
@@ -136,6 +138,7 @@ func (f *Figures) Add(o Figures) {
 	f.ShortenedExpired += o.ShortenedExpired
 	f.EscalatedExpired += o.EscalatedExpired
 	f.CappedExpired += o.CappedExpired
+	f.QueueEscalatedExpired += o.QueueEscalatedExpired
 	f.TimeDriven += o.TimeDriven
 	f.VictimEndedTimeDriven += o.VictimEndedTimeDriven
 	f.EscalatedTimeDriven += o.EscalatedTimeDriven
@@ -201,6 +204,50 @@ func (j *Job) Shorten(action string, d time.Duration, source string) (time.Durat
 	return d, source
 }
 
+// Escalation is the rule a job's min-runtimes escalate by: a factor (1 is off) and a ceiling,
+// and the queues whose annotations set them ("" for the plugin's arguments).
+type Escalation struct {
+	Factor                  float64
+	Ceiling                 time.Duration
+	FactorFrom, CeilingFrom string
+}
+
+// EscalationOf is the escalation of the jobs of a leaf queue, by the design's rule: the factor
+// from the nearest queue, the leaf first and then up its parents, whose escalation-factor
+// annotation sets it, else the plugin's escalationFactor (1 when absent); the ceiling the
+// same way, on its own, from escalation-ceiling annotations, else escalationCeiling (0s when
+// absent). A factor above 1 left with a ceiling of 0s is off (factor 1): the plugin refuses
+// that pair of arguments at startup, but annotations on different queues can still make it,
+// and no job may become protected for good. Walked here on the scenario's own queues, apart
+// from the scheduler's queue tree, so the two can disagree.
+func (s *Scenario) EscalationOf(leaf string) Escalation {
+	e := Escalation{Factor: max(s.EscalationFactor, 1), Ceiling: s.EscalationCeiling}
+	factorSet, ceilingSet := false, false
+	for q := s.Queue(leaf); q != nil; q = s.Queue(q.Parent) {
+		if q.EscalationFactor != nil && !factorSet {
+			e.Factor, e.FactorFrom, factorSet = *q.EscalationFactor, q.Name, true
+		}
+		if q.EscalationCeiling != nil && !ceilingSet {
+			e.Ceiling, e.CeilingFrom, ceilingSet = *q.EscalationCeiling, q.Name, true
+		}
+	}
+	if e.Factor > 1 && e.Ceiling <= 0 {
+		e.Factor = 1
+	}
+	return e
+}
+
+// String says the rule and where each half came from, for a failure's message.
+func (e Escalation) String() string {
+	from := func(queue string) string {
+		if queue == "" {
+			return "arguments"
+		}
+		return "queue " + queue
+	}
+	return fmt.Sprintf("×%g (%s) up to %s (%s)", e.Factor, from(e.FactorFrom), e.Ceiling, from(e.CeilingFrom))
+}
+
 // Escalate lengthens a min-runtime d, resolved by the queues or the default, for a job whose
 // runs preempt or reclaim ended evictions times, by the escalation rule of the design: d
 // itself when escalation is off (no factor above 1), when the job was never evicted, when d
@@ -208,15 +255,15 @@ func (j *Job) Shorten(action string, d time.Duration, source string) (time.Durat
 // ceiling (it never shortens); else d times the factor once per eviction, rounded to the
 // second, at most the ceiling and never below d. Written here, apart from the plugin's
 // Escalation, so the two can disagree.
-func (s *Scenario) Escalate(d time.Duration, evictions int) time.Duration {
-	if s.EscalationFactor <= 1 || evictions <= 0 || d <= 0 || d >= s.EscalationCeiling {
+func (e Escalation) Escalate(d time.Duration, evictions int) time.Duration {
+	if e.Factor <= 1 || evictions <= 0 || d <= 0 || d >= e.Ceiling {
 		return d
 	}
 	// In seconds as a float, compared with the ceiling before it becomes a Duration: many
 	// evictions overflow any Duration (a factor of 3 does after 30).
-	grown := math.Round(d.Seconds() * math.Pow(s.EscalationFactor, float64(evictions)))
-	if grown >= s.EscalationCeiling.Seconds() {
-		return s.EscalationCeiling
+	grown := math.Round(d.Seconds() * math.Pow(e.Factor, float64(evictions)))
+	if grown >= e.Ceiling.Seconds() {
+		return e.Ceiling
 	}
 	return max(d, time.Duration(grown)*time.Second)
 }
@@ -230,18 +277,21 @@ type Resolution struct {
 	// from, with the escalation said when it lengthened it.
 	Evictions int
 	Source    string
+	// Escalation is the victim's queue's (EscalationOf).
+	Escalation Escalation
 }
 
 // Resolve is the min-runtime that protects victim, which preempt or reclaim ended
-// evictions runs of, against action by a preemptor in preemptorQueue.
+// evictions runs of, against action by a preemptor in preemptorQueue. Escalation is the
+// victim's queue's, whatever the preemptor's: it is the victim's runs that were lost.
 func (s *Scenario) Resolve(action, preemptorQueue string, victim *Job, evictions int) Resolution {
 	queues, source := s.MinRuntime(action, preemptorQueue, victim.Queue)
-	escalated := s.Escalate(queues, evictions)
+	escalation := s.EscalationOf(victim.Queue)
+	escalated := escalation.Escalate(queues, evictions)
 	if escalated != queues {
-		source = fmt.Sprintf("%s, escalated from %s for %d evictions (×%g up to %s)",
-			source, queues, evictions, s.EscalationFactor, s.EscalationCeiling)
+		source = fmt.Sprintf("%s, escalated from %s for %d evictions (%s)", source, queues, evictions, escalation)
 	}
-	r := Resolution{Queues: queues, Escalated: escalated, Evictions: evictions}
+	r := Resolution{Queues: queues, Escalated: escalated, Evictions: evictions, Escalation: escalation}
 	r.MinRuntime, r.Source = victim.Shorten(action, escalated, source)
 	return r
 }
@@ -692,8 +742,11 @@ func (j *judge) checkProtection(e report.Event, victim, preemptor *Job, lastOfBu
 		}
 		if r.Escalated > r.Queues {
 			j.figures.EscalatedExpired++
-			if r.Escalated == j.s.EscalationCeiling {
+			if r.Escalated == r.Escalation.Ceiling {
 				j.figures.CappedExpired++
+			}
+			if r.Escalation.FactorFrom != "" || r.Escalation.CeilingFrom != "" {
+				j.figures.QueueEscalatedExpired++
 			}
 		}
 		return

@@ -449,6 +449,18 @@ func TestHeldSeedsDrawNoEscalation(t *testing.T) {
 	}
 }
 
+// The held seeds give no queue an escalation annotation, so that they still build the
+// scenarios that found their defects (see queueEscalationStream).
+func TestHeldSeedsDrawNoQueueEscalation(t *testing.T) {
+	for _, seed := range heldSeeds {
+		for _, q := range Generate(seed).Queues {
+			if q.EscalationFactor != nil || q.EscalationCeiling != nil {
+				t.Errorf("held seed %d: queue %s draws escalation annotations %v", seed, q.Name, q.annotations())
+			}
+		}
+	}
+}
+
 // The held seeds draw no checkpoint claim, so that they still build the scenarios that found
 // their defects (see claimStream).
 func TestHeldSeedsDrawNoCheckpointClaim(t *testing.T) {
@@ -487,8 +499,62 @@ func TestOracleEscalates(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := &Scenario{EscalationFactor: c.factor, EscalationCeiling: c.ceiling}
-			if got := s.Escalate(c.d, c.evictions); got != c.want {
+			if got := s.EscalationOf("any").Escalate(c.d, c.evictions); got != c.want {
 				t.Errorf("want %s, got %s", c.want, got)
+			}
+		})
+	}
+}
+
+func factor(f float64) *float64 { return &f }
+
+// A job's escalation follows the design's rule: factor and ceiling each from the nearest
+// queue up from its leaf that sets it, else the plugin's arguments; a factor above 1 left
+// with no ceiling is off. designTree: leaf1 under C, B, A.
+func TestOracleResolvesQueueEscalation(t *testing.T) {
+	for _, c := range []struct {
+		name            string
+		argFactor       float64
+		argCeiling      time.Duration
+		annotate        func(q map[string]*Queue)
+		wantFactor      float64
+		wantCeiling     time.Duration
+		wantFrom        [2]string // factor's queue, ceiling's queue
+		wantEscalatedTo time.Duration
+	}{
+		{"no annotations: the arguments", 2, 10 * time.Minute, func(map[string]*Queue) {}, 2, 10 * time.Minute, [2]string{"", ""}, 4 * time.Minute},
+		{"no annotations, no arguments: off", 0, 0, func(map[string]*Queue) {}, 1, 0, [2]string{"", ""}, time.Minute},
+		{"the nearest factor wins, the ceiling from the arguments", 2, 10 * time.Minute, func(q map[string]*Queue) {
+			q["A"].EscalationFactor, q["C"].EscalationFactor = factor(1.5), factor(3)
+		}, 3, 10 * time.Minute, [2]string{"C", ""}, 9 * time.Minute},
+		{"factor and ceiling from different queues, neither from the arguments", 0, 0, func(q map[string]*Queue) {
+			q["B"].EscalationFactor, q["leaf1"].EscalationCeiling = factor(2), dur(3*time.Minute)
+		}, 2, 3 * time.Minute, [2]string{"B", "leaf1"}, 3 * time.Minute},
+		{"a factor of 1 turns the arguments off", 2, 10 * time.Minute, func(q map[string]*Queue) {
+			q["leaf1"].EscalationFactor = factor(1)
+		}, 1, 10 * time.Minute, [2]string{"leaf1", ""}, time.Minute},
+		{"a factor without a ceiling on the path is off", 0, 0, func(q map[string]*Queue) {
+			q["C"].EscalationFactor = factor(2)
+			q["leaf2"].EscalationCeiling = dur(10 * time.Minute) // another path's
+		}, 1, 0, [2]string{"C", ""}, time.Minute},
+		{"a ceiling of 0s turns the arguments off", 2, 10 * time.Minute, func(q map[string]*Queue) {
+			q["A"].EscalationCeiling = dur(0)
+		}, 1, 0, [2]string{"", "A"}, time.Minute},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := designTree()
+			s.EscalationFactor, s.EscalationCeiling = c.argFactor, c.argCeiling
+			byName := map[string]*Queue{}
+			for _, q := range s.Queues {
+				byName[q.Name] = q
+			}
+			c.annotate(byName)
+			e := s.EscalationOf("leaf1")
+			if e.Factor != c.wantFactor || e.Ceiling != c.wantCeiling || [2]string{e.FactorFrom, e.CeilingFrom} != c.wantFrom {
+				t.Errorf("want ×%g up to %s from %q, got %s", c.wantFactor, c.wantCeiling, c.wantFrom, e)
+			}
+			if got := e.Escalate(time.Minute, 2); got != c.wantEscalatedTo {
+				t.Errorf("1m after 2 evictions: want %s, got %s", c.wantEscalatedTo, got)
 			}
 		})
 	}
@@ -500,10 +566,14 @@ func TestOracleEscalates(t *testing.T) {
 // fails an eviction that time alone allowed after the ceiling, unless the cluster changed
 // just before it.
 func TestOracleJudgesEscalation(t *testing.T) {
-	scenario := func(factor float64, ceiling time.Duration, priorReclaim int) func() *Scenario {
+	// annotate, when given, sets queues' escalation annotations.
+	scenario := func(factor float64, ceiling time.Duration, priorReclaim int, annotate ...func(*Scenario)) func() *Scenario {
 		return func() *Scenario {
 			s := designTree()
 			s.EscalationFactor, s.EscalationCeiling = factor, ceiling
+			for _, a := range annotate {
+				a(s)
+			}
 			s.Jobs[0].PriorReclaim = priorReclaim // v
 			r := &Job{Name: "r", Queue: "leaf3", PriorityClass: "train", Priority: classPriority["train"], MinMember: 1, GPUs: 1,
 				Pods: []Pod{{Name: "r-0", Grace: 5}}}
@@ -512,6 +582,13 @@ func TestOracleJudgesEscalation(t *testing.T) {
 		}
 	}
 	escalated := scenario(2, 15*time.Minute, 0)
+	// annotated: queue qname's annotations (nil: unset).
+	annotated := func(qname string, f *float64, ceiling *time.Duration) func(*Scenario) {
+		return func(s *Scenario) { s.Queue(qname).EscalationFactor, s.Queue(qname).EscalationCeiling = f, ceiling }
+	}
+	// byQueues: no escalation arguments; B's annotation sets ×2 and leaf1's 15m, so v
+	// escalates as under escalated.
+	byQueues := scenario(0, 0, 0, annotated("B", factor(2), nil), annotated("leaf1", nil, dur(15*time.Minute)))
 	evict := func(t float64, job, preemptor string) []report.Event {
 		e := ev(t, report.EventEvict, job, job+"-0", "reclaim", preemptor)
 		e.Node = "node-0"
@@ -543,6 +620,19 @@ func TestOracleJudgesEscalation(t *testing.T) {
 		{"the same after a change in the period before: E1 cannot tell", escalated,
 			secondRun(1901, bind(1900, "q", "q-0"), complete(1950, "q")), nil},
 		{"escalation off with factor 1: the second run ends at 600s", scenario(1, 0, 0), secondRun(1301), nil},
+		{"queues' annotations escalate without arguments: the escalated end is correct", byQueues, secondRun(1601), nil},
+		{"queues' annotations escalate without arguments: early at the unescalated end (S1, E1)", byQueues, secondRun(1301),
+			[]string{PropSafety, PropCeiling}},
+		{"the preemptor's queue's annotations do not escalate the victim", scenario(0, 0, 0,
+			annotated("leaf3", factor(2), dur(15*time.Minute))), secondRun(1301), nil},
+		{"a queue's factor 1 turns the arguments' escalation off", scenario(2, 15*time.Minute, 0,
+			annotated("C", factor(1), nil)), secondRun(1301), nil},
+		{"a queue's factor without a ceiling on the path is off", scenario(0, 0, 0,
+			annotated("leaf1", factor(2), nil), annotated("leaf2", nil, dur(15*time.Minute))), secondRun(1301), nil},
+		{"a queue's factor without a ceiling on the path is off: held past 600s by nothing (E1)", scenario(0, 0, 0,
+			annotated("leaf1", factor(2), nil)), secondRun(1601), []string{PropCeiling}},
+		{"a queue's 0s ceiling turns the arguments' escalation off", scenario(2, 15*time.Minute, 0,
+			annotated("A", nil, dur(0))), secondRun(1301), nil},
 		{"a prior count escalates the first run", scenario(2, 15*time.Minute, 1), timeline(4000,
 			bind(0, "v", "v-0"), evict(900, "v", "p"), bind(906, "p", "p-0"), complete(1000, "p"), bind(1001, "v", "v-0"), complete(1200, "v"),
 			bind(0, "el", "el-0"), complete(10, "el"), others("n", "q", "r")), nil},

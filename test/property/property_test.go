@@ -93,8 +93,8 @@ func TestProperties(t *testing.T) {
 	t.Logf("figures: %d scenarios run, %d evictions checked, %d evictions after a resolved min-runtime > 0 had expired, %d elastic pods evicted while protected within their minimums, %d victims refused while protected, %d evictions for a delayed preemptor after its delay, %d stale-gang evictions checked",
 		total.Scenarios, total.Evictions, total.ProtectionExpired, total.ElasticAllowed, total.ProtectedRefused, total.DelayElapsed, total.StaleEvictions)
 	t.Logf("own min-runtime figures: %d evictions only a job's own shorter min-runtime allowed", total.ShortenedExpired)
-	t.Logf("escalation figures: %d evictions after an escalated min-runtime had expired, %d of them at the ceiling; %d evictions time alone allowed judged by E1, %d of them at a protection end of their own victim, %d at an escalated one",
-		total.EscalatedExpired, total.CappedExpired, total.TimeDriven, total.VictimEndedTimeDriven, total.EscalatedTimeDriven)
+	t.Logf("escalation figures: %d evictions after an escalated min-runtime had expired, %d of them at the ceiling, %d escalated by a queue's annotation; %d evictions time alone allowed judged by E1, %d of them at a protection end of their own victim, %d at an escalated one",
+		total.EscalatedExpired, total.CappedExpired, total.QueueEscalatedExpired, total.TimeDriven, total.VictimEndedTimeDriven, total.EscalatedTimeDriven)
 	t.Logf("placement figures: %d binds checked, %d onto a tainted node, %d of pods that some node does not match, %d that filled a node's GPUs, FPGAs or pods",
 		total.Binds, total.TaintedBinds, total.AffinityBinds, total.FullBinds)
 	t.Logf("minSubGroup figures: %d moments of gangs counted in sub-groups judged, %d evictions of them checked",
