@@ -65,6 +65,7 @@ func escalates(ns, config string, annotations map[string]string) {
 	// run starts the borrower's two pods again (no controller re-creates them here) and
 	// returns its start stamp; reclaim brings the owner's job, which ends the run.
 	run := func(first bool) time.Time {
+		created := time.Now()
 		if first {
 			createJob(builders.MakePodGroup(ns, "train").Queue(ns+"-borrower").PriorityClass("train").MinMember(2), 2, 1)
 		} else {
@@ -73,7 +74,15 @@ func escalates(ns, config string, annotations map[string]string) {
 			}
 		}
 		Eventually(runningPods(ns, "train")).Should(Equal(2))
-		return startStamp(k8sClient, ns, "train")
+		// This run's stamp, which protection counts from (not the last run's, seconds older);
+		// how it lines up with the pods' start is the start-stamp specs' to check.
+		var stamp *time.Time
+		Eventually(func(g Gomega) {
+			stamp = stampOf(k8sClient, ns, "train")
+			g.Expect(stamp).NotTo(BeNil())
+			g.Expect(*stamp).To(BeTemporally(">", created.Add(-time.Second)))
+		}).Should(Succeed())
+		return *stamp
 	}
 	reclaim := func(protected time.Duration, started time.Time) {
 		createJob(builders.MakePodGroup(ns, "owned").Queue(ns+"-owner").PriorityClass("train").MinMember(2), 2, 1)
