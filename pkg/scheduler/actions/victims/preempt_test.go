@@ -28,6 +28,18 @@ var _ = Describe("Preempt", func() {
 		Expect(evictionsOf(rounds)).To(Equal(map[string]int{"low": 1}), "the evicted job does not preempt back")
 	})
 
+	It("evicts a gang whole with the surplus pod it turned out not to need on its own", func() {
+		// The surplus pod (1 GPU) is tried first and does not free enough; the gang, listed
+		// without it, frees 2 GPUs, enough alone. Dropping the surplus unit as unneeded must
+		// not leave that pod running alone below the gang's minimum of 2.
+		h := New("").
+			Nodes(Node("n1").GPUs(3)).
+			Queues(Queue("team")).
+			Jobs(Job("gang").Queue("team").Priority(10).GPUs(1).Pods(3).MinMember(2).Running("n1", "n1", "n1"),
+				Job("urgent").Queue("team").Priority(90).GPUs(2))
+		Expect(h.RunCycle(ctx).EvictedPods()).To(Equal(map[string]int{"gang": 3}))
+	})
+
 	It("never preempts a job of equal priority", func() {
 		h := New("").
 			Nodes(Node("n1").GPUs(2)).

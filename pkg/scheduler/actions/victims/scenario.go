@@ -33,7 +33,6 @@ func (s *scenario) VictimPods(job api.JobID) []*api.PodInfo    { return s.pods[j
 func (s *scenario) VictimUnits(job api.JobID) [][]*api.PodInfo { return s.units[job] }
 func (s *scenario) Units() []framework.ScenarioUnit            { return s.log }
 func (s *scenario) isEvicted(p *api.PodInfo) bool              { return s.evicted[p] }
-func (s *scenario) livePods(u *unit) []*api.PodInfo            { return s.filterLive(u.pods) }
 func (s *scenario) hasJob(id api.JobID) bool                   { _, ok := s.pods[id]; return ok }
 func (s *scenario) filterLive(pods []*api.PodInfo) []*api.PodInfo {
 	var live []*api.PodInfo
@@ -43,6 +42,15 @@ func (s *scenario) filterLive(pods []*api.PodInfo) []*api.PodInfo {
 		}
 	}
 	return live
+}
+
+// addUnit puts the unit's live pods into the plan: those running and not already in it (a
+// whole gang's surplus pods chosen before it). It lists them against the plan as it stands,
+// so a plan rebuilt without some units relists what the rest take. It returns them and an
+// undo function.
+func (s *scenario) addUnit(u *unit) (live []*api.PodInfo, undo func()) {
+	live = s.filterLive(u.pods)
+	return live, s.add(u.job, live)
 }
 
 // add puts pods into the plan and returns an undo function.

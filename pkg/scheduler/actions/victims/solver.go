@@ -305,7 +305,8 @@ func (s *Solver) addUnder(st *search, limit *framework.LimitExceeded) bool {
 		if !inside || !s.mayEvict(st, u) {
 			continue
 		}
-		live := st.sc.livePods(u)
+		// Listed before adding: most units free none of the resource, and are not tried.
+		live := st.sc.filterLive(u.pods)
 		freed := float64(api.Request(live).Get(limit.Resource))
 		if freed <= 0 {
 			continue
@@ -462,8 +463,7 @@ func (s *Solver) take(st *search, pod *api.PodInfo, i int) bool {
 		if !ok || !freed.Relieves(pod.Request, free) {
 			continue
 		}
-		live := st.sc.livePods(nu.unit)
-		undo := st.sc.add(nu.unit.job, live)
+		live, undo := st.sc.addUnit(nu.unit)
 		if verdict := framework.ScenarioAllows(st.filters, st.sc); !verdict.IsSuccess() {
 			undo()
 			st.rejection = verdict
@@ -532,18 +532,16 @@ func prune(chosen []taken, base, request api.Resources) []taken {
 	return kept
 }
 
-// addAll adds units to the plan in order; nil if a filter refuses one (nothing is left added).
+// addAll adds units to the plan in order, relisting each one's live pods (see addUnit): a
+// whole gang listed without the surplus pods of its own chosen before it takes them back if
+// prune dropped them, or they would stay running below its minimum (the property suite's
+// G1). It returns nil if a filter refuses one (nothing is left added).
 func (s *Solver) addAll(st *search, units []taken) []func() {
 	var undos []func()
-	for k, t := range units {
-		if t.nu.unit.whole {
-			// A whole gang's live pods were listed when it was chosen, without the surplus
-			// pods of its own chosen before it; prune may have dropped those, and they must go
-			// with the gang, or they stay running below its minimum (the property suite's G1).
-			units[k].live = st.sc.livePods(t.nu.unit)
-			t = units[k]
-		}
-		undos = append(undos, st.sc.add(t.nu.unit.job, t.live))
+	for k := range units {
+		live, undo := st.sc.addUnit(units[k].nu.unit)
+		units[k].live = live
+		undos = append(undos, undo)
 		if !framework.ScenarioAllows(st.filters, st.sc).IsSuccess() {
 			for k := len(undos) - 1; k >= 0; k-- {
 				undos[k]()
