@@ -1,6 +1,9 @@
 package api
 
-import "time"
+import (
+	"cmp"
+	"time"
+)
 
 // SavedPoint is up to when a running job's work is safe: evicting the job now loses the work
 // it did since At. Among victims that priority, fair share and the kind of unit leave equal,
@@ -94,13 +97,37 @@ func (j *JobInfo) runStart() (time.Time, bool) {
 // CompareSavedPoints orders two saved points as victims: the later first (it loses less),
 // unknown ones last.
 func CompareSavedPoints(l, r SavedPoint) int {
+	return CompareSavedOrders(l.Order(), r.Order())
+}
+
+// SavedOrder is a saved point reduced to what orders victims, small and cheap to compare: a
+// victim search keeps one per unit and compares them over and over.
+type SavedOrder struct {
+	sec   int64
+	nsec  int32
+	known bool
+}
+
+// Order reduces the saved point to what CompareSavedOrders needs.
+func (p SavedPoint) Order() SavedOrder {
+	if !p.Known {
+		return SavedOrder{}
+	}
+	return SavedOrder{sec: p.At.Unix(), nsec: int32(p.At.Nanosecond()), known: true}
+}
+
+// CompareSavedOrders is CompareSavedPoints on the reduced points.
+func CompareSavedOrders(l, r SavedOrder) int {
 	switch {
-	case !l.Known && !r.Known:
+	case !l.known && !r.known:
 		return 0
-	case !l.Known:
+	case !l.known:
 		return 1
-	case !r.Known:
+	case !r.known:
 		return -1
 	}
-	return r.At.Compare(l.At)
+	if c := cmp.Compare(r.sec, l.sec); c != 0 {
+		return c
+	}
+	return cmp.Compare(r.nsec, l.nsec)
 }

@@ -84,3 +84,25 @@ func TestSavedPointOrderHoldsAsTimePasses(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// The reduced order the victim search compares agrees with the saved points' times, down
+// to the nanosecond and across the epoch, with unknown points last.
+func TestSavedOrderAgreesWithTheTimes(t *testing.T) {
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	times := []time.Time{base, base.Add(time.Nanosecond), base.Add(time.Second - time.Nanosecond),
+		base.Add(time.Second), time.Unix(-1, 5), time.Unix(0, 0), {}}
+	for _, l := range times {
+		for _, r := range times {
+			lp, rp := api.SavedPoint{At: l, Known: true}, api.SavedPoint{At: r, Known: true}
+			if got, want := api.CompareSavedPoints(lp, rp), r.Compare(l); got != want {
+				t.Errorf("CompareSavedPoints(%s, %s) = %d, want %d (later first)", l, r, got, want)
+			}
+			if got := api.CompareSavedPoints(lp, api.SavedPoint{At: r}); got != -1 {
+				t.Errorf("a known point (%s) does not go before an unknown one: %d", l, got)
+			}
+		}
+	}
+	if got := api.CompareSavedPoints(api.SavedPoint{At: base}, api.SavedPoint{At: base.Add(time.Hour)}); got != 0 {
+		t.Errorf("two unknown points are not tied, whatever their At: %d", got)
+	}
+}

@@ -420,7 +420,7 @@ func (s *Solver) cost(st *search, pod *api.PodInfo, i int, refused *[]*unit) opt
 			continue
 		}
 		free = free.Add(freed)
-		o.worst, o.count = nu.unit.rank, o.count+1
+		o.worst, o.count = int(nu.unit.rank), o.count+1
 		o.feasible = pod.Request.FitsIn(free)
 	}
 	return o

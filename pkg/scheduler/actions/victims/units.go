@@ -19,14 +19,12 @@ type unit struct {
 	// that must not allocate; queueIndex numbers its queue the same way.
 	jobIndex, queueIndex int32
 	pods                 []*api.PodInfo
-	// savedSec and savedNsec are the job's saved point (api.JobInfo.SavedPoint) as Unix
-	// seconds and nanoseconds, worked out once per search: the comparator asks for it over
-	// and over. savedKnown is false for a job without one.
-	savedSec          int64
-	savedNsec         int32
-	whole, savedKnown bool
+	// saved is the job's saved point (api.JobInfo.SavedPoint), worked out once per search:
+	// the comparator asks for it over and over.
+	saved api.SavedOrder
+	whole bool
 	// rank is the unit's place in the preference order: lower is evicted first.
-	rank int
+	rank int32
 }
 
 // isEvictable reports whether a pod can be a victim: it runs (or is bound) on a node.
@@ -121,7 +119,7 @@ func rankUnits(units []*unit, queues int, compareQueues func(l, r *api.JobInfo) 
 			}
 			return 1
 		}
-		if c := compareSaved(l, r); c != 0 {
+		if c := api.CompareSavedOrders(l.saved, r.saved); c != 0 {
 			return c
 		}
 		if c := cmp.Compare(l.job.ID, r.job.ID); c != 0 {
@@ -130,29 +128,12 @@ func rankUnits(units []*unit, queues int, compareQueues func(l, r *api.JobInfo) 
 		return cmp.Compare(r.pods[0].Name, l.pods[0].Name) // later replicas first
 	})
 	for i, u := range units {
-		u.rank = i
+		u.rank = int32(i)
 	}
 }
 
 // maxRememberedQueues bounds the table of queue comparisons rankUnits keeps (1 MiB).
 const maxRememberedQueues = 1024
-
-// compareSaved puts later saved points first and unknown ones last, as
-// api.CompareSavedPoints does, on the points the units carry.
-func compareSaved(l, r *unit) int {
-	switch {
-	case !l.savedKnown && !r.savedKnown:
-		return 0
-	case !l.savedKnown:
-		return 1
-	case !r.savedKnown:
-		return -1
-	}
-	if c := cmp.Compare(r.savedSec, l.savedSec); c != 0 {
-		return c
-	}
-	return cmp.Compare(r.savedNsec, l.savedNsec)
-}
 
 // candidates lists, ranked, the units of every job that may lose pods in this action: running,
 // preemptible, not given resources by eviction this cycle, and a prospect (when prospect is
@@ -175,11 +156,9 @@ func candidates(ssn *framework.Session, prospect func(*api.JobInfo) bool, compar
 			q = len(queueIndex)
 			queueIndex[job.Queue] = q
 		}
-		saved := job.SavedPoint(now)
-		sec, nsec := saved.At.Unix(), int32(saved.At.Nanosecond())
+		saved := job.SavedPoint(now).Order()
 		for _, u := range jobUnits {
-			u.jobIndex, u.queueIndex = int32(jobs), int32(q)
-			u.savedSec, u.savedNsec, u.savedKnown = sec, nsec, saved.Known
+			u.jobIndex, u.queueIndex, u.saved = int32(jobs), int32(q), saved
 		}
 		jobs++
 		units = append(units, jobUnits...)
