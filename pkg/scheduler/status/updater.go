@@ -281,12 +281,21 @@ func (u *Updater) Start(ctx context.Context) error {
 	queue.ShutDown()
 	stopWrites() // a write still in flight is cut short: the scheduler is stopping
 	workers.Wait()
-	if left := u.stampsLeft(); left > 0 {
-		metrics.OrDiscard(u.Metrics).StatusWritesGivenUp(stampTarget.String(), left)
+	// What is left is given up, each under its own kind.
+	u.mu.Lock()
+	stamps, counts := len(u.stamps), u.evictionsUnsent()
+	u.mu.Unlock()
+	if stamps > 0 {
+		metrics.OrDiscard(u.Metrics).StatusWritesGivenUp(stampTarget.String(), stamps)
+	}
+	if counts > 0 {
+		metrics.OrDiscard(u.Metrics).StatusWritesGivenUp(evictionCountTarget.String(), counts)
+	}
+	if stamps+counts > 0 {
 		// A lost eviction stamp only lets the job's preemption delay count from its creation;
 		// a lost eviction count gives the job's next run the protection of one eviction fewer.
 		klog.FromContext(ctx).Error(nil, "Start or eviction stamps, or eviction counts, not written before shutdown; the next leader stamps the running jobs from their pods' start",
-			"count", left, "grace", u.StampGrace)
+			"count", stamps+counts, "grace", u.StampGrace)
 	}
 	return nil
 }

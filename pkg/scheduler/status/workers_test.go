@@ -208,8 +208,8 @@ func TestWritesRunInParallel(t *testing.T) {
 }
 
 // At shutdown the updater writes the start stamps it still owes for up to its grace, and no
-// status; a stamp the API server does not take in time is given up, counted, and Start
-// returns.
+// status; a stamp or an eviction count the API server does not take in time is given up,
+// counted under its kind, and Start returns.
 func TestShutdownWritesStampsWithinItsGrace(t *testing.T) {
 	var mu sync.Mutex
 	var landed []write
@@ -241,6 +241,7 @@ func TestShutdownWritesStampsWithinItsGrace(t *testing.T) {
 	u.SetProtections([]api.ProtectionChange{{Job: "ns/job-0", Protection: protection(start)}, {Job: "ns/job-1", Protection: protection(start)}})
 	u.QueueStartStamp("ns/job-2", start)
 	u.QueueStartStamp("ns/job-3", start)
+	u.QueueEvictionCount("ns/job-3", framework.Reclaim, start)
 	cancel()
 	eventually(t, "job-2's stamp lands during the grace", func() bool {
 		mu.Lock()
@@ -261,6 +262,9 @@ func TestShutdownWritesStampsWithinItsGrace(t *testing.T) {
 	}
 	if got := recorded.Recorded().StatusWritesGivenUp["start-stamp"]; got != 1 {
 		t.Errorf("%d stamps counted as given up, want 1 (job-3's)", got)
+	}
+	if got := recorded.Recorded().StatusWritesGivenUp["eviction-count"]; got != 1 {
+		t.Errorf("%d eviction counts counted as given up, want 1 (job-3's), under their own kind", got)
 	}
 }
 
