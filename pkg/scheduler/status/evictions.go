@@ -104,6 +104,9 @@ func (u *Updater) writeEvictionCount(ctx context.Context, job api.JobID) (time.D
 	u.mu.Unlock()
 	patch, _ := json.Marshal(map[string]any{"status": map[string]any{"evictions": count}})
 	if err := u.patch(ctx, evictionCountTarget, cache.PodGroupRef(job), true, patch); err != nil {
+		if apierrors.IsNotFound(err) {
+			u.forgetEvictions(job, nil) // deleted since it was read: nothing will ever show them
+		}
 		return 0, err
 	}
 	u.mu.Lock()

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
@@ -96,5 +98,20 @@ func TestEvictionsAreNotLostToALaggingCopy(t *testing.T) {
 	}
 	if updater.PendingWrites() != 0 {
 		t.Errorf("%d writes pending once the copy shows both", updater.PendingWrites())
+	}
+}
+
+// A PodGroup deleted between the count's read and its write takes its queued decisions with
+// it: they hold back neither the pending writes nor a shutdown.
+func TestEvictionsOfAPodGroupDeletedMidWriteAreForgotten(t *testing.T) {
+	_, updater, _ := setup(t, interceptor.Funcs{
+		SubResourcePatch: func(context.Context, client.Client, string, client.Object, client.Patch, ...client.SubResourcePatchOption) error {
+			return apierrors.NewNotFound(schema.GroupResource{Resource: "podgroups"}, "job")
+		},
+	})
+	updater.QueueEvictionCount("ns/job", framework.Reclaim, start)
+	updater.Flush(context.Background())
+	if updater.PendingWrites() != 0 {
+		t.Errorf("%d writes pending for a PodGroup that is gone", updater.PendingWrites())
 	}
 }
