@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/actions/stalegang"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
@@ -23,6 +24,8 @@ type Cluster struct {
 	Policy   *scheduler.Policy
 	// MinRuntime is the policy's minruntime plugin; nil when the configuration has none.
 	MinRuntime *minruntime.Plugin
+	// StaleGang is the policy's stalegangeviction action; nil when the configuration runs none.
+	StaleGang *stalegang.Action
 	// Warnings are what loading the configuration reported as accepted but without effect.
 	Warnings []string
 	Now      time.Time
@@ -43,6 +46,11 @@ func Load(ctx context.Context, reader client.Reader, schedulerName string, confi
 	for _, p := range policy.Plugins {
 		if m, ok := p.(*minruntime.Plugin); ok {
 			c.MinRuntime = m
+		}
+	}
+	for _, a := range policy.Actions {
+		if s, ok := a.(*stalegang.Action); ok {
+			c.StaleGang = s
 		}
 	}
 	return c, nil

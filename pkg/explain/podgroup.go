@@ -70,24 +70,18 @@ func (c *Cluster) describeJob(p *printer, job *api.JobInfo) {
 
 // explainStale tells a running job below its minimum when stalegangeviction evicts it.
 func (c *Cluster) explainStale(p *printer, job *api.JobInfo) {
-	var action *stalegang.Action
-	for _, a := range c.Policy.Actions {
-		if s, ok := a.(*stalegang.Action); ok {
-			action = s
-		}
+	var defaultGrace time.Duration // whether a job is short does not depend on it
+	if c.StaleGang != nil {
+		defaultGrace = c.StaleGang.DefaultGrace()
 	}
-	grace := time.Duration(-1)
-	if action != nil {
-		grace = action.DefaultGrace()
-	}
-	v := stalegang.Judge(job, grace, c.Now)
+	v := stalegang.Judge(job, defaultGrace, c.Now)
 	if !v.Short {
 		return
 	}
 	p.blank()
 	p.line(0, "A stale gang, holding its resources without progress: %s.", v.Shortfall())
 	switch {
-	case action == nil:
+	case c.StaleGang == nil:
 		p.line(0, "The scheduler's configuration runs no stalegangeviction: it is not evicted for it.")
 	case v.Disabled:
 		p.line(0, "Its staleness grace period is %s (negative): stalegangeviction never evicts it.", v.Grace)

@@ -644,7 +644,5 @@ func JobMinimum(spec *v2alpha2.PodGroupSpec) (minMember int32, minSubGroup *int3
 
 // sameEscalation reports whether two versions of a queue set the same escalation.
 func sameEscalation(a, b *api.QueueInfo) bool {
-	same := func(x, y *float64) bool { return (x == nil) == (y == nil) && (x == nil || *x == *y) }
-	sameD := func(x, y *time.Duration) bool { return (x == nil) == (y == nil) && (x == nil || *x == *y) }
-	return same(a.EscalationFactor, b.EscalationFactor) && sameD(a.EscalationCeiling, b.EscalationCeiling)
+	return ptr.Equal(a.EscalationFactor, b.EscalationFactor) && ptr.Equal(a.EscalationCeiling, b.EscalationCeiling)
 }

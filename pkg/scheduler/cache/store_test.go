@@ -304,6 +304,15 @@ func TestStoreTellsOfChangesThatMayLetAJobMove(t *testing.T) {
 	allocated.Status.Allocated = v1.ResourceList{api.GPUResourceName: resource.MustParse("1")}
 	requota := allocated.DeepCopy()
 	requota.Generation = 2
+	// Escalation is set by annotations, which do not move the generation.
+	escalated := requota.DeepCopy()
+	escalated.Annotations = map[string]string{scheduling.EscalationFactorAnnotation: "2"}
+	reallocated := escalated.DeepCopy()
+	reallocated.Status.Allocated = v1.ResourceList{api.GPUResourceName: resource.MustParse("2")}
+	refactored := reallocated.DeepCopy()
+	refactored.Annotations = map[string]string{scheduling.EscalationFactorAnnotation: "3"}
+	ceilinged := refactored.DeepCopy()
+	ceilinged.Annotations[scheduling.EscalationCeilingAnnotation] = "10m"
 	for _, step := range []struct {
 		what string
 		do   func()
@@ -315,6 +324,10 @@ func TestStoreTellsOfChangesThatMayLetAJobMove(t *testing.T) {
 		{"a queue is added", func() { h.OnAdd(queue, false) }, true},
 		{"the queue's allocation is written", func() { h.OnUpdate(queue, allocated) }, false},
 		{"the queue's spec changes", func() { h.OnUpdate(allocated, requota) }, true},
+		{"the queue's escalation factor is set", func() { h.OnUpdate(requota, escalated) }, true},
+		{"the escalated queue's allocation is written", func() { h.OnUpdate(escalated, reallocated) }, false},
+		{"the queue's escalation factor changes", func() { h.OnUpdate(reallocated, refactored) }, true},
+		{"the queue's escalation ceiling is set", func() { h.OnUpdate(refactored, ceilinged) }, true},
 		{"a job is created", func() { h.OnAdd(group, false) }, true},
 		{"the job's start stamp and protection are written", func() { h.OnUpdate(group, stamped) }, false},
 		{"the job's spec changes", func() { h.OnUpdate(stamped, respecced) }, true},

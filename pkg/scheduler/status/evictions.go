@@ -24,6 +24,10 @@ type countedEviction struct {
 	// sent is set once a write that counts it succeeded; it stays queued until the PodGroup
 	// as the client reads it shows it, but it no longer holds back a shutdown.
 	sent bool
+	// written is set once a write that counts it went out, whatever its answer: a decision
+	// the PodGroup shows later was counted by this updater then, not before it was queued
+	// (a pod of its run evicted after its count was confirmed queues it again).
+	written bool
 }
 
 // confirmAfter is how long after writing a count the updater looks again: the decisions stay
@@ -31,9 +35,9 @@ type countedEviction struct {
 // a copy that lags one behind can never lose one.
 const confirmAfter = time.Second
 
-// QueueEvictionCount schedules counting, on the job's PodGroup status, a run the scheduler
-// ended by preempt or reclaim, decided at at (the session's now). The dispatcher tells it
-// for every pod of the run; the decision counts once.
+// QueueEvictionCount schedules counting, on the job's PodGroup status and in the runs-ended
+// metric, a run the scheduler ended by preempt or reclaim, decided at at (the session's now).
+// The dispatcher tells it for every pod of the run; the decision counts once.
 func (u *Updater) QueueEvictionCount(job api.JobID, action framework.ActionType, at time.Time) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -43,7 +47,6 @@ func (u *Updater) QueueEvictionCount(job api.JobID, action framework.ActionType,
 		return
 	}
 	u.evictions[job] = append(u.evictions[job], e)
-	metrics.OrDiscard(u.Metrics).RunEnded(string(action))
 	u.mark(target{evictionCountTarget, string(job)})
 }
 
@@ -85,15 +88,29 @@ func (u *Updater) writeEvictionCount(ctx context.Context, job api.JobID) (time.D
 		}
 	}
 	if count.Last.Equal(&shown.Last) {
+		u.mu.Lock()
+		u.recordRunsEnded(job, shown.Last.Time) // those whose write's answer was lost
+		u.mu.Unlock()
 		u.forgetEvictions(job, &shown.Last.Time)
 		return 0, nil
 	}
 	count.Total = count.Preempt + count.Reclaim
+	u.mu.Lock()
+	for i, e := range u.evictions[job] {
+		if e.at.After(shown.Last.Time) && !e.at.After(count.Last.Time) {
+			u.evictions[job][i].written = true
+		}
+	}
+	u.mu.Unlock()
 	patch, _ := json.Marshal(map[string]any{"status": map[string]any{"evictions": count}})
 	if err := u.patch(ctx, evictionCountTarget, cache.PodGroupRef(job), true, patch); err != nil {
+		if apierrors.IsNotFound(err) {
+			u.forgetEvictions(job, nil) // deleted since it was read: nothing will ever show them
+		}
 		return 0, err
 	}
 	u.mu.Lock()
+	u.recordRunsEnded(job, count.Last.Time)
 	for i, e := range u.evictions[job] {
 		if !e.at.After(count.Last.Time) {
 			u.evictions[job][i].sent = true
@@ -101,6 +118,19 @@ func (u *Updater) writeEvictionCount(ctx context.Context, job api.JobID) (time.D
 	}
 	u.mu.Unlock()
 	return confirmAfter, nil
+}
+
+// recordRunsEnded counts in the runs-ended metric, once each, the job's decisions up to
+// counted that a write went out for and that are not counted yet: the metric counts what
+// status.evictions counts, so a decision queued again after the PodGroup showed it, never
+// written again, is not counted twice. The caller holds u.mu.
+func (u *Updater) recordRunsEnded(job api.JobID, counted time.Time) {
+	for i, e := range u.evictions[job] {
+		if e.written && !e.sent && !e.at.After(counted) {
+			metrics.OrDiscard(u.Metrics).RunEnded(string(e.action))
+			u.evictions[job][i].sent = true
+		}
+	}
 }
 
 // evictionsUnsent counts the jobs with a decision not yet written; the caller holds u.mu.

@@ -6,11 +6,14 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/metrics"
 )
 
 func evictionsOf(t *testing.T, c client.Client) v2alpha2.EvictionCount {
@@ -37,6 +40,8 @@ func TestEvictionsAreCountedOncePerDecision(t *testing.T) {
 			return nil
 		},
 	})
+	recorded := &metrics.Recording{}
+	updater.Metrics = recorded
 	decided := start.Add(1500*time.Millisecond + 7*time.Nanosecond)
 	for range 4 { // one call per evicted pod
 		updater.QueueEvictionCount("ns/job", framework.Reclaim, decided)
@@ -58,6 +63,9 @@ func TestEvictionsAreCountedOncePerDecision(t *testing.T) {
 	if got := evictionsOf(t, c); got.Total != 2 || got.Preempt != 1 || got.Reclaim != 1 {
 		t.Fatalf("after a second decision: %+v, want one preempt and one reclaim", got)
 	}
+	if got := recorded.Recorded().RunsEnded; got["reclaim"] != 1 || got["preempt"] != 1 {
+		t.Errorf("runs ended metric %v, want one reclaim and one preempt: the metric counts what the status counts", got)
+	}
 }
 
 // Two decisions queued before the client shows the first counted are both counted, even when
@@ -74,6 +82,8 @@ func TestEvictionsAreNotLostToALaggingCopy(t *testing.T) {
 		},
 	})
 	stale = read(t, c)
+	recorded := &metrics.Recording{}
+	updater.Metrics = recorded
 	updater.QueueEvictionCount("ns/job", framework.Reclaim, start)
 	updater.Flush(context.Background())
 	updater.QueueEvictionCount("ns/job", framework.Reclaim, start.Add(time.Minute))
@@ -83,7 +93,25 @@ func TestEvictionsAreNotLostToALaggingCopy(t *testing.T) {
 	if got := evictionsOf(t, c); got.Total != 2 || got.Reclaim != 2 {
 		t.Fatalf("two decisions written through a lagging copy: %+v, want two reclaims", got)
 	}
+	if got := recorded.Recorded().RunsEnded["reclaim"]; got != 2 {
+		t.Errorf("runs ended metric %d after two decisions written three times, want 2", got)
+	}
 	if updater.PendingWrites() != 0 {
 		t.Errorf("%d writes pending once the copy shows both", updater.PendingWrites())
+	}
+}
+
+// A PodGroup deleted between the count's read and its write takes its queued decisions with
+// it: they hold back neither the pending writes nor a shutdown.
+func TestEvictionsOfAPodGroupDeletedMidWriteAreForgotten(t *testing.T) {
+	_, updater, _ := setup(t, interceptor.Funcs{
+		SubResourcePatch: func(context.Context, client.Client, string, client.Object, client.Patch, ...client.SubResourcePatchOption) error {
+			return apierrors.NewNotFound(schema.GroupResource{Resource: "podgroups"}, "job")
+		},
+	})
+	updater.QueueEvictionCount("ns/job", framework.Reclaim, start)
+	updater.Flush(context.Background())
+	if updater.PendingWrites() != 0 {
+		t.Errorf("%d writes pending for a PodGroup that is gone", updater.PendingWrites())
 	}
 }

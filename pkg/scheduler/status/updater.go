@@ -70,8 +70,8 @@ type Updater struct {
 	// queue hands targets to the workers while Start runs; nil before.
 	queue    workqueue.TypedRateLimitingInterface[target]
 	stopping bool
-	// stampWritten is signalled when a stamp write ends, for Start's last flush.
-	stampWritten chan struct{}
+	// recordWritten is signalled when a record's write (isRecord) ends, for Start's last flush.
+	recordWritten chan struct{}
 
 	// stamps waiting to be written, per job.
 	stamps map[api.JobID]jobStamps
@@ -98,7 +98,7 @@ type Updater struct {
 // NewUpdater returns an updater; Start performs its writes (Flush, in tools, at once).
 func NewUpdater(c client.Client, recorder record.EventRecorder, clk clock.WithTicker) *Updater {
 	return &Updater{
-		Client: c, Recorder: recorder, Clock: clk, stampWritten: make(chan struct{}, 1),
+		Client: c, Recorder: recorder, Clock: clk, recordWritten: make(chan struct{}, 1),
 		stamps: map[api.JobID]jobStamps{}, evictions: map[api.JobID][]countedEviction{}, pending: map[api.JobID][]api.PendingReason{}, written: map[api.JobID]string{},
 		promisedSince: map[api.JobID]time.Time{},
 		podsOf:        map[api.JobID][]string{}, writtenAt: map[api.JobID]time.Time{}, queues: map[string]*queueState{},
@@ -272,7 +272,7 @@ func (u *Updater) Start(ctx context.Context) error {
 	grace := u.Clock.After(u.StampGrace)
 	for u.StampGrace > 0 && u.stampsLeft() > 0 {
 		select {
-		case <-u.stampWritten:
+		case <-u.recordWritten:
 			continue
 		case <-grace:
 		}
@@ -281,12 +281,21 @@ func (u *Updater) Start(ctx context.Context) error {
 	queue.ShutDown()
 	stopWrites() // a write still in flight is cut short: the scheduler is stopping
 	workers.Wait()
-	if left := u.stampsLeft(); left > 0 {
-		metrics.OrDiscard(u.Metrics).StatusWritesGivenUp(stampTarget.String(), left)
+	// What is left is given up, each under its own kind.
+	u.mu.Lock()
+	stamps, counts := len(u.stamps), u.evictionsUnsent()
+	u.mu.Unlock()
+	if stamps > 0 {
+		metrics.OrDiscard(u.Metrics).StatusWritesGivenUp(stampTarget.String(), stamps)
+	}
+	if counts > 0 {
+		metrics.OrDiscard(u.Metrics).StatusWritesGivenUp(evictionCountTarget.String(), counts)
+	}
+	if stamps+counts > 0 {
 		// A lost eviction stamp only lets the job's preemption delay count from its creation;
 		// a lost eviction count gives the job's next run the protection of one eviction fewer.
 		klog.FromContext(ctx).Error(nil, "Start or eviction stamps, or eviction counts, not written before shutdown; the next leader stamps the running jobs from their pods' start",
-			"count", left, "grace", u.StampGrace)
+			"count", stamps+counts, "grace", u.StampGrace)
 	}
 	return nil
 }
@@ -334,6 +343,14 @@ func (u *Updater) write(ctx context.Context, t target) (time.Duration, error) {
 	u.mu.Unlock()
 	if ctx.Err() != nil {
 		return 0, nil
+	}
+	if t.kind.isRecord() {
+		defer func() {
+			select {
+			case u.recordWritten <- struct{}{}:
+			default:
+			}
+		}()
 	}
 	var after time.Duration
 	var err error
@@ -398,12 +415,6 @@ func (u *Updater) drop(t target) {
 // writeStamp sets the start stamp annotation with a merge patch: it touches nothing else and
 // has no resource version, so it cannot conflict with other writers.
 func (u *Updater) writeStamp(ctx context.Context, job api.JobID) error {
-	defer func() {
-		select {
-		case u.stampWritten <- struct{}{}:
-		default:
-		}
-	}()
 	u.mu.Lock()
 	at, ok := u.stamps[job]
 	u.mu.Unlock()

@@ -20,6 +20,7 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/install"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/metrics"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/status"
 	"github.com/kai-minruntime/kai-scheduler/pkg/testing/builders"
@@ -207,8 +208,8 @@ func TestWritesRunInParallel(t *testing.T) {
 }
 
 // At shutdown the updater writes the start stamps it still owes for up to its grace, and no
-// status; a stamp the API server does not take in time is given up, counted, and Start
-// returns.
+// status; a stamp or an eviction count the API server does not take in time is given up,
+// counted under its kind, and Start returns.
 func TestShutdownWritesStampsWithinItsGrace(t *testing.T) {
 	var mu sync.Mutex
 	var landed []write
@@ -240,6 +241,7 @@ func TestShutdownWritesStampsWithinItsGrace(t *testing.T) {
 	u.SetProtections([]api.ProtectionChange{{Job: "ns/job-0", Protection: protection(start)}, {Job: "ns/job-1", Protection: protection(start)}})
 	u.QueueStartStamp("ns/job-2", start)
 	u.QueueStartStamp("ns/job-3", start)
+	u.QueueEvictionCount("ns/job-3", framework.Reclaim, start)
 	cancel()
 	eventually(t, "job-2's stamp lands during the grace", func() bool {
 		mu.Lock()
@@ -260,5 +262,42 @@ func TestShutdownWritesStampsWithinItsGrace(t *testing.T) {
 	}
 	if got := recorded.Recorded().StatusWritesGivenUp["start-stamp"]; got != 1 {
 		t.Errorf("%d stamps counted as given up, want 1 (job-3's)", got)
+	}
+	if got := recorded.Recorded().StatusWritesGivenUp["eviction-count"]; got != 1 {
+		t.Errorf("%d eviction counts counted as given up, want 1 (job-3's), under their own kind", got)
+	}
+}
+
+// Start's shutdown grace waits for the records it owes, eviction counts as well as stamps:
+// once the last one lands, Start returns, without waiting out the grace.
+func TestShutdownEndsOnceTheEvictionCountsItOwesAreWritten(t *testing.T) {
+	writing, release := make(chan struct{}), make(chan struct{})
+	c := writesTo(t, 1, func(_ context.Context, w write) error {
+		if w.kind == "status" { // the eviction count, in flight while the scheduler is told to stop
+			close(writing)
+			<-release
+		}
+		return nil
+	})
+	u := status.NewUpdater(c, nil, clocktesting.NewFakeClock(start)) // the grace never runs out
+	u.StampGrace = time.Hour
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = u.Start(ctx); close(done) }()
+	u.QueueEvictionCount("ns/job-0", framework.Reclaim, start)
+	<-writing
+	cancel()
+	close(release)
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Start still waits out its grace after the eviction count it owed was written")
+	}
+	group := &v2alpha2.PodGroup{}
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "job-0"}, group); err != nil {
+		t.Fatal(err)
+	}
+	if got := group.Status.Evictions; got == nil || got.Reclaim != 1 {
+		t.Errorf("eviction count %+v, want the one reclaim written", got)
 	}
 }
