@@ -280,3 +280,16 @@ func TestLeastLostWork(t *testing.T) {
 		t.Errorf("the family judged %d pairs (%d decided by a checkpoint): too few to test anything", total.LostWorkPairs, total.LostWorkByCheckpoint)
 	}
 }
+
+// Every keyed stream stays apart from Generate's other streams and from each other, by
+// keyedStream's rule, so that adding one changes no scenario a held seed builds.
+func TestStreamKeysApart(t *testing.T) {
+	for i, key := range streamKeys {
+		if key == 0 || key == ^uint64(0) || key == ^uint64(ownStream) {
+			t.Errorf("stream key %#x meets one of Generate's unkeyed streams", key)
+		}
+		if slices.Contains(streamKeys[:i], key) {
+			t.Errorf("stream key %#x is used twice", key)
+		}
+	}
+}
