@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -53,9 +51,7 @@ func escalates(ns, config string, annotations map[string]string) {
 	borrower.Annotations = annotations
 	create(borrower)
 	createNode(ns+"-node", 2)
-	file := filepath.Join(GinkgoT().TempDir(), "scheduler-config.yaml")
-	Expect(os.WriteFile(file, []byte(config), 0o600)).To(Succeed())
-	stopFirst := startScheduler(schedulerOptions(file))
+	stopFirst := startScheduler(schedulerOptionsWith(config))
 
 	evictions := func() *v2alpha2.EvictionCount {
 		pg := &v2alpha2.PodGroup{}
@@ -108,7 +104,7 @@ func escalates(ns, config string, annotations map[string]string) {
 	// A new scheduler reads the count: the next run is protected 3 × 2s, and its
 	// status says what was escalated.
 	stopFirst()
-	DeferCleanup(startScheduler(schedulerOptions(file)))
+	DeferCleanup(startScheduler(schedulerOptionsWith(config)))
 	started = run(false)
 	Eventually(func(g Gomega) {
 		shown := minRuntimeStatus(ns, "train")()

@@ -46,10 +46,8 @@ var _ = Describe("kubectl kai explain", func() {
 			Data: map[string]string{"scheduler-config.yaml": explainConfig}}
 		Expect(k8sClient.Create(suiteCtx, cm)).To(Succeed())
 		cleanUp(cm)
-		file := filepath.Join(GinkgoT().TempDir(), "scheduler-config.yaml")
-		Expect(os.WriteFile(file, []byte(explainConfig), 0o600)).To(Succeed())
 		createNode("explain-node", 1)
-		DeferCleanup(startScheduler(schedulerOptions(file)))
+		DeferCleanup(startScheduler(schedulerOptionsWith(explainConfig)))
 
 		createJob(builders.MakePodGroup("explain", "run3").Queue("leaf3").PriorityClass("train"), 1, 1)
 		Eventually(runningPods("explain", "run3")).Should(Equal(1), func() string { return pendingMessage("explain", "run3")() })

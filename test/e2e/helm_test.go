@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -135,9 +134,7 @@ func chartScheduler(c client.Client, name string) (app.Options, string) {
 	Expect(c.Get(suiteCtx, client.ObjectKey{Namespace: "kai-system", Name: name}, deployment)).To(Succeed())
 	cm := &v1.ConfigMap{}
 	Expect(c.Get(suiteCtx, client.ObjectKey{Namespace: "kai-system", Name: name + "-config"}, cm)).To(Succeed())
-	config := filepath.Join(GinkgoT().TempDir(), "scheduler-config.yaml")
-	Expect(os.WriteFile(config, []byte(cm.Data["scheduler-config.yaml"]), 0o600)).To(Succeed())
-	opts := schedulerOptions(config)
+	opts := schedulerOptionsWith(cm.Data["scheduler-config.yaml"])
 	opts.LeaderElect, opts.LeaderElectionNamespace = true, "kai-system"
 	for _, arg := range deployment.Spec.Template.Spec.Containers[0].Args {
 		flag, value, _ := strings.Cut(arg, "=")

@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -69,8 +67,7 @@ var _ = Describe("Node pools", func() {
 
 // poolOptions run a scheduler for pool with the given reclaim min-runtime default.
 func poolOptions(pool, reclaimMinRuntime string) app.Options {
-	config := filepath.Join(GinkgoT().TempDir(), "scheduler-config.yaml")
-	Expect(os.WriteFile(config, []byte(fmt.Sprintf(`actions: "allocate, reclaim, preempt"
+	opts := schedulerOptionsWith(fmt.Sprintf(`actions: "allocate, reclaim, preempt"
 tiers:
 - plugins:
   - name: priority
@@ -78,8 +75,7 @@ tiers:
   - name: minruntime
     arguments: {defaultReclaimMinRuntime: %q}
   - name: predicates
-`, reclaimMinRuntime)), 0o600)).To(Succeed())
-	opts := schedulerOptions(config)
+`, reclaimMinRuntime))
 	opts.PartitionLabelValue = pool
 	return opts
 }

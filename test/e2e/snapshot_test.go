@@ -3,8 +3,6 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"os"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"time"
@@ -39,9 +37,7 @@ var _ = Describe("kubectl kai snapshot", func() {
 	It("writes a cluster on which kai-sim's first cycle decides as the scheduler did: the same victim evicted, the same refused, the same protection ends", func() {
 		const ns = "snapshot"
 		createNamespace(ns)
-		file := filepath.Join(GinkgoT().TempDir(), "scheduler-config.yaml")
-		Expect(os.WriteFile(file, []byte(snapshotConfig), 0o600)).To(Succeed())
-		opts := schedulerOptions(file)
+		opts := schedulerOptionsWith(snapshotConfig)
 		createNode("snap-n1", 4)
 		createNode("snap-n2", 4)
 		// Research borrows every GPU in two queues: one protects its jobs for 10 minutes

@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -27,10 +25,8 @@ var _ = Describe("Stale gangs", func() {
 		// Both jobs are protected for an hour: protection is against other jobs, not this.
 		create(builders.MakeQueue("stale-queue").GPUQuota(-1).PreemptMinRuntime(time.Hour).ReclaimMinRuntime(time.Hour).Obj())
 		createNode("stale-node", 8)
-		file := filepath.Join(GinkgoT().TempDir(), "scheduler-config.yaml")
 		Expect(staleConfig).To(ContainSubstring("stalegangeviction"), "the built-in default's actions line changed")
-		Expect(os.WriteFile(file, []byte(staleConfig), 0o600)).To(Succeed())
-		opts := schedulerOptions(file)
+		opts := schedulerOptionsWith(staleConfig)
 		DeferCleanup(startScheduler(opts))
 
 		createJob(builders.MakePodGroup("stale", "train").Queue("stale-queue").PriorityClass("train").MinMember(3).

@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -93,4 +95,12 @@ func schedulerOptions(config string) app.Options {
 	opts.MetricsRegistry = prometheus.NewRegistry()
 	opts.SchedulerConf = config
 	return opts
+}
+
+// schedulerOptionsWith is schedulerOptions for a scheduler that reads config, written to a
+// file of the spec's own.
+func schedulerOptionsWith(config string) app.Options {
+	file := filepath.Join(GinkgoT().TempDir(), "scheduler-config.yaml")
+	Expect(os.WriteFile(file, []byte(config), 0o600)).To(Succeed())
+	return schedulerOptions(file)
 }

@@ -313,16 +313,25 @@ func Generate(seed uint64) *Scenario {
 	// Jobs' own min-runtimes draw from a stream of their own, so that every other draw, and
 	// so every seed's scenario without them, stays as it was.
 	s.shortenJobs(rand.New(rand.NewPCG(seed^ownStream, seed)))
-	// Escalation too, from a pair of seeds no other stream uses.
-	s.escalate(rand.New(rand.NewPCG(seed^escalationStream, ^seed)))
-	// Checkpoint claims too, from a stream unlike every one above: the pair (seed^k, ^seed)
-	// meets none of them for any two seeds, k being neither 0, all ones nor ^ownStream.
-	s.claimCheckpoints(rand.New(rand.NewPCG(seed^claimStream, ^seed)))
-	// Queues' escalation annotations too, by the same argument: their k is none of those
-	// three, nor escalationStream or claimStream.
-	s.escalateQueues(rand.New(rand.NewPCG(seed^queueEscalationStream, ^seed)))
+	// Escalation, checkpoint claims and queues' escalation annotations too, each from a
+	// keyed stream of its own.
+	s.escalate(keyedStream(seed, escalationStream))
+	s.claimCheckpoints(keyedStream(seed, claimStream))
+	s.escalateQueues(keyedStream(seed, queueEscalationStream))
 	s.Horizon = s.horizon()
 	return s
+}
+
+// streamKeys are the keys of keyedStream's streams; a feature that draws from a stream of
+// its own adds its key here, and TestStreamKeysApart holds it to keyedStream's rule.
+var streamKeys = []uint64{escalationStream, claimStream, queueEscalationStream}
+
+// keyedStream is the stream of the feature keyed key for seed: the pair (seed^key, ^seed)
+// meets none of Generate's other streams for any two seeds, (seed, seed), (seed, ^seed),
+// (^seed, seed), (^seed, ^seed) and (seed^ownStream, seed), as long as key is none of 0,
+// all ones and ^ownStream, nor another feature's key.
+func keyedStream(seed, key uint64) *rand.Rand {
+	return rand.New(rand.NewPCG(seed^key, ^seed))
 }
 
 // ownStream sets the stream of the jobs' own min-runtimes apart from every other stream; of
@@ -386,6 +395,14 @@ func (s *Scenario) escalate(e *rand.Rand) {
 	if s.EscalationFactor > 1 {
 		s.EscalationCeiling = escalationCeilings[e.IntN(len(escalationCeilings))]
 	}
+	s.drawPriorEvictions(e)
+}
+
+// drawPriorEvictions draws for about half of the jobs a count of runs ended before the
+// simulation, 0 to 2 by preempt and by reclaim, from e: one home for the draw that the
+// plugin's escalation and the queues' both make, in this order, so that either stream draws
+// what it drew before.
+func (s *Scenario) drawPriorEvictions(e *rand.Rand) {
 	for _, j := range s.Jobs {
 		if e.IntN(2) == 0 {
 			j.PriorPreempt, j.PriorReclaim = e.IntN(3), e.IntN(3)
@@ -427,13 +444,8 @@ func (s *Scenario) escalateQueues(e *rand.Rand) {
 			q.EscalationFactor, q.EscalationCeiling = &factor, &ceiling
 		}
 	}
-	if s.EscalationFactor != 0 {
-		return
-	}
-	for _, j := range s.Jobs {
-		if e.IntN(2) == 0 {
-			j.PriorPreempt, j.PriorReclaim = e.IntN(3), e.IntN(3)
-		}
+	if s.EscalationFactor == 0 {
+		s.drawPriorEvictions(e)
 	}
 }
 

@@ -69,8 +69,10 @@ func TestProperties(t *testing.T) {
 	why := map[uint64]string{}
 	// The parallel seed subtests all finish inside this group, so the figures below are
 	// complete when they are logged.
+	var seedCount int
 	t.Run("seeds", func(t *testing.T) {
 		list := seeds(t)
+		seedCount = len(list)
 		for _, seed := range list {
 			t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 				// make test's seeds run one at a time, leaving the other core to the suites that
@@ -101,6 +103,40 @@ func TestProperties(t *testing.T) {
 		total.SubGroupGangMoments, total.SubGroupGangEvictions)
 	t.Logf("least lost work figures: %d pairs of an evicted job and an equal one left running judged, %d of them decided by a checkpoint",
 		total.LostWorkPairs, total.LostWorkByCheckpoint)
+	// Over make test's seeds or more, every rule the generator feeds is judged at least once
+	// (the lost-work pairs excepted: TestLeastLostWork's family feeds those): a share, stream
+	// or oracle change that stopped feeding one would otherwise leave its property passing
+	// over nothing, with only a zero in the log to say so.
+	if seedCount >= defaultSeeds {
+		for _, figure := range []struct {
+			name  string
+			count int
+		}{
+			{"evictions checked", total.Evictions},
+			{"stale-gang evictions", total.StaleEvictions},
+			{"evictions after a min-runtime expired", total.ProtectionExpired},
+			{"evictions only a job's own min-runtime allowed", total.ShortenedExpired},
+			{"evictions after an escalated min-runtime expired", total.EscalatedExpired},
+			{"escalated evictions at the ceiling", total.CappedExpired},
+			{"evictions escalated by a queue's annotation", total.QueueEscalatedExpired},
+			{"evictions E1 judged", total.TimeDriven},
+			{"E1 evictions at a victim's own protection end", total.VictimEndedTimeDriven},
+			{"E1 evictions at an escalated protection end", total.EscalatedTimeDriven},
+			{"elastic pods evicted within their minimums", total.ElasticAllowed},
+			{"evictions for a delayed preemptor", total.DelayElapsed},
+			{"victims refused while protected", total.ProtectedRefused},
+			{"binds", total.Binds},
+			{"binds onto a tainted node", total.TaintedBinds},
+			{"binds of pods some node does not match", total.AffinityBinds},
+			{"binds that filled a node", total.FullBinds},
+			{"moments of gangs counted in sub-groups", total.SubGroupGangMoments},
+			{"evictions of gangs counted in sub-groups", total.SubGroupGangEvictions},
+		} {
+			if figure.count == 0 {
+				t.Errorf("%d scenarios judged no %s: the generator no longer exercises that rule", total.Scenarios, figure.name)
+			}
+		}
+	}
 	if len(failed) > 0 {
 		slices.Sort(failed) // subtests finish in any order
 		var list []string
@@ -278,5 +314,18 @@ func TestLeastLostWork(t *testing.T) {
 		total.Scenarios, total.Evictions, total.LostWorkPairs, total.LostWorkByCheckpoint)
 	if total.LostWorkPairs < lostWorkSeeds || total.LostWorkByCheckpoint == 0 {
 		t.Errorf("the family judged %d pairs (%d decided by a checkpoint): too few to test anything", total.LostWorkPairs, total.LostWorkByCheckpoint)
+	}
+}
+
+// Every keyed stream stays apart from Generate's other streams and from each other, by
+// keyedStream's rule, so that adding one changes no scenario a held seed builds.
+func TestStreamKeysApart(t *testing.T) {
+	for i, key := range streamKeys {
+		if key == 0 || key == ^uint64(0) || key == ^uint64(ownStream) {
+			t.Errorf("stream key %#x meets one of Generate's unkeyed streams", key)
+		}
+		if slices.Contains(streamKeys[:i], key) {
+			t.Errorf("stream key %#x is used twice", key)
+		}
 	}
 }

@@ -57,7 +57,9 @@ func TestPullRequestsRunMakeTest(t *testing.T) {
 }
 
 // A tag v* releases: it checks the tag against the chart's appVersion, then builds and
-// pushes the image and the chart, and publishes kubectl-kai's archives.
+// pushes the image and the chart, and publishes kubectl-kai's archives, in that order (a
+// release pushed before its version is checked, or created before its archives are built,
+// would publish the wrong thing).
 func TestTagsRelease(t *testing.T) {
 	w, runs := readWorkflow(t, "release.yaml")
 	push, _ := w.On["push"].(map[string]any)
@@ -65,11 +67,18 @@ func TestTagsRelease(t *testing.T) {
 	if !slices.Contains(tags, any("v*")) {
 		t.Errorf("release.yaml runs on %v, want pushes of tags v*", w.On)
 	}
+	after, previous := 0, ""
 	for _, want := range []string{"appVersion", "make image VERSION=", "crane push _output/image/oci", "helm package deployments/kai-scheduler",
 		"helm push", "oci://", "make dist VERSION=", "gh release create", "_output/dist/*"} {
-		if !strings.Contains(runs, want) {
+		at := strings.Index(runs, want)
+		if at < 0 {
 			t.Errorf("release.yaml never runs %q", want)
+			continue
 		}
+		if at < after {
+			t.Errorf("release.yaml runs %q before %q", want, previous)
+		}
+		after, previous = at, want
 	}
 }
 
