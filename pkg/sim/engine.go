@@ -327,7 +327,7 @@ func (e *engine) terminate(now time.Time) {
 	for _, js := range e.active() {
 		gone = gone[:0] // collected first: recreating a pod rewrites js.pods
 		for _, pod := range js.pods {
-			if pod.DeletionTimestamp != nil && !now.Before(pod.DeletionTimestamp.Add(gracePeriod(pod))) {
+			if pod.DeletionTimestamp != nil && !now.Before(pod.DeletionTimestamp.Add(GracePeriod(pod))) {
 				gone = append(gone, pod)
 			}
 		}
@@ -413,7 +413,9 @@ func (e *engine) failPods(now time.Time) {
 	}
 }
 
-func gracePeriod(pod *v1.Pod) time.Duration {
+// GracePeriod is how long a deleted pod takes to terminate: its termination grace period, or
+// Kubernetes' default of 30s when it sets none.
+func GracePeriod(pod *v1.Pod) time.Duration {
 	if pod.Spec.TerminationGracePeriodSeconds != nil {
 		return time.Duration(*pod.Spec.TerminationGracePeriodSeconds) * time.Second
 	}
@@ -491,7 +493,7 @@ func (e *engine) nextTime(now time.Time) (time.Time, bool) {
 	for _, js := range e.active() {
 		for _, pod := range js.pods {
 			if pod.DeletionTimestamp != nil {
-				consider(pod.DeletionTimestamp.Add(gracePeriod(pod)))
+				consider(pod.DeletionTimestamp.Add(GracePeriod(pod)))
 			}
 			if at, ok := js.failAt(pod); ok {
 				consider(at)
