@@ -28,8 +28,6 @@ import (
 	"sync"
 	"time"
 
-	v1 "k8s.io/api/core/v1"
-
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/report"
@@ -270,7 +268,7 @@ func measureRun(r *run) row {
 		var gpus int64
 		for _, pod := range j.Pods {
 			gpus += sim.PodGPUs(pod)
-			grace = max(grace, gracePeriod(pod))
+			grace = max(grace, sim.GracePeriod(pod))
 		}
 		startup[j.Key()] = float64(gpus) * j.Startup.Seconds()
 	}
@@ -299,14 +297,6 @@ func owns(sc *input.Scenario, queue string) bool {
 		}
 	}
 	return false
-}
-
-// gracePeriod is a pod's termination grace period, 30s when it sets none (as kai-sim's).
-func gracePeriod(pod *v1.Pod) time.Duration {
-	if s := pod.Spec.TerminationGracePeriodSeconds; s != nil {
-		return time.Duration(*s) * time.Second
-	}
-	return 30 * time.Second
 }
 
 // table is a scenario's rows.
@@ -341,9 +331,9 @@ func (t table) write(w io.Writer) {
 				cells = append(cells, "- (none started)")
 				continue
 			}
-			cells = append(cells, fmt.Sprintf("%s / %s (%s)", clock(o.mean), clock(o.max), minutes(o.longestMet)))
+			cells = append(cells, fmt.Sprintf("%s / %s (%s)", report.ClockTime(o.mean), report.ClockTime(o.max), minutes(o.longestMet)))
 			if o.max > o.bound {
-				missed = append(missed, fmt.Sprintf("%s by %s", o.queue, clock(o.max-o.bound)))
+				missed = append(missed, fmt.Sprintf("%s by %s", o.queue, report.ClockTime(o.max-o.bound)))
 			}
 		}
 		verdict := "yes"
@@ -363,21 +353,10 @@ func percent(part, whole float64) string {
 	return fmt.Sprintf("%.0f%%", 100*part/whole)
 }
 
-// clock renders seconds as h:mm:ss, as kai-sim does.
-func clock(seconds float64) string {
-	s := int64(seconds + 0.5)
-	return fmt.Sprintf("%d:%02d:%02d", s/3600, s/60%60, s%60)
-}
-
 // minutes renders a protection as a queue spec would set it (45m, 3h, 3h45m), or "none".
 func minutes(seconds float64) string {
 	if seconds == 0 {
 		return "none"
 	}
-	text := (time.Duration(seconds) * time.Second).String()
-	text = strings.TrimSuffix(text, "0s")
-	if strings.HasSuffix(text, "h0m") {
-		text = strings.TrimSuffix(text, "0m")
-	}
-	return text
+	return report.ClockLabel(seconds)
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"testing"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/report"
 )
 
 // builtinRows measures the built-in scenario and returns its rows by checkpointing and
@@ -87,7 +89,7 @@ func TestBuiltinOutcomes(t *testing.T) {
 	for key, r := range rows {
 		for _, o := range r.owners {
 			if o.started && o.max > o.bound {
-				t.Errorf("%v: %s waited up to %s, more than %s", key, o.queue, clock(o.max), clock(o.bound))
+				t.Errorf("%v: %s waited up to %s, more than %s", key, o.queue, report.ClockTime(o.max), report.ClockTime(o.bound))
 			}
 		}
 	}

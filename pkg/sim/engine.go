@@ -176,10 +176,7 @@ func newEngine(sc *input.Scenario, opts Options, pools []string, configs map[str
 		cluster.PutPod(pod)
 	}
 	for _, job := range sc.Jobs {
-		js := &jobState{spec: job, queue: job.Group.Spec.Queue, pool: poolOf(opts.NodePoolLabelKey, job.Group.Labels)}
-		for _, pod := range job.Pods {
-			js.templateGPUs = append(js.templateGPUs, PodGPUs(pod))
-		}
+		js := newJobState(job, opts.NodePoolLabelKey)
 		e.jobs = append(e.jobs, js)
 		e.jobByName[types.NamespacedName{Namespace: job.Group.Namespace, Name: job.Group.Name}] = js
 	}
@@ -277,18 +274,10 @@ func (e *engine) submit(now time.Time) {
 }
 
 // resume takes up the run of a job that started before the simulation: its run, and the
-// work of it, count from then. A job with fewer than minMember pods on nodes is not running
+// work of it, count from then. A job whose pods on nodes do not make its gang is not running
 // (its run ended as the snapshot was taken): it waits like any other.
 func (e *engine) resume(js *jobState, started time.Time) {
-	var running int32
-	var gpus int64
-	for i, pod := range js.pods {
-		if pod.Status.Phase == v1.PodRunning {
-			running++
-			gpus += js.podGPUs[i]
-		}
-	}
-	if js.gangReady(running, func(pod *v1.Pod) bool { return pod.Status.Phase == v1.PodRunning }) {
+	if ready, gpus := js.runningGang(); ready {
 		js.running, js.runStart, js.firstStart, js.gpus = true, started, &started, gpus
 	}
 }
@@ -338,7 +327,7 @@ func (e *engine) terminate(now time.Time) {
 	for _, js := range e.active() {
 		gone = gone[:0] // collected first: recreating a pod rewrites js.pods
 		for _, pod := range js.pods {
-			if pod.DeletionTimestamp != nil && !now.Before(pod.DeletionTimestamp.Add(gracePeriod(pod))) {
+			if pod.DeletionTimestamp != nil && !now.Before(pod.DeletionTimestamp.Add(GracePeriod(pod))) {
 				gone = append(gone, pod)
 			}
 		}
@@ -424,7 +413,9 @@ func (e *engine) failPods(now time.Time) {
 	}
 }
 
-func gracePeriod(pod *v1.Pod) time.Duration {
+// GracePeriod is how long a deleted pod takes to terminate: its termination grace period, or
+// Kubernetes' default of 30s when it sets none.
+func GracePeriod(pod *v1.Pod) time.Duration {
 	if pod.Spec.TerminationGracePeriodSeconds != nil {
 		return time.Duration(*pod.Spec.TerminationGracePeriodSeconds) * time.Second
 	}
@@ -502,7 +493,7 @@ func (e *engine) nextTime(now time.Time) (time.Time, bool) {
 	for _, js := range e.active() {
 		for _, pod := range js.pods {
 			if pod.DeletionTimestamp != nil {
-				consider(pod.DeletionTimestamp.Add(gracePeriod(pod)))
+				consider(pod.DeletionTimestamp.Add(GracePeriod(pod)))
 			}
 			if at, ok := js.failAt(pod); ok {
 				consider(at)

@@ -1,22 +1,21 @@
 package sim
 
 import (
-	"slices"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
-	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/report"
 )
 
-// jobState is a job's life in the simulation. A job makes progress while its gang runs
-// (MinMember of its pods, or enough ready sub-groups under minSubGroup): after Startup, useful work accrues; it is saved every CheckpointInterval.
+// jobState is a job's life in the simulation. A job makes progress while its gang runs, as
+// the scheduler's gang rule counts it (runningGang): after Startup, useful work accrues; it is
+// saved every CheckpointInterval.
 // When it falls below that (an eviction), work since the last checkpoint is lost, and
 // the job starts over from what was saved once it runs again.
 type jobState struct {
@@ -46,10 +45,25 @@ type jobState struct {
 	failed map[string]bool
 	// seen is what the scheduler told of the job's protection (protection.go).
 	seen seenProtection
+	// gang is the job as the scheduler's gang rule reads it: its minimum, read from the spec
+	// once, and its pods, which runningGang rewrites into gangPods on every call.
+	gang     *api.JobInfo
+	gangPods []api.PodInfo
 
 	firstStart, completed *time.Time
 	evictions             int
 	wastedGPUSeconds      float64
+}
+
+func newJobState(job *input.Job, poolLabelKey string) *jobState {
+	js := &jobState{spec: job, queue: job.Group.Spec.Queue, pool: poolOf(poolLabelKey, job.Group.Labels)}
+	for _, pod := range job.Pods {
+		js.templateGPUs = append(js.templateGPUs, PodGPUs(pod))
+	}
+	minMember, minSubGroup, groups := cache.JobMinimum(&job.Group.Spec)
+	js.gang = &api.JobInfo{MinMember: minMember, MinSubGroup: minSubGroup, SubGroups: groups}
+	js.gangPods = make([]api.PodInfo, len(job.Pods)) // a job never has more pods than its spec
+	return js
 }
 
 // groupKey is the job's PodGroup in the simulated cluster.
@@ -92,15 +106,7 @@ func (js *jobState) completionTime() (time.Time, bool) {
 // progress starts, ends and completes runs from what the job's pods do now.
 func (e *engine) progress(now time.Time) {
 	for _, js := range e.active() {
-		var running int32
-		var gpus int64
-		for i, pod := range js.pods {
-			if isRunning(pod) {
-				running++
-				gpus += js.podGPUs[i]
-			}
-		}
-		ready := js.gangReady(running, isRunning)
+		ready, gpus := js.runningGang()
 		switch {
 		case !js.running && ready:
 			js.running, js.runStart, js.gpus = true, now, gpus
@@ -124,24 +130,23 @@ func isRunning(pod *v1.Pod) bool {
 	return pod.Status.Phase == v1.PodRunning && pod.DeletionTimestamp == nil
 }
 
-// gangReady reports whether the job's running pods make its gang, as the scheduler counts it:
-// minMember pods, or for a gang counted in sub-groups (minSubGroup), enough ready sub-groups.
-func (js *jobState) gangReady(running int32, runs func(*v1.Pod) bool) bool {
-	spec := &js.spec.Group.Spec
-	if spec.MinSubGroup == nil && !slices.ContainsFunc(spec.SubGroups, func(g v2alpha2.SubGroup) bool { return g.MinSubGroup != nil }) {
-		return running >= spec.MinMember // the flat rule, without building a job each cycle
-	}
-	minMember, minSubGroup, groups := cache.JobMinimum(spec)
-	job := &api.JobInfo{MinMember: minMember, MinSubGroup: minSubGroup, SubGroups: groups}
-	for _, pod := range js.pods {
+// runningGang reports whether the job's running pods make its gang, as the scheduler counts
+// it (api.JobInfo.IsGangSatisfied: minMember pods and each sub-group's minimum, or enough ready
+// sub-groups under minSubGroup), and the GPUs those pods hold.
+func (js *jobState) runningGang() (ready bool, gpus int64) {
+	js.gang.Pods = js.gang.Pods[:0]
+	running := false
+	for i, pod := range js.pods {
 		status := api.Pending
-		if runs(pod) {
-			status = api.Running
+		if isRunning(pod) {
+			status, running = api.Running, true
+			gpus += js.podGPUs[i]
 		}
-		job.Pods = append(job.Pods, &api.PodInfo{Name: pod.Name, SubGroup: pod.Labels[scheduling.SubGroupLabel], Status: status})
+		js.gangPods[i] = api.PodInfo{Name: pod.Name, SubGroup: pod.Labels[scheduling.SubGroupLabel], Status: status}
+		js.gang.Pods = append(js.gang.Pods, &js.gangPods[i])
 	}
 	// minSubGroup 0 asks for no gang, but a job with no pod running does no work.
-	return running > 0 && job.IsGangSatisfied()
+	return running && js.gang.IsGangSatisfied(), gpus
 }
 
 // endRun accounts for a run cut short: startup time and unsaved work are wasted.

@@ -10,13 +10,14 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/metrics"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/internal/simtest"
 )
 
 // The operator's two questions, answered by metrics: the reclaimed job ran 2 minutes (its
 // queue's reclaim min-runtime), and the reclaimer waited 110 s on that protection (submitted
 // at 10 s, reclaimed at 120 s, when the protection ended).
 func TestMetricsTellRuntimeAtEvictionAndWaitOnProtection(t *testing.T) {
-	example := example(t, "reclaim-promise.yaml")
+	example := simtest.Example(t, "reclaim-promise.yaml")
 	// Queue a (big's) protects its jobs against reclaim for 2 minutes.
 	scenario := strings.Replace(string(example), "metadata: {name: a}\nspec:\n", "metadata: {name: a}\nspec:\n  reclaimMinRuntime: 2m\n", 1)
 	if scenario == string(example) {

@@ -2,7 +2,6 @@ package sim_test
 
 import (
 	"context"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/metrics"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/internal/simtest"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/report"
 )
 
@@ -17,12 +17,12 @@ import (
 // 60s later (the configuration's default grace period), though min-runtime protects the job
 // for an hour, and the restarted job completes.
 func TestStaleGangExample(t *testing.T) {
-	sc, err := input.Parse(example(t, "stale-gang.yaml"))
+	sc, err := input.Parse(simtest.Example(t, "stale-gang.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	recorded := &metrics.Recording{}
-	result, err := sim.Run(context.Background(), sc, sim.Options{Config: example(t, "stale-gang.conf.yaml"), Until: time.Hour,
+	result, err := sim.Run(context.Background(), sc, sim.Options{Config: simtest.Example(t, "stale-gang.conf.yaml"), Until: time.Hour,
 		Metrics: func(string) metrics.Recorder { return recorded }})
 	if err != nil {
 		t.Fatal(err)
@@ -49,18 +49,8 @@ func TestStaleGangExample(t *testing.T) {
 }
 
 func TestFailAfterMustBeADuration(t *testing.T) {
-	bad := strings.Replace(string(example(t, "stale-gang.yaml")), `fail-after: "2m"`, `fail-after: "soon"`, 1)
+	bad := strings.Replace(string(simtest.Example(t, "stale-gang.yaml")), `fail-after: "2m"`, `fail-after: "soon"`, 1)
 	if _, err := input.Parse([]byte(bad)); err == nil || !strings.Contains(err.Error(), "Pod demo/train-3: metadata.annotations.sim.kai.scheduler/fail-after") {
 		t.Errorf("error %v, want the pod and the annotation named", err)
 	}
-}
-
-// example reads a file of docs/examples/sim.
-func example(t *testing.T, name string) []byte {
-	t.Helper()
-	data, err := os.ReadFile("../../docs/examples/sim/" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return data
 }

@@ -103,6 +103,40 @@ spec: {containers: [{name: main, resources: {requests: {nvidia.com/gpu: "8"}}}]}
 	}
 }
 
+// A running job counts in its sub-groups as the scheduler does, even without minSubGroup: with
+// its workers on a node but its leader not, it has the pods its minMember asks for and still
+// is not running (its leader sub-group lacks its one pod), so it waits.
+func TestRunningJobWithASubGroupShortWaits(t *testing.T) {
+	scenario := strings.Replace(inputHead, "metadata: {name: job-0, annotations: {pod-group-name: job}}",
+		"metadata: {name: job-0, annotations: {pod-group-name: job}, labels: {kai.scheduler/subgroup-name: workers}}", 1) + `spec:
+  nodeName: n0
+  containers: [{name: main, resources: {requests: {nvidia.com/gpu: "1"}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: job-1, annotations: {pod-group-name: job}, labels: {kai.scheduler/subgroup-name: leader}}
+spec: {containers: [{name: main, resources: {requests: {nvidia.com/gpu: "8"}}}]}
+`
+	scenario = strings.Replace(scenario, "metadata: {name: job}\nspec: {minMember: 1, queue: q}",
+		"metadata: {name: job, annotations: {sim.kai.scheduler/running-for: 1h}}\n"+
+			"spec: {minMember: 1, queue: q, subGroups: [{name: leader, minMember: 1}, {name: workers, minMember: 1}]}", 1)
+	sc, err := input.Parse([]byte(scenario))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sc.Jobs) != 1 || !sc.Jobs[0].Running || len(sc.Jobs[0].Group.Spec.SubGroups) != 2 {
+		t.Fatalf("the scenario did not make a running job of two sub-groups: %+v", sc.Jobs)
+	}
+	r, err := sim.Run(context.Background(), sc, sim.Options{Until: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := jobReport(t, r, "default/job")
+	if job.FirstStart != nil || len(job.Waiting) == 0 {
+		t.Fatalf("job %+v: with its leader sub-group not on a node it is not running, and waits (job-1 fits nowhere)", job)
+	}
+}
+
 func TestParseRefusesRunningJobMistakes(t *testing.T) {
 	for want, change := range map[string][2]string{
 		`Pod default/job-0: spec.nodeName "n0": only the pods of a running job (PodGroup annotation sim.kai.scheduler/running-for) start on a node`: {

@@ -28,7 +28,7 @@ func WriteText(w io.Writer, r *Result) error {
 		if e.Action != "" && e.Type == EventEvict {
 			detail = e.Action + " on " + e.Node
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", clockTime(e.Time), e.Type, e.PodGroup, e.Queue, detail)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", ClockTime(e.Time), e.Type, e.PodGroup, e.Queue, detail)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -38,7 +38,7 @@ func WriteText(w io.Writer, r *Result) error {
 		delayed = fmt.Sprintf("; %d jobs held back by their preemption delay", r.Totals.DelayedJobs)
 	}
 	fmt.Fprintf(w, "\nSummary after %s (%d victims refused while min-runtime protected them%s)\n",
-		clockTime(r.Totals.SimulatedSeconds), r.Totals.ProtectedRefusals, delayed)
+		ClockTime(r.Totals.SimulatedSeconds), r.Totals.ProtectedRefusals, delayed)
 	if err := writeQueueTable(w, r, escalationShown(r)); err != nil {
 		return err
 	}
@@ -64,7 +64,7 @@ func writeReports(w io.Writer, r *Result) error {
 	if len(r.Problems) > 0 {
 		fmt.Fprintln(w, "\nProblems reported by the scheduler")
 		for _, p := range r.Problems {
-			fmt.Fprintf(w, "  %s  %s %s: %s: %s\n", clockTime(p.Time), p.Kind, p.Name, p.Reason, p.Message)
+			fmt.Fprintf(w, "  %s  %s %s: %s: %s\n", ClockTime(p.Time), p.Kind, p.Name, p.Reason, p.Message)
 		}
 	}
 	var waiting []JobReport
@@ -117,7 +117,7 @@ func writeQueueTable(w io.Writer, r *Result, escalation bool) error {
 	for _, q := range r.Totals.Queues {
 		wait, maxWait := "-", "-" // none started
 		if q.Started > 0 {
-			wait, maxWait = clockTime(q.MeanWaitSeconds), clockTime(q.MaxWaitSeconds)
+			wait, maxWait = ClockTime(q.MeanWaitSeconds), ClockTime(q.MaxWaitSeconds)
 		}
 		fmt.Fprintf(tw, "%s%s\t%d\t%d\t%d\t%.1f\t%s\t%s\n", poolCell(poolName(q.Pool)), q.Queue, q.Jobs, q.Completed, q.Evictions,
 			q.WastedGPUSeconds/3600, wait, escalationCells(fmt.Sprintf("%s\t%d\t%d\t", maxWait, q.MostRunsEnded, q.EscalatedRuns)))
@@ -226,7 +226,7 @@ func WriteComparison(w io.Writer, variants []Variant) error {
 				for _, rq := range r.Totals.Queues {
 					if rq.Queue == q.Queue && rq.Pool == q.Pool && rq.Started > 0 {
 						wait := read(rq)
-						return clockTime(wait), &wait
+						return ClockTime(wait), &wait
 					}
 				}
 				return "-", nil
@@ -241,7 +241,7 @@ func WriteComparison(w io.Writer, variants []Variant) error {
 		return err
 	}
 	for _, v := range variants {
-		fmt.Fprintf(w, "\n%s, after %s:\n", v.Name, clockTime(v.Result.Totals.SimulatedSeconds))
+		fmt.Fprintf(w, "\n%s, after %s:\n", v.Name, ClockTime(v.Result.Totals.SimulatedSeconds))
 		if err := writeQueueTable(w, v.Result, escalation); err != nil {
 			return err
 		}
@@ -276,13 +276,13 @@ func comparedQueues(variants []Variant) []QueueReport {
 // signedClock renders a difference of seconds as +h:mm:ss or -h:mm:ss.
 func signedClock(seconds float64) string {
 	if seconds < 0 {
-		return "-" + clockTime(-seconds)
+		return "-" + ClockTime(-seconds)
 	}
-	return "+" + clockTime(seconds)
+	return "+" + ClockTime(seconds)
 }
 
-// clockTime renders seconds as h:mm:ss.
-func clockTime(seconds float64) string {
+// ClockTime renders seconds as h:mm:ss.
+func ClockTime(seconds float64) string {
 	s := int64(seconds + 0.5)
 	return fmt.Sprintf("%d:%02d:%02d", s/3600, s/60%60, s%60)
 }

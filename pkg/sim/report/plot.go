@@ -156,7 +156,7 @@ func writeTimeAxis(b *strings.Builder, span float64, x func(float64) float64, y 
 	step := timeStep(span)
 	for t := 0.0; t <= span+step/1000; t += step {
 		fmt.Fprintf(b, `<line x1="%.1f" y1="%.0f" x2="%.1f" y2="%.0f" stroke="black"/>`+"\n", x(t), y, x(t), y+4)
-		fmt.Fprintf(b, `<text x="%.1f" y="%.0f" text-anchor="middle">%s</text>`+"\n", x(t), y+17, clockLabel(t))
+		fmt.Fprintf(b, `<text x="%.1f" y="%.0f" text-anchor="middle">%s</text>`+"\n", x(t), y+17, ClockLabel(t))
 	}
 }
 
@@ -173,8 +173,8 @@ func timeStep(span float64) float64 {
 	return math.Ceil(span/12/86400) * 86400
 }
 
-// clockLabel writes t as a short duration: 90m as 1h30m, 4h as 4h, 90s as 1m30s.
-func clockLabel(t float64) string {
+// ClockLabel writes t as a short duration: 90m as 1h30m, 4h as 4h, 90s as 1m30s.
+func ClockLabel(t float64) string {
 	label := (time.Duration(math.Round(t)) * time.Second).String()
 	if strings.HasSuffix(label, "m0s") {
 		label = strings.TrimSuffix(label, "0s")

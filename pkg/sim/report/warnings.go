@@ -32,7 +32,7 @@ func RepeatedEvictions(events []Event) []string {
 		if at := times[p]; len(at) > maxEvictionsPerPreemptor {
 			warnings = append(warnings, fmt.Sprintf("job %s was evicted %d times for job %s (first at %s, last at %s): "+
 				"the resources freed for the preemptor did not reach it", p.victim, len(at), p.preemptor,
-				clockTime(at[0]), clockTime(at[len(at)-1])))
+				ClockTime(at[0]), ClockTime(at[len(at)-1])))
 		}
 	}
 	return warnings
