@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -154,13 +153,17 @@ func (s *Store) assemble(overlay *Overlay) (*api.Snapshot, []Problem, error) {
 		})
 	}
 	queues := make([]*api.QueueInfo, 0, len(s.queues))
-	for _, name := range slices.Sorted(maps.Keys(s.queues)) { // problems in a stable order
-		q := s.queues[name]
+	var queueProblems []Problem // rare: only queues with unreadable annotations have any
+	for _, q := range s.queues {
 		// The queue tree writes its findings (children, depth, problems) into its entries.
 		copied := *q.info
 		queues = append(queues, &copied)
-		a.problems = append(a.problems, q.problems...)
+		queueProblems = append(queueProblems, q.problems...)
 	}
+	// In a stable order, by queue (each queue's own in the order it found them); the map's
+	// order is not, and sorting every queue's name each cycle would cost the many for the few.
+	slices.SortStableFunc(queueProblems, func(x, y Problem) int { return strings.Compare(x.Object.GetName(), y.Object.GetName()) })
+	a.problems = append(a.problems, queueProblems...)
 	snapshot, err := api.NewSnapshot(nodes, jobs, queues)
 	return snapshot, a.problems, err
 }
