@@ -77,17 +77,7 @@ type protection struct {
 
 // config is the scheduler configuration of a protection: kai-sim's built-in comparison's, with
 // the minruntime plugin and its arguments, or without it.
-func (p protection) config() []byte {
-	plugin := ""
-	if !p.off {
-		plugin = "  - name: minruntime\n"
-		if p.arguments != "" {
-			plugin += "    arguments: {" + p.arguments + "}\n"
-		}
-	}
-	return []byte("actions: \"allocate, reclaim, preempt\"\ntiers:\n- plugins:\n  - name: priority\n  - name: proportion\n" +
-		plugin + "  - name: predicates\n  - name: nodeplacement\n")
-}
+func (p protection) config() []byte { return sim.ComparisonConfig(p.arguments, !p.off) }
 
 // noProtection is the baseline of every scenario: without the minruntime plugin, no queue's
 // reclaimMinRuntime applies either.

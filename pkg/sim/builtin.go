@@ -50,18 +50,24 @@ func CompareScenarios(ctx context.Context, scenarios []*input.Scenario, opts Opt
 
 // BuiltinVariants are the two configurations of the built-in comparison.
 func BuiltinVariants() []report.Variant {
-	with := `actions: "allocate, reclaim, preempt"
-tiers:
-- plugins:
-  - name: priority
-  - name: proportion
-  - name: minruntime
-    arguments: {defaultReclaimMinRuntime: "` + BuiltinMinRuntime.String() + `"}
-  - name: predicates
-  - name: nodeplacement
-`
 	return []report.Variant{
 		{Name: "without min-runtime"},
-		{Name: "reclaimMinRuntime " + BuiltinMinRuntime.String(), Config: []byte(with)},
+		{Name: "reclaimMinRuntime " + BuiltinMinRuntime.String(),
+			Config: ComparisonConfig(`defaultReclaimMinRuntime: "`+BuiltinMinRuntime.String()+`"`, true)},
 	}
+}
+
+// ComparisonConfig is the scheduler configuration the built-in comparison runs, with the
+// minruntime plugin given these arguments (the body of a YAML flow map; "" for none), or
+// left out when withMinRuntime is false, so that no queue's min-runtime applies either.
+func ComparisonConfig(arguments string, withMinRuntime bool) []byte {
+	plugin := ""
+	if withMinRuntime {
+		plugin = "  - name: minruntime\n"
+		if arguments != "" {
+			plugin += "    arguments: {" + arguments + "}\n"
+		}
+	}
+	return []byte("actions: \"allocate, reclaim, preempt\"\ntiers:\n- plugins:\n  - name: priority\n  - name: proportion\n" +
+		plugin + "  - name: predicates\n  - name: nodeplacement\n")
 }
