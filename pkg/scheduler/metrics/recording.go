@@ -106,12 +106,7 @@ func (r *Recording) ProtectedJobs(protected, escalated map[ProtectedSeries]int) 
 }
 
 func (r *Recording) RunEnded(action string) {
-	r.record(func(c *Recorded) {
-		if c.RunsEnded == nil {
-			c.RunsEnded = map[string]int{}
-		}
-		c.RunsEnded[action]++
-	})
+	r.record(func(c *Recorded) { add(&c.RunsEnded, action, 1) })
 }
 
 func (r *Recording) Bound()      { r.record(func(c *Recorded) { c.Binds++ }) }
