@@ -26,14 +26,18 @@ type shareNode struct {
 	request    Vector
 	share      Vector
 	// deserved is the part of share the queue gets for its quota, before any over-quota
-	// capacity: its quota, capped by request and limit, scaled down with its siblings' when
-	// their quotas exceed what the parent has.
+	// capacity: its quota (-1: all its parent has), capped by request and limit. It is
+	// never reduced to make room for a sibling: a quota is owed.
 	deserved Vector
 }
 
 // FairShares divides capacity among the valid queues of tree, per resource independently,
-// the way KAI-Scheduler does: deserved quotas first, then what is left by priority level and
-// over-quota weight, never beyond a queue's request or limit, top-down through the tree.
+// the way KAI-Scheduler does: deserved quotas first, in full, then what is left by priority
+// level and over-quota weight, never beyond a queue's request or limit, top-down through the
+// tree. When siblings' deserved quotas add up to more than their parent has (over-subscribed
+// quotas), each still deserves its own, none is scaled down for another, and nothing is left
+// over quota: the shares add up to more than the parent has, and the reclaim rules decide
+// who holds what (docs/scheduling.md, "What a quota guarantees").
 // Reclaim and preemption compare a queue's allocation against this share, so it is computed
 // once per cycle from the whole tree rather than queue by queue.
 //
@@ -50,11 +54,11 @@ func FairShares(tree *api.QueueTree, request map[string]Vector, capacity Vector)
 	return fair
 }
 
-// Shares is FairShares that also returns every valid queue's effective deserved quota: the
-// part of its fair share that its quota earns, never more than the fair share. Deciding
-// "within quota" on this rather than on the configured quota keeps the quota rule and the
-// fair-share rule of reclaim from pointing opposite ways when sibling quotas add up to more
-// than their parent has (a parent limit of 4 above quotas of 3 and 21).
+// Shares is FairShares that also returns every valid queue's deserved quota: the part of its
+// fair share that its quota earns, min(quota, request, limit), never more than the fair
+// share. Deciding "within quota" on this rather than on the configured quota keeps the quota
+// rule and the fair-share rule of reclaim from pointing opposite ways: a queue within its
+// deserved quota is within its fair share too.
 func Shares(tree *api.QueueTree, request map[string]Vector, capacity Vector) (fair, deserved map[string]Vector) {
 	nodes := divideTree(tree, request, capacity)
 	fair = make(map[string]Vector, len(nodes))
@@ -154,31 +158,17 @@ func (n *shareNode) ceiling(r api.ResourceName) float64 {
 	return n.request[r]
 }
 
-// divide hands node p's share of resource r to its children: deserved quotas first (scaled
-// down proportionally when they do not fit), then the remainder level by level.
+// divide hands node p's share of resource r to its children: each its deserved quota in
+// full, then what is left, if anything, level by level.
 func divide(nodes []shareNode, p int, r api.ResourceName) {
 	amount := nodes[p].share[r]
 	children := nodes[nodes[p].first:nodes[p].end]
 	deserved := 0.0
 	for i := range children {
 		c := &children[i]
-		d := c.ceiling(r)
-		if quota := c.info.Resources[r].Quota; quota >= 0 { // negative: deserves its request
-			d = min(d, quota)
-		}
-		c.share[r] = d
-		deserved += d
-	}
-	if deserved > amount {
-		scale := amount / deserved
-		for i := range children {
-			children[i].share[r] *= scale
-			children[i].deserved[r] = children[i].share[r]
-		}
-		return
-	}
-	for i := range children {
-		children[i].deserved[r] = children[i].share[r]
+		c.deserved[r] = c.deservedOf(r, amount)
+		c.share[r] = c.deserved[r]
+		deserved += c.deserved[r]
 	}
 	left, eps := amount-deserved, relativeEpsilon*amount
 	for start := 0; start < len(children) && left > eps; {
@@ -189,6 +179,16 @@ func divide(nodes []shareNode, p int, r api.ResourceName) {
 		left = fillLevel(children[start:end], r, left, eps)
 		start = end
 	}
+}
+
+// deservedOf is what the queue's quota of r earns under a parent that has parentAmount: the
+// quota, or for an unlimited one (-1) all the parent has, capped by its request and limit.
+func (n *shareNode) deservedOf(r api.ResourceName, parentAmount float64) float64 {
+	quota := n.info.Resources[r].Quota
+	if quota < 0 {
+		quota = parentAmount
+	}
+	return min(quota, n.ceiling(r))
 }
 
 // fillLevel water-fills left among one priority level in proportion to over-quota weight:

@@ -96,7 +96,7 @@ func TestFairSharesGPU(t *testing.T) {
 			[]*api.QueueInfo{gpuQueue("a", "", 4, 1, 0), gpuQueue("b", "", 4, 1, unlimited)},
 			map[string]float64{"a": 10, "b": 20}, 12,
 			map[string]float64{"a": 0, "b": 12}},
-		{"quota -1 deserves the whole request",
+		{"quota -1 deserves its whole request when the parent has it",
 			[]*api.QueueInfo{gpuQueue("a", "", unlimited, 1, unlimited), gpuQueue("b", "", 4, 1, unlimited)},
 			map[string]float64{"a": 7, "b": 10}, 12,
 			map[string]float64{"a": 7, "b": 5}},
@@ -133,18 +133,26 @@ func TestFairSharesGPU(t *testing.T) {
 			[]*api.QueueInfo{gpuQueue("a", "", 4, 0, unlimited), gpuQueue("b", "", 4, 0, unlimited)},
 			map[string]float64{"a": 10, "b": 10}, 12,
 			map[string]float64{"a": 4, "b": 4}},
-		{"oversubscribed quotas 6 and 12 on 12 GPUs are scaled down to 4 and 8",
+		{"over-subscribed quotas 6 and 12 on 12 GPUs are each owed in full, and nothing is over quota",
 			[]*api.QueueInfo{gpuQueue("a", "", 6, 1, unlimited), gpuQueue("b", "", 12, 1, unlimited)},
 			map[string]float64{"a": 20, "b": 20}, 12,
-			map[string]float64{"a": 4, "b": 8}},
-		{"oversubscription scales the deserved amounts, not the quotas",
+			map[string]float64{"a": 6, "b": 12}},
+		{"over-subscribed: a queue asking less than its quota deserves its request, the other its whole quota",
 			[]*api.QueueInfo{gpuQueue("a", "", 6, 1, unlimited), gpuQueue("b", "", 12, 1, unlimited)},
 			map[string]float64{"a": 3, "b": 20}, 12,
-			map[string]float64{"a": 2.4, "b": 9.6}},
-		{"unlimited quotas oversubscribed are scaled in proportion to requests",
+			map[string]float64{"a": 3, "b": 12}},
+		{"quota -1 deserves at most what its parent has, and does not shrink a sibling's quota",
 			[]*api.QueueInfo{gpuQueue("a", "", unlimited, 1, unlimited), gpuQueue("b", "", 4, 1, unlimited)},
 			map[string]float64{"a": 20, "b": 10}, 12,
-			map[string]float64{"a": 10, "b": 2}},
+			map[string]float64{"a": 12, "b": 4}},
+		{"one waiting job in a queue of quota -1 takes nothing from a quota that fills the cluster",
+			[]*api.QueueInfo{
+				gpuQueue("production", "", 16, 1, unlimited),
+				gpuQueue("research", "", 0, 1, unlimited),
+				gpuQueue("default-parent-queue", "", unlimited, 1, unlimited),
+				gpuQueue("default-queue", "default-parent-queue", unlimited, 1, unlimited)},
+			map[string]float64{"production": 16, "research": 16, "default-queue": 1}, 16,
+			map[string]float64{"production": 16, "research": 0, "default-parent-queue": 1, "default-queue": 1}},
 		{"water-filling: when one of three equal queues is full the other two split the rest",
 			[]*api.QueueInfo{
 				gpuQueue("a", "", 0, 1, unlimited),
@@ -182,7 +190,9 @@ func TestFairSharesGPU(t *testing.T) {
 				gpuQueue("p2", "p", 2, 1, unlimited),
 				gpuQueue("q", "", 2, 1, unlimited)},
 			map[string]float64{"p1": 10, "p2": 10, "q": 10}, 12,
-			map[string]float64{"p": 3, "p1": 1.5, "p2": 1.5, "q": 9}},
+			// p's share is its limit 3; p1 and p2 still deserve their quotas, 4 of its 3 in
+			// all: the limit, not a smaller share, is what keeps p within 3.
+			map[string]float64{"p": 3, "p1": 2, "p2": 2, "q": 9}},
 		{"a child's limit does not lower its parent's request: the unusable share stays with the parent",
 			[]*api.QueueInfo{
 				gpuQueue("p", "", 0, 1, unlimited),
@@ -207,10 +217,10 @@ func TestFairSharesGPU(t *testing.T) {
 			[]*api.QueueInfo{gpuQueue("a", "", 4, 1, unlimited), gpuQueue("b", "", 4, 1, unlimited)},
 			map[string]float64{"a": -5, "b": math.NaN()}, 12,
 			map[string]float64{"a": 0, "b": 0}},
-		{"zero capacity gives everybody zero",
-			[]*api.QueueInfo{gpuQueue("a", "", 4, 1, unlimited), gpuQueue("b", "", 4, 1, unlimited)},
+		{"zero capacity: quotas are still owed, and nothing is over quota",
+			[]*api.QueueInfo{gpuQueue("a", "", 4, 1, unlimited), gpuQueue("b", "", 0, 1, unlimited)},
 			map[string]float64{"a": 10, "b": 10}, 0,
-			map[string]float64{"a": 0, "b": 0}},
+			map[string]float64{"a": 4, "b": 0}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -271,8 +281,10 @@ func TestFairSharesIsDeterministic(t *testing.T) {
 }
 
 // TestFairSharesInvariants checks, on random trees, the properties every division must have:
-// nobody exceeds its request or limit, children never get more than their parent, and
-// capacity stays unassigned only when no hungry queue could take it.
+// every queue deserves its quota in full (-1: all its parent has), capped by its request and
+// limit, whatever its siblings ask; nobody exceeds its request or limit; what siblings get
+// above their deserved quotas never adds up to more than their parent has left over them;
+// and capacity stays unassigned only when no hungry queue could take it.
 func TestFairSharesInvariants(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	for round := range 200 {
@@ -280,12 +292,6 @@ func TestFairSharesInvariants(t *testing.T) {
 		capacity := gpuCapacity(float64(rng.IntN(100)))
 		tree := api.NewQueueTree(queues)
 		shares, deserved := Shares(tree, request, capacity)
-		for name, d := range deserved {
-			if q := tree.Get(name).Resources[api.GPU]; d[api.GPU] > shares[name][api.GPU]+1e-9 ||
-				(q.Quota >= 0 && d[api.GPU] > q.Quota+1e-9) {
-				t.Fatalf("round %d: %s deserves %v, above its fair share %v or quota %v", round, name, d[api.GPU], shares[name][api.GPU], q.Quota)
-			}
-		}
 		requested := map[string]float64{}
 		for _, name := range tree.Names() {
 			if q := tree.Get(name); q.IsValid() && q.IsLeaf() {
@@ -295,12 +301,20 @@ func TestFairSharesInvariants(t *testing.T) {
 			}
 		}
 		check := func(parent string, amount float64, children []string) {
-			sum, spareTaker := 0.0, ""
+			deservedSum, overQuota, spareTaker := 0.0, 0.0, ""
 			for _, name := range children {
 				q := tree.Get(name)
 				share, ceiling := shares[name][api.GPU], requested[name]
 				if l := q.Resources[api.GPU].Limit; l >= 0 {
 					ceiling = math.Min(ceiling, l)
+				}
+				owed := q.Resources[api.GPU].Quota
+				if owed < 0 {
+					owed = amount
+				}
+				if d := deserved[name][api.GPU]; !near(d, math.Min(owed, ceiling)) || d > share+1e-9 {
+					t.Fatalf("round %d: %s deserves %v, want min(quota %v, request and limit %v), at most its fair share %v",
+						round, name, d, owed, ceiling, share)
 				}
 				if share < -1e-9 || share > ceiling+1e-6 {
 					t.Fatalf("round %d: %s share %v outside [0, %v]", round, name, share, ceiling)
@@ -308,13 +322,15 @@ func TestFairSharesInvariants(t *testing.T) {
 				if q.Resources[api.GPU].OverQuotaWeight > 0 && share < ceiling-1e-6 {
 					spareTaker = name
 				}
-				sum += share
+				deservedSum += deserved[name][api.GPU]
+				overQuota += share - deserved[name][api.GPU]
 			}
-			if sum > amount+1e-6*math.Max(amount, 1) {
-				t.Fatalf("round %d: children of %q get %v > %v", round, parent, sum, amount)
+			left := math.Max(0, amount-deservedSum)
+			if overQuota > left+1e-6*math.Max(amount, 1) {
+				t.Fatalf("round %d: children of %q get %v over quota, but only %v is left over their quotas", round, parent, overQuota, left)
 			}
-			if spareTaker != "" && sum < amount-1e-6*math.Max(amount, 1) {
-				t.Fatalf("round %d: %v of %q unassigned while %s is hungry", round, amount-sum, parent, spareTaker)
+			if spareTaker != "" && overQuota < left-1e-6*math.Max(amount, 1) {
+				t.Fatalf("round %d: %v of %q unassigned while %s is hungry", round, left-overQuota, parent, spareTaker)
 			}
 		}
 		var top []string
@@ -401,17 +417,18 @@ func BenchmarkFairShares(b *testing.B) {
 }
 
 // Under a parent limited to 4 GPUs, children with quotas 3 and 21 cannot both get their
-// quota: their deserved amounts are scaled to what the parent has, and never exceed their
-// fair share, so "within quota" can never contradict "within fair share".
-func TestDeservedIsScaledWithTheParentAndNeverAboveFairShare(t *testing.T) {
+// quota: each still deserves it in full (capped by its own request and limit), none is
+// scaled for the other, and neither deserves more than its fair share, so "within quota" can
+// never contradict "within fair share".
+func TestDeservedIsOwedInFullAndNeverAboveFairShare(t *testing.T) {
 	queues := []*api.QueueInfo{
 		gpuQueue("parent", "", unlimited, 1, 4),
 		gpuQueue("small", "parent", 3, 3, 6),
 		gpuQueue("large", "parent", 21, 0, 11),
 	}
 	fair, deserved := Shares(api.NewQueueTree(queues), gpuRequests(map[string]float64{"small": 4, "large": 4}), gpuCapacity(16))
-	// small deserves min(3, 4) = 3 and large min(21, 11, 4) = 4: 7 asked of the parent's 4.
-	want := map[string]float64{"small": 3 * 4.0 / 7, "large": 4 * 4.0 / 7}
+	// small deserves min(3, 4) = 3 and large min(21, 11, 4) = 4: 7 owed of the parent's 4.
+	want := map[string]float64{"small": 3, "large": 4}
 	for name, d := range want {
 		if got := deserved[name][api.GPU]; math.Abs(got-d) > 1e-9 {
 			t.Errorf("%s deserves %v GPUs, want %v", name, got, d)
