@@ -465,3 +465,42 @@ func TestNodePoolMistakesNameThePool(t *testing.T) {
 		t.Errorf("pools without a pool label must be refused (their schedulers would not start): %v", err)
 	}
 }
+
+// The chart's default queues are upstream's — quota 0, limit -1, over-quota weight 1 for every
+// resource — so that work without a queue label is owed nothing and cannot cancel another
+// team's quota, and make run-local (which applies docs/examples/queues-default.yaml) starts
+// the very same queues.
+func TestDefaultQueuesAreOwedNothingAsUpstream(t *testing.T) {
+	rendered, err := Template()
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, err := os.ReadFile(filepath.Join(ChartDir(), "..", "..", "docs", "examples", "queues-default.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	example, err := Decode(string(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"quota": int64(0), "limit": int64(-1), "overQuotaWeight": int64(1)}
+	for _, name := range []string{"default-parent-queue", "default-queue"} {
+		chart, local := Find(rendered, "Queue", name), Find(example, "Queue", name)
+		if chart == nil || local == nil {
+			t.Fatalf("Queue %s: rendered by the chart %v, in queues-default.yaml %v", name, chart != nil, local != nil)
+		}
+		for _, resource := range []string{"gpu", "cpu", "memory"} {
+			got, _, _ := unstructured.NestedMap(chart.Object, "spec", "resources", resource)
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("the chart's %s %s is %v, want %v", name, resource, got, want)
+			}
+		}
+		chartSpec, _, _ := unstructured.NestedMap(chart.Object, "spec")
+		localSpec, _, _ := unstructured.NestedMap(local.Object, "spec")
+		delete(chartSpec, "displayName")
+		delete(localSpec, "displayName")
+		if fmt.Sprint(chartSpec) != fmt.Sprint(localSpec) {
+			t.Errorf("%s: the chart renders %v, make run-local applies %v", name, chartSpec, localSpec)
+		}
+	}
+}
