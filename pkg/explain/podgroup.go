@@ -264,6 +264,7 @@ func (c *Cluster) explainWaiting(p *printer, ssn *framework.Session, job *api.Jo
 	if !told {
 		p.line(0, "The scheduler has not said why yet: it reports at the end of each cycle (is the scheduler running, and are the pods' schedulerName and the PodGroup annotation right?).")
 	}
+	c.explainJobShare(p, ssn, job)
 	if c.MinRuntime == nil {
 		return
 	}

@@ -12,8 +12,9 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/plugins/minruntime"
 )
 
-// Queue writes the min-runtimes a queue's jobs get and where each comes from; for a queue
-// with children, those of every leaf below it.
+// Queue writes where a queue stands in the fair-share division, and the min-runtimes its
+// jobs get and where each comes from; for a queue with children, those of every leaf below
+// it.
 func (c *Cluster) Queue(ctx context.Context, w io.Writer, name string) error {
 	tree := c.Snapshot.Queues
 	q := tree.Get(name)
@@ -28,19 +29,22 @@ func (c *Cluster) Queue(ctx context.Context, w io.Writer, name string) error {
 	}
 	p.line(1, "settings: preemptMinRuntime %s, reclaimMinRuntime %s", setting(q.PreemptMinRuntime), setting(q.ReclaimMinRuntime))
 	p.line(1, "at:       %s", stamp(c.Now))
+	ssn := c.session(ctx)
+	defer ssn.Close()
+	c.explainQueueShare(p, ssn, name)
 	if c.MinRuntime == nil {
 		p.blank()
 		p.line(0, "The scheduler's configuration has no minruntime plugin: no min-runtime protects any job.")
 		return p.err
 	}
 	defaults := c.MinRuntime.Defaults()
+	p.blank()
+	p.line(0, "Min-runtime:")
 	p.line(1, "defaults: defaultPreemptMinRuntime %s, defaultReclaimMinRuntime %s; reclaimResolveMethod %s",
 		defaults.Preempt, defaults.Reclaim, c.MinRuntime.Method())
 	if e := c.escalationOf(name); !e.Off() || e.NoCeiling || e.FactorSetBy != "" {
 		p.line(1, "escalation: %s (a job's runs ended by preempt or reclaim, its PodGroup's status.evictions, lengthen its next protection)", e.Describe())
 	}
-	ssn := c.session(ctx)
-	defer ssn.Close()
 	if q.IsLeaf() {
 		c.explainLeaf(p, ssn, name, true)
 		return p.err

@@ -30,6 +30,9 @@ type CycleResult struct {
 	// ProtectionChanges are the jobs whose status shows a protection other than the one the
 	// plugins now give them.
 	ProtectionChanges []api.ProtectionChange
+	// QueueShares is where every valid queue stood in the cycle's fair-share division, what
+	// it held as the cycle left it; empty when no plugin divides (no proportion).
+	QueueShares map[string]api.QueueShare
 }
 
 // Cycle is what a scheduling cycle runs with besides the snapshot it decides on.
@@ -85,7 +88,20 @@ func (c Cycle) Run(ctx context.Context, snapshot *api.Snapshot) CycleResult {
 		}
 	}
 	result.ProtectionChanges = protectionChanges(ssn, snapshot.Jobs)
+	result.QueueShares = queueShares(ssn)
 	return result
+}
+
+// queueShares collects where every queue stands in the session's fair-share division.
+func queueShares(ssn *framework.Session) map[string]api.QueueShare {
+	queues := ssn.Snapshot().Queues
+	shares := make(map[string]api.QueueShare, len(queues.Names()))
+	for _, name := range queues.Names() {
+		if share, ok := ssn.QueueShare(name); ok {
+			shares[name] = share
+		}
+	}
+	return shares
 }
 
 // stampUnstampedRuns stamps the running jobs whose current run has no start stamp: a

@@ -110,7 +110,7 @@ func (l *Loop) RunOnce(ctx context.Context) CycleResult {
 	l.report(ctx, problems)
 	result := Cycle{Clock: l.Clock, Policy: l.Policy, Effects: l.Effects, Metrics: l.Metrics}.Run(ctx, snapshot)
 	l.Status.SetPending(result.PendingReasons, unschedulablePods(snapshot, result.PendingReasons))
-	l.Status.SetQueues(queueReports(snapshot))
+	l.Status.SetQueues(queueReports(snapshot, result.QueueShares))
 	l.Status.SetProtections(result.ProtectionChanges)
 	for _, c := range result.ProtectionChanges {
 		// Told when the status changes, which a declined annotation's job's first run does.
@@ -137,8 +137,27 @@ func (l *Loop) RunOnce(ctx context.Context) CycleResult {
 	for action, n := range result.ProtectedRefusals {
 		recorder.MinRuntimeRefused(string(action), n)
 	}
+	recorder.QueueShares(shareSeries(result.QueueShares))
 	recorder.CycleEnded(l.Clock.Since(began), len(result.PendingReasons), len(result.QueueProblems))
 	return result
+}
+
+// shareSeries turns the cycle's queue shares into the metrics' series: one per queue and
+// quota resource, named as a Queue's spec names it, in base units (CPU cores, not
+// millicores).
+func shareSeries(shares map[string]api.QueueShare) map[metrics.QueueResource]metrics.QueueAmounts {
+	series := make(map[metrics.QueueResource]metrics.QueueAmounts, len(shares)*api.NumQuotaResources)
+	for queue, s := range shares {
+		for _, r := range api.QuotaResources {
+			unit := 1.0
+			if r == api.CPU {
+				unit = 1000 // millicores
+			}
+			series[metrics.QueueResource{Queue: queue, Resource: api.QueueSpecKey(r)}] = metrics.QueueAmounts{
+				Allocated: s.Allocated[r] / unit, Deserved: s.Deserved[r] / unit, FairShare: s.FairShare[r] / unit}
+		}
+	}
+	return series
 }
 
 // observeProtectionWaits times how long jobs are held back by min-runtime: from the first

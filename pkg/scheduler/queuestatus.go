@@ -6,13 +6,17 @@ import (
 )
 
 // queueReports sums, for every queue and its ancestors, what the snapshot's pods hold and
-// want after a cycle, with the queue's children and validity: the Queue status operators
-// read with kubectl get queues.
-func queueReports(s *api.Snapshot) map[string]status.QueueReport {
+// want after a cycle, with the queue's children and validity and where the cycle's fair-share
+// division put it (shares): the Queue status operators read with kubectl get queues.
+func queueReports(s *api.Snapshot, shares map[string]api.QueueShare) map[string]status.QueueReport {
 	reports := map[string]status.QueueReport{}
 	for _, name := range s.Queues.Names() {
 		q := s.Queues.Get(name)
-		reports[name] = status.QueueReport{Children: q.Children, Problem: q.Problem}
+		r := status.QueueReport{Children: q.Children, Problem: q.Problem}
+		if share, ok := shares[name]; ok {
+			r.Share = &share
+		}
+		reports[name] = r
 	}
 	for _, job := range s.Jobs {
 		var held, heldNonPreemptible, wanted api.Resources

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"sort"
@@ -85,6 +86,11 @@ type engine struct {
 	// binds and evictions, completions after it), so the next cycle may decide more.
 	changed    bool
 	lastSample map[string]int64
+	// lastFairShare is the fair shares of the last sample; fairShare every queue's GPU fair
+	// share as the latest cycle of its pool divided it; shareRanges and deservedRanges the
+	// range of each queue's GPU fair share and deserved quota while it asked for GPUs.
+	lastFairShare, fairShare    map[string]float64
+	shareRanges, deservedRanges map[shareKey]*report.Range
 }
 
 // Run simulates the scenario with the real scheduler.
@@ -125,6 +131,7 @@ func Run(ctx context.Context, sc *input.Scenario, opts Options) (*report.Result,
 			}
 			e.noteDelayed(cycle.PendingReasons)
 			e.noteProtected(cycle.PendingReasons)
+			e.noteShares(in.pool.Name, cycle.QueueShares)
 			in.answersChangeAt = cycle.AnswersChangeAt
 			in.status.Flush(ctx)
 		}
@@ -153,6 +160,7 @@ func newEngine(sc *input.Scenario, opts Options, pools []string, configs map[str
 	e := &engine{
 		sc: sc, opts: opts, clock: clk, cluster: cluster,
 		jobByName: map[types.NamespacedName]*jobState{}, result: &report.Result{}, lastSample: map[string]int64{},
+		fairShare: map[string]float64{}, shareRanges: map[shareKey]*report.Range{}, deservedRanges: map[shareKey]*report.Range{},
 	}
 	for _, name := range pools {
 		pool := scheduling.NodePool{LabelKey: opts.NodePoolLabelKey, Name: name}
@@ -512,7 +520,7 @@ func (e *engine) nextTime(now time.Time) (time.Time, bool) {
 	return Start.Add(periods * e.opts.Period), true
 }
 
-// sample records the GPUs each queue holds when it changed.
+// sample records the GPUs each queue holds, and its fair share of GPUs, when either changed.
 func (e *engine) sample(now time.Time) {
 	gpus := map[string]int64{}
 	for _, js := range e.active() {
@@ -526,9 +534,10 @@ func (e *engine) sample(now time.Time) {
 	for q, n := range gpus {
 		same = same && e.lastSample[q] == n
 	}
-	if !same || len(e.result.Series) == 0 {
-		e.result.Series = append(e.result.Series, report.Sample{Time: e.seconds(now), GPUs: gpus})
-		e.lastSample = gpus
+	if !same || !maps.Equal(e.fairShare, e.lastFairShare) || len(e.result.Series) == 0 {
+		fair := e.fairShares()
+		e.result.Series = append(e.result.Series, report.Sample{Time: e.seconds(now), GPUs: gpus, FairShare: fair})
+		e.lastSample, e.lastFairShare = gpus, fair
 	}
 }
 

@@ -93,7 +93,7 @@ func TestEscalationIsReportedAndCompared(t *testing.T) {
 		`most evictions of one job +5 +1 +-4`,
 		`escalated protections +0 +2 +\+2`,
 		`max wait, prod +0:42:01 +2:36:32 +\+1:54:31`,
-		`research +2 +2 +2 +6\.7 +0:00:00 +0:00:00 +1 +2`, // its queue table
+		`research +2 +2 +2 +6\.7 +0:00:00 +0-16 +0:00:00 +1 +2`, // its queue table, with its fair share
 	} {
 		if !regexp.MustCompile(want).MatchString(text.String()) {
 			t.Errorf("the comparison lacks %q:\n%s", want, text.String())

@@ -72,6 +72,7 @@ func (e *engine) summarize() *report.Result {
 	for _, key := range keys {
 		q := byQueue[key]
 		q.Started = len(waits[key])
+		q.GPUFairShare, q.GPUDeserved = e.shareRanges[shareKey(key)], e.deservedRanges[shareKey(key)]
 		if w := waits[key]; len(w) > 0 {
 			var sum float64
 			for _, v := range w {

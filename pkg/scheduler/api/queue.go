@@ -1,6 +1,10 @@
 package api
 
-import "time"
+import (
+	"math"
+	"strconv"
+	"time"
+)
 
 // DefaultQueuePriority is the priority of a queue that does not set one.
 const DefaultQueuePriority = 100
@@ -58,4 +62,62 @@ func (q *QueueInfo) IsLeaf() bool {
 // IsValid reports whether the queue and all its ancestors are sound.
 func (q *QueueInfo) IsValid() bool {
 	return q.Problem == ""
+}
+
+// QueueShare is where a queue stands in a cycle's fair-share division, per quota resource
+// (indexed like QueueInfo.Resources, in the resource's unit).
+type QueueShare struct {
+	// Deserved is what its quota earns: the quota (-1: all its parent has), capped by its
+	// request and limit, never reduced for another queue.
+	Deserved [NumQuotaResources]float64
+	// FairShare is Deserved plus its part of what is left over the quotas beside it.
+	FairShare [NumQuotaResources]float64
+	// Requested is what its jobs hold or wait for, as the division counted it.
+	Requested [NumQuotaResources]float64
+	// Allocated is what its jobs hold now (bound, running, or promised), as the session's
+	// decisions left it.
+	Allocated [NumQuotaResources]float64
+	// Divided is what its parent's fair share was (the cluster's capacity, for a top-level
+	// queue): what it and its siblings' quotas were owed from, and what was left over them.
+	Divided [NumQuotaResources]float64
+}
+
+// QueueSpecKey names a quota resource as a Queue's spec.resources does: gpu, cpu, memory.
+func QueueSpecKey(r ResourceName) string {
+	return [NumQuotaResources]string{CPU: "cpu", Memory: "memory", GPU: "gpu"}[r]
+}
+
+// QueueSpecUnit is how many of the scheduler's units of r (GPU devices, CPU millicores,
+// memory bytes) one unit of a Queue's spec is: KAI gives memory quotas in megabytes (10^6
+// bytes), the rest as the scheduler counts them.
+func QueueSpecUnit(r ResourceName) float64 {
+	if r == Memory {
+		return 1e6
+	}
+	return 1
+}
+
+// FormatQueueAmount writes an amount of a quota resource, in the scheduler's units, as a
+// Queue's spec gives it — GPU devices, CPU millicores, memory megabytes — rounded to two
+// decimals and named: the numbers a user compares with their queues' quotas and limits.
+func FormatQueueAmount(r ResourceName, v float64) string {
+	n := FormatQueueNumber(r, v)
+	switch r {
+	case GPU:
+		if n == "1" {
+			return "1 GPU"
+		}
+		return n + " GPUs"
+	case CPU:
+		return n + " millicores of CPU"
+	case Memory:
+		return n + " MB of memory"
+	}
+	return n + " " + r.String()
+}
+
+// FormatQueueNumber is FormatQueueAmount without the unit: a further number of a sentence
+// that named it once.
+func FormatQueueNumber(r ResourceName, v float64) string {
+	return strconv.FormatFloat(math.Round(v/QueueSpecUnit(r)*100)/100, 'f', -1, 64)
 }

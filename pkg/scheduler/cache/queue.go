@@ -10,9 +10,6 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 )
 
-// bytesPerMB converts KAI's queue memory unit (megabytes, 10^6 bytes) to bytes.
-const bytesPerMB = 1e6
-
 // QueueInfo converts a v2 Queue into a queue-tree entry. Quotas and limits keep their -1
 // (unlimited) marker; CPU stays in millicores, GPUs in devices, memory goes from MB to bytes.
 // An unset priority is DefaultQueuePriority. Escalation annotations that cannot be read are
@@ -55,9 +52,9 @@ func queueSpecInfo(queue *v2.Queue) *api.QueueInfo {
 		info.Priority = *queue.Spec.Priority
 	}
 	if r := queue.Spec.Resources; r != nil {
-		info.Resources[api.GPU] = share(r.GPU, 1)
-		info.Resources[api.CPU] = share(r.CPU, 1)
-		info.Resources[api.Memory] = share(r.Memory, bytesPerMB)
+		info.Resources[api.GPU] = share(r.GPU, api.QueueSpecUnit(api.GPU))
+		info.Resources[api.CPU] = share(r.CPU, api.QueueSpecUnit(api.CPU))
+		info.Resources[api.Memory] = share(r.Memory, api.QueueSpecUnit(api.Memory))
 	}
 	info.PreemptMinRuntime = duration(queue.Spec.PreemptMinRuntime)
 	info.ReclaimMinRuntime = duration(queue.Spec.ReclaimMinRuntime)

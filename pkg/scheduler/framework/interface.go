@@ -56,7 +56,8 @@ type Describer interface {
 // PlanAllows) return the first refusal and name the plugin that gave it. The other hooks
 // refuse nothing, so they keep their own shapes: orders (CompareFn, for jobs, pods and
 // queues), scores (NodeOrderFn), a listener (PodStatusChangeFn), notes for a victim's owner
-// (EvictionNoteFn) and the protection a job's status shows (ProtectionFn).
+// (EvictionNoteFn), the protection a job's status shows (ProtectionFn) and where a queue
+// stands in the fair-share division (QueueShareFn).
 type (
 	// CompareFn orders two items: negative if l goes first, positive if r does, 0 if this
 	// plugin has no preference. Plugins are asked in configuration order; the first non-zero
@@ -115,6 +116,11 @@ type (
 	// ProtectionFn tells how the plugin protects a running job from eviction, for the job's
 	// status; false when it does not. The first plugin that answers is shown.
 	ProtectionFn func(job *api.JobInfo) (api.Protection, bool)
+
+	// QueueShareFn tells where the named queue stands in the plugin's fair-share division of
+	// this session, for the Queue's status, metrics and explanations; false for a queue it
+	// does not divide to. The first plugin that answers is shown.
+	QueueShareFn func(queue string) (api.QueueShare, bool)
 )
 
 // Code says what kind of answer a plugin's verdict is, as kube-scheduler's framework codes

@@ -27,6 +27,7 @@ type hooks struct {
 	scenarioFilters []hook[ScenarioFiltersFn]
 	evictionNotes   []hook[EvictionNoteFn]
 	protections     []hook[ProtectionFn]
+	queueShares     []hook[QueueShareFn]
 }
 
 // AddJobOrderFn registers a job comparison.
@@ -117,6 +118,23 @@ func (ssn *Session) Protection(job *api.JobInfo) (api.Protection, bool) {
 		}
 	}
 	return api.Protection{}, false
+}
+
+// AddQueueShareFn registers a source of where queues stand in the fair-share division.
+func (ssn *Session) AddQueueShareFn(plugin string, fn QueueShareFn) {
+	ssn.hooks.queueShares = append(ssn.hooks.queueShares, hook[QueueShareFn]{plugin, fn})
+}
+
+// QueueShare is the first registered plugin's account of where the named queue stands in the
+// fair-share division; false when no plugin divides (none registered, or the queue is not a
+// valid one).
+func (ssn *Session) QueueShare(queue string) (api.QueueShare, bool) {
+	for _, h := range ssn.hooks.queueShares {
+		if s, ok := h.fn(queue); ok {
+			return s, true
+		}
+	}
+	return api.QueueShare{}, false
 }
 
 // firstOpinion returns the first non-zero answer of the registered comparisons.

@@ -61,7 +61,7 @@ func TestDashboardQueriesServedMetrics(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"kai_scheduler_min_runtime_protected_jobs", "kai_scheduler_min_runtime_wait_seconds",
-		"kai_scheduler_runtime_at_eviction_seconds", "kai_scheduler_min_runtime_refusals_total"} {
+		"kai_scheduler_runtime_at_eviction_seconds", "kai_scheduler_min_runtime_refusals_total", "kai_scheduler_queue_fair_share"} {
 		if !strings.Contains(string(data), want) {
 			t.Errorf("the dashboard does not show %s", want)
 		}

@@ -33,6 +33,11 @@ type collectors struct {
 	// escalatedJobs is, per queue and action, the protected jobs whose protection escalation
 	// lengthened for their past evictions.
 	escalatedJobs *prometheus.GaugeVec
+	// queueAllocated, queueDeserved and queueFairShare are, per queue and quota resource, what
+	// its jobs hold, what its quota earns (quota capped by request and limit, -1 all its parent
+	// has) and its fair share, as the last cycle divided them: a queue below its fair share may
+	// reclaim, one above it may be reclaimed from.
+	queueAllocated, queueDeserved, queueFairShare *prometheus.GaugeVec
 	// runsEnded counts the runs preempt and reclaim ended (every running pod of a job evicted
 	// in one decision), by action: what each job's status.evictions counts, and escalation
 	// lengthens protection by.
@@ -99,6 +104,18 @@ func newCollectors() collectors {
 			Name: "kai_scheduler_min_runtime_escalated_jobs",
 			Help: "Running jobs min-runtime protects now for longer than their queues say, escalated for their past evictions, by queue and action (reclaim, preempt).",
 		}, []string{"queue", "action"}),
+		queueAllocated: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "kai_scheduler_queue_allocated",
+			Help: "What a queue's jobs hold (bound, running or promised), by queue and resource (gpu in devices, cpu in cores, memory in bytes).",
+		}, []string{"queue", "resource"}),
+		queueDeserved: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "kai_scheduler_queue_deserved",
+			Help: "What a queue's quota earns: its quota (-1: all its parent has) capped by its request and limit, by queue and resource (gpu in devices, cpu in cores, memory in bytes).",
+		}, []string{"queue", "resource"}),
+		queueFairShare: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "kai_scheduler_queue_fair_share",
+			Help: "A queue's fair share: its deserved quota and its part of what is left over the quotas beside it, by queue and resource (gpu in devices, cpu in cores, memory in bytes).",
+		}, []string{"queue", "resource"}),
 		runsEnded: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kai_scheduler_runs_ended_total",
 			Help: "Job runs ended by eviction (every running pod of the job evicted by one decision), by action (reclaim, preempt); each is counted in the job's status.evictions.",
@@ -132,6 +149,6 @@ func newCollectors() collectors {
 // all lists the collectors, as registered.
 func (c collectors) all() []prometheus.Collector {
 	return []prometheus.Collector{c.cycleDuration, c.binds, c.bindErrors, c.evictions, c.minRuntimeRefusals, c.preemptionDelayHeld, c.staleGangEvictions,
-		c.runtimeAtEviction, c.protectedJobs, c.escalatedJobs, c.runsEnded, c.minRuntimeWait, c.pendingJobs, c.invalidQueues,
+		c.runtimeAtEviction, c.protectedJobs, c.escalatedJobs, c.queueAllocated, c.queueDeserved, c.queueFairShare, c.runsEnded, c.minRuntimeWait, c.pendingJobs, c.invalidQueues,
 		c.statusWrites, c.statusWritesGivenUp, c.decisionsDropped}
 }

@@ -21,6 +21,9 @@ type Prometheus struct {
 	// deletes those it has no jobs for, after setting its own, so that no scrape finds a
 	// gauge empty.
 	shownProtected, shownEscalated map[ProtectedSeries]bool
+	// shownShares are the series the last QueueShares set, deleted by the next that has none
+	// for them (a queue deleted, or no longer valid).
+	shownShares map[QueueResource]bool
 }
 
 var _ Recorder = &Prometheus{}
@@ -94,6 +97,26 @@ func replaceSeries(gauge *prometheus.GaugeVec, shown map[ProtectedSeries]bool, c
 		}
 	}
 	return set
+}
+
+func (p *Prometheus) QueueShares(shares map[QueueResource]QueueAmounts) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	set := make(map[QueueResource]bool, len(shares))
+	for s, a := range shares {
+		p.c.queueAllocated.WithLabelValues(s.Queue, s.Resource).Set(a.Allocated)
+		p.c.queueDeserved.WithLabelValues(s.Queue, s.Resource).Set(a.Deserved)
+		p.c.queueFairShare.WithLabelValues(s.Queue, s.Resource).Set(a.FairShare)
+		set[s] = true
+	}
+	for s := range p.shownShares {
+		if !set[s] {
+			for _, g := range []*prometheus.GaugeVec{p.c.queueAllocated, p.c.queueDeserved, p.c.queueFairShare} {
+				g.DeleteLabelValues(s.Queue, s.Resource)
+			}
+		}
+	}
+	p.shownShares = set
 }
 
 func (p *Prometheus) RunEnded(action string) { p.c.runsEnded.WithLabelValues(action).Inc() }

@@ -62,6 +62,7 @@ func TestPrometheusRecordsEachMetricUnderItsNameAndLabels(t *testing.T) {
 	p.MinRuntimeRefused("reclaim", 4)
 	p.ProtectionWaitEnded(30 * time.Second)
 	p.ProtectedJobs(map[ProtectedSeries]int{{Queue: "team", Action: "preempt"}: 2}, map[ProtectedSeries]int{{Queue: "team", Action: "preempt"}: 1})
+	p.QueueShares(map[QueueResource]QueueAmounts{{Queue: "team", Resource: "gpu"}: {Allocated: 16, Deserved: 16, FairShare: 16.5}})
 	p.RunEnded("reclaim")
 	p.Bound()
 	p.BindFailed()
@@ -83,6 +84,9 @@ func TestPrometheusRecordsEachMetricUnderItsNameAndLabels(t *testing.T) {
 		`kai_scheduler_min_runtime_protected_jobs{action="preempt",queue="team"}`: 2,
 		`kai_scheduler_min_runtime_escalated_jobs{action="preempt",queue="team"}`: 1,
 		`kai_scheduler_runs_ended_total{action="reclaim"}`:                        1,
+		`kai_scheduler_queue_allocated{queue="team",resource="gpu"}`:              16,
+		`kai_scheduler_queue_deserved{queue="team",resource="gpu"}`:               16,
+		`kai_scheduler_queue_fair_share{queue="team",resource="gpu"}`:             16.5,
 		"kai_scheduler_binds_total{}":                                             1,
 		"kai_scheduler_bind_errors_total{}":                                       1,
 		`kai_scheduler_evictions_total{action="reclaim"}`:                         1,
@@ -116,6 +120,26 @@ func TestProtectedJobsDeletesTheSeriesOfQueuesNoLongerProtected(t *testing.T) {
 	})
 	if !maps.Equal(got, want) {
 		t.Errorf("gathered %v after other's protection ended, want team's alone: %v", got, want)
+	}
+}
+
+// The queue gauges show the queues of the last cycle: a queue deleted (or no longer valid)
+// loses its series rather than keep its last share.
+func TestQueueSharesDeleteTheSeriesOfQueuesGone(t *testing.T) {
+	registry := prometheus.NewRegistry()
+	p := newRegistered(t, registry, "")
+	team, gone := QueueResource{"team", "gpu"}, QueueResource{"gone", "gpu"}
+	p.QueueShares(map[QueueResource]QueueAmounts{team: {Allocated: 2, Deserved: 4, FairShare: 6}, gone: {Allocated: 1, Deserved: 1, FairShare: 1}})
+	p.QueueShares(map[QueueResource]QueueAmounts{team: {Allocated: 3, Deserved: 4, FairShare: 8}})
+	want := map[string]float64{
+		`kai_scheduler_queue_allocated{queue="team",resource="gpu"}`:  3,
+		`kai_scheduler_queue_deserved{queue="team",resource="gpu"}`:   4,
+		`kai_scheduler_queue_fair_share{queue="team",resource="gpu"}`: 8,
+	}
+	got := series(t, registry)
+	maps.DeleteFunc(got, func(name string, _ float64) bool { return !strings.HasPrefix(name, "kai_scheduler_queue_") })
+	if !maps.Equal(got, want) {
+		t.Errorf("gathered %v after queue gone was deleted, want team's alone: %v", got, want)
 	}
 }
 

@@ -25,6 +25,11 @@ type Recorder interface {
 	// escalation lengthened (kai_scheduler_min_runtime_escalated_jobs). Each call replaces
 	// the last: a series absent from a map has no job any more.
 	ProtectedJobs(protected, escalated map[ProtectedSeries]int)
+	// QueueShares: per queue and quota resource, what the queue's jobs hold, what its quota
+	// earns and its fair share, as the latest cycle divided them (kai_scheduler_queue_allocated,
+	// kai_scheduler_queue_deserved, kai_scheduler_queue_fair_share). Each call replaces the
+	// last: a series absent from the map has no queue any more.
+	QueueShares(shares map[QueueResource]QueueAmounts)
 	// RunEnded: preempt or reclaim ended a job's run, counted on its PodGroup
 	// (kai_scheduler_runs_ended_total).
 	RunEnded(action string)
@@ -56,6 +61,17 @@ type ProtectedSeries struct {
 	Action string
 }
 
+// QueueResource is one queue's series of one quota resource ("gpu", "cpu" or "memory").
+type QueueResource struct {
+	Queue, Resource string
+}
+
+// QueueAmounts are a queue's amounts of one resource in the fair-share division, in the
+// resource's base unit: GPU devices, CPU cores, memory bytes.
+type QueueAmounts struct {
+	Allocated, Deserved, FairShare float64
+}
+
 // Discard is the Recorder of the tools that run the scheduler's code offline (kai-sim,
 // kubectl kai explain) and of tests that read no metric: it records nothing.
 type Discard struct{}
@@ -67,6 +83,7 @@ func (Discard) MinRuntimeRefused(string, int)              {}
 func (Discard) PreemptionDelayHeld(string, int)            {}
 func (Discard) ProtectionWaitEnded(time.Duration)          {}
 func (Discard) ProtectedJobs(_, _ map[ProtectedSeries]int) {}
+func (Discard) QueueShares(map[QueueResource]QueueAmounts) {}
 func (Discard) RunEnded(string)                            {}
 func (Discard) Bound()                                     {}
 func (Discard) BindFailed()                                {}

@@ -28,6 +28,8 @@ type Recorded struct {
 	ProtectionWaits []time.Duration
 	// ProtectedJobs and EscalatedJobs are the protected- and escalated-jobs gauges as last set.
 	ProtectedJobs, EscalatedJobs map[ProtectedSeries]int
+	// QueueShares are the queues' fair-share gauges as last set.
+	QueueShares map[QueueResource]QueueAmounts
 	// RunsEnded counts the runs ended by eviction, per action.
 	RunsEnded map[string]int
 	// Binds and BindErrors count binds and binds refused.
@@ -58,6 +60,7 @@ func (r *Recording) Recorded() Recorded {
 	c.ProtectionWaits = slices.Clone(c.ProtectionWaits)
 	c.ProtectedJobs = maps.Clone(c.ProtectedJobs)
 	c.EscalatedJobs = maps.Clone(c.EscalatedJobs)
+	c.QueueShares = maps.Clone(c.QueueShares)
 	c.RunsEnded = maps.Clone(c.RunsEnded)
 	c.Evictions = maps.Clone(c.Evictions)
 	c.RuntimesAtEviction = maps.Clone(c.RuntimesAtEviction)
@@ -103,6 +106,10 @@ func (r *Recording) ProtectionWaitEnded(waited time.Duration) {
 
 func (r *Recording) ProtectedJobs(protected, escalated map[ProtectedSeries]int) {
 	r.record(func(c *Recorded) { c.ProtectedJobs, c.EscalatedJobs = maps.Clone(protected), maps.Clone(escalated) })
+}
+
+func (r *Recording) QueueShares(shares map[QueueResource]QueueAmounts) {
+	r.record(func(c *Recorded) { c.QueueShares = maps.Clone(shares) })
 }
 
 func (r *Recording) RunEnded(action string) {

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -25,11 +28,20 @@ type QueueReport struct {
 	Allocated, AllocatedNonPreemptible, Requested api.Resources
 	// Problem is why the queue cannot be scheduled; empty for a valid queue.
 	Problem string
+	// Share is where the cycle's fair-share division put the queue (its deserved quota and
+	// fair share are shown); nil when none divided (an invalid queue, or no proportion).
+	Share *api.QueueShare
 }
 
-// key renders the report for change detection.
+// key renders the report for change detection, the shares as they are written, so that float
+// noise below what the status shows writes nothing.
 func (r QueueReport) key() string {
-	return fmt.Sprintf("%v|%v|%v|%v|%s", r.Children, r.Allocated, r.AllocatedNonPreemptible, r.Requested, r.Problem)
+	shares := ""
+	if r.Share != nil {
+		deserved, fair := shareList(r.Share.Deserved), shareList(r.Share.FairShare)
+		shares = fmt.Sprintf("%v|%v", quantities(deserved), quantities(fair))
+	}
+	return fmt.Sprintf("%v|%v|%v|%v|%s|%s", r.Children, r.Allocated, r.AllocatedNonPreemptible, r.Requested, r.Problem, shares)
 }
 
 // queueState is the updater's memory of one queue.
@@ -104,17 +116,45 @@ func (u *Updater) writeQueue(ctx context.Context, name string, r QueueReport, si
 	if r.Problem != "" {
 		condition.Status, condition.Reason, condition.Message = metav1.ConditionFalse, "InvalidQueueTree", r.Problem
 	}
-	patch, err := json.Marshal(map[string]any{"status": map[string]any{
+	status := map[string]any{
 		"childQueues":             r.Children,
 		"allocated":               resourceList(r.Allocated),
 		"allocatedNonPreemptible": resourceList(r.AllocatedNonPreemptible),
 		"requested":               resourceList(r.Requested),
 		"conditions":              []metav1.Condition{condition},
-	}})
+		// null removes what an earlier cycle wrote, when the queue is no longer divided to.
+		"deserved":  nil,
+		"fairShare": nil,
+	}
+	if r.Share != nil {
+		status["deserved"], status["fairShare"] = shareList(r.Share.Deserved), shareList(r.Share.FairShare)
+	}
+	patch, err := json.Marshal(map[string]any{"status": status})
 	if err != nil {
 		return err
 	}
 	return u.patch(ctx, queueStatusTarget, cache.QueueRef(name), true, patch)
+}
+
+// shareList renders amounts of a fair-share division, which are fractional, as Kubernetes
+// quantities: GPUs to the thousandth (1.5 is 1500m), CPU to the millicore, memory to the
+// byte.
+func shareList(v [api.NumQuotaResources]float64) v1.ResourceList {
+	return v1.ResourceList{
+		v1.ResourceCPU:      *resource.NewMilliQuantity(int64(math.Round(v[api.CPU])), resource.DecimalSI),
+		v1.ResourceMemory:   *resource.NewQuantity(int64(math.Round(v[api.Memory])), resource.BinarySI),
+		api.GPUResourceName: *resource.NewMilliQuantity(int64(math.Round(v[api.GPU]*1000)), resource.DecimalSI),
+	}
+}
+
+// quantities renders a resource list in name order, for comparing what would be written.
+func quantities(list v1.ResourceList) string {
+	var b strings.Builder
+	for _, name := range slices.Sorted(maps.Keys(list)) {
+		q := list[name]
+		fmt.Fprintf(&b, "%s=%s,", name, q.String())
+	}
+	return b.String()
 }
 
 // resourceList renders scheduler amounts as Kubernetes quantities.

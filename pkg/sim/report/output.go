@@ -112,17 +112,17 @@ func writeQueueTable(w io.Writer, r *Result, escalation bool) error {
 		return text
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, poolCell("pool")+"queue\tjobs\tcompleted\tevictions\twasted GPU-hours\tmean wait\t"+
+	fmt.Fprintln(tw, poolCell("pool")+"queue\tjobs\tcompleted\tevictions\twasted GPU-hours\tmean wait\tGPU fair share\t"+
 		escalationCells("max wait\tmost evictions of one job\tescalated protections\t"))
 	for _, q := range r.Totals.Queues {
 		wait, maxWait := "-", "-" // none started
 		if q.Started > 0 {
 			wait, maxWait = ClockTime(q.MeanWaitSeconds), ClockTime(q.MaxWaitSeconds)
 		}
-		fmt.Fprintf(tw, "%s%s\t%d\t%d\t%d\t%.1f\t%s\t%s\n", poolCell(poolName(q.Pool)), q.Queue, q.Jobs, q.Completed, q.Evictions,
-			q.WastedGPUSeconds/3600, wait, escalationCells(fmt.Sprintf("%s\t%d\t%d\t", maxWait, q.MostRunsEnded, q.EscalatedRuns)))
+		fmt.Fprintf(tw, "%s%s\t%d\t%d\t%d\t%.1f\t%s\t%s\t%s\n", poolCell(poolName(q.Pool)), q.Queue, q.Jobs, q.Completed, q.Evictions,
+			q.WastedGPUSeconds/3600, wait, q.GPUFairShare, escalationCells(fmt.Sprintf("%s\t%d\t%d\t", maxWait, q.MostRunsEnded, q.EscalatedRuns)))
 	}
-	fmt.Fprintf(tw, "%stotal\t%d\t%d\t%d\t%.1f\t\t%s\n", poolCell(""), r.Totals.Jobs, r.Totals.Completed, r.Totals.Evictions, r.Totals.WastedGPUSeconds/3600,
+	fmt.Fprintf(tw, "%stotal\t%d\t%d\t%d\t%.1f\t\t\t%s\n", poolCell(""), r.Totals.Jobs, r.Totals.Completed, r.Totals.Evictions, r.Totals.WastedGPUSeconds/3600,
 		escalationCells(fmt.Sprintf("\t%d\t%d\t", r.Totals.MostRunsEnded, r.Totals.EscalatedRuns)))
 	if err := tw.Flush(); err != nil || !pooled {
 		return err

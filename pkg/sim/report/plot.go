@@ -68,6 +68,7 @@ func WritePlot(w io.Writer, variants []Variant) error {
 		}
 		fmt.Fprintf(&b, `<text x="6" y="%.0f">GPUs</text>`+"\n", y0+panelHeight/2)
 		writeBands(&b, v.Result, queues, span, x, y)
+		writeFairShares(&b, v.Result, queues, span, x, func(n float64) float64 { return y(min(n, top)) })
 		writeEvictions(&b, evictions, span, x, y0+panelHeight, inner)
 		writeTimeAxis(&b, span, x, y0+panelHeight+evictionStrip)
 	}
@@ -86,6 +87,8 @@ func writeLegend(b *strings.Builder, queues []string) {
 	}
 	fmt.Fprintf(b, `<rect x="%.0f" y="14" width="6" height="14" fill="red"/>`+"\n", at)
 	fmt.Fprintf(b, `<text x="%.0f" y="26">evictions (bar height: how many in that moment)</text>`+"\n", at+12)
+	fmt.Fprintf(b, `<line x1="%.0f" y1="40" x2="%.0f" y2="40" stroke="black" stroke-width="2" stroke-dasharray="6 3"/>`+"\n", plotLeft, plotLeft+14)
+	fmt.Fprintf(b, `<text x="%.0f" y="44">a queue's fair share of GPUs (not stacked: compare it with the queue's own band)</text>`+"\n", plotLeft+20)
 }
 
 // writeBands stacks the queues' GPUs over time: each queue a band on top of the ones before
@@ -110,6 +113,32 @@ func writeBands(b *strings.Builder, r *Result, queues []string, span float64, x 
 		slices.Reverse(lower)
 		fmt.Fprintf(b, `<polygon fill="%s" stroke="none" points="%s %s"/>`+"\n", palette[qi%len(palette)],
 			strings.Join(upper, " "), strings.Join(lower, " "))
+	}
+}
+
+// writeFairShares draws each queue's fair share of GPUs over time as dashed horizontal
+// strokes in its colour, at its own height rather than on the stack: the line a queue's band
+// may grow to by reclaim, and above which it is reclaimed from. Only the strokes are drawn,
+// not the jumps between them, and no stroke at zero, so that shares that come and go with a
+// queue's jobs do not hatch the panel. y clamps shares above the panel (over-subscribed
+// quotas) to its top.
+func writeFairShares(b *strings.Builder, r *Result, queues []string, span float64, x func(float64) float64, y func(float64) float64) {
+	for qi, q := range queues {
+		var path []string
+		for k, s := range r.Series {
+			end := span
+			if k+1 < len(r.Series) {
+				end = r.Series[k+1].Time
+			}
+			if share := s.FairShare[q]; share > 0 && end > s.Time {
+				path = append(path, fmt.Sprintf("M%.1f %.1fH%.1f", x(s.Time), y(share), x(end)))
+			}
+		}
+		if len(path) == 0 {
+			continue
+		}
+		fmt.Fprintf(b, `<path fill="none" stroke="%s" stroke-width="2" stroke-dasharray="6 3" d="%s"/>`+"\n",
+			palette[qi%len(palette)], strings.Join(path, " "))
 	}
 }
 

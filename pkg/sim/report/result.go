@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 )
 
 // Event types of the output.
@@ -139,6 +140,30 @@ type QueueReport struct {
 	EscalatedRuns int `json:"escalatedRuns"`
 	// LongestProtectionMetSeconds is the longest of the jobs' LongestProtectionMetSeconds.
 	LongestProtectionMetSeconds float64 `json:"longestProtectionMetSeconds"`
+	// GPUFairShare and GPUDeserved are the lowest and highest fair share and deserved quota
+	// of GPUs its scheduler gave the queue in the cycles in which it asked for GPUs; absent
+	// when it never did (or no proportion plugin divides).
+	GPUFairShare *Range `json:"gpuFairShare,omitempty"`
+	GPUDeserved  *Range `json:"gpuDeserved,omitempty"`
+}
+
+// Range is the lowest and highest of a figure over a run.
+type Range struct {
+	Min float64 `json:"min"`
+	Max float64 `json:"max"`
+}
+
+// String writes a range of GPUs as a table shows it: one number when it never moved,
+// lowest-highest otherwise, as queues count GPUs (two decimals at most); "-" for none.
+func (r *Range) String() string {
+	if r == nil {
+		return "-"
+	}
+	low, high := api.FormatQueueNumber(api.GPU, r.Min), api.FormatQueueNumber(api.GPU, r.Max)
+	if low == high {
+		return low
+	}
+	return low + "-" + high
 }
 
 // Totals sums all jobs.
@@ -184,10 +209,12 @@ type PoolReport struct {
 	ConfigWarnings []string `json:"configWarnings"`
 }
 
-// Sample is the GPUs each queue's running pods held at a time, for the plot.
+// Sample is the GPUs each queue's running pods held at a time, and each queue's fair share of
+// GPUs as the latest cycle divided them, for the plot.
 type Sample struct {
-	Time float64
-	GPUs map[string]int64
+	Time      float64
+	GPUs      map[string]int64
+	FairShare map[string]float64
 }
 
 // Result is the outcome of a simulation.

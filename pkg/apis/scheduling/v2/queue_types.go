@@ -16,6 +16,9 @@ import (
 // +kubebuilder:printcolumn:name="Children",type=string,JSONPath=`.status.childQueues`,description="Child queues"
 // +kubebuilder:printcolumn:name="Preempt-Min-Runtime",type=string,JSONPath=`.spec.preemptMinRuntime`,description="Minimum runtime before in-queue preemption; empty inherits from the parent or the scheduler default"
 // +kubebuilder:printcolumn:name="Reclaim-Min-Runtime",type=string,JSONPath=`.spec.reclaimMinRuntime`,description="Minimum runtime before reclaim by another queue; empty inherits from the parent or the scheduler default"
+// +kubebuilder:printcolumn:name="GPUs",type=string,JSONPath=`.status.allocated.nvidia\.com/gpu`,priority=1,description="GPUs the queue's jobs hold"
+// +kubebuilder:printcolumn:name="Deserved-GPUs",type=string,JSONPath=`.status.deserved.nvidia\.com/gpu`,priority=1,description="GPUs the queue's quota earns: its quota (-1: all its parent has), capped by its request and limit"
+// +kubebuilder:printcolumn:name="Fair-Share-GPUs",type=string,JSONPath=`.status.fairShare.nvidia\.com/gpu`,priority=1,description="Deserved GPUs plus the queue's part of what is left over the quotas beside it: what reclaim holds it to"
 // +kubebuilder:printcolumn:name="DisplayName",type=string,JSONPath=`.spec.displayName`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Queue struct {
@@ -114,6 +117,16 @@ type QueueStatus struct {
 	// Requested is what the queue's jobs hold or wait for.
 	// +optional
 	Requested v1.ResourceList `json:"requested,omitempty"`
+	// Deserved is what the queue's quota earns in the scheduler's latest cycle: its quota (-1:
+	// all its parent has), capped by what its jobs request and by its limit. It is owed: never
+	// reduced to make room for another queue. (An addition to upstream's status.)
+	// +optional
+	Deserved v1.ResourceList `json:"deserved,omitempty"`
+	// FairShare is Deserved plus the queue's part of what is left over the quotas beside it,
+	// by priority and over-quota weight: a queue may reclaim while within it, and be reclaimed
+	// from while above it. (An addition to upstream's status.)
+	// +optional
+	FairShare v1.ResourceList `json:"fairShare,omitempty"`
 	// Conditions report problems such as an orphaned queue or a parent cycle.
 	// +optional
 	// +listType=map

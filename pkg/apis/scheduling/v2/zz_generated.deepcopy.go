@@ -170,6 +170,20 @@ func (in *QueueStatus) DeepCopyInto(out *QueueStatus) {
 			(*out)[key] = val.DeepCopy()
 		}
 	}
+	if in.Deserved != nil {
+		in, out := &in.Deserved, &out.Deserved
+		*out = make(corev1.ResourceList, len(*in))
+		for key, val := range *in {
+			(*out)[key] = val.DeepCopy()
+		}
+	}
+	if in.FairShare != nil {
+		in, out := &in.FairShare, &out.FairShare
+		*out = make(corev1.ResourceList, len(*in))
+		for key, val := range *in {
+			(*out)[key] = val.DeepCopy()
+		}
+	}
 	if in.Conditions != nil {
 		in, out := &in.Conditions, &out.Conditions
 		*out = make([]v1.Condition, len(*in))

@@ -44,8 +44,8 @@ func (f *growthFilter) AllowsPlan(sc framework.Scenario) framework.Status {
 		for _, r := range api.QuotaResources {
 			grows := f.gang[r] - released[r]
 			if f.gang[r] > 0 && grows > 0 && exceeds(q.allocated[r]+grows, q.fair[r]) {
-				return framework.NewStatus(framework.Unschedulable, fmt.Sprintf("%s would take queue %q above its fair share of %s (%g with the gang, fair share %g)",
-					f.action, q.info.Name, r, q.allocated[r]+grows, q.fair[r]))
+				return framework.NewStatus(framework.Unschedulable, fmt.Sprintf("%s would take queue %q above its fair share of %s: %s with the gang, fair share %s",
+					f.action, q.info.Name, r, api.FormatQueueAmount(r, q.allocated[r]+grows), api.FormatQueueNumber(r, q.fair[r])))
 			}
 		}
 	}

@@ -7,6 +7,7 @@
 //   - vets reclaim scenarios: a reclaimer's branch must stay within its share (or quota)
 //     while every victim's branch is above its own, between the two branches under their
 //     lowest common ancestor;
+//   - tells where each queue stands (QueueShare), for its status, metrics and explanations;
 //   - vets finished reclaim and preempt plans: no queue may grow above its fair share
 //     through an eviction plan (the gang, less the victims under it), or it would be
 //     reclaimed from at once. So evictions can never bounce resources back and forth.
@@ -38,6 +39,7 @@ func (plugin) OnSessionOpen(ssn *framework.Session) {
 	ssn.AddQueueOrderFn(Name, st.compareQueues)
 	ssn.AddAllocatableFn(Name, st.allocatable)
 	ssn.AddPodStatusChangeFn(Name, st.podStatusChanged)
+	ssn.AddQueueShareFn(Name, st.queueShare)
 	ssn.AddScenarioFiltersFn(Name, func(action framework.ActionType, job *api.JobInfo) []framework.ScenarioFilter {
 		switch action {
 		case framework.Reclaim:

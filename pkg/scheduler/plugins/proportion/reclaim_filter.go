@@ -58,12 +58,16 @@ func (f *reclaimFilter) Name() string { return Name }
 func (f *reclaimFilter) Allows(sc framework.Scenario) framework.Status {
 	units := sc.Units()
 	if len(units) == 0 {
-		for _, q := range f.st.chain(f.preemptor.Queue) {
+		chain := f.st.chain(f.preemptor.Queue)
+		for _, q := range chain {
 			if f.fitsShare(q) || f.fitsQuota(q) {
 				return framework.Status{}
 			}
 		}
-		return refused(fmt.Sprintf("queue %q is at or above its fair share", f.preemptor.Queue))
+		if len(chain) == 0 {
+			return refused(fmt.Sprintf("queue %q is at or above its fair share", f.preemptor.Queue))
+		}
+		return refused(f.overShare(chain[len(chain)-1]))
 	}
 	if f.generation != f.st.generation {
 		f.forget(0) // shares moved: nothing judged before holds
@@ -126,8 +130,11 @@ func (f *reclaimFilter) judge(u framework.ScenarioUnit, taken map[*queueState]Ve
 	reclaimerChain, victimChain := f.st.chain(f.preemptor.Queue), f.st.chain(u.Job.Queue)
 	if len(victimChain) == 0 {
 		// The victim's queue is missing or invalid: it has no share to protect.
-		if len(reclaimerChain) == 0 || !(f.fitsShare(reclaimerChain[0]) || f.fitsQuota(reclaimerChain[0])) {
+		switch {
+		case len(reclaimerChain) == 0:
 			j.refusal = fmt.Sprintf("queue %q is at or above its fair share", f.preemptor.Queue)
+		case !(f.fitsShare(reclaimerChain[0]) || f.fitsQuota(reclaimerChain[0])):
+			j.refusal = f.overShare(reclaimerChain[0])
 		}
 		return j
 	}
@@ -150,7 +157,7 @@ func (f *reclaimFilter) judge(u framework.ScenarioUnit, taken map[*queueState]Ve
 		keepsQuota(theirs, remaining.sub(j.evicting), j.evicting, earlier)
 	quota := f.fitsQuota(mine) && above(remaining, theirs.deserved, j.evicting)
 	if !fair && !quota {
-		j.refusal = fmt.Sprintf("reclaiming from queue %q for queue %q would not be fair", theirs.info.Name, mine.info.Name)
+		j.refusal = f.unfair(mine, theirs, remaining, j.evicting)
 	}
 	j.branch = theirs
 	return j
@@ -183,6 +190,40 @@ func (f *reclaimFilter) fitsShare(q *queueState) bool {
 // fitsQuota reports whether the branch stays within its deserved quota with the gang added.
 func (f *reclaimFilter) fitsQuota(q *queueState) bool {
 	return within(q.allocated.add(f.gang), q.deserved, f.gang)
+}
+
+// shownFirst is the order in which a refusal looks for the resource to give numbers for:
+// GPUs, what fair sharing is about, before CPU and memory.
+var shownFirst = [api.NumQuotaResources]api.ResourceName{api.GPU, api.CPU, api.Memory}
+
+// overShare says why queue q, with the gang added, is within neither its fair share nor its
+// deserved quota, with the numbers of the first resource (GPUs first) that takes it above its
+// fair share. (Within its fair share it could not be above its deserved quota, which is never
+// more.)
+func (f *reclaimFilter) overShare(q *queueState) string {
+	for _, r := range shownFirst {
+		if f.gang[r] > 0 && exceeds(q.allocated[r]+f.gang[r], q.fair[r]) {
+			return fmt.Sprintf("queue %q is at or above its fair share: it holds %s and this job asks for %s more; its fair share is %s, %s of them its deserved quota",
+				q.info.Name, api.FormatQueueAmount(r, q.allocated[r]), api.FormatQueueNumber(r, f.gang[r]), api.FormatQueueAmount(r, q.fair[r]), api.FormatQueueNumber(r, q.deserved[r]))
+		}
+	}
+	return fmt.Sprintf("queue %q is at or above its fair share", q.info.Name)
+}
+
+// unfair says why taking evicting from the victim's branch theirs, which holds remaining of
+// it, is fair by neither rule for the reclaimer's branch mine, with the numbers of the first
+// resource the victims hold (GPUs first).
+func (f *reclaimFilter) unfair(mine, theirs *queueState, remaining, evicting Vector) string {
+	why := fmt.Sprintf("reclaiming from queue %q for queue %q would not be fair", theirs.info.Name, mine.info.Name)
+	for _, r := range shownFirst {
+		if evicting[r] == 0 {
+			continue
+		}
+		return fmt.Sprintf("%s: %s would hold %s with this job (fair share %s, deserved quota %s) while %s holds %s (fair share %s, deserved quota %s)",
+			why, mine.info.Name, api.FormatQueueAmount(r, mine.allocated[r]+f.gang[r]), api.FormatQueueNumber(r, mine.fair[r]), api.FormatQueueNumber(r, mine.deserved[r]),
+			theirs.info.Name, api.FormatQueueAmount(r, remaining[r]), api.FormatQueueNumber(r, theirs.fair[r]), api.FormatQueueNumber(r, theirs.deserved[r]))
+	}
+	return why
 }
 
 // within reports whether have <= limit in every resource the request asks for.

@@ -13,8 +13,9 @@ import (
 type queueState struct {
 	info *api.QueueInfo
 	// fair is the fair share, request what its jobs want, both per resource; deserved is the
-	// part of fair its quota earns (see Shares).
-	fair, request, deserved Vector
+	// part of fair its quota earns (see Shares); divided is what its parent had to divide
+	// (the cluster's capacity, for a top-level queue).
+	fair, request, deserved, divided Vector
 	// allocated is what its jobs hold or were promised (pipelined); nonPreemptible the part
 	// held by non-preemptible jobs. Kept current as the session decides.
 	allocated, nonPreemptible Vector
@@ -93,7 +94,10 @@ func newShareState(snapshot *api.Snapshot, taskOrder func(l, r *api.PodInfo) int
 	}
 	fair, deserved := Shares(tree, leafRequest, capacity)
 	for name, q := range st.queues {
-		q.fair, q.deserved = fair[name], deserved[name]
+		q.fair, q.deserved, q.divided = fair[name], deserved[name], capacity
+		if q.info.Parent != "" {
+			q.divided = fair[q.info.Parent]
+		}
 	}
 	for leaf, request := range leafRequest {
 		for _, q := range st.chain(leaf) {
@@ -101,6 +105,16 @@ func newShareState(snapshot *api.Snapshot, taskOrder func(l, r *api.PodInfo) int
 		}
 	}
 	return st
+}
+
+// queueShare is where the named queue stands: this session's division, and what it holds as
+// the session's decisions left it; false for a queue that is not valid.
+func (st *shareState) queueShare(name string) (api.QueueShare, bool) {
+	q := st.queues[name]
+	if q == nil {
+		return api.QueueShare{}, false
+	}
+	return api.QueueShare{Deserved: q.deserved, FairShare: q.fair, Requested: q.request, Allocated: q.allocated, Divided: q.divided}, true
 }
 
 // chain returns the states from the top-level queue down to a valid leaf; nil otherwise.

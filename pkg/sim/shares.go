@@ -1,0 +1,37 @@
+package sim
+
+import (
+	"maps"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/report"
+)
+
+// shareKey is one queue of one node pool's scheduler.
+type shareKey struct{ pool, queue string }
+
+// noteShares keeps, from one pool's cycle, every queue's GPU fair share as the plot draws it,
+// and the range of its deserved quota and fair share over the cycles in which it asked for
+// GPUs, for the report: the numbers behind every "at or above its fair share".
+func (e *engine) noteShares(pool string, shares map[string]api.QueueShare) {
+	for queue, s := range shares {
+		e.fairShare[queue] = s.FairShare[api.GPU]
+		if s.Requested[api.GPU] <= 0 {
+			continue
+		}
+		key := shareKey{pool, queue}
+		fair, deserved := e.shareRanges[key], e.deservedRanges[key]
+		e.shareRanges[key], e.deservedRanges[key] = widen(fair, s.FairShare[api.GPU]), widen(deserved, s.Deserved[api.GPU])
+	}
+}
+
+// widen is r grown to hold v; a nil r is the range of v alone.
+func widen(r *report.Range, v float64) *report.Range {
+	if r == nil {
+		return &report.Range{Min: v, Max: v}
+	}
+	return &report.Range{Min: min(r.Min, v), Max: max(r.Max, v)}
+}
+
+// fairShares is a copy of every queue's latest GPU fair share, for a sample.
+func (e *engine) fairShares() map[string]float64 { return maps.Clone(e.fairShare) }
