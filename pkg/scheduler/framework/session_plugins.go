@@ -180,12 +180,19 @@ func (ssn *Session) TaskOrder(l, r *api.PodInfo) int {
 }
 
 // QueueOrder compares two queues, each with the job it would serve next (or none): the
-// plugins' first opinion, then by name. Both queues must be non-nil. Names only break
-// ties between queues no plugin tells apart; between a reclaimer and its victim they never
-// decide, because what was evicted for a job is promised to it (see Statement.Nominate).
+// plugins' first opinion; then, between two queues' next jobs, the one that waited longer
+// (created first), so that no queue's name decides which of two equally entitled jobs gets
+// what they both wait for; then by name. Both queues must be non-nil. Names only break ties
+// between queues no plugin and no age tells apart; between a reclaimer and its victim they
+// never decide, because what was evicted for a job is promised to it (see Statement.Nominate).
 func (ssn *Session) QueueOrder(l, r QueueTurn) int {
 	if c := firstOpinion(ssn.hooks.queueOrder, l, r); c != 0 {
 		return c
+	}
+	if l.Job != nil && r.Job != nil {
+		if c := l.Job.CreationTime.Compare(r.Job.CreationTime); c != 0 {
+			return c
+		}
 	}
 	return cmp.Compare(l.Queue.Name, r.Queue.Name)
 }
