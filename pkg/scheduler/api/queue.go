@@ -52,6 +52,9 @@ type QueueInfo struct {
 	Depth int
 	// ancestry is what QueueTree.Ancestry returns for the queue.
 	ancestry []string
+	// childPositive tells, per resource, whether a valid child has a quota above zero: what
+	// a child's quota of -1 over-subscribes (QueueTree.UnlimitedQuotas).
+	childPositive [NumQuotaResources]bool
 }
 
 // IsLeaf reports whether the queue has no children and so may hold jobs.

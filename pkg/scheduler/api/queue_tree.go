@@ -13,6 +13,8 @@ type QueueTree struct {
 	byName map[string]*QueueInfo
 	// names holds every queue name, sorted, for deterministic iteration.
 	names []string
+	// unlimited are the quotas of -1 beside quotas above zero (UnlimitedQuotas).
+	unlimited []UnlimitedQuota
 }
 
 // QueueProblem is a queue that cannot be scheduled and why.
@@ -26,7 +28,7 @@ type QueueProblem struct {
 func NewQueueTree(queues []*QueueInfo) *QueueTree {
 	t := &QueueTree{byName: make(map[string]*QueueInfo, len(queues))}
 	for _, q := range queues {
-		q.Children, q.Problem, q.Depth, q.ancestry = nil, "", 0, nil
+		q.Children, q.Problem, q.Depth, q.ancestry, q.childPositive = nil, "", 0, nil, [NumQuotaResources]bool{}
 		t.byName[q.Name] = q
 		t.names = append(t.names, q.Name)
 	}
@@ -39,6 +41,7 @@ func NewQueueTree(queues []*QueueInfo) *QueueTree {
 	}
 	t.validate()
 	t.keepAncestries()
+	t.findUnlimitedQuotas()
 	return t
 }
 

@@ -37,6 +37,10 @@ const (
 	// annotation cannot be read; the queue inherits the setting (told as an event on the
 	// Queue).
 	ReasonInvalidEscalationAnnotation = "InvalidEscalationAnnotation"
+	// ReasonUnlimitedQuota: a Queue's quota of a resource is -1 beside queues with quotas
+	// above zero, which it over-subscribes (told as an event on the Queue; see
+	// QueueTree.UnlimitedQuotas).
+	ReasonUnlimitedQuota = "UnlimitedQuota"
 	// ReasonMinRuntimeNotShortened: the job's min-runtime annotation is at or above the
 	// min-runtime its queues give it; an annotation may only shorten, so it is not honoured.
 	ReasonMinRuntimeNotShortened = "MinRuntimeNotShortened"

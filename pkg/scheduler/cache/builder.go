@@ -165,6 +165,11 @@ func (s *Store) assemble(overlay *Overlay) (*api.Snapshot, []Problem, error) {
 	slices.SortStableFunc(queueProblems, func(x, y Problem) int { return strings.Compare(x.Object.GetName(), y.Object.GetName()) })
 	a.problems = append(a.problems, queueProblems...)
 	snapshot, err := api.NewSnapshot(nodes, jobs, queues)
+	if err == nil {
+		for _, u := range snapshot.Queues.UnlimitedQuotas() {
+			a.problems = append(a.problems, Problem{Object: QueueRef(u.Queue), Reason: api.ReasonUnlimitedQuota, Message: u.Message()})
+		}
+	}
 	return snapshot, a.problems, err
 }
 
