@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -106,5 +107,24 @@ func TestTheOlderOfTwoEquallyOwedJobsGoesFirst(t *testing.T) {
 				t.Fatalf("bound %v, want %v: the older job first", got, want)
 			}
 		})
+	}
+}
+
+// A job that stays within its queue's fair share goes before an older one that would take its
+// queue beyond its own: given first, the older would hold what reclaim takes back for the
+// other as soon as its protection ends — an eviction the order alone spares. (Here bulk's
+// share is 7 of the 8 GPUs, the notebook's 1.)
+func TestAJobWithinItsFairShareGoesBeforeOneBeyondIt(t *testing.T) {
+	h := New("").
+		Nodes(Node("n").GPUs(8)).
+		Queues(Queue("bulk").GPUQuota(0), Queue("notebooks").GPUQuota(0)).
+		Jobs(Job("big").Queue("bulk").MinMember(8).Pods(8).GPUs(1).CreatedAt(Epoch.Add(-time.Hour)),
+			Job("notebook").Queue("notebooks").GPUs(1))
+	round := h.RunCycle(context.Background())
+	if got, want := round.BoundPods(), map[string]int{"notebook": 1}; !maps.Equal(got, want) {
+		t.Fatalf("bound %v, want %v: big's 8 GPUs would be above its fair share of 7 while the notebook waits for its 1", got, want)
+	}
+	if rounds, _ := h.RunRounds(context.Background(), 5); slices.ContainsFunc(rounds, func(r Round) bool { return len(r.Evictions) > 0 }) {
+		t.Error("something was evicted: neither job may take from the other")
 	}
 }

@@ -19,13 +19,13 @@ type queueState struct {
 	// allocated is what its jobs hold or were promised (pipelined); nonPreemptible the part
 	// held by non-preemptible jobs. Kept current as the session decides.
 	allocated, nonPreemptible Vector
-	// owedCache, on a leaf, remembers owedFor answers for the leaf's next job at each level
-	// of its chain: choosing the next queue compares every leaf's turn with the best one,
-	// turn after turn, asking the same questions while nothing changes.
-	owedCache struct {
+	// standingCache, on a leaf, remembers standingFor answers for the leaf's next job at each
+	// level of its chain: choosing the next queue compares every leaf's turn with the best
+	// one, turn after turn, asking the same questions while nothing changes.
+	standingCache struct {
 		generation uint64
 		job        *api.JobInfo
-		owed       []owedAnswer // by depth
+		standings  []standing // by depth
 	}
 	// ratio caches shareRatio until allocated changes (ratioOK false); comparing queues asks
 	// for it on every comparison.
@@ -209,8 +209,11 @@ func (e *quotaExceeded) Error() string {
 
 // compareQueues orders two leaf queues for allocation by comparing the sibling branches under
 // their lowest common ancestor: a branch owed quota first — its next job stays within its
-// deserved quota, the rule that also lets a reclaimer evict — then the higher priority, then
-// the lower share ratio.
+// deserved quota, the rule that also lets a reclaimer evict — then one whose next job stays
+// within its fair share, then the higher priority, then the lower share ratio. A job that
+// would take its branch beyond its fair share goes after one that would not: given first,
+// what it took beyond its share would be reclaimed for the other once its protection ended,
+// an eviction the order alone can spare.
 func (st *shareState) compareQueues(l, r framework.QueueTurn) int {
 	lc, rc := st.chainOf(l.Queue), st.chainOf(r.Queue)
 	switch { // an invalid queue, which holds no share, is served last
@@ -229,11 +232,8 @@ func (st *shareState) compareQueues(l, r framework.QueueTurn) int {
 		return 0
 	}
 	a, b := lc[d], rc[d]
-	if ao, bo := st.owedFor(lc, d, l.Job), st.owedFor(rc, d, r.Job); ao != bo {
-		if ao {
-			return -1
-		}
-		return 1
+	if c := cmp.Compare(st.standingFor(lc, d, l.Job), st.standingFor(rc, d, r.Job)); c != 0 {
+		return c
 	}
 	if c := cmp.Compare(b.info.Priority, a.info.Priority); c != 0 {
 		return c
@@ -241,34 +241,48 @@ func (st *shareState) compareQueues(l, r framework.QueueTurn) int {
 	return cmp.Compare(a.shareRatio(), b.shareRatio())
 }
 
-// owedFor is chain[depth].owed for job's next request, remembered on the chain's leaf until
-// a pod changes status or the leaf serves another job.
-func (st *shareState) owedFor(chain []*queueState, depth int, job *api.JobInfo) bool {
-	c := &chain[len(chain)-1].owedCache
+// standingFor is chain[depth].standing for job's next request, remembered on the chain's
+// leaf until a pod changes status or the leaf serves another job.
+func (st *shareState) standingFor(chain []*queueState, depth int, job *api.JobInfo) standing {
+	c := &chain[len(chain)-1].standingCache
 	if c.generation != st.generation || c.job != job {
 		c.generation, c.job = st.generation, job
-		if c.owed == nil {
-			c.owed = make([]owedAnswer, len(chain))
+		if c.standings == nil {
+			c.standings = make([]standing, len(chain))
 		}
-		clear(c.owed)
+		clear(c.standings)
 	}
-	if c.owed[depth] == owedUnknown {
-		c.owed[depth] = owedNo
-		if chain[depth].owed(st.nextRequest(job)) {
-			c.owed[depth] = owedYes
-		}
+	if c.standings[depth] == standingUnknown {
+		c.standings[depth] = chain[depth].standing(st.nextRequest(job))
 	}
-	return c.owed[depth] == owedYes
+	return c.standings[depth]
 }
 
-// owedAnswer is a remembered owedFor answer.
-type owedAnswer uint8
+// standing is how a branch stands for the job it would serve next, best first.
+type standing uint8
 
 const (
-	owedUnknown owedAnswer = iota
-	owedNo
-	owedYes
+	standingUnknown standing = iota // not asked yet (never compared)
+	// standingOwed: the job keeps it within its deserved quota.
+	standingOwed
+	// standingWithinShare: the job keeps it within its fair share, above its deserved quota.
+	standingWithinShare
+	// standingBeyond: the job would take it beyond its fair share, or there is no job and it
+	// is not owed quota.
+	standingBeyond
 )
+
+// standing is where the queue stands for request (see the constants). Without a request (a
+// queue ranked for what it holds) it is owed or beyond, as owed says.
+func (q *queueState) standing(request Vector) standing {
+	switch {
+	case q.owed(request):
+		return standingOwed
+	case request != (Vector{}) && within(q.allocated.add(request), q.fair, request):
+		return standingWithinShare
+	}
+	return standingBeyond
+}
 
 // nextRequest is what a job would take in its next turn: the rest of its gang, or one more
 // pod once the gang is placed. It is computed once per job and forgotten when one of the
