@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/testing/builders"
 )
@@ -235,6 +236,10 @@ var _ = Describe("The promise made to a reclaimer", func() {
 
 		createJob(builders.MakePodGroup("promise", "small").Queue("promise-b").PriorityClass("train"), 1, 1)
 		Eventually(func() string { return getPod("promise", "small-0").Status.NominatedNodeName }).Should(Equal("promise-node"))
+		// The pod says since when it is promised: promises on a node are kept in that order.
+		Expect(getPod("promise", "small-0").Status.Conditions).To(ContainElement(And(
+			HaveField("Type", v1.PodConditionType(scheduling.PromisedCondition)), HaveField("Status", v1.ConditionTrue),
+			HaveField("LastTransitionTime.Time", BeTemporally("~", time.Now(), 10*time.Second)))))
 		// The promise is written before the eviction it is made of.
 		Eventually(func() *metav1.Time { return getPod("promise", "big-0").DeletionTimestamp }).ShouldNot(BeNil(), "big was evicted for small")
 		stopFirst()

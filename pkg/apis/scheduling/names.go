@@ -57,3 +57,10 @@ const (
 	// NodePoolLabel on Nodes, Queues and PodGroups selects a node pool (scheduler shard).
 	NodePoolLabel = "kai.scheduler/node-pool"
 )
+
+// PromisedCondition is the condition the scheduler sets on a pending pod with its nominated
+// node, when reclaim or preempt evicts for its job: its lastTransitionTime is when the
+// promise was made, and promises are kept in that order (first come, first served) when
+// several count on what one node releases. The scheduler removes it when it takes the
+// promise back.
+const PromisedCondition = "kai.scheduler/Promised"

@@ -193,18 +193,6 @@ func (s *NodeSearch) answer(c *classAnswers, pod *api.PodInfo, capacity Capacity
 	c.counted = false
 }
 
-// PreferredNode returns the first of the preferred nodes (those promised to the pod's job)
-// where the pod fits in the given capacity and may run, or nil. Trying them first keeps a
-// promise where it was made, as kube-scheduler tries a pod's nominated node first.
-func (s *NodeSearch) PreferredNode(pod *api.PodInfo, capacity Capacity, preferred []string) *api.NodeInfo {
-	for _, name := range preferred {
-		if node := s.ssn.Snapshot().Node(name); node != nil && len(s.reasons(pod, node, capacity, nil)) == 0 {
-			return node
-		}
-	}
-	return nil
-}
-
 // reasons appends to buf why the node cannot take the pod now, in kube-scheduler's words:
 // the Kubernetes filters and the plugins' predicates first, then resources — as there, a
 // node short of several resources gives a reason for each. Nothing is appended, and

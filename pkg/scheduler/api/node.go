@@ -1,6 +1,8 @@
 package api
 
 import (
+	"time"
+
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -76,32 +78,71 @@ func (n *NodeInfo) Bindable() Resources {
 	if n.Pipelined.IsZero() {
 		return idle // the common case, and the only one on the hot path of a full cluster
 	}
-	return idle.Sub(n.promisedFromIdle())
+	return idle.Sub(n.promisedFromIdle(promiseOf{}))
 }
 
-// promisedFromIdle sums what the promises on the node need from idle resources: for each job
-// promised resources here, what it was promised beyond what its own victims (pods evicted for
-// it) are still releasing on this node. A promise whose victims are gone claims idle
-// resources; one whose victims still terminate leaves idle resources to the others, so each
-// preemptor binds as soon as its own victims are gone, not someone else's.
+// BindableToPromise is what the promise made to job at promisedAt may bind into now, its own
+// pipelined pods withdrawn from the node: idle resources, less what the promises made before
+// it need from them, and less what the promises made after it need beyond what is being
+// released here for no promise in particular. A promise is kept first come, first served: a
+// later promise placed onto resources another preemptor's victims release beyond its needs
+// (a victim gang larger than the room it made) waits for them, and does not hold back an
+// earlier preemptor whose own victims have gone.
+func (n *NodeInfo) BindableToPromise(job JobID, promisedAt time.Time) Resources {
+	return n.Idle().Sub(n.promisedFromIdle(promiseOf{job: job, at: promisedAt}))
+}
+
+// promiseOf is the promise asking what it may bind into (promisedFromIdle); the zero value is
+// a pod promised nothing, which comes after every promise.
+type promiseOf struct {
+	job JobID
+	at  time.Time
+}
+
+// before reports whether a promise made to job at t was made before p (the asking one): by
+// time, then by job, so that promises of one moment are served in one order. Every promise
+// is before a pod promised nothing.
+func (p promiseOf) before(job JobID, t time.Time) bool {
+	if p.job == "" {
+		return true
+	}
+	if c := t.Compare(p.at); c != 0 {
+		return c < 0
+	}
+	return job < p.job
+}
+
+// promisedFromIdle sums what the promises on the node need from idle resources, for asker: for
+// each job promised resources here, what it was promised beyond what its own victims (pods
+// evicted for it) are still releasing on this node. A promise whose victims are gone claims
+// idle resources; one whose victims still terminate leaves idle resources to the others, so
+// each preemptor binds as soon as its own victims are gone, not someone else's. For a pod
+// promised nothing every promise's need counts. For a promise kept, those made after it
+// need only what the surplus being released here does not cover: releasing pods evicted for
+// no preemptor, or beyond what their own preemptor was promised here.
 //
 // It runs for every node with a promise each time a pod is tried there, which during a
 // reclaim is most nodes and every pending pod: it allocates nothing for up to a node's worth
 // of promises (the claims live on the stack), where a growing slice made a quarter of all
 // the bytes a reclaim of 8,000 GPUs allocated.
-func (n *NodeInfo) promisedFromIdle() Resources {
+func (n *NodeInfo) promisedFromIdle(asker promiseOf) Resources {
 	type claim struct {
 		job                 JobID
 		promised, releasing Resources
+		at                  time.Time // of the promise: its pods' earliest
 	}
 	var onStack [8]claim
 	claims := onStack[:0]
+	var unclaimed Resources // releasing for no preemptor
 	for _, p := range n.Pods {
 		job, promised := p.Job, p.Status == Pipelined
 		switch {
 		case promised:
 		case p.Status == Releasing && p.EvictedFor != "":
 			job = p.EvictedFor
+		case p.Status == Releasing:
+			unclaimed = unclaimed.Add(p.Request)
+			continue
 		default:
 			continue
 		}
@@ -114,15 +155,28 @@ func (n *NodeInfo) promisedFromIdle() Resources {
 		}
 		if promised {
 			claims[i].promised = claims[i].promised.Add(p.Request)
+			if claims[i].at.IsZero() || p.PromisedAt.Before(claims[i].at) {
+				claims[i].at = p.PromisedAt
+			}
 		} else {
 			claims[i].releasing = claims[i].releasing.Add(p.Request)
 		}
 	}
-	var total Resources
+	var earlier, later, surplus Resources
+	surplus = unclaimed
 	for _, c := range claims {
-		total = total.Add(c.promised.Sub(c.releasing).AtLeastZero())
+		if c.promised.IsZero() {
+			continue // victims of a promise taken back (to be kept anew, or for good): still its own
+		}
+		need := c.promised.Sub(c.releasing).AtLeastZero()
+		if asker.before(c.job, c.at) {
+			earlier = earlier.Add(need)
+		} else {
+			later = later.Add(need)
+		}
+		surplus = surplus.Add(c.releasing.Sub(c.promised).AtLeastZero())
 	}
-	return total
+	return earlier.Add(later.Sub(surplus).AtLeastZero())
 }
 
 // FutureIdle is what a pod can be promised: idle now plus what releasing pods will free,

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 )
 
 // Two promises on one 8-GPU node: a's victims are gone, b's victim still terminates. Idle
@@ -162,5 +163,46 @@ func TestNodesMovedSinceListsEveryMovedNode(t *testing.T) {
 	}
 	if moves < 1000 {
 		t.Fatalf("only %d moves", moves)
+	}
+}
+
+// Promises are kept first come, first served. On a 4-GPU node with one GPU used: a's promise
+// (the earliest) has lost its victim, whose GPU is idle; c's victims, a gang of two, release
+// one GPU more than c was promised here; b, promised in the same cycle as c, was placed onto
+// that surplus. a may bind its idle GPU now — b waits for the surplus it counts on, and c for
+// its own victims — while b may not take a's GPU, and nobody promised nothing may take any.
+func TestAnEarlierPromiseIsNotHeldBackByALaterOneCountingOnSurplus(t *testing.T) {
+	gpus := func(n int64) Resources { return NewResources(0, 0, n) }
+	early, late := time.Date(2026, 1, 1, 0, 14, 0, 0, time.UTC), time.Date(2026, 1, 1, 0, 14, 10, 0, time.UTC)
+	node := &NodeInfo{Name: "n1", Allocatable: gpus(4)}
+	a := &PodInfo{Namespace: "ns", Name: "a-0", Job: "ns/a", Request: gpus(1), Status: Pipelined, NodeName: "n1", PromisedAt: early}
+	b := &PodInfo{Namespace: "ns", Name: "b-0", Job: "ns/b", Request: gpus(1), Status: Pipelined, NodeName: "n1", PromisedAt: late}
+	pods := []*PodInfo{a, b,
+		{Namespace: "ns", Name: "c-0", Job: "ns/c", Request: gpus(1), Status: Pipelined, NodeName: "n1", PromisedAt: late},
+		{Namespace: "ns", Name: "v-0", Job: "ns/v", Request: gpus(1), Status: Releasing, NodeName: "n1", EvictedFor: "ns/c"},
+		{Namespace: "ns", Name: "v-1", Job: "ns/v", Request: gpus(1), Status: Releasing, NodeName: "n1", EvictedFor: "ns/c"},
+		{Namespace: "ns", Name: "other", Job: "ns/other", Request: gpus(1), Status: Running, NodeName: "n1"},
+	}
+	for _, p := range pods {
+		node.addPod(p)
+		insertPod(&node.Pods, p)
+	}
+	if got := node.Bindable().Get(GPU); got > 0 {
+		t.Errorf("a pod promised nothing may bind %d GPUs, want none: the idle one is a's", got)
+	}
+	withdrawn := func(p *PodInfo, ask func() Resources) int64 { // as the promise's keeping withdraws its own pods first
+		node.removePod(p)
+		p.Status = Pending
+		defer func() { p.Status = Pipelined; node.addPod(p) }()
+		return ask().Get(GPU)
+	}
+	if got := withdrawn(a, func() Resources { return node.BindableToPromise("ns/a", early) }); got != 1 {
+		t.Errorf("a may bind %d GPUs, want 1: its victim's, which b's need does not take while c's surplus covers it", got)
+	}
+	if got := withdrawn(b, func() Resources { return node.BindableToPromise("ns/b", late) }); got > 0 {
+		t.Errorf("b may bind %d GPUs, want none: the idle one is a's, the earlier promise", got)
+	}
+	if allocs := testing.AllocsPerRun(100, func() { _ = node.BindableToPromise("ns/a", early) }); allocs != 0 {
+		t.Errorf("BindableToPromise allocates %.0f times per call, want 0", allocs)
 	}
 }

@@ -72,6 +72,10 @@ type PodInfo struct {
 	StartTime *time.Time
 	// CreationTime is when the pod object was created (zero if unknown).
 	CreationTime time.Time
+	// PromisedAt is, for a pipelined pod, when it was promised its node (the decision, as its
+	// kai.scheduler/Promised condition records it); zero when unknown, which keeps the
+	// promise before any other. Promises are kept in that order (NodeInfo.BindableToPromise).
+	PromisedAt time.Time
 }
 
 // Key is namespace/name, unique in the cluster.

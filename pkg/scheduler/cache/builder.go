@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
@@ -212,12 +213,14 @@ type assembly struct {
 // recent writes laid over it.
 type podView struct {
 	nodeName, nominated string
-	deleting            bool
-	evictedFor          api.JobID
+	// promisedAt is when the nominated node was promised (the pod's Promised condition).
+	promisedAt time.Time
+	deleting   bool
+	evictedFor api.JobID
 }
 
 func (a *assembly) view(e *podEntry) podView {
-	v := podView{nodeName: e.nodeName, nominated: e.nominated, deleting: e.deleting, evictedFor: e.evictedFor}
+	v := podView{nodeName: e.nodeName, nominated: e.nominated, promisedAt: e.promisedAt, deleting: e.deleting, evictedFor: e.evictedFor}
 	if a.overlay == nil {
 		return v
 	}
@@ -228,7 +231,7 @@ func (a *assembly) view(e *podEntry) podView {
 	// evictions are freeing for it. It comes back as a pipelined pod on that node, so that
 	// nobody else — above all not the victim — is bound onto them meanwhile.
 	if written, ok := a.overlay.nominatedNode(e.uid, v.nominated); ok {
-		v.nominated = written
+		v.nominated, v.promisedAt = written.node, written.at
 	}
 	if preemptor, ok := a.overlay.evicted(e.uid, v.deleting); ok {
 		v.deleting, v.evictedFor = true, preemptor
@@ -335,7 +338,7 @@ func (a *assembly) place(e *podEntry) {
 	case v.deleting:
 		info.Status, info.EvictedFor = api.Releasing, v.evictedFor
 	case v.nodeName == "" && a.nodes[v.nominated] != nil:
-		info.Status, info.NodeName = api.Pipelined, v.nominated
+		info.Status, info.NodeName, info.PromisedAt = api.Pipelined, v.nominated, v.promisedAt
 	case v.nodeName == "":
 		info.Status = api.Pending
 	case e.running:

@@ -66,10 +66,13 @@ func TestSnapshotLeavesGatedPodsAndCountsOthersTerminatingAsReleasing(t *testing
 
 // A pending pod's nominated node is a promise made in an earlier cycle: it must come back as
 // a pipelined pod holding its resources there, from the API or, while the informer lags, from
-// the scheduler's own write; a promise to a node that no longer exists is no promise.
+// the scheduler's own write, with when it was promised (its Promised condition, or the write);
+// a promise to a node that no longer exists is no promise.
 func TestSnapshotKeepsNominatedNodesAsPromises(t *testing.T) {
 	scheme, node := testScheme(), builders.MakeNode("n1").GPUs(8).Obj()
-	fromAPI := pod("from-api").NominatedNode("n1").Obj()
+	promised, written := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC), time.Date(2026, 1, 1, 12, 0, 5, 0, time.UTC)
+	fromAPI := pod("from-api").NominatedNode("n1").Condition(v1.PodCondition{Type: scheduling.PromisedCondition, Status: v1.ConditionTrue,
+		LastTransitionTime: metav1.NewTime(promised)}).Obj()
 	gone := pod("gone-node").NominatedNode("deleted-node").Obj()
 	lagging := pod("lagging").Obj()
 	withdrawn := pod("withdrawn").NominatedNode("n1").Obj()
@@ -80,8 +83,8 @@ func TestSnapshotKeepsNominatedNodesAsPromises(t *testing.T) {
 			Message: framework.NewEvictionReason(framework.Reclaim, "ns/job").Message}).Obj()
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(node, job("job", 4), job("victim-job", 1), fromAPI, gone, lagging, withdrawn, victim).Build()
 	overlay := NewOverlay(time.Now)
-	overlay.Nominated(lagging.UID, "n1")
-	overlay.Nominated(withdrawn.UID, "")
+	overlay.Nominated(lagging.UID, "n1", written)
+	overlay.Nominated(withdrawn.UID, "", time.Time{})
 
 	snapshot, problems, err := (&Builder{Reader: c, SchedulerName: "kai-scheduler", Overlay: overlay}).Snapshot(context.Background())
 	if err != nil || len(problems) != 0 {
@@ -97,6 +100,11 @@ func TestSnapshotKeepsNominatedNodesAsPromises(t *testing.T) {
 	}
 	if promised := snapshot.Node("n1").Pipelined.Get(api.GPU); promised != 2 {
 		t.Fatalf("n1 holds %d promised GPUs, want 2", promised)
+	}
+	for _, p := range snapshot.Job("ns/job").Pods {
+		if want := map[string]time.Time{"from-api": promised, "lagging": written}[p.Name]; !p.PromisedAt.Equal(want) {
+			t.Errorf("%s promised at %v, want %v", p.Name, p.PromisedAt, want)
+		}
 	}
 	releasing := snapshot.Job("ns/victim-job").Pods[0]
 	if releasing.Status != api.Releasing || releasing.EvictedFor != "ns/job" {

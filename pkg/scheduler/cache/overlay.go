@@ -20,8 +20,9 @@ type Overlay struct {
 	mu     sync.Mutex
 	binds  map[types.UID]written[string]
 	evicts map[types.UID]written[api.JobID]
-	// nominations hold the node promised to a pending pod ("" for a withdrawn promise).
-	nominations map[types.UID]written[string]
+	// nominations hold the node promised to a pending pod ("" for a withdrawn promise), and
+	// when the promise was made.
+	nominations map[types.UID]written[nomination]
 	stamps      map[api.JobID]written[time.Time]
 	// evictionStamps hold when pods of a job were last evicted, until the informer shows the
 	// PodGroup's eviction stamp: the job's preemption delay re-arms from it at once.
@@ -41,7 +42,7 @@ type written[T any] struct {
 func NewOverlay(now func() time.Time) *Overlay {
 	return &Overlay{
 		binds: map[types.UID]written[string]{}, evicts: map[types.UID]written[api.JobID]{},
-		nominations: map[types.UID]written[string]{},
+		nominations: map[types.UID]written[nomination]{},
 		stamps:      map[api.JobID]written[time.Time]{}, evictionStamps: map[api.JobID]time.Time{}, timeFunc: now,
 	}
 }
@@ -91,12 +92,19 @@ func (o *Overlay) EvictionFailed(pod types.UID) {
 	delete(o.evicts, pod)
 }
 
-// NominationQueued records a nomination (or, with "", a withdrawal) decided but not written
-// yet, as BindQueued a bind: it holds until Nominated (written) or NominationFailed.
-func (o *Overlay) NominationQueued(pod types.UID, node string) {
+// nomination is a node promised to a pod ("" for none), and when the promise was made.
+type nomination struct {
+	node string
+	at   time.Time
+}
+
+// NominationQueued records a nomination made at promisedAt (or, with "", a withdrawal)
+// decided but not written yet, as BindQueued a bind: it holds until Nominated (written) or
+// NominationFailed.
+func (o *Overlay) NominationQueued(pod types.UID, node string, promisedAt time.Time) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.nominations[pod] = written[string]{value: node, at: o.timeFunc(), queued: true}
+	o.nominations[pod] = written[nomination]{value: nomination{node, promisedAt}, at: o.timeFunc(), queued: true}
 }
 
 // NominationFailed takes back a nomination (or withdrawal) to node recorded before it was
@@ -105,16 +113,17 @@ func (o *Overlay) NominationQueued(pod types.UID, node string) {
 func (o *Overlay) NominationFailed(pod types.UID, node string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if w, ok := o.nominations[pod]; ok && w.queued && w.value == node {
+	if w, ok := o.nominations[pod]; ok && w.queued && w.value.node == node {
 		delete(o.nominations, pod)
 	}
 }
 
-// Nominated records that a pod's nominated node was set (or, with "", cleared).
-func (o *Overlay) Nominated(pod types.UID, node string) {
+// Nominated records that a pod's nominated node was set (or, with "", cleared), promised at
+// promisedAt.
+func (o *Overlay) Nominated(pod types.UID, node string, promisedAt time.Time) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.nominations[pod] = written[string]{value: node, at: o.timeFunc()}
+	o.nominations[pod] = written[nomination]{value: nomination{node, promisedAt}, at: o.timeFunc()}
 }
 
 // Stamped records a job's start stamp, written or about to be written.
@@ -152,9 +161,10 @@ func (o *Overlay) boundNode(pod types.UID, informerNode string) (string, bool) {
 	return unseen(o, o.binds, pod, func(string) bool { return informerNode != "" })
 }
 
-// nominatedNode returns the node last nominated to a pod if the informer may not show it yet.
-func (o *Overlay) nominatedNode(pod types.UID, informerNode string) (string, bool) {
-	return unseen(o, o.nominations, pod, func(node string) bool { return informerNode == node })
+// nominatedNode returns the node last nominated to a pod, and when, if the informer may not
+// show it yet.
+func (o *Overlay) nominatedNode(pod types.UID, informerNode string) (nomination, bool) {
+	return unseen(o, o.nominations, pod, func(n nomination) bool { return informerNode == n.node })
 }
 
 // evicted reports whether a pod's deletion was requested but the informer may not show it,
@@ -222,11 +232,14 @@ func (o *Overlay) forget(livePod func(types.UID) bool, liveJob func(api.JobID) b
 			delete(o.evictionStamps, job)
 		}
 	}
-	for _, writes := range []map[types.UID]written[string]{o.binds, o.nominations} {
-		for uid := range writes {
-			if !livePod(uid) {
-				delete(writes, uid)
-			}
+	for uid := range o.binds {
+		if !livePod(uid) {
+			delete(o.binds, uid)
+		}
+	}
+	for uid := range o.nominations {
+		if !livePod(uid) {
+			delete(o.nominations, uid)
 		}
 	}
 	for uid := range o.evicts {

@@ -422,8 +422,11 @@ type podEntry struct {
 	// terminal pods (succeeded or failed) hold nothing and are skipped.
 	terminal, deleting, gated, running bool
 	nodeName, nominated                string
-	evictedFor                         api.JobID
-	subGroup                           string
+	// promisedAt is when the nominated node was promised, as the pod's Promised condition
+	// says (zero without one).
+	promisedAt time.Time
+	evictedFor api.JobID
+	subGroup   string
 	// preemptionDelay is the pod's preemption-delay annotation, if it has one.
 	preemptionDelay    string
 	hasPreemptionDelay bool
@@ -456,6 +459,7 @@ func (s *Store) upsertPod(pod *v1.Pod) bool {
 		e.spec = podSpec(pod, old)
 		e.deleting, e.gated, e.running = pod.DeletionTimestamp != nil, len(pod.Spec.SchedulingGates) > 0, pod.Status.Phase == v1.PodRunning
 		e.nodeName, e.nominated, e.evictedFor = pod.Spec.NodeName, pod.Status.NominatedNodeName, evictionPreemptor(pod)
+		e.promisedAt = promisedAt(pod)
 		e.subGroup, e.creationTime = pod.Labels[scheduling.SubGroupLabel], pod.CreationTimestamp.Time
 		e.preemptionDelay, e.hasPreemptionDelay = pod.Annotations[scheduling.PreemptionDelayAnnotation]
 		if pod.Status.StartTime != nil {
@@ -562,6 +566,18 @@ func evictionPreemptor(pod *v1.Pod) api.JobID {
 		}
 	}
 	return ""
+}
+
+// promisedAt is when the pod was promised its nominated node: its Promised condition's last
+// transition, zero without one (a promise a scheduler without it made, kept before the
+// others).
+func promisedAt(pod *v1.Pod) time.Time {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == scheduling.PromisedCondition && c.Status == v1.ConditionTrue {
+			return c.LastTransitionTime.Time
+		}
+	}
+	return time.Time{}
 }
 
 // setPreemptionDelay gives the job the delay an annotation says; a bad value is a problem

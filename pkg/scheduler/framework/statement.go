@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/placement"
@@ -25,8 +26,10 @@ type operation struct {
 	pod        *api.PodInfo
 	fromStatus api.PodStatus
 	fromNode   string
-	// fromEvictedFor is the pod's EvictedFor before an eviction set it.
+	// fromEvictedFor is the pod's EvictedFor before an eviction set it, fromPromisedAt its
+	// PromisedAt before a pipeline or nomination set it.
 	fromEvictedFor api.JobID
+	fromPromisedAt time.Time
 	reason         EvictionReason
 }
 
@@ -59,6 +62,21 @@ func (st *Statement) Allocate(pod *api.PodInfo, nodeName string) error {
 	return st.apply(operation{kind: opAllocate, pod: pod}, api.Allocated, nodeName)
 }
 
+// Keep binds a pod of the promise its job was made at promisedAt (withdrawn in this
+// statement, to be placed anew) onto a node it was promised, into what the promise may bind
+// there now (NodeInfo.BindableToPromise): promises are kept first come, first served.
+func (st *Statement) Keep(pod *api.PodInfo, nodeName string, promisedAt time.Time) error {
+	node, err := st.pendingPodAndNode(pod, nodeName)
+	if err != nil {
+		return err
+	}
+	if free := node.BindableToPromise(pod.Job, promisedAt); !pod.Request.FitsIn(free) {
+		name, _ := pod.Request.Shortage(free)
+		return fmt.Errorf("keep the promise of %s: %s on node %s (needs %s, %s free to bind)", pod.Key(), placement.InsufficientReason(name), nodeName, pod.Request, free)
+	}
+	return st.apply(operation{kind: opAllocate, pod: pod}, api.Allocated, nodeName)
+}
+
 // Pipeline places a pending pod, for this cycle, onto resources that pods on the node are
 // releasing: the rest of the cycle counts on them for it, the next cycle places it anew.
 func (st *Statement) Pipeline(pod *api.PodInfo, nodeName string) error {
@@ -80,7 +98,15 @@ func (st *Statement) pipeline(pod *api.PodInfo, nodeName string, kind operationK
 		name, _ := pod.Request.Shortage(free)
 		return fmt.Errorf("pipeline %s: %s on node %s (needs %s, %s once released)", pod.Key(), placement.InsufficientReason(name), nodeName, pod.Request, free)
 	}
-	return st.apply(operation{kind: kind, pod: pod}, api.Pipelined, nodeName)
+	op := operation{kind: kind, pod: pod, fromPromisedAt: pod.PromisedAt}
+	// To the second, as the pod's condition records it: a promise read back must stand where
+	// it stood among the others when it was made.
+	pod.PromisedAt = st.ssn.now.Truncate(time.Second)
+	if err := st.apply(op, api.Pipelined, nodeName); err != nil {
+		pod.PromisedAt = op.fromPromisedAt
+		return err
+	}
+	return nil
 }
 
 // Withdraw takes back the promise made to a pipelined pod: it is pending again, free to be
@@ -143,8 +169,11 @@ func (st *Statement) Rollback(cp Checkpoint) {
 		op := st.ops[i]
 		// Undoing restores a state the snapshot held before, so it cannot fail.
 		from := op.pod.Status
-		if op.kind == opEvict {
+		switch op.kind {
+		case opEvict:
 			op.pod.EvictedFor = op.fromEvictedFor
+		case opPipeline, opNominate:
+			op.pod.PromisedAt = op.fromPromisedAt
 		}
 		_ = st.ssn.snapshot.SetPodStatus(op.pod, op.fromStatus, op.fromNode)
 		st.ssn.podStatusChanged(op.pod, from)

@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
@@ -141,11 +143,7 @@ func (e *Effects) CancelPipeline(ctx context.Context, pod *api.PodInfo) error {
 // that a pod recreated under the same name inherits no promise. A pod already gone needs
 // none.
 func (e *Effects) nominate(ctx context.Context, pod *api.PodInfo, nodeName string) error {
-	value := "null"
-	if nodeName != "" {
-		value = fmt.Sprintf("%q", nodeName)
-	}
-	patch := fmt.Appendf(nil, `{"metadata":{"uid":%q},"status":{"nominatedNodeName":%s}}`, pod.UID, value)
+	patch := promisePatch(pod, nodeName)
 	uid := types.UID(pod.UID)
 	target := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: uid}}
 	err := e.Client.Status().Patch(ctx, target, client.RawPatch(types.StrategicMergePatchType, patch))
@@ -155,8 +153,23 @@ func (e *Effects) nominate(ctx context.Context, pod *api.PodInfo, nodeName strin
 	if err != nil {
 		return err
 	}
-	e.Overlay.Nominated(uid, nodeName)
+	e.Overlay.Nominated(uid, nodeName, pod.PromisedAt)
 	return nil
+}
+
+// promisePatch is the strategic merge patch of a pod's status that promises it nodeName
+// (empty: takes the promise back): its nominated node, and the Promised condition saying
+// since when, or the condition's removal.
+func promisePatch(pod *api.PodInfo, nodeName string) []byte {
+	if nodeName == "" {
+		return fmt.Appendf(nil, `{"metadata":{"uid":%q},"status":{"nominatedNodeName":null,"conditions":[{"type":%q,"$patch":"delete"}]}}`,
+			pod.UID, scheduling.PromisedCondition)
+	}
+	condition := v1.PodCondition{Type: scheduling.PromisedCondition, Status: v1.ConditionTrue, Reason: "Nominated",
+		Message:            fmt.Sprintf("what its job's victims release on %s is kept for it until it binds (kubectl kai explain pg)", nodeName),
+		LastTransitionTime: metav1.NewTime(pod.PromisedAt)}
+	encoded, _ := json.Marshal(condition) // a PodCondition always encodes
+	return fmt.Appendf(nil, `{"metadata":{"uid":%q},"status":{"nominatedNodeName":%q,"conditions":[%s]}}`, pod.UID, nodeName, encoded)
 }
 
 // RecordJobStart queues the start stamp for the status updater and remembers it at once, so

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/actions"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
@@ -87,7 +88,7 @@ func (a *Action) allocateJob(ctx context.Context, ssn *framework.Session, search
 		return false
 	}
 	for _, capacity := range []actions.Capacity{actions.IdleNow, actions.IdleOrReleasing} {
-		reason := placeAll(st, search, gang, capacity, nil)
+		reason := placeAll(st, search, gang, capacity)
 		if reason == "" {
 			return a.commit(ctx, ssn, st, job)
 		}
@@ -144,11 +145,45 @@ func (a *Action) keepPromise(ctx context.Context, ssn *framework.Session, search
 		if err := st.Commit(ctx); err != nil {
 			ssn.Logger().Error(err, "Withdrawing a promise failed", "job", job.ID)
 		}
-	case err == nil && placeAll(st, search, gang, actions.IdleNow, nodes) == "":
+	case err == nil && keepAll(ssn, st, search, gang, promisedAt(promised), nodes):
 		a.commit(ctx, ssn, st, job)
 	default:
 		st.Discard() // not free yet: the promise stands, and the cycle reports the job as waiting for it
 	}
+}
+
+// promisedAt is when a job's promise was made: its pipelined pods' earliest PromisedAt.
+func promisedAt(promised []*api.PodInfo) time.Time {
+	at := promised[0].PromisedAt
+	for _, p := range promised[1:] {
+		if p.PromisedAt.Before(at) {
+			at = p.PromisedAt
+		}
+	}
+	return at
+}
+
+// keepAll binds the gang of a promise made at since, now that it fits: each pod onto a node
+// it was promised (preferred, each taken at most once) where the promise may bind
+// (Statement.Keep), or else onto idle resources no promise counts on. It reports whether every
+// pod was bound.
+func keepAll(ssn *framework.Session, st *framework.Statement, search *actions.NodeSearch, pods []*api.PodInfo, since time.Time, preferred []string) bool {
+	preferred = slices.Clone(preferred)
+	for _, pod := range pods {
+		kept := slices.IndexFunc(preferred, func(name string) bool {
+			node := ssn.Snapshot().Node(name)
+			return node != nil && ssn.Predicate(pod, node).IsSuccess() && st.Keep(pod, name, since) == nil
+		})
+		if kept >= 0 {
+			preferred = slices.Delete(preferred, kept, kept+1)
+			continue
+		}
+		node := search.BestNode(pod, actions.IdleNow)
+		if node == nil || st.Allocate(pod, node.Name) != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // overPromised reports whether the node's promises exceed what it will have once its
@@ -159,20 +194,12 @@ func overPromised(node *api.NodeInfo) bool {
 	return !node.Pipelined.FitsIn(node.Allocatable.Sub(node.Used))
 }
 
-// placeAll places every pod or returns why one could not be placed; each pod first tries
-// the preferred nodes, each taken at most once. With IdleOrReleasing the whole gang is
-// pipelined: binding part of a gang while the rest waits would hold GPUs that cannot do any
-// work.
-func placeAll(st *framework.Statement, search *actions.NodeSearch, pods []*api.PodInfo, capacity actions.Capacity, preferred []string) string {
-	preferred = slices.Clone(preferred)
+// placeAll places every pod or returns why one could not be placed. With IdleOrReleasing the
+// whole gang is pipelined: binding part of a gang while the rest waits would hold GPUs that
+// cannot do any work.
+func placeAll(st *framework.Statement, search *actions.NodeSearch, pods []*api.PodInfo, capacity actions.Capacity) string {
 	for i, pod := range pods {
-		node := search.PreferredNode(pod, capacity, preferred)
-		if node != nil {
-			k := slices.Index(preferred, node.Name)
-			preferred = slices.Delete(preferred, k, k+1)
-		} else {
-			node = search.BestNode(pod, capacity)
-		}
+		node := search.BestNode(pod, capacity)
 		if node == nil {
 			return fmt.Sprintf("gang of %d pods does not fit: pod %d of %d fits on no node (%s)",
 				len(pods), i+1, len(pods), search.Explain())
