@@ -64,17 +64,33 @@
 //	    protection gets its quota within that end plus its victims' grace and two cycles.
 //	    Evictions after a change are not judged: the oracle, which models neither fair share
 //	    nor node fit, cannot tell whether the change or a protection's end made them possible
+//	Q1  no reclaim from a queue within its quota: a reclaim takes from a queue (the branch
+//	    beside the reclaimer's under their lowest common ancestor) only while it holds more
+//	    GPUs than it deserves (its quota, -1 all its parent has, capped by what it asks for and
+//	    its limit), judged where a lower bound of that proves it (quota.go)
+//	Q2  a reclaim stops at the quota: it leaves a queue below what it deserves only by the
+//	    last job it took, one whose return would take the queue above it again
+//	Q3  an owed job gets it (the quota family only): a pending job whose gang keeps every
+//	    queue of its path within its quota is bound, or has victims evicted for it, in the
+//	    first cycle in which free GPUs and what queues beside its own hold above their quotas,
+//	    unprotected, can hold it
 //	    determinism: the same seed gives the same scenario and byte-identical results
 //
 // lostwork.go generates a second family (TestLeastLostWork): many one-pod borrowers that ask
 // the same, with their own startups, checkpoint intervals and claims, reclaimed by an owner
 // and now and then preempted, where L1 has pairs to judge; every property is checked on it.
 //
+// quotafamily.go generates a third family (TestOwedQuotas): GPUs all alike, a borrower that
+// fills the cluster, owners whose quotas often add up to more than the cluster (now and then
+// -1) wanting them back, and default-queue notebooks throughout, where Q3 has owed jobs to
+// judge; every property is checked on it.
+//
 // pools_test.go runs pairs of generated clusters as two node pools of one cluster, each with
 // its own configuration: each pool must decide exactly what its cluster decides alone.
 //
-// This directory owns the generators (generator.go, placement.go, lostwork.go), the oracle
-// (oracle.go) and the tests (property_test.go, oracle_test.go). Run:
+// This directory owns the generators (generator.go, placement.go, lostwork.go,
+// quotafamily.go), the oracle (oracle.go, and quota.go for the quota rules) and the tests
+// (property_test.go, oracle_test.go). Run:
 //
 //	go test ./test/property/ -count=1                 # seeds 1..300
 //	PROPERTY_SEEDS=2000 go test ./test/property/      # more seeds

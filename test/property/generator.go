@@ -46,6 +46,9 @@ type Scenario struct {
 	// may set either for its subtree (Queue.EscalationFactor, EscalationCeiling).
 	EscalationFactor  float64
 	EscalationCeiling time.Duration
+	// JudgeOwed turns on Q3, which needs GPUs all alike: pods of one GPU, no placement rule
+	// (the quota family, GenerateQuota).
+	JudgeOwed bool
 }
 
 // PoolLabel assigns objects to node pools, as KAI-Scheduler's --nodepool-label-key default.
@@ -125,6 +128,9 @@ type Queue struct {
 	// Scenario.EscalationOf).
 	EscalationFactor  *float64
 	EscalationCeiling *time.Duration
+	// NoCPUMemoryQuota gives it quota 0 of CPU and memory, as the chart's default queues
+	// have; other queues leave both at -1.
+	NoCPUMemoryQuota bool
 }
 
 // Job is a PodGroup and its pods; every pod requests GPUs (and FPGAs) per pod and says the
@@ -318,13 +324,15 @@ func Generate(seed uint64) *Scenario {
 	s.escalate(keyedStream(seed, escalationStream))
 	s.claimCheckpoints(keyedStream(seed, claimStream))
 	s.escalateQueues(keyedStream(seed, queueEscalationStream))
+	s.overSubscribe(keyedStream(seed, overSubscribeStream))
+	s.addDefaultQueues(keyedStream(seed, defaultQueueStream))
 	s.Horizon = s.horizon()
 	return s
 }
 
 // streamKeys are the keys of keyedStream's streams; a feature that draws from a stream of
 // its own adds its key here, and TestStreamKeysApart holds it to keyedStream's rule.
-var streamKeys = []uint64{escalationStream, claimStream, queueEscalationStream}
+var streamKeys = []uint64{escalationStream, claimStream, queueEscalationStream, overSubscribeStream, defaultQueueStream}
 
 // keyedStream is the stream of the feature keyed key for seed: the pair (seed^key, ^seed)
 // meets none of Generate's other streams for any two seeds, (seed, seed), (seed, ^seed),
@@ -446,6 +454,86 @@ func (s *Scenario) escalateQueues(e *rand.Rand) {
 	}
 	if s.EscalationFactor == 0 {
 		s.drawPriorEvictions(e)
+	}
+}
+
+// overSubscribeStream sets the stream of over-subscribed quotas apart; of the keys from "ovs"
+// (0x6f7673) on, the first that draws none for a held seed, so that those still build the
+// scenarios that found their defects.
+const overSubscribeStream = 0x6f767a
+
+// overSubscribe raises, in a third of the scenarios, the GPU quotas of the children of one
+// queue (or of the top level) until they add up to more than it has: its own quota, or the
+// cluster's GPUs. Each is still owed in full, and what is held stays where it is (Q1, Q2).
+// Quotas only grow, so a non-preemptible job generated within its quotas stays within them;
+// a quota of -1 stays -1.
+func (s *Scenario) overSubscribe(o *rand.Rand) {
+	if o.IntN(3) != 0 {
+		return
+	}
+	parents := []string{""}
+	for _, q := range s.Queues {
+		if !q.Leaf {
+			parents = append(parents, q.Name)
+		}
+	}
+	parent := parents[o.IntN(len(parents))]
+	room := float64(s.totalGPUs())
+	if p := s.Queue(parent); p != nil && p.Quota >= 0 {
+		room = math.Min(room, p.Quota)
+	}
+	var children []*Queue
+	sum := 0.0
+	for _, q := range s.Queues {
+		if q.Parent == parent && q.Quota >= 0 {
+			q.Quota = math.Max(q.Quota, float64(1+o.IntN(int(room)+1)))
+			children = append(children, q)
+			sum += q.Quota
+		}
+	}
+	if len(children) > 0 && sum <= room {
+		children[0].Quota += room - sum + 1
+	}
+}
+
+// The chart's queues for work without a queue label, under upstream's names.
+const (
+	defaultParentQueue = "default-parent-queue"
+	defaultQueue       = "default-queue"
+)
+
+// defaultQueueStream sets the stream of default-queue traffic apart; of the keys from "dfq"
+// (0x646671) on, the first that draws none for a held seed.
+const defaultQueueStream = 0x646675
+
+// addDefaultQueues gives, in a third of the scenarios, the cluster the chart's default queues
+// — quota 0, limit -1, over-quota weight 1, as upstream's; in one of four of them quota -1
+// for everything, as this chart had them — and one to three jobs in default-queue, one GPU a
+// pod, submitted over the first ten minutes: the unlabelled notebooks and tests a cluster
+// gets, which must never cancel another queue's quota. Like every generated job, each can
+// run on its own.
+func (s *Scenario) addDefaultQueues(o *rand.Rand) {
+	if o.IntN(3) != 0 {
+		return
+	}
+	quota, noCPUMemory := 0.0, true
+	if o.IntN(4) == 0 {
+		quota, noCPUMemory = -1, false
+	}
+	s.Queues = append(s.Queues,
+		&Queue{Name: defaultParentQueue, Quota: quota, Limit: -1, Weight: 1, NoCPUMemoryQuota: noCPUMemory},
+		&Queue{Name: defaultQueue, Parent: defaultParentQueue, Quota: quota, Limit: -1, Weight: 1, NoCPUMemoryQuota: noCPUMemory, Leaf: true})
+	for range 1 + o.IntN(3) {
+		j := &Job{Name: fmt.Sprintf("j%02d", len(s.Jobs)), Queue: defaultQueue, PriorityClass: "train", Priority: classPriority["train"],
+			GPUs: 1, SubmitAt: time.Duration(o.IntN(61)) * 10 * time.Second, Duration: time.Duration(6+o.IntN(55)) * 10 * time.Second}
+		// Unlabelled work tolerates the cluster's dedicated taints, as a notebook image's
+		// default tolerations might, so that it can run on its own however nodes are tainted.
+		j.Tolerations = []v1.Toleration{{Key: dedicatedKey, Operator: v1.TolerationOpExists}}
+		j.MinMember = min(1+o.IntN(2), s.slots(j))
+		for range j.MinMember {
+			j.Pods = append(j.Pods, Pod{Name: fmt.Sprintf("%s-%d", j.Name, len(j.Pods)), Grace: o.IntN(31)})
+		}
+		s.Jobs = append(s.Jobs, j)
 	}
 }
 
@@ -863,7 +951,11 @@ func (s *Scenario) ScenarioYAML() string {
 			fmt.Fprintf(&b, "  reclaimMinRuntime: %q\n", q.ReclaimMinRuntime.String())
 		}
 		fmt.Fprintf(&b, "  resources:\n    gpu: {quota: %g, overQuotaWeight: %d, limit: %g}\n", q.Quota, q.Weight, q.Limit)
-		b.WriteString("    cpu: {quota: -1, overQuotaWeight: 1, limit: -1}\n    memory: {quota: -1, overQuotaWeight: 1, limit: -1}\n")
+		other := -1
+		if q.NoCPUMemoryQuota {
+			other = 0
+		}
+		fmt.Fprintf(&b, "    cpu: {quota: %d, overQuotaWeight: 1, limit: -1}\n    memory: {quota: %d, overQuotaWeight: 1, limit: -1}\n", other, other)
 	}
 	for _, j := range s.Jobs {
 		fmt.Fprintf(&b, "---\napiVersion: scheduling.run.ai/v2alpha2\nkind: PodGroup\nmetadata:\n  name: %s\n", j.Name)

@@ -127,6 +127,11 @@ type Figures struct {
 	// LostWorkPairs counts the (evicted, left running) pairs L1 judged; LostWorkByCheckpoint
 	// those whose starts alone would have evicted the other: a checkpoint decided.
 	LostWorkPairs, LostWorkByCheckpoint int
+	// QuotaReclaims counts the reclaim decisions' victim queues Q1 and Q2 judged;
+	// OverSubscribedReclaims those among quotas over-subscribed, UnlimitedQuotaReclaims
+	// those with a quota of -1 on either side; OwedMoments the jobs Q3 found owed at the
+	// start of a cycle; DefaultQueueBinds the pods of default-queue's jobs bound.
+	QuotaReclaims, OverSubscribedReclaims, UnlimitedQuotaReclaims, OwedMoments, DefaultQueueBinds int
 }
 
 // Add sums figures.
@@ -153,6 +158,11 @@ func (f *Figures) Add(o Figures) {
 	f.SubGroupGangEvictions += o.SubGroupGangEvictions
 	f.LostWorkPairs += o.LostWorkPairs
 	f.LostWorkByCheckpoint += o.LostWorkByCheckpoint
+	f.QuotaReclaims += o.QuotaReclaims
+	f.OverSubscribedReclaims += o.OverSubscribedReclaims
+	f.UnlimitedQuotaReclaims += o.UnlimitedQuotaReclaims
+	f.OwedMoments += o.OwedMoments
+	f.DefaultQueueBinds += o.DefaultQueueBinds
 }
 
 // MinRuntime resolves the protection of a victim in victimQueue against an eviction by
@@ -311,7 +321,17 @@ func Judge(s *Scenario, r *report.Result) ([]Failure, Figures) {
 		}
 	}
 	touched := map[string]bool{}
+	previous := math.Inf(-1)         // the time of the events before
+	var owedBefore map[string]string // Q3: the jobs owed at the start of this time's cycle
+	cycleStart := 0                  // where this time's cycle events (binds, evictions) begin
 	for i, e := range events {
+		if i == 0 || events[i-1].Time < e.Time {
+			if s.JudgeOwed {
+				j.checkOwedBetween(previous, e.Time)
+				owedBefore = j.owed(e.Time, e.Time)
+			}
+			previous, cycleStart = e.Time, i
+		}
 		switch e.Type {
 		case report.EventBind:
 			j.bind(e)
@@ -322,6 +342,9 @@ func Judge(s *Scenario, r *report.Result) ([]Failure, Figures) {
 				// it left it, which is what E1 asks about.
 				j.checkCeiling(e, events[:i])
 			}
+			if e.Action == "reclaim" && (i == 0 || !sameDecision(events[i-1], e)) {
+				j.checkReclaimDecision(events, i)
+			}
 			j.evict(e, last[i])
 			touched[e.PodGroup] = true
 		case report.EventStart:
@@ -331,14 +354,35 @@ func Judge(s *Scenario, r *report.Result) ([]Failure, Figures) {
 		case report.EventFail:
 			j.podFailed(e)
 		}
+		// The cycle's own events come first at a time; starts, completions and failures
+		// after it (kai-sim's order).
+		if cycleEvent(e) && (i == len(events)-1 || events[i+1].Time != e.Time || !cycleEvent(events[i+1])) {
+			j.checkOwedCycle(owedBefore, e.Time, events[cycleStart:i+1])
+			owedBefore = nil // judged: the rest of this time's events are not the cycle's
+		}
 		if i == len(events)-1 || events[i+1].Time != e.Time {
+			j.checkOwedCycle(owedBefore, e.Time, nil) // a time whose cycle bound and evicted nothing
 			j.checkGangs(touched, e.Time)
 			clear(touched)
 		}
 	}
+	if s.JudgeOwed {
+		j.checkOwedBetween(previous, s.Horizon.Seconds())
+	}
 	j.finish(r)
 	j.figures.ProtectedRefused = r.Totals.ProtectedRefusals
 	return j.failures, j.figures
+}
+
+// cycleEvent reports whether e is a scheduling cycle's decision: a bind or an eviction.
+func cycleEvent(e report.Event) bool {
+	return e.Type == report.EventBind || e.Type == report.EventEvict
+}
+
+// sameDecision reports whether two evictions are of one reclaim decision: one cycle's, for
+// one preemptor.
+func sameDecision(a, b report.Event) bool {
+	return a.Type == report.EventEvict && a.Time == b.Time && a.Action == b.Action && a.Preemptor == b.Preemptor
 }
 
 // judge is the oracle's replay of the timeline.
@@ -387,6 +431,9 @@ type judge struct {
 	evictedAt map[evictionAt]bool
 	// reported is, per job, the last checkpoint its workload reported in an ended run (L1).
 	reported map[string]float64
+	// failed holds the pods that failed and have not been bound since: they ask for nothing
+	// until their workload restarts (Q1-Q3's requested).
+	failed   map[string]bool
 	failures []Failure
 	figures  Figures
 }
@@ -455,6 +502,7 @@ func newJudge(s *Scenario) *judge {
 		lastEvictedAny: map[string]float64{}, endings: map[string][]float64{}, bursts: map[burstKey][]string{}, promises: map[string]*promise{}, terminating: map[string][]termination{},
 		nodes: map[string]*v1.Node{}, podObjects: map[string]*v1.Pod{}, holders: map[string][]*holding{}, shortByFailure: map[string]bool{},
 		podNode: map[string]string{}, boundAt: map[string]float64{}, evictedAt: map[evictionAt]bool{}, reported: map[string]float64{},
+		failed:  map[string]bool{},
 		figures: Figures{Scenarios: 1}}
 	for _, job := range s.Jobs {
 		key := "default/" + job.Name
@@ -511,6 +559,10 @@ func (j *judge) bind(e report.Event) {
 		j.runStart[e.PodGroup] = e.Time // a new run: its protection starts now
 	}
 	active[e.Pod] = true
+	delete(j.failed, e.Pod)
+	if j.jobs[e.PodGroup].Queue == defaultQueue {
+		j.figures.DefaultQueueBinds++
+	}
 	j.podNode[e.Pod], j.boundAt[e.Pod] = e.Node, e.Time
 	j.served(e.PodGroup, e.Time)
 	j.checkPlacement(e)
@@ -704,6 +756,7 @@ func (j *judge) podFailed(e report.Event) {
 		return
 	}
 	delete(active, e.Pod)
+	j.failed[e.Pod] = true
 	j.ended(e.PodGroup, j.jobs[e.PodGroup], e.Time)
 	j.shortByFailure[e.PodGroup] = true
 	if h := j.boundHolding(e.Pod); h != nil {

@@ -1,6 +1,8 @@
 package property
 
 import (
+	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -721,5 +723,74 @@ func expectProperties(t *testing.T, failures []Failure, want []string) {
 			lines = append(lines, f.String())
 		}
 		t.Errorf("want properties %q, got %q:\n%s", want, got, strings.Join(lines, "\n"))
+	}
+}
+
+// quotaPair is two top-level queues on one 8-GPU node: owner (GPU quota given) and borrower
+// (quota 0), with the jobs given (queue, pods of one GPU each, all of one gang).
+func quotaPair(ownerQuota float64, jobs map[string][2]any) *Scenario {
+	s := &Scenario{Nodes: []Node{{Name: "node-0", GPUs: 8}}, Period: time.Second, Horizon: time.Hour}
+	s.Queues = []*Queue{{Name: "owner", Quota: ownerQuota, Limit: -1, Leaf: true}, {Name: "borrower", Limit: -1, Leaf: true}}
+	for _, name := range slices.Sorted(maps.Keys(jobs)) {
+		queue, pods := jobs[name][0].(string), jobs[name][1].(int)
+		j := &Job{Name: name, Queue: queue, PriorityClass: "train", Priority: 50, MinMember: pods, GPUs: 1}
+		for i := range pods {
+			j.Pods = append(j.Pods, Pod{Name: fmt.Sprintf("%s-%d", name, i)})
+		}
+		s.Jobs = append(s.Jobs, j)
+	}
+	return s
+}
+
+// evictFor evicts pods of job by reclaim for preemptor at t.
+func evictFor(t float64, job, preemptor string, pods ...string) []report.Event {
+	var events []report.Event
+	for _, p := range pods {
+		events = append(events, ev(t, report.EventEvict, job, p, "reclaim", preemptor))
+	}
+	return events
+}
+
+// The quota rules fail where the scheduler breaks them: a reclaim from a queue holding no more
+// than its quota (Q1), one that drains a queue below its quota by more than any job it took
+// (Q2), and a cycle that leaves an owed job waiting while a borrower holds what it is owed
+// (Q3); and they pass the same reclaims done right.
+func TestQuotaRulesFailWhereTheSchedulerBreaksThem(t *testing.T) {
+	judged := func(s *Scenario, parts ...[]report.Event) []string {
+		failures, _ := Judge(s, timeline(500, parts...))
+		var props []string
+		for _, f := range failures {
+			if strings.HasPrefix(f.Property, "Q") {
+				props = append(props, f.Property[:2])
+			}
+		}
+		return props
+	}
+	// owner (quota 4) holds its 4; borrower's job reclaims one of them.
+	within := quotaPair(4, map[string][2]any{"o": {"owner", 4}, "b": {"borrower", 1}})
+	if got := judged(within, bind(0, "o", "o-0", "o-1", "o-2", "o-3"), evictFor(10, "o", "b", "o-0")); !slices.Equal(got, []string{"Q1"}) {
+		t.Errorf("a reclaim from a queue within its quota: %v, want Q1", got)
+	}
+	// owner (quota 2) holds 4 one-GPU jobs; a reclaim for borrower takes 3 (Q2) or 2 (fine).
+	four := map[string][2]any{"o0": {"owner", 1}, "o1": {"owner", 1}, "o2": {"owner", 1}, "o3": {"owner", 1}, "b": {"borrower", 3}}
+	running := [][]report.Event{bind(0, "o0", "o0-0"), bind(0, "o1", "o1-0"), bind(0, "o2", "o2-0"), bind(0, "o3", "o3-0")}
+	if got := judged(quotaPair(2, four), append(running, evictFor(10, "o0", "b", "o0-0"), evictFor(10, "o1", "b", "o1-0"), evictFor(10, "o2", "b", "o2-0"))...); !slices.Equal(got, []string{"Q2"}) {
+		t.Errorf("a reclaim that drains a queue below its quota: %v, want Q2", got)
+	}
+	if got := judged(quotaPair(2, four), append(running, evictFor(10, "o0", "b", "o0-0"), evictFor(10, "o1", "b", "o1-0"))...); len(got) != 0 {
+		t.Errorf("a reclaim down to the quota: %v, want no quota failure", got)
+	}
+	// borrower fills the node; owner's job (4 of its quota of 4) arrives at 5s and is never
+	// served: owed from the first cycle after.
+	owed := quotaPair(4, map[string][2]any{"b": {"borrower", 8}, "o": {"owner", 4}})
+	owed.JudgeOwed = true
+	owed.Jobs[1].SubmitAt = 5 * time.Second
+	borrowed := bind(0, "b", "b-0", "b-1", "b-2", "b-3", "b-4", "b-5", "b-6", "b-7")
+	if got := judged(owed, borrowed); len(got) == 0 || got[0] != "Q3" {
+		t.Errorf("an owed job left waiting: %v, want Q3", got)
+	}
+	served := append(evictFor(5, "b", "o", "b-0", "b-1", "b-2", "b-3", "b-4", "b-5", "b-6", "b-7"), bind(6, "o", "o-0", "o-1", "o-2", "o-3")...)
+	if got := judged(owed, borrowed, served); len(got) != 0 {
+		t.Errorf("an owed job served in the first cycle: %v, want no quota failure", got)
 	}
 }

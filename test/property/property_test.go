@@ -103,6 +103,8 @@ func TestProperties(t *testing.T) {
 		total.SubGroupGangMoments, total.SubGroupGangEvictions)
 	t.Logf("least lost work figures: %d pairs of an evicted job and an equal one left running judged, %d of them decided by a checkpoint",
 		total.LostWorkPairs, total.LostWorkByCheckpoint)
+	t.Logf("quota figures: %d reclaims' victim queues judged by Q1 and Q2, %d of them among over-subscribed quotas, %d beside a quota of -1; %d default-queue pods bound",
+		total.QuotaReclaims, total.OverSubscribedReclaims, total.UnlimitedQuotaReclaims, total.DefaultQueueBinds)
 	// Over make test's seeds or more, every rule the generator feeds is judged at least once
 	// (the lost-work pairs excepted: TestLeastLostWork's family feeds those): a share, stream
 	// or oracle change that stopped feeding one would otherwise leave its property passing
@@ -131,6 +133,10 @@ func TestProperties(t *testing.T) {
 			{"binds that filled a node", total.FullBinds},
 			{"moments of gangs counted in sub-groups", total.SubGroupGangMoments},
 			{"evictions of gangs counted in sub-groups", total.SubGroupGangEvictions},
+			{"reclaims judged by Q1 and Q2", total.QuotaReclaims},
+			{"reclaims among over-subscribed quotas", total.OverSubscribedReclaims},
+			{"reclaims beside a quota of -1", total.UnlimitedQuotaReclaims},
+			{"default-queue pods bound", total.DefaultQueueBinds},
 		} {
 			if figure.count == 0 {
 				t.Errorf("%d scenarios judged no %s: the generator no longer exercises that rule", total.Scenarios, figure.name)
@@ -314,6 +320,51 @@ func TestLeastLostWork(t *testing.T) {
 		total.Scenarios, total.Evictions, total.LostWorkPairs, total.LostWorkByCheckpoint)
 	if total.LostWorkPairs < lostWorkSeeds || total.LostWorkByCheckpoint == 0 {
 		t.Errorf("the family judged %d pairs (%d decided by a checkpoint): too few to test anything", total.LostWorkPairs, total.LostWorkByCheckpoint)
+	}
+}
+
+// quotaSeeds is how many scenarios of the quota family run.
+const quotaSeeds = 150
+
+// TestOwedQuotas runs the quota family (GenerateQuota): owners wanting back quotas that add up
+// to more than the cluster, borrowers and default-queue notebooks holding them, judged by
+// every property, Q3 first of all. PROPERTY_SEED replays one seed of it, as of TestProperties.
+func TestOwedQuotas(t *testing.T) {
+	list := []uint64{}
+	if v := os.Getenv("PROPERTY_SEED"); v != "" {
+		list = seeds(t)
+	} else {
+		for seed := uint64(1); seed <= quotaSeeds; seed++ {
+			list = append(list, seed)
+		}
+	}
+	var total Figures
+	for _, seed := range list {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			failures, figures := checkSeed(t, GenerateQuota, seed)
+			total.Add(figures)
+			if len(failures) > 0 {
+				reportFailures(t, GenerateQuota(seed), failures)
+			}
+		})
+	}
+	t.Logf("quota figures: %d scenarios, %d evictions checked, %d reclaims' victim queues judged by Q1 and Q2 (%d over-subscribed, %d beside a quota of -1), %d owed jobs judged by Q3, %d default-queue pods bound",
+		total.Scenarios, total.Evictions, total.QuotaReclaims, total.OverSubscribedReclaims, total.UnlimitedQuotaReclaims, total.OwedMoments, total.DefaultQueueBinds)
+	if len(list) >= quotaSeeds {
+		for _, figure := range []struct {
+			name  string
+			count int
+		}{
+			{"reclaims judged by Q1 and Q2", total.QuotaReclaims},
+			{"reclaims among over-subscribed quotas", total.OverSubscribedReclaims},
+			{"reclaims beside a quota of -1", total.UnlimitedQuotaReclaims},
+			{"owed jobs judged by Q3", total.OwedMoments},
+			{"default-queue pods bound", total.DefaultQueueBinds},
+		} {
+			if figure.count == 0 {
+				t.Errorf("%d scenarios judged no %s: the family no longer exercises that rule", total.Scenarios, figure.name)
+			}
+		}
 	}
 }
 
