@@ -104,23 +104,33 @@ func QueueSpecUnit(r ResourceName) float64 {
 // Queue's spec gives it — GPU devices, CPU millicores, memory megabytes — rounded to two
 // decimals and named: the numbers a user compares with their queues' quotas and limits.
 func FormatQueueAmount(r ResourceName, v float64) string {
-	n := FormatQueueNumber(r, v)
-	switch r {
-	case GPU:
-		if n == "1" {
-			return "1 GPU"
-		}
-		return n + " GPUs"
-	case CPU:
-		return n + " millicores of CPU"
-	case Memory:
-		return n + " MB of memory"
-	}
-	return n + " " + r.String()
+	return string(AppendQueueAmount(nil, r, v))
 }
 
 // FormatQueueNumber is FormatQueueAmount without the unit: a further number of a sentence
 // that named it once.
 func FormatQueueNumber(r ResourceName, v float64) string {
-	return strconv.FormatFloat(math.Round(v/QueueSpecUnit(r)*100)/100, 'f', -1, 64)
+	return string(AppendQueueNumber(nil, r, v))
+}
+
+// AppendQueueAmount appends FormatQueueAmount's text to dst: messages built of several amounts
+// cost one buffer, not a string each.
+func AppendQueueAmount(dst []byte, r ResourceName, v float64) []byte {
+	dst = AppendQueueNumber(dst, r, v)
+	switch {
+	case r == GPU && math.Round(v*100) == 100:
+		return append(dst, " GPU"...)
+	case r == GPU:
+		return append(dst, " GPUs"...)
+	case r == CPU:
+		return append(dst, " millicores of CPU"...)
+	case r == Memory:
+		return append(dst, " MB of memory"...)
+	}
+	return append(append(dst, ' '), r.String()...)
+}
+
+// AppendQueueNumber appends FormatQueueNumber's text to dst.
+func AppendQueueNumber(dst []byte, r ResourceName, v float64) []byte {
+	return strconv.AppendFloat(dst, math.Round(v/QueueSpecUnit(r)*100)/100, 'f', -1, 64)
 }

@@ -222,29 +222,18 @@ func (o *Overlay) evictionStamp(job api.JobID, informer *time.Time) (time.Time, 
 func (o *Overlay) forget(livePod func(types.UID) bool, liveJob func(api.JobID) bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	for job := range o.stamps {
-		if !liveJob(job) {
-			delete(o.stamps, job)
-		}
-	}
-	for job := range o.evictionStamps {
-		if !liveJob(job) {
-			delete(o.evictionStamps, job)
-		}
-	}
-	for uid := range o.binds {
-		if !livePod(uid) {
-			delete(o.binds, uid)
-		}
-	}
-	for uid := range o.nominations {
-		if !livePod(uid) {
-			delete(o.nominations, uid)
-		}
-	}
-	for uid := range o.evicts {
-		if !livePod(uid) {
-			delete(o.evicts, uid)
+	keepOnly(o.stamps, liveJob)
+	keepOnly(o.evictionStamps, liveJob)
+	keepOnly(o.binds, livePod)
+	keepOnly(o.nominations, livePod)
+	keepOnly(o.evicts, livePod)
+}
+
+// keepOnly deletes the entries of m whose key is not live.
+func keepOnly[K comparable, V any](m map[K]V, live func(K) bool) {
+	for k := range m {
+		if !live(k) {
+			delete(m, k)
 		}
 	}
 }

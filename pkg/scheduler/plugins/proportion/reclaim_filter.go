@@ -2,6 +2,7 @@ package proportion
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
@@ -34,7 +35,7 @@ type judgedUnit struct {
 	job      api.JobID
 	branch   *queueState
 	evicting Vector
-	refusal  string
+	refusal  error // nil: allowed
 }
 
 var _ framework.PlanFilter = &reclaimFilter{}
@@ -65,7 +66,7 @@ func (f *reclaimFilter) Allows(sc framework.Scenario) framework.Status {
 			}
 		}
 		if len(chain) == 0 {
-			return refused(fmt.Sprintf("queue %q is at or above its fair share", f.preemptor.Queue))
+			return refused(&overShare{queue: f.preemptor.Queue})
 		}
 		return refused(f.overShare(chain[len(chain)-1]))
 	}
@@ -76,7 +77,7 @@ func (f *reclaimFilter) Allows(sc framework.Scenario) framework.Status {
 	k := framework.StandingPrefix(units, len(f.judged), func(i int) uint64 { return f.judged[i].seq })
 	f.forget(k)
 	// Nothing is judged past a refusal, so a refusal that still stands is the latest verdict.
-	if n := len(f.judged); n > 0 && f.judged[n-1].refusal != "" {
+	if n := len(f.judged); n > 0 && f.judged[n-1].refusal != nil {
 		return refused(f.judged[n-1].refusal)
 	}
 	for _, u := range units[k:] {
@@ -87,7 +88,7 @@ func (f *reclaimFilter) Allows(sc framework.Scenario) framework.Status {
 		j := f.judge(u, f.taken, f.judged)
 		f.judged = append(f.judged, j)
 		f.perJob[j.job]++
-		if j.refusal != "" {
+		if j.refusal != nil {
 			return refused(j.refusal)
 		}
 		if j.branch != nil {
@@ -98,9 +99,10 @@ func (f *reclaimFilter) Allows(sc framework.Scenario) framework.Status {
 }
 
 // refused is the filter's verdict on a scenario it refuses for reason: unfair as things
-// stand, which other victims or other shares may change.
-func refused(reason string) framework.Status {
-	return framework.NewStatus(framework.Unschedulable, reason)
+// stand, which other victims or other shares may change. The reason is worded only when read
+// (framework.AsStatus): the search asks about many scenarios and reads few refusals.
+func refused(reason error) framework.Status {
+	return framework.AsStatus(framework.Unschedulable, reason)
 }
 
 // latestJob is the job of the latest judged unit, or "".
@@ -115,7 +117,7 @@ func (f *reclaimFilter) latestJob() api.JobID {
 func (f *reclaimFilter) forget(k int) {
 	for i := len(f.judged) - 1; i >= k; i-- {
 		j := f.judged[i]
-		if j.refusal == "" && j.branch != nil {
+		if j.refusal == nil && j.branch != nil {
 			f.taken[j.branch] = f.taken[j.branch].sub(j.evicting)
 		}
 		f.perJob[j.job]--
@@ -132,7 +134,7 @@ func (f *reclaimFilter) judge(u framework.ScenarioUnit, taken map[*queueState]Ve
 		// The victim's queue is missing or invalid: it has no share to protect.
 		switch {
 		case len(reclaimerChain) == 0:
-			j.refusal = fmt.Sprintf("queue %q is at or above its fair share", f.preemptor.Queue)
+			j.refusal = &overShare{queue: f.preemptor.Queue}
 		case !(f.fitsShare(reclaimerChain[0]) || f.fitsQuota(reclaimerChain[0])):
 			j.refusal = f.overShare(reclaimerChain[0])
 		}
@@ -143,7 +145,7 @@ func (f *reclaimFilter) judge(u framework.ScenarioUnit, taken map[*queueState]Ve
 		d++
 	}
 	if d == len(reclaimerChain) || d == len(victimChain) {
-		j.refusal = fmt.Sprintf("job %s shares queue %q with the reclaimer", u.Job.ID, u.Job.Queue)
+		j.refusal = &sharesQueue{job: u.Job.ID, queue: u.Job.Queue}
 		return j
 	}
 	mine, theirs := reclaimerChain[d], victimChain[d]
@@ -170,7 +172,7 @@ func (f *reclaimFilter) judgeAll(sc framework.Scenario) framework.Status {
 	for _, victim := range sc.VictimJobs() {
 		for _, pods := range sc.VictimUnits(victim.ID) {
 			j := f.judge(framework.ScenarioUnit{Job: victim, Pods: pods}, taken, judged)
-			if j.refusal != "" {
+			if j.refusal != nil {
 				return refused(j.refusal)
 			}
 			judged = append(judged, j)
@@ -200,30 +202,97 @@ var shownFirst = [api.NumQuotaResources]api.ResourceName{api.GPU, api.CPU, api.M
 // deserved quota, with the numbers of the first resource (GPUs first) that takes it above its
 // fair share. (Within its fair share it could not be above its deserved quota, which is never
 // more.)
-func (f *reclaimFilter) overShare(q *queueState) string {
+func (f *reclaimFilter) overShare(q *queueState) *overShare {
 	for _, r := range shownFirst {
 		if f.gang[r] > 0 && exceeds(q.allocated[r]+f.gang[r], q.fair[r]) {
-			return fmt.Sprintf("queue %q is at or above its fair share: it holds %s and this job asks for %s more; its fair share is %s, %s of them its deserved quota",
-				q.info.Name, api.FormatQueueAmount(r, q.allocated[r]), api.FormatQueueNumber(r, f.gang[r]), api.FormatQueueAmount(r, q.fair[r]), api.FormatQueueNumber(r, q.deserved[r]))
+			return &overShare{queue: q.info.Name, resource: r, known: true,
+				held: q.allocated[r], asked: f.gang[r], fair: q.fair[r], deserved: q.deserved[r]}
 		}
 	}
-	return fmt.Sprintf("queue %q is at or above its fair share", q.info.Name)
+	return &overShare{queue: q.info.Name}
+}
+
+// overShare is the refusal of a reclaimer whose queue is at or above its fair share, with
+// the numbers it was judged on (when known). It is worded once, when first read.
+type overShare struct {
+	queue                       string
+	resource                    api.ResourceName
+	known                       bool
+	held, asked, fair, deserved float64
+	text                        string
+}
+
+func (e *overShare) Error() string {
+	if e.text != "" {
+		return e.text
+	}
+	b := append(strconv.AppendQuote(append(make([]byte, 0, 192), "queue "...), e.queue), " is at or above its fair share"...)
+	if e.known {
+		r := e.resource
+		b = api.AppendQueueAmount(append(b, ": it holds "...), r, e.held)
+		b = api.AppendQueueNumber(append(b, " and this job asks for "...), r, e.asked)
+		b = api.AppendQueueAmount(append(b, " more; its fair share is "...), r, e.fair)
+		b = append(api.AppendQueueNumber(append(b, ", "...), r, e.deserved), " of them its deserved quota"...)
+	}
+	e.text = string(b)
+	return e.text
+}
+
+// sharesQueue is the refusal of a victim in the reclaimer's own queue.
+type sharesQueue struct {
+	job   api.JobID
+	queue string
+}
+
+func (e *sharesQueue) Error() string {
+	return fmt.Sprintf("job %s shares queue %q with the reclaimer", e.job, e.queue)
 }
 
 // unfair says why taking evicting from the victim's branch theirs, which holds remaining of
 // it, is fair by neither rule for the reclaimer's branch mine, with the numbers of the first
 // resource the victims hold (GPUs first).
-func (f *reclaimFilter) unfair(mine, theirs *queueState, remaining, evicting Vector) string {
-	why := fmt.Sprintf("reclaiming from queue %q for queue %q would not be fair", theirs.info.Name, mine.info.Name)
+func (f *reclaimFilter) unfair(mine, theirs *queueState, remaining, evicting Vector) *unfair {
+	e := &unfair{mine: mine.info.Name, theirs: theirs.info.Name}
 	for _, r := range shownFirst {
-		if evicting[r] == 0 {
-			continue
+		if evicting[r] > 0 {
+			e.resource, e.known = r, true
+			e.mineWith, e.mineFair, e.mineDeserved = mine.allocated[r]+f.gang[r], mine.fair[r], mine.deserved[r]
+			e.theirsHeld, e.theirsFair, e.theirsDeserved = remaining[r], theirs.fair[r], theirs.deserved[r]
+			break
 		}
-		return fmt.Sprintf("%s: %s would hold %s with this job (fair share %s, deserved quota %s) while %s holds %s (fair share %s, deserved quota %s)",
-			why, mine.info.Name, api.FormatQueueAmount(r, mine.allocated[r]+f.gang[r]), api.FormatQueueNumber(r, mine.fair[r]), api.FormatQueueNumber(r, mine.deserved[r]),
-			theirs.info.Name, api.FormatQueueAmount(r, remaining[r]), api.FormatQueueNumber(r, theirs.fair[r]), api.FormatQueueNumber(r, theirs.deserved[r]))
 	}
-	return why
+	return e
+}
+
+// unfair is the refusal of a victim whose branch, beside the reclaimer's, may not give it up
+// by either rule, with the numbers it was judged on (when known). It is worded once, when
+// first read.
+type unfair struct {
+	mine, theirs                           string
+	resource                               api.ResourceName
+	known                                  bool
+	mineWith, mineFair, mineDeserved       float64
+	theirsHeld, theirsFair, theirsDeserved float64
+	text                                   string
+}
+
+func (e *unfair) Error() string {
+	if e.text != "" {
+		return e.text
+	}
+	b := strconv.AppendQuote(append(make([]byte, 0, 256), "reclaiming from queue "...), e.theirs)
+	b = append(strconv.AppendQuote(append(b, " for queue "...), e.mine), " would not be fair"...)
+	if e.known {
+		r := e.resource
+		b = api.AppendQueueAmount(append(append(append(b, ": "...), e.mine...), " would hold "...), r, e.mineWith)
+		b = api.AppendQueueNumber(append(b, " with this job (fair share "...), r, e.mineFair)
+		b = api.AppendQueueNumber(append(b, ", deserved quota "...), r, e.mineDeserved)
+		b = api.AppendQueueAmount(append(append(append(b, ") while "...), e.theirs...), " holds "...), r, e.theirsHeld)
+		b = api.AppendQueueNumber(append(b, " (fair share "...), r, e.theirsFair)
+		b = append(api.AppendQueueNumber(append(b, ", deserved quota "...), r, e.theirsDeserved), ')')
+	}
+	e.text = string(b)
+	return e.text
 }
 
 // within reports whether have <= limit in every resource the request asks for.
@@ -256,7 +325,7 @@ func keepsQuota(q *queueState, left, victims Vector, earlier []judgedUnit) bool 
 		waiting := exceeds(q.request[r], q.allocated[r])
 		fitsBack := !exceeds(left[r]+victims[r], q.deserved[r])
 		for _, e := range earlier {
-			if e.branch == q && e.refusal == "" && e.evicting[r] > 0 && !exceeds(left[r]+e.evicting[r], q.deserved[r]) {
+			if e.branch == q && e.refusal == nil && e.evicting[r] > 0 && !exceeds(left[r]+e.evicting[r], q.deserved[r]) {
 				fitsBack = true
 			}
 		}
