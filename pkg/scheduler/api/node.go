@@ -119,7 +119,8 @@ func (p promiseOf) before(job JobID, t time.Time) bool {
 // each preemptor binds as soon as its own victims are gone, not someone else's. For a pod
 // promised nothing every promise's need counts. For a promise kept, those made after it
 // need only what the surplus being released here does not cover: releasing pods evicted for
-// no preemptor, or beyond what their own preemptor was promised here.
+// no preemptor, or beyond what their own preemptor was promised here (all of them, for a
+// preemptor promised nothing here).
 //
 // It runs for every node with a promise each time a pod is tried there, which during a
 // reclaim is most nodes and every pending pod: it allocates nothing for up to a node's worth
@@ -165,8 +166,8 @@ func (n *NodeInfo) promisedFromIdle(asker promiseOf) Resources {
 	var earlier, later, surplus Resources
 	surplus = unclaimed
 	for _, c := range claims {
-		if c.promised.IsZero() {
-			continue // victims of a promise taken back (to be kept anew, or for good): still its own
+		if c.job == asker.job {
+			continue // the asker's own victims, its pods withdrawn to be kept anew: its own, surplus to no one
 		}
 		need := c.promised.Sub(c.releasing).AtLeastZero()
 		if asker.before(c.job, c.at) {

@@ -206,3 +206,27 @@ func TestAnEarlierPromiseIsNotHeldBackByALaterOneCountingOnSurplus(t *testing.T)
 		t.Errorf("BindableToPromise allocates %.0f times per call, want 0", allocs)
 	}
 }
+
+// A preemptor promised nothing on a node, whose victim terminates there (its gang placed
+// elsewhere), releases a surplus: a later promise placed onto it does not hold back an earlier
+// one kept here. On a 2-GPU node with one GPU idle, a (earlier) and b (later, onto c's victim)
+// are promised one GPU each: a may bind the idle one.
+func TestAVictimOfAPreemptorPromisedElsewhereIsSurplus(t *testing.T) {
+	gpus := func(n int64) Resources { return NewResources(0, 0, n) }
+	early, late := time.Date(2026, 1, 1, 0, 3, 0, 0, time.UTC), time.Date(2026, 1, 1, 0, 3, 10, 0, time.UTC)
+	node := &NodeInfo{Name: "n2", Allocatable: gpus(2)}
+	a := &PodInfo{Namespace: "ns", Name: "a-0", Job: "ns/a", Request: gpus(1), Status: Pending, PromisedAt: early}
+	for _, p := range []*PodInfo{
+		{Namespace: "ns", Name: "b-0", Job: "ns/b", Request: gpus(1), Status: Pipelined, NodeName: "n2", PromisedAt: late},
+		{Namespace: "ns", Name: "v-0", Job: "ns/v", Request: gpus(1), Status: Releasing, NodeName: "n2", EvictedFor: "ns/c"},
+	} {
+		node.addPod(p)
+		insertPod(&node.Pods, p)
+	}
+	if got := node.BindableToPromise(a.Job, a.PromisedAt).Get(GPU); got != 1 {
+		t.Errorf("a, its pod withdrawn, may bind %d GPUs, want the idle 1: b counts on c's victim", got)
+	}
+	if got := node.Bindable().Get(GPU); got != 0 {
+		t.Errorf("a pod promised nothing may bind %d GPUs, want none: b's need counts in full", got)
+	}
+}

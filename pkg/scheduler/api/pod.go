@@ -72,6 +72,10 @@ type PodInfo struct {
 	StartTime *time.Time
 	// CreationTime is when the pod object was created (zero if unknown).
 	CreationTime time.Time
+	// Promised tells, for a pipelined pod, a promise (its nominated node, kept across cycles,
+	// made when reclaim or preempt evicted for its job) from a placement pipelined for this
+	// cycle only onto resources being released for other reasons.
+	Promised bool
 	// PromisedAt is, for a pipelined pod, when it was promised its node (the decision, as its
 	// kai.scheduler/Promised condition records it); zero when unknown, which keeps the
 	// promise before any other. Promises are kept in that order (NodeInfo.BindableToPromise).

@@ -338,7 +338,7 @@ func (a *assembly) place(e *podEntry) {
 	case v.deleting:
 		info.Status, info.EvictedFor = api.Releasing, v.evictedFor
 	case v.nodeName == "" && a.nodes[v.nominated] != nil:
-		info.Status, info.NodeName, info.PromisedAt = api.Pipelined, v.nominated, v.promisedAt
+		info.Status, info.NodeName, info.Promised, info.PromisedAt = api.Pipelined, v.nominated, true, v.promisedAt
 	case v.nodeName == "":
 		info.Status = api.Pending
 	case e.running:

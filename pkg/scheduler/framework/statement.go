@@ -26,9 +26,10 @@ type operation struct {
 	pod        *api.PodInfo
 	fromStatus api.PodStatus
 	fromNode   string
-	// fromEvictedFor is the pod's EvictedFor before an eviction set it, fromPromisedAt its
-	// PromisedAt before a pipeline or nomination set it.
+	// fromEvictedFor is the pod's EvictedFor before an eviction set it, fromPromised and
+	// fromPromisedAt its Promised and PromisedAt before a pipeline or nomination set them.
 	fromEvictedFor api.JobID
+	fromPromised   bool
 	fromPromisedAt time.Time
 	reason         EvictionReason
 }
@@ -98,12 +99,12 @@ func (st *Statement) pipeline(pod *api.PodInfo, nodeName string, kind operationK
 		name, _ := pod.Request.Shortage(free)
 		return fmt.Errorf("pipeline %s: %s on node %s (needs %s, %s once released)", pod.Key(), placement.InsufficientReason(name), nodeName, pod.Request, free)
 	}
-	op := operation{kind: kind, pod: pod, fromPromisedAt: pod.PromisedAt}
+	op := operation{kind: kind, pod: pod, fromPromised: pod.Promised, fromPromisedAt: pod.PromisedAt}
 	// To the second, as the pod's condition records it: a promise read back must stand where
 	// it stood among the others when it was made.
-	pod.PromisedAt = st.ssn.now.Truncate(time.Second)
+	pod.Promised, pod.PromisedAt = kind == opNominate, st.ssn.now.Truncate(time.Second)
 	if err := st.apply(op, api.Pipelined, nodeName); err != nil {
-		pod.PromisedAt = op.fromPromisedAt
+		pod.Promised, pod.PromisedAt = op.fromPromised, op.fromPromisedAt
 		return err
 	}
 	return nil
@@ -169,14 +170,15 @@ func (st *Statement) Rollback(cp Checkpoint) {
 		op := st.ops[i]
 		// Undoing restores a state the snapshot held before, so it cannot fail.
 		from := op.pod.Status
-		switch op.kind {
-		case opEvict:
+		if op.kind == opEvict {
 			op.pod.EvictedFor = op.fromEvictedFor
-		case opPipeline, opNominate:
-			op.pod.PromisedAt = op.fromPromisedAt
 		}
 		_ = st.ssn.snapshot.SetPodStatus(op.pod, op.fromStatus, op.fromNode)
 		st.ssn.podStatusChanged(op.pod, from)
+		if op.kind == opPipeline || op.kind == opNominate {
+			// After the listeners: they undo what they counted for the pod as it was placed.
+			op.pod.Promised, op.pod.PromisedAt = op.fromPromised, op.fromPromisedAt
+		}
 	}
 	st.ops = st.ops[:cp]
 }

@@ -154,7 +154,9 @@ func (f *reclaimFilter) judge(u framework.ScenarioUnit, taken map[*queueState]Ve
 	for _, p := range u.Pods {
 		j.evicting = j.evicting.add(fromResources(p.Request))
 	}
-	remaining := theirs.allocated.sub(taken[theirs])
+	// What a placement pipelined for this cycle only would hold is no promise: the victim's
+	// branch holds what runs and what is promised to it.
+	remaining := theirs.allocated.sub(theirs.transient).sub(taken[theirs])
 	fair := f.fitsShare(mine) && above(remaining, theirs.fair, j.evicting) &&
 		keepsQuota(theirs, remaining.sub(j.evicting), j.evicting, earlier)
 	quota := f.fitsQuota(mine) && above(remaining, theirs.deserved, j.evicting)

@@ -17,8 +17,10 @@ type queueState struct {
 	// (the cluster's capacity, for a top-level queue).
 	fair, request, deserved, divided Vector
 	// allocated is what its jobs hold or were promised (pipelined); nonPreemptible the part
-	// held by non-preemptible jobs. Kept current as the session decides.
-	allocated, nonPreemptible Vector
+	// held by non-preemptible jobs; transient the part pipelined for this cycle only, onto
+	// resources being released for other reasons: no promise, so not held when another queue
+	// asks whether this one is above its share. Kept current as the session decides.
+	allocated, nonPreemptible, transient Vector
 	// standingCache, on a leaf, remembers standingFor answers for the leaf's next job at each
 	// level of its chain: choosing the next queue compares every leaf's turn with the best
 	// one, turn after turn, asking the same questions while nothing changes.
@@ -158,6 +160,17 @@ func (st *shareState) podStatusChanged(pod *api.PodInfo, from api.PodStatus) {
 	job := st.snapshot.Job(pod.Job)
 	delete(st.next, job)
 	st.generation++
+	chain := st.chain(job.Queue)
+	if !pod.Promised && (from == api.Pipelined) != (pod.Status == api.Pipelined) {
+		sign := 1.0
+		if from == api.Pipelined {
+			sign = -1
+		}
+		delta := fromResources(pod.Request).scale(sign)
+		for _, q := range chain {
+			q.transient = q.transient.add(delta)
+		}
+	}
 	before, after := holdsShare(from), holdsShare(pod.Status)
 	if before == after {
 		return
@@ -166,7 +179,7 @@ func (st *shareState) podStatusChanged(pod *api.PodInfo, from api.PodStatus) {
 	if before {
 		sign = -1
 	}
-	st.charge(st.chain(job.Queue), job, pod.Request, sign)
+	st.charge(chain, job, pod.Request, sign)
 }
 
 // allocatable refuses a request that would take any queue above the job past its limit
