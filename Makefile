@@ -51,11 +51,12 @@ bench: tools
 	$(GO) test ./pkg/... -run xxx -bench . -benchmem -count 5 | tee _output/bench.txt
 	$(BIN)/benchstat _output/bench.txt | tee _output/benchstat.txt
 
-## soak: the randomized property suite (test/property) on 10,000 seeds instead of make test's
-## 300 (about 5 minutes on 2 cores). SEEDS=N changes the count.
+## soak: the randomized property suite (test/property) on 10,000 seeds of the main family and
+## of the quota family instead of make test's 300 and 150 (about 8 minutes on 2 cores).
+## SEEDS=N changes the count.
 SEEDS ?= 10000
 soak:
-	PROPERTY_SEEDS=$(SEEDS) $(GO) test ./test/property/ -count=1 -timeout 60m -v -run TestProperties | grep -E '^(ok|FAIL)|--- FAIL|figures|failing|replay|go run'
+	PROPERTY_SEEDS=$(SEEDS) $(GO) test ./test/property/ -count=1 -timeout 90m -v -run 'TestProperties|TestOwedQuotas' | grep -E '^(ok|FAIL)|--- FAIL|figures|failing|replay|go run'
 
 ## scale: the scale suite (test/scale) at NODES simulated 8-GPU nodes (default 500; 1000 and
 ## 5000 possible): upstream KAI's scale scenarios and the min-runtime ones, against a real
