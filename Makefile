@@ -52,7 +52,7 @@ bench: tools
 	$(BIN)/benchstat _output/bench.txt | tee _output/benchstat.txt
 
 ## soak: the randomized property suite (test/property) on 10,000 seeds of the main family and
-## of the quota family instead of make test's 300 and 150 (about 8 minutes on 2 cores).
+## of the quota family instead of make test's 300 and 150 (about 17 minutes on 2 cores).
 ## SEEDS=N changes the count.
 SEEDS ?= 10000
 soak:

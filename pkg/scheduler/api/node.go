@@ -1,8 +1,6 @@
 package api
 
 import (
-	"time"
-
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -88,7 +86,7 @@ func (n *NodeInfo) Bindable() Resources {
 // later promise placed onto resources another preemptor's victims release beyond its needs
 // (a victim gang larger than the room it made) waits for them, and does not hold back an
 // earlier preemptor whose own victims have gone.
-func (n *NodeInfo) BindableToPromise(job JobID, promisedAt time.Time) Resources {
+func (n *NodeInfo) BindableToPromise(job JobID, promisedAt int64) Resources {
 	return n.Idle().Sub(n.promisedFromIdle(promiseOf{job: job, at: promisedAt}))
 }
 
@@ -96,18 +94,18 @@ func (n *NodeInfo) BindableToPromise(job JobID, promisedAt time.Time) Resources 
 // a pod promised nothing, which comes after every promise.
 type promiseOf struct {
 	job JobID
-	at  time.Time
+	at  int64 // Unix seconds (PodInfo.PromisedAt)
 }
 
 // before reports whether a promise made to job at t was made before p (the asking one): by
 // time, then by job, so that promises of one moment are served in one order. Every promise
 // is before a pod promised nothing.
-func (p promiseOf) before(job JobID, t time.Time) bool {
+func (p promiseOf) before(job JobID, t int64) bool {
 	if p.job == "" {
 		return true
 	}
-	if c := t.Compare(p.at); c != 0 {
-		return c < 0
+	if t != p.at {
+		return t < p.at
 	}
 	return job < p.job
 }
@@ -130,7 +128,7 @@ func (n *NodeInfo) promisedFromIdle(asker promiseOf) Resources {
 	type claim struct {
 		job                 JobID
 		promised, releasing Resources
-		at                  time.Time // of the promise: its pods' earliest
+		at                  int64 // of the promise: its pods' earliest
 	}
 	var onStack [8]claim
 	claims := onStack[:0]
@@ -156,7 +154,7 @@ func (n *NodeInfo) promisedFromIdle(asker promiseOf) Resources {
 		}
 		if promised {
 			claims[i].promised = claims[i].promised.Add(p.Request)
-			if claims[i].at.IsZero() || p.PromisedAt.Before(claims[i].at) {
+			if claims[i].at == 0 || p.PromisedAt < claims[i].at {
 				claims[i].at = p.PromisedAt
 			}
 		} else {

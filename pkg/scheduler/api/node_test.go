@@ -173,7 +173,7 @@ func TestNodesMovedSinceListsEveryMovedNode(t *testing.T) {
 // its own victims — while b may not take a's GPU, and nobody promised nothing may take any.
 func TestAnEarlierPromiseIsNotHeldBackByALaterOneCountingOnSurplus(t *testing.T) {
 	gpus := func(n int64) Resources { return NewResources(0, 0, n) }
-	early, late := time.Date(2026, 1, 1, 0, 14, 0, 0, time.UTC), time.Date(2026, 1, 1, 0, 14, 10, 0, time.UTC)
+	early, late := time.Date(2026, 1, 1, 0, 14, 0, 0, time.UTC).Unix(), time.Date(2026, 1, 1, 0, 14, 10, 0, time.UTC).Unix()
 	node := &NodeInfo{Name: "n1", Allocatable: gpus(4)}
 	a := &PodInfo{Namespace: "ns", Name: "a-0", Job: "ns/a", Request: gpus(1), Status: Pipelined, NodeName: "n1", PromisedAt: early}
 	b := &PodInfo{Namespace: "ns", Name: "b-0", Job: "ns/b", Request: gpus(1), Status: Pipelined, NodeName: "n1", PromisedAt: late}
@@ -213,7 +213,7 @@ func TestAnEarlierPromiseIsNotHeldBackByALaterOneCountingOnSurplus(t *testing.T)
 // are promised one GPU each: a may bind the idle one.
 func TestAVictimOfAPreemptorPromisedElsewhereIsSurplus(t *testing.T) {
 	gpus := func(n int64) Resources { return NewResources(0, 0, n) }
-	early, late := time.Date(2026, 1, 1, 0, 3, 0, 0, time.UTC), time.Date(2026, 1, 1, 0, 3, 10, 0, time.UTC)
+	early, late := time.Date(2026, 1, 1, 0, 3, 0, 0, time.UTC).Unix(), time.Date(2026, 1, 1, 0, 3, 10, 0, time.UTC).Unix()
 	node := &NodeInfo{Name: "n2", Allocatable: gpus(2)}
 	a := &PodInfo{Namespace: "ns", Name: "a-0", Job: "ns/a", Request: gpus(1), Status: Pending, PromisedAt: early}
 	for _, p := range []*PodInfo{

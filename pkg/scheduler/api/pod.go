@@ -72,14 +72,13 @@ type PodInfo struct {
 	StartTime *time.Time
 	// CreationTime is when the pod object was created (zero if unknown).
 	CreationTime time.Time
-	// Promised tells, for a pipelined pod, a promise (its nominated node, kept across cycles,
-	// made when reclaim or preempt evicted for its job) from a placement pipelined for this
-	// cycle only onto resources being released for other reasons.
-	Promised bool
-	// PromisedAt is, for a pipelined pod, when it was promised its node (the decision, as its
-	// kai.scheduler/Promised condition records it); zero when unknown, which keeps the
-	// promise before any other. Promises are kept in that order (NodeInfo.BindableToPromise).
-	PromisedAt time.Time
+	// PromisedAt is, for a pipelined pod that holds a promise (its nominated node, kept across
+	// cycles, made when reclaim or preempt evicted for its job), when it was promised, in Unix
+	// seconds, as its kai.scheduler/Promised condition records it; 0 for a placement
+	// pipelined for this cycle only, onto resources released for other reasons. Promises
+	// are kept in that order (NodeInfo.BindableToPromise). Seconds, not a time.Time: every
+	// pod of a snapshot carries the field.
+	PromisedAt int64
 }
 
 // Key is namespace/name, unique in the cluster.

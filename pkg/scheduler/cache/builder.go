@@ -239,6 +239,19 @@ func (a *assembly) view(e *podEntry) podView {
 	return v
 }
 
+// promiseTime is when a promise was made, in Unix seconds (api.PodInfo.PromisedAt): as its
+// condition or the scheduler's own write says, or, for a promise written without one (by an
+// older scheduler), the pod's creation, before which it cannot have been made.
+func promiseTime(promisedAt, created time.Time) int64 {
+	switch {
+	case !promisedAt.IsZero():
+		return promisedAt.Unix()
+	case !created.IsZero():
+		return created.Unix()
+	}
+	return 1 // the oldest promise there can be, and still a promise
+}
+
 // charge counts a pod that is not ours to schedule (another scheduler's, or one whose
 // PodGroup is missing) on its node: while it terminates its resources are releasing, not
 // idle, or a pod bound onto them would be refused by the kubelet.
@@ -338,7 +351,7 @@ func (a *assembly) place(e *podEntry) {
 	case v.deleting:
 		info.Status, info.EvictedFor = api.Releasing, v.evictedFor
 	case v.nodeName == "" && a.nodes[v.nominated] != nil:
-		info.Status, info.NodeName, info.Promised, info.PromisedAt = api.Pipelined, v.nominated, true, v.promisedAt
+		info.Status, info.NodeName, info.PromisedAt = api.Pipelined, v.nominated, promiseTime(v.promisedAt, e.creationTime)
 	case v.nodeName == "":
 		info.Status = api.Pending
 	case e.running:

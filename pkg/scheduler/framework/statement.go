@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/placement"
@@ -26,11 +25,10 @@ type operation struct {
 	pod        *api.PodInfo
 	fromStatus api.PodStatus
 	fromNode   string
-	// fromEvictedFor is the pod's EvictedFor before an eviction set it, fromPromised and
-	// fromPromisedAt its Promised and PromisedAt before a pipeline or nomination set them.
+	// fromEvictedFor is the pod's EvictedFor before an eviction set it, fromPromisedAt its
+	// PromisedAt before a pipeline or nomination set it.
 	fromEvictedFor api.JobID
-	fromPromised   bool
-	fromPromisedAt time.Time
+	fromPromisedAt int64
 	reason         EvictionReason
 }
 
@@ -63,10 +61,10 @@ func (st *Statement) Allocate(pod *api.PodInfo, nodeName string) error {
 	return st.apply(operation{kind: opAllocate, pod: pod}, api.Allocated, nodeName)
 }
 
-// Keep binds a pod of the promise its job was made at promisedAt (withdrawn in this
+// Keep binds a pod of the promise its job was made at promisedAt (Unix seconds; withdrawn in this
 // statement, to be placed anew) onto a node it was promised, into what the promise may bind
 // there now (NodeInfo.BindableToPromise): promises are kept first come, first served.
-func (st *Statement) Keep(pod *api.PodInfo, nodeName string, promisedAt time.Time) error {
+func (st *Statement) Keep(pod *api.PodInfo, nodeName string, promisedAt int64) error {
 	node, err := st.pendingPodAndNode(pod, nodeName)
 	if err != nil {
 		return err
@@ -99,12 +97,15 @@ func (st *Statement) pipeline(pod *api.PodInfo, nodeName string, kind operationK
 		name, _ := pod.Request.Shortage(free)
 		return fmt.Errorf("pipeline %s: %s on node %s (needs %s, %s once released)", pod.Key(), placement.InsufficientReason(name), nodeName, pod.Request, free)
 	}
-	op := operation{kind: kind, pod: pod, fromPromised: pod.Promised, fromPromisedAt: pod.PromisedAt}
+	op := operation{kind: kind, pod: pod, fromPromisedAt: pod.PromisedAt}
 	// To the second, as the pod's condition records it: a promise read back must stand where
-	// it stood among the others when it was made.
-	pod.Promised, pod.PromisedAt = kind == opNominate, st.ssn.now.Truncate(time.Second)
+	// it stood among the others when it was made. A placement for this cycle is no promise.
+	pod.PromisedAt = 0
+	if kind == opNominate {
+		pod.PromisedAt = st.ssn.now.Unix()
+	}
 	if err := st.apply(op, api.Pipelined, nodeName); err != nil {
-		pod.Promised, pod.PromisedAt = op.fromPromised, op.fromPromisedAt
+		pod.PromisedAt = op.fromPromisedAt
 		return err
 	}
 	return nil
@@ -177,7 +178,7 @@ func (st *Statement) Rollback(cp Checkpoint) {
 		st.ssn.podStatusChanged(op.pod, from)
 		if op.kind == opPipeline || op.kind == opNominate {
 			// After the listeners: they undo what they counted for the pod as it was placed.
-			op.pod.Promised, op.pod.PromisedAt = op.fromPromised, op.fromPromisedAt
+			op.pod.PromisedAt = op.fromPromisedAt
 		}
 	}
 	st.ops = st.ops[:cp]

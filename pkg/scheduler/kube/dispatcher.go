@@ -182,7 +182,7 @@ func (d *Dispatcher) CancelPipeline(ctx context.Context, pod *api.PodInfo) error
 // podCall is a nomination (or, with no node, a withdrawal) of a pod, recorded in the overlay.
 func (d *Dispatcher) podCall(_ context.Context, p *api.PodInfo, nodeName, verb string, send func(context.Context) error) *dispatch {
 	uid := types.UID(p.UID)
-	d.Overlay.NominationQueued(uid, nodeName, p.PromisedAt)
+	d.Overlay.NominationQueued(uid, nodeName, time.Unix(p.PromisedAt, 0))
 	return &dispatch{pod: p.Key(), verb: verb, job: p.Job, uid: uid, send: send, failed: func() { d.Overlay.NominationFailed(uid, nodeName) }}
 }
 

@@ -153,7 +153,7 @@ func (e *Effects) nominate(ctx context.Context, pod *api.PodInfo, nodeName strin
 	if err != nil {
 		return err
 	}
-	e.Overlay.Nominated(uid, nodeName, pod.PromisedAt)
+	e.Overlay.Nominated(uid, nodeName, time.Unix(pod.PromisedAt, 0))
 	return nil
 }
 
@@ -167,7 +167,7 @@ func promisePatch(pod *api.PodInfo, nodeName string) []byte {
 	}
 	condition := v1.PodCondition{Type: scheduling.PromisedCondition, Status: v1.ConditionTrue, Reason: "Nominated",
 		Message:            fmt.Sprintf("what its job's victims release on %s is kept for it until it binds (kubectl kai explain pg)", nodeName),
-		LastTransitionTime: metav1.NewTime(pod.PromisedAt)}
+		LastTransitionTime: metav1.NewTime(time.Unix(pod.PromisedAt, 0))}
 	encoded, _ := json.Marshal(condition) // a PodCondition always encodes
 	return fmt.Appendf(nil, `{"metadata":{"uid":%q},"status":{"nominatedNodeName":%q,"conditions":[%s]}}`, pod.UID, nodeName, encoded)
 }

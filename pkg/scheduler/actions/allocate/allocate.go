@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/actions"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
@@ -153,12 +152,10 @@ func (a *Action) keepPromise(ctx context.Context, ssn *framework.Session, search
 }
 
 // promisedAt is when a job's promise was made: its pipelined pods' earliest PromisedAt.
-func promisedAt(promised []*api.PodInfo) time.Time {
+func promisedAt(promised []*api.PodInfo) int64 {
 	at := promised[0].PromisedAt
 	for _, p := range promised[1:] {
-		if p.PromisedAt.Before(at) {
-			at = p.PromisedAt
-		}
+		at = min(at, p.PromisedAt)
 	}
 	return at
 }
@@ -167,7 +164,7 @@ func promisedAt(promised []*api.PodInfo) time.Time {
 // it was promised (preferred, each taken at most once) where the promise may bind
 // (Statement.Keep), or else onto idle resources no promise counts on. It reports whether every
 // pod was bound.
-func keepAll(ssn *framework.Session, st *framework.Statement, search *actions.NodeSearch, pods []*api.PodInfo, since time.Time, preferred []string) bool {
+func keepAll(ssn *framework.Session, st *framework.Statement, search *actions.NodeSearch, pods []*api.PodInfo, since int64, preferred []string) bool {
 	preferred = slices.Clone(preferred)
 	for _, pod := range pods {
 		kept := slices.IndexFunc(preferred, func(name string) bool {

@@ -161,7 +161,7 @@ func (st *shareState) podStatusChanged(pod *api.PodInfo, from api.PodStatus) {
 	delete(st.next, job)
 	st.generation++
 	chain := st.chain(job.Queue)
-	if !pod.Promised && (from == api.Pipelined) != (pod.Status == api.Pipelined) {
+	if pod.PromisedAt == 0 && (from == api.Pipelined) != (pod.Status == api.Pipelined) {
 		sign := 1.0
 		if from == api.Pipelined {
 			sign = -1
