@@ -3,11 +3,8 @@ package status
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"maps"
 	"math"
 	"slices"
-	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -33,27 +30,30 @@ type QueueReport struct {
 	Share *api.QueueShare
 }
 
-// key renders the report for change detection, the shares as they are written, so that float
-// noise below what the status shows writes nothing.
-func (r QueueReport) key() string {
-	shares := ""
-	if r.Share != nil {
-		deserved, fair := shareList(r.Share.Deserved), shareList(r.Share.FairShare)
-		shares = fmt.Sprintf("%v|%v", quantities(deserved), quantities(fair))
+// shows reports whether the report shows what o shows in a Queue's status: the shares as
+// they are written, so that float noise below what the status shows writes nothing. Called
+// for every queue every cycle, so it compares values rather than rendering text.
+func (r QueueReport) shows(o QueueReport) bool {
+	if r.Problem != o.Problem || !slices.Equal(r.Children, o.Children) || !r.Allocated.Equal(o.Allocated) ||
+		!r.AllocatedNonPreemptible.Equal(o.AllocatedNonPreemptible) || !r.Requested.Equal(o.Requested) || (r.Share == nil) != (o.Share == nil) {
+		return false
 	}
-	return fmt.Sprintf("%v|%v|%v|%v|%s|%s", r.Children, r.Allocated, r.AllocatedNonPreemptible, r.Requested, r.Problem, shares)
+	return r.Share == nil || (shownShare(r.Share.Deserved) == shownShare(o.Share.Deserved) && shownShare(r.Share.FairShare) == shownShare(o.Share.FairShare))
 }
 
 // queueState is the updater's memory of one queue.
 type queueState struct {
-	report        QueueReport
-	written       string
-	writtenAt     time.Time
-	problem       string
-	problemSince  time.Time
+	report       QueueReport
+	writtenAt    time.Time
+	problem      string
+	problemSince time.Time
+	// everWritten is set once a report was written; writtenReport is the latest written.
 	everWritten   bool
 	writtenReport QueueReport
 }
+
+// shown reports whether the queue's status shows its report.
+func (q *queueState) shown() bool { return q.everWritten && q.report.shows(q.writtenReport) }
 
 // SetQueues records, at the end of a cycle, what to report about every queue, and queues a
 // write for each whose status no longer shows it.
@@ -75,7 +75,7 @@ func (u *Updater) SetQueues(reports map[string]QueueReport) {
 			q.problem, q.problemSince = r.Problem, u.Clock.Now()
 		}
 		q.report = r
-		if r.key() != q.written {
+		if !q.shown() {
 			u.mark(target{queueStatusTarget, name})
 		}
 	}
@@ -87,13 +87,12 @@ func (u *Updater) SetQueues(reports map[string]QueueReport) {
 func (u *Updater) writeQueueStatus(ctx context.Context, name string) (time.Duration, error) {
 	u.mu.Lock()
 	q := u.queues[name]
-	if q == nil || q.report.key() == q.written {
+	if q == nil || q.shown() {
 		u.mu.Unlock()
 		return 0, nil // gone, or shown already
 	}
 	report, since := q.report, q.problemSince
-	structural := !q.everWritten || report.Problem != q.writtenReport.Problem ||
-		strings.Join(report.Children, ",") != strings.Join(q.writtenReport.Children, ",")
+	structural := !q.everWritten || report.Problem != q.writtenReport.Problem || !slices.Equal(report.Children, q.writtenReport.Children)
 	if elapsed := u.Clock.Since(q.writtenAt); !structural && elapsed < conditionRefresh {
 		u.mu.Unlock()
 		return conditionRefresh - elapsed, nil
@@ -104,7 +103,7 @@ func (u *Updater) writeQueueStatus(ctx context.Context, name string) (time.Durat
 	}
 	u.mu.Lock()
 	if q := u.queues[name]; q != nil {
-		q.written, q.writtenAt, q.everWritten, q.writtenReport = report.key(), u.Clock.Now(), true, report
+		q.writtenAt, q.everWritten, q.writtenReport = u.Clock.Now(), true, report
 	}
 	u.mu.Unlock()
 	return 0, nil
@@ -140,21 +139,20 @@ func (u *Updater) writeQueue(ctx context.Context, name string, r QueueReport, si
 // quantities: GPUs to the thousandth (1.5 is 1500m), CPU to the millicore, memory to the
 // byte.
 func shareList(v [api.NumQuotaResources]float64) v1.ResourceList {
+	shown := shownShare(v)
 	return v1.ResourceList{
-		v1.ResourceCPU:      *resource.NewMilliQuantity(int64(math.Round(v[api.CPU])), resource.DecimalSI),
-		v1.ResourceMemory:   *resource.NewQuantity(int64(math.Round(v[api.Memory])), resource.BinarySI),
-		api.GPUResourceName: *resource.NewMilliQuantity(int64(math.Round(v[api.GPU]*1000)), resource.DecimalSI),
+		v1.ResourceCPU:      *resource.NewMilliQuantity(shown[api.CPU], resource.DecimalSI),
+		v1.ResourceMemory:   *resource.NewQuantity(shown[api.Memory], resource.BinarySI),
+		api.GPUResourceName: *resource.NewMilliQuantity(shown[api.GPU], resource.DecimalSI),
 	}
 }
 
-// quantities renders a resource list in name order, for comparing what would be written.
-func quantities(list v1.ResourceList) string {
-	var b strings.Builder
-	for _, name := range slices.Sorted(maps.Keys(list)) {
-		q := list[name]
-		fmt.Fprintf(&b, "%s=%s,", name, q.String())
-	}
-	return b.String()
+// shownShare is what shareList writes of each amount, as integers: CPU millicores, memory
+// bytes, GPU thousandths.
+func shownShare(v [api.NumQuotaResources]float64) [api.NumQuotaResources]int64 {
+	var shown [api.NumQuotaResources]int64
+	shown[api.CPU], shown[api.Memory], shown[api.GPU] = int64(math.Round(v[api.CPU])), int64(math.Round(v[api.Memory])), int64(math.Round(v[api.GPU]*1000))
+	return shown
 }
 
 // resourceList renders scheduler amounts as Kubernetes quantities.
