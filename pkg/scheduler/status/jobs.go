@@ -65,7 +65,7 @@ func (u *Updater) SetPending(reasons map[api.JobID][]api.PendingReason, unschedu
 		}
 		written, shown := u.written[job]
 		switch {
-		case shown && written == reasonsKey(r):
+		case shown && written.key == reasonsKey(r):
 			delete(u.pending, job) // the condition shows it already
 		case awaiting && now.Sub(since) < promiseQuiet:
 			delete(u.pending, job) // on its way: told only if it takes a while
@@ -86,6 +86,13 @@ func onlyAwaitingPromise(reasons []api.PendingReason) bool {
 	return len(reasons) > 0
 }
 
+// writtenCondition is what a job's condition was last written with: its reasons' key and
+// figure-free shape (reasonsKey, reasonsShape), and when.
+type writtenCondition struct {
+	key, shape string
+	at         time.Time
+}
+
 // reasonsKey is what tells two lists of pending reasons apart.
 func reasonsKey(reasons []api.PendingReason) string {
 	var b strings.Builder
@@ -98,6 +105,43 @@ func reasonsKey(reasons []api.PendingReason) string {
 	return b.String()
 }
 
+// reasonsShape is reasonsKey with every figure masked: two lists of reasons of one shape
+// differ only in how much or how many, not in what the job waits for (figuresRefresh). A
+// figure is a run of digits, with a decimal point inside, that is not part of a word, a
+// duration or a time (next to a letter, '-' or ':'): "16 GPUs", "0/2 nodes", but not
+// "2m0s" or "2026-01-01T04:00:03Z".
+func reasonsShape(reasons []api.PendingReason) string {
+	key := reasonsKey(reasons)
+	var b strings.Builder
+	b.Grow(len(key))
+	for i := 0; i < len(key); {
+		if !isDigit(key[i]) {
+			b.WriteByte(key[i])
+			i++
+			continue
+		}
+		end := i
+		for end < len(key) && (isDigit(key[end]) || (key[end] == '.' && end+1 < len(key) && isDigit(key[end+1]))) {
+			end++
+		}
+		if (i > 0 && partOfWord(key[i-1])) || (end < len(key) && partOfWord(key[end])) {
+			b.WriteString(key[i:end])
+		} else {
+			b.WriteByte('#')
+		}
+		i = end
+	}
+	return b.String()
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// partOfWord reports whether c next to digits makes them part of a word, a duration or a
+// time rather than a figure.
+func partOfWord(c byte) bool {
+	return c == '-' || c == ':' || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z')
+}
+
 // writeJobStatus writes, in one patch of the PodGroup's status, what is due of its
 // scheduling condition and of its min-runtime protection, then tells the reasons in events
 // and marks the job's waiting pods. A changed condition rewritten less than
@@ -105,16 +149,20 @@ func reasonsKey(reasons []api.PendingReason) string {
 func (u *Updater) writeJobStatus(ctx context.Context, job api.JobID) (time.Duration, error) {
 	u.mu.Lock()
 	reasons, conditionQueued := u.pending[job]
-	key := reasonsKey(reasons)
-	writtenKey, wasPending := u.written[job]
+	key, shape := reasonsKey(reasons), reasonsShape(reasons)
+	written, wasPending := u.written[job]
 	var wait time.Duration
-	if conditionQueued && wasPending && writtenKey == key {
+	if conditionQueued && wasPending && written.key == key {
 		delete(u.pending, job) // the condition shows it already
 		conditionQueued = false
 	}
 	if conditionQueued && wasPending && len(reasons) > 0 {
-		if since := u.Clock.Since(u.writtenAt[job]); since < conditionRefresh {
-			wait, conditionQueued = conditionRefresh-since, false
+		refresh := conditionRefresh
+		if written.shape == shape {
+			refresh = figuresRefresh // only its figures moved
+		}
+		if since := u.Clock.Since(written.at); since < refresh {
+			wait, conditionQueued = refresh-since, false
 		}
 	}
 	protection, protectionQueued := u.protections[job]
@@ -164,9 +212,8 @@ func (u *Updater) writeJobStatus(ctx context.Context, job api.JobID) (time.Durat
 		delete(u.pending, job)
 		if len(reasons) == 0 {
 			delete(u.written, job)
-			delete(u.writtenAt, job)
 		} else {
-			u.written[job], u.writtenAt[job] = key, u.Clock.Now()
+			u.written[job] = writtenCondition{key: key, shape: shape, at: u.Clock.Now()}
 		}
 	}
 	u.mu.Unlock()

@@ -129,6 +129,53 @@ func TestConditionRewritesAreThrottledButClearedAtOnce(t *testing.T) {
 	}
 }
 
+// A refusal whose figures alone moved — how much the queue holds, how many nodes lack what —
+// is rewritten at most once a minute: on a busy cluster those figures change every cycle, and
+// rewriting them for every waiting job would multiply the API server's writes. What the job
+// waits for, and a protection's end time, are not figures: they are rewritten within the
+// usual 10 seconds.
+func TestAChangeOfFiguresAloneIsRewrittenOnceAMinute(t *testing.T) {
+	c, updater, clk := setup(t, interceptor.Funcs{})
+	message := func() string {
+		if conditions := read(t, c).Status.SchedulingConditions; len(conditions) > 0 {
+			return conditions[0].Message
+		}
+		return ""
+	}
+	tell := func(message string) {
+		updater.SetPending(map[api.JobID][]api.PendingReason{"ns/job": {api.Unschedulable(message)}}, nil)
+		updater.Flush(context.Background())
+	}
+	overShare := func(holds string) string {
+		return "queue team holds " + holds + " GPUs and may have 8 (its fair share); this job asks for 2 more"
+	}
+	tell(overShare("8"))
+	clk.Step(30 * time.Second)
+	tell(overShare("7.5"))
+	if got := message(); got != overShare("8") {
+		t.Fatalf("figures alone moved after 30s: shows %q, want the first refusal still", got)
+	}
+	clk.Step(30 * time.Second)
+	updater.Flush(context.Background())
+	if got := message(); got != overShare("7.5") {
+		t.Fatalf("figures alone moved a minute ago: shows %q, want the latest", got)
+	}
+
+	protected := func(until string) string {
+		return "reclaim: victims are protected by min-runtime: ns/a until " + until + " (20m0s from queue team)"
+	}
+	clk.Step(10 * time.Second)
+	tell(protected("2026-01-01T00:20:00Z"))
+	if got := message(); got != protected("2026-01-01T00:20:00Z") {
+		t.Fatalf("what the job waits for changed: shows %q, want it rewritten after 10s", got)
+	}
+	clk.Step(10 * time.Second)
+	tell(protected("2026-01-01T00:25:00Z"))
+	if got := message(); got != protected("2026-01-01T00:25:00Z") {
+		t.Fatalf("a protection's new end is not a figure: shows %q, want it rewritten after 10s", got)
+	}
+}
+
 // A min-runtime block is told apart from a job that does not fit: by the reason of its entry
 // in the condition's reasons[], and by the reason of its own Warning event.
 func TestReasonsKeepTheirKindInConditionAndEvents(t *testing.T) {
