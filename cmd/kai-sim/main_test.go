@@ -467,3 +467,35 @@ func TestEveryErrorBeginsWithKaiSim(t *testing.T) {
 		}
 	}
 }
+
+// The examples' comments name only files a user of the repository has: two once cited
+// reproductions kept outside it (shared/repro/...), which a reader could not open.
+func TestExamplesCiteOnlyFilesOfTheRepository(t *testing.T) {
+	root := filepath.Join("..", "..")
+	examples := filepath.Join(root, "docs", "examples", "sim")
+	files, err := filepath.Glob(filepath.Join(examples, "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("examples %v: %v", files, err)
+	}
+	path := regexp.MustCompile(`[A-Za-z0-9_./-]+\.(?:yaml|md|go|svg)\b`)
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for line := range strings.Lines(string(data)) {
+			comment, ok := strings.CutPrefix(strings.TrimSpace(line), "#")
+			if !ok {
+				continue
+			}
+			for _, cited := range path.FindAllString(comment, -1) {
+				// A path from the repository's root, or a file beside the example.
+				_, fromRoot := os.Stat(filepath.Join(root, cited))
+				_, beside := os.Stat(filepath.Join(examples, cited))
+				if fromRoot != nil && beside != nil {
+					t.Errorf("%s cites %s, which the repository does not have: %s", filepath.Base(file), cited, strings.TrimSpace(line))
+				}
+			}
+		}
+	}
+}
