@@ -33,7 +33,7 @@ tiers:
 `
 	job, queue := explainEscalated(t, escalating, nil)
 	for _, want := range []string{
-		"Evicted before: 0 time(s) by preempt, 2 by reclaim (status.evictions); escalation: ×2 per eviction, up to 2h0m0s.",
+		"Evicted before: 2 times (0 by preempt, 2 by reclaim; status.evictions); escalation: ×2 per eviction, up to 2h0m0s.",
 		"2h0m0s from queue team: protected until 2026-01-01T13:58:00Z",
 		"resolved: team sets reclaimMinRuntime 30m0s → escalated to 2h0m0s for its 2 evictions (0 by preempt, 2 by reclaim; the minruntime plugin's escalation: ×2 per eviction, up to 2h0m0s)",
 	} {

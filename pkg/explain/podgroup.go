@@ -16,6 +16,7 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/placement"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/plugins/minruntime"
 )
 
@@ -43,7 +44,7 @@ func (c *Cluster) PodGroup(ctx context.Context, w io.Writer, id api.JobID) error
 		c.explainStale(p, job)
 	}
 	if pending := len(job.PendingPods()); pending > 0 {
-		c.explainWaiting(p, ssn, job, group, pending)
+		c.explainWaiting(ctx, p, ssn, job, group, pending)
 	}
 	if job.CountActive() == 0 && len(job.PendingPods()) == 0 {
 		p.line(0, "It has no running or pending pods: nothing to schedule and nothing to protect.")
@@ -116,8 +117,8 @@ func (c *Cluster) explainRunning(p *printer, ssn *framework.Session, job *api.Jo
 	}
 	p.line(0, "Running since %s (%s ago).", stamp(protection.Start), ago(c.Now.Sub(protection.Start)))
 	if n := job.Evictions.Total(); n > 0 {
-		p.line(1, "Evicted before: %d time(s) by preempt, %d by reclaim (status.evictions); escalation: %s.",
-			job.Evictions.Preempt, job.Evictions.Reclaim, c.escalationOf(job.Queue).Describe())
+		p.line(1, "Evicted before: %s (%d by preempt, %d by reclaim; status.evictions); escalation: %s.",
+			count(int(n), "time", "times"), job.Evictions.Preempt, job.Evictions.Reclaim, c.escalationOf(job.Queue).Describe())
 	}
 	if protection.StartNote != "" {
 		p.line(1, "Note: %s.", protection.StartNote)
@@ -232,7 +233,7 @@ func (c *Cluster) explainEnd(p *printer, depth int, protection api.Protection, m
 
 // explainWaiting tells why a job waits: what the scheduler last wrote on it, and the
 // min-runtime protections it would meet now among the jobs it could take from.
-func (c *Cluster) explainWaiting(p *printer, ssn *framework.Session, job *api.JobInfo, group *v2alpha2.PodGroup, pending int) {
+func (c *Cluster) explainWaiting(ctx context.Context, p *printer, ssn *framework.Session, job *api.JobInfo, group *v2alpha2.PodGroup, pending int) {
 	p.blank()
 	p.line(0, "It waits: %d pods pending.", pending)
 	if q := c.Snapshot.Queues.Get(job.Queue); q == nil {
@@ -269,17 +270,34 @@ func (c *Cluster) explainWaiting(p *printer, ssn *framework.Session, job *api.Jo
 		return
 	}
 	// Ask the plugins about every running job this one could take from: the reasons a cycle
-	// would record, before fair share and room decide which of them it would need.
+	// would record, before fair share and room decide which of them it would need. Only jobs
+	// with pods on nodes its pods could use count: the victim search evicts nothing where the
+	// pod could not run anyway. The others are asked in a session of their own, to count those
+	// a protection would refuse without their names joining the reasons of this one.
+	usable := c.usableNodes(ssn, job)
+	aside := c.session(ctx)
+	defer aside.Close()
+	var unusable []unusableVictim
 	for _, victim := range c.Snapshot.Jobs {
 		if victim.ID == job.ID || !victim.Preemptible || victim.CountActive() == 0 {
 			continue
 		}
+		var action framework.ActionType
 		switch {
 		case victim.Queue != job.Queue:
-			ssn.IsPreemptible(framework.Reclaim, job, victim)
+			action = framework.Reclaim
 		case victim.Priority < job.Priority:
-			ssn.IsPreemptible(framework.Preempt, job, victim)
+			action = framework.Preempt
+		default:
+			continue
 		}
+		if nodes := usable.refusedNodes(victim); nodes != nil {
+			if aside.IsPreemptible(action, job, victim).Plugin() == minruntime.Name {
+				unusable = append(unusable, unusableVictim{victim.ID, nodes})
+			}
+			continue
+		}
+		ssn.IsPreemptible(action, job, victim)
 	}
 	var protected []string
 	for _, r := range ssn.PendingReasons(job.ID) {
@@ -289,13 +307,107 @@ func (c *Cluster) explainWaiting(p *printer, ssn *framework.Session, job *api.Jo
 	}
 	p.blank()
 	if len(protected) == 0 {
-		p.line(0, "No running job it could take from is protected by min-runtime now.")
+		p.line(0, "No running job it could take from on nodes its pods can use is protected by min-runtime now.")
+	} else {
+		p.line(0, "Min-runtime protections it meets now (among running jobs it could take from on nodes its pods can use, before fair share decides which it may):")
+		for _, m := range protected {
+			p.line(1, "%s", m)
+		}
+	}
+	c.explainUnusable(p, unusable)
+}
+
+// unusableVictim is a protected job whose running pods all sit on nodes the waiting job's
+// pods cannot use: for each such node, why.
+type unusableVictim struct {
+	id    api.JobID
+	nodes []refusedNode
+}
+
+type refusedNode struct{ name, why string }
+
+// maxUnusableNamed bounds the protected jobs named on unusable nodes: they are said for
+// completeness, and a large cluster may hold many.
+const maxUnusableNamed = 5
+
+// explainUnusable says how many protected jobs were left out because they run on nodes the
+// waiting job's pods cannot use, names the first few and says why each node is refused, so
+// that no one waits for a protection to end that would free nothing for this job.
+func (c *Cluster) explainUnusable(p *printer, victims []unusableVictim) {
+	if len(victims) == 0 {
 		return
 	}
-	p.line(0, "Min-runtime protections it meets now (among all running jobs it could take from, before fair share decides which it may):")
-	for _, m := range protected {
-		p.line(1, "%s", m)
+	if len(victims) == 1 {
+		p.line(0, "1 protected job on nodes this job's pods cannot use is not shown (evicting it would make no room for this job):")
+	} else {
+		p.line(0, "%d protected jobs on nodes this job's pods cannot use are not shown (evicting them would make no room for this job):", len(victims))
 	}
+	for k, v := range victims {
+		if k == maxUnusableNamed {
+			p.line(1, "and %d more", len(victims)-k)
+			break
+		}
+		var nodes []string
+		for _, n := range v.nodes {
+			nodes = append(nodes, n.name+" ("+n.why+")")
+		}
+		p.line(1, "%s on %s", v.id, strings.Join(nodes, ", "))
+	}
+}
+
+// usable maps each node to why no pending pod of the waiting job could run there, "" for a
+// node one could.
+type usable map[string]string
+
+// usableNodes asks, of every node, whether some pending pod of job could run there once
+// victims made room: the session's Predicate, which the victim search asks before it looks
+// for victims on a node (kube-scheduler's filters: taints, node selector and affinity,
+// cordons, host ports; and the plugins'), and whether the node, even emptied, has every
+// resource the pod asks for, in kube-scheduler's words for a node short of one.
+func (c *Cluster) usableNodes(ssn *framework.Session, job *api.JobInfo) usable {
+	pending := job.PendingPods()
+	nodes := usable{}
+	for _, node := range c.Snapshot.Nodes {
+		why := ""
+		for k, pod := range pending {
+			reason := ""
+			if s := ssn.Predicate(pod, node); !s.IsSuccess() {
+				reason = s.Message()
+			} else if name, short := pod.Request.Shortage(node.Allocatable); short {
+				reason = placement.InsufficientReason(name)
+			}
+			if reason == "" {
+				why = ""
+				break
+			}
+			if k == 0 {
+				why = reason // the first pod's: the pods of a job mostly ask alike
+			}
+		}
+		nodes[node.Name] = why
+	}
+	return nodes
+}
+
+// refusedNodes returns the nodes of victim's running pods, with why each is refused, when
+// every one is refused; nil when some pod runs on a node the waiting job could use.
+func (u usable) refusedNodes(victim *api.JobInfo) []refusedNode {
+	var refused []refusedNode
+	seen := map[string]bool{}
+	for _, pod := range victim.Pods {
+		if !pod.Status.IsActive() || seen[pod.NodeName] {
+			continue
+		}
+		seen[pod.NodeName] = true
+		why, known := u[pod.NodeName]
+		if !known || why == "" {
+			// A node the snapshot does not hold is not refused here: the victim stays among
+			// those told, as it was before nodes were asked.
+			return nil
+		}
+		refused = append(refused, refusedNode{pod.NodeName, why})
+	}
+	return refused
 }
 
 // explainDelay tells a waiting job's preemption delay: its window and its end, or why the
@@ -361,13 +473,8 @@ func (c *Cluster) escalationOf(queue string) minruntime.Escalation {
 
 // escalation says what lengthened a job's protection: its evictions and the rule.
 func (c *Cluster) escalation(job *api.JobInfo) string {
-	n := job.Evictions.Total()
-	times := "evictions"
-	if n == 1 {
-		times = "eviction"
-	}
-	return fmt.Sprintf("its %d %s (%d by preempt, %d by reclaim; the minruntime plugin's escalation: %s)",
-		n, times, job.Evictions.Preempt, job.Evictions.Reclaim, c.escalationOf(job.Queue).Describe())
+	return fmt.Sprintf("its %s (%d by preempt, %d by reclaim; the minruntime plugin's escalation: %s)",
+		count(int(job.Evictions.Total()), "eviction", "evictions"), job.Evictions.Preempt, job.Evictions.Reclaim, c.escalationOf(job.Queue).Describe())
 }
 
 // queuePath names a queue with its ancestry, or says why it has none.
@@ -405,3 +512,11 @@ func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 func end(t time.Time) string { return api.FormatEnd(t) }
 
 func ago(d time.Duration) string { return d.Round(time.Second).String() }
+
+// count says n of a noun, in the singular for one: "1 eviction", "2 evictions".
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}

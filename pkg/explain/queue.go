@@ -54,7 +54,11 @@ func (c *Cluster) Queue(ctx context.Context, w io.Writer, name string) error {
 	}
 	leaves := leavesUnder(tree, name)
 	p.blank()
-	p.line(0, "Only leaf queues hold jobs. The %d leaves under %s get:", len(leaves), name)
+	if len(leaves) == 1 {
+		p.line(0, "Only leaf queues hold jobs. The 1 leaf under %s gets:", name)
+	} else {
+		p.line(0, "Only leaf queues hold jobs. The %d leaves under %s get:", len(leaves), name)
+	}
 	for _, leaf := range leaves {
 		c.explainLeaf(p, ssn, leaf, false)
 	}
