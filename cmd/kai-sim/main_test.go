@@ -92,6 +92,28 @@ func TestFlagsThatCannotBeRightAreRefused(t *testing.T) {
 	}
 }
 
+// A misspelt simulation annotation stops the run with the object, its line and the key meant:
+// "durration" once left the job running forever and the run ended at 0:00:01 without a word.
+func TestMisspeltSimulationAnnotationIsRefused(t *testing.T) {
+	scenario, err := os.ReadFile(filepath.Join("..", "..", "docs", "examples", "sim", "preempt-tree.yaml"))
+	if err != nil || !bytes.Contains(scenario, []byte("sim.kai.scheduler/duration")) {
+		t.Fatalf("the example sets no duration to misspell: %v", err)
+	}
+	path := filepath.Join(t.TempDir(), "typo.yaml")
+	if err := os.WriteFile(path, bytes.Replace(scenario, []byte("sim.kai.scheduler/duration"), []byte("sim.kai.scheduler/durration"), 1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errs bytes.Buffer
+	if code := run([]string{path}, &out, &errs); code != 1 || out.Len() > 0 {
+		t.Fatalf("exit %d, output %q: a misspelt annotation must stop the run", code, out.String())
+	}
+	want := regexp.MustCompile(`^kai-sim: \S+typo\.yaml: document \d+ \(PodGroup \S+\): line \d+: metadata\.annotations\.sim\.kai\.scheduler/durration: ` +
+		`kai-sim has no such annotation; did you mean sim\.kai\.scheduler/duration\?`)
+	if !want.MatchString(errs.String()) {
+		t.Fatalf("stderr does not name the object, line and the annotation meant:\n%s", errs.String())
+	}
+}
+
 // TestUpstreamConfigurationIsRunWithItsWarnings runs a scenario under the configuration of
 // upstream's minruntime documentation: it has no actions, so upstream's defaults run, and
 // the one of them this scheduler does not implement is named on stderr and in the JSON.

@@ -27,29 +27,6 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/conf"
 )
 
-// Simulation annotations on a PodGroup.
-const (
-	// SubmitAtAnnotation: when the job is submitted, from the start (default 0). Negative for
-	// a job submitted before the start, as a snapshot of a cluster writes its jobs: the
-	// scheduler sees it as that old.
-	SubmitAtAnnotation = "sim.kai.scheduler/submit-at"
-	// RunningForAnnotation: the job is running when the simulation starts, and has been for
-	// this long; its pods that name a node (spec.nodeName) run there from the start. Its
-	// min-runtime protection counts from its start, as on the cluster it came from.
-	RunningForAnnotation = "sim.kai.scheduler/running-for"
-	// DurationAnnotation: the useful work the job needs to finish (default: never finishes).
-	DurationAnnotation = "sim.kai.scheduler/duration"
-	// StartupAnnotation: time after each start before useful work begins (default 0).
-	StartupAnnotation = "sim.kai.scheduler/startup"
-	// CheckpointIntervalAnnotation: useful work is saved every interval (default: never).
-	CheckpointIntervalAnnotation = "sim.kai.scheduler/checkpoint-interval"
-	// FailAfterAnnotation, on a Pod: the pod fails this long after it first runs, once (its
-	// replacements do not). Its job is left short of its gang until none of its pods is on a
-	// node any more (stalegangeviction evicts them, for instance): the workload then
-	// recreates the failed pod with the others.
-	FailAfterAnnotation = "sim.kai.scheduler/fail-after"
-)
-
 // Job is a PodGroup of the scenario with its pods and simulation settings.
 type Job struct {
 	Group *v2alpha2.PodGroup
@@ -141,7 +118,7 @@ func parse(data []byte, arrivals bool) (*Scenario, error) {
 			return nil, fmt.Errorf("document %d (%s %s): the same %s as document %d; names must be unique", index, meta.Kind, name, meta.Kind, first)
 		}
 		seen[key] = index
-		if err := sc.add(index, meta, head.name(), document{yaml: raw.data, json: doc}, groups, &pods); err != nil {
+		if err := sc.add(index, meta, head.name(), document{yaml: raw.data, json: doc, offset: raw.offset}, groups, &pods); err != nil {
 			return nil, err
 		}
 	}
@@ -392,6 +369,9 @@ func (sc *Scenario) add(index int, meta metav1.TypeMeta, name string, doc docume
 	fail := func(err error) error {
 		return fmt.Errorf("document %d (%s): %w", index, strings.TrimSpace(meta.Kind+" "+name), err)
 	}
+	// object is the metadata of a Node, Queue or PriorityClass, whose simulation keys are
+	// checked once it is decoded (a PodGroup's and a Pod's as they are read).
+	var object *metav1.ObjectMeta
 	switch meta.APIVersion + "/" + meta.Kind {
 	case "v1/Node":
 		node := &v1.Node{}
@@ -414,24 +394,31 @@ func (sc *Scenario) add(index int, meta metav1.TypeMeta, name string, doc docume
 			return fail(err)
 		}
 		sc.Nodes = append(sc.Nodes, node)
+		object = &node.ObjectMeta
 	case "scheduling.run.ai/v2/Queue":
 		queue := &v2.Queue{}
 		if err := doc.decode(queue); err != nil {
 			return fail(err)
 		}
 		sc.Queues = append(sc.Queues, queue)
+		object = &queue.ObjectMeta
 	case "scheduling.k8s.io/v1/PriorityClass":
 		pc := &schedulingv1.PriorityClass{}
 		if err := doc.decode(pc); err != nil {
 			return fail(err)
 		}
 		sc.Classes = append(sc.Classes, pc)
+		object = &pc.ObjectMeta
 	case "scheduling.run.ai/v2alpha2/PodGroup":
 		group := &v2alpha2.PodGroup{}
 		if err := doc.decode(group); err != nil {
 			return fail(err)
 		}
 		defaultNamespace(&group.ObjectMeta)
+		// Checked before the annotations are read: a misspelt one is named as such.
+		if err := checkSimulationKeys(meta.Kind, &group.ObjectMeta, doc.line); err != nil {
+			return fail(err)
+		}
 		if e := group.Status.Evictions; e != nil {
 			// The count of the job's past evictions is kept (escalation lengthens its
 			// protection by it); when the last was decided is an absolute time the
@@ -449,6 +436,9 @@ func (sc *Scenario) add(index int, meta metav1.TypeMeta, name string, doc docume
 			return fail(err)
 		}
 		defaultNamespace(&pod.ObjectMeta)
+		if err := checkSimulationKeys(meta.Kind, &pod.ObjectMeta, doc.line); err != nil {
+			return fail(err)
+		}
 		if err := podQuantitiesNonNegative(pod); err != nil {
 			return fail(err)
 		}
@@ -458,6 +448,11 @@ func (sc *Scenario) add(index int, meta metav1.TypeMeta, name string, doc docume
 		*pods = append(*pods, pod)
 	default:
 		return fmt.Errorf("document %d: unsupported kind %q of apiVersion %q (want %s)", index, meta.Kind, meta.APIVersion, supportedKinds)
+	}
+	if object != nil {
+		if err := checkSimulationKeys(meta.Kind, object, doc.line); err != nil {
+			return fail(err)
+		}
 	}
 	return nil
 }
@@ -482,9 +477,22 @@ func (h documentHead) name() string {
 	return name
 }
 
-// document is one input document, as written and as the JSON it converts to.
+// document is one input document, as written and as the JSON it converts to; offset is the
+// number of file lines before it.
 type document struct {
 	yaml, json []byte
+	offset     int
+}
+
+// line is the file line of the document's first line that is not a comment and holds text,
+// 0 when none does: where a key is written, for a message about it.
+func (d document) line(text string) int {
+	for i, line := range strings.Split(string(d.yaml), "\n") {
+		if trimmed := strings.TrimSpace(line); !strings.HasPrefix(trimmed, "#") && strings.Contains(line, text) {
+			return d.offset + i + 1
+		}
+	}
+	return 0
 }
 
 // decode decodes the document into obj; a field obj does not have is an error, as a

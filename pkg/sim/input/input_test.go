@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
@@ -319,5 +320,42 @@ func TestParseErrorsNameDocumentAndField(t *testing.T) {
 				t.Fatalf("error %v, want it to contain %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// A key under sim.kai.scheduler/ that kai-sim does not read is an error naming the object, the
+// line it is written on and the closest annotation kai-sim knows: a misspelt duration once
+// left its job running forever, and the run stopped at 0:00:01 without a word.
+func TestParseRefusesUnknownSimulationKeys(t *testing.T) {
+	group := "apiVersion: scheduling.run.ai/v2alpha2\nkind: PodGroup\nmetadata:\n  name: job\n  annotations:\n    %s\nspec: {minMember: 1, queue: q}\n---\n"
+	pod := "apiVersion: v1\nkind: Pod\nmetadata:\n  name: job-0\n  annotations:\n    pod-group-name: job\n    %s\nspec: {containers: [{name: main, image: w}]}\n"
+	// oneNodeOneQueue is 10 lines: the group's annotation is on line 16, the pod's on 25.
+	for _, c := range []struct{ groupKey, podKey, want string }{
+		{"sim.kai.scheduler/durration: 1h", "x: y", "document 3 (PodGroup job): line 16: metadata.annotations.sim.kai.scheduler/durration: " +
+			"kai-sim has no such annotation; did you mean sim.kai.scheduler/duration? (it reads sim.kai.scheduler/checkpoint-interval, " +
+			"sim.kai.scheduler/duration, sim.kai.scheduler/fail-after, sim.kai.scheduler/running-for, sim.kai.scheduler/startup, sim.kai.scheduler/submit-at)"},
+		{"sim.kai.scheduler/submitAt: 5m", "x: y", "did you mean sim.kai.scheduler/submit-at?"},
+		{"x: y", "sim.kai.scheduler/failafter: 1m", "document 4 (Pod job-0): line 25: metadata.annotations.sim.kai.scheduler/failafter: " +
+			"kai-sim has no such annotation; did you mean sim.kai.scheduler/fail-after?"},
+		{"sim.kai.scheduler/fail-after: 1m", "x: y", "document 3 (PodGroup job): line 16: metadata.annotations.sim.kai.scheduler/fail-after: " +
+			"kai-sim reads it on a Pod, not on a PodGroup: move it there"},
+		{"x: y", "sim.kai.scheduler/duration: 1m", "document 4 (Pod job-0): line 25: metadata.annotations.sim.kai.scheduler/duration: " +
+			"kai-sim reads it on a PodGroup, not on a Pod: move it there"},
+	} {
+		_, err := input.Parse([]byte(oneNodeOneQueue + fmt.Sprintf(group, c.groupKey) + fmt.Sprintf(pod, c.podKey)))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s / %s: error %v, want %q", c.groupKey, c.podKey, err, c.want)
+		}
+	}
+	labelled := strings.Replace(oneNodeOneQueue, "metadata: {name: n0}", "metadata: {name: n0, labels: {sim.kai.scheduler/duration: 1h}}", 1)
+	want := "document 1 (Node n0): line 3: metadata.labels.sim.kai.scheduler/duration: kai-sim reads its settings from annotations, not labels"
+	if _, err := input.Parse([]byte(labelled + fmt.Sprintf(group, "x: y") + fmt.Sprintf(pod, "x: y"))); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("a label: error %v, want %q", err, want)
+	}
+	// The annotations kai-sim knows, on the kinds they are read on, are read.
+	sc, err := input.Parse([]byte(oneNodeOneQueue + fmt.Sprintf(group, "sim.kai.scheduler/duration: 1h\n    sim.kai.scheduler/startup: 1m") +
+		fmt.Sprintf(pod, "sim.kai.scheduler/fail-after: 1m")))
+	if err != nil || sc.Jobs[0].Duration != time.Hour || sc.Jobs[0].FailAfter["job-0"] != time.Minute {
+		t.Errorf("known annotations: %v", err)
 	}
 }
