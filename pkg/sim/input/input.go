@@ -152,7 +152,10 @@ func parse(data []byte, arrivals bool) (*Scenario, error) {
 			sc.Fixed = append(sc.Fixed, pod)
 			continue
 		}
-		name := pod.Annotations[scheduling.PodGroupNameAnnotation]
+		name, named := pod.Annotations[scheduling.PodGroupNameAnnotation]
+		if !named || name == "" {
+			return nil, fmt.Errorf("Pod %s/%s: %s", pod.Namespace, pod.Name, noPodGroupMessage(pod))
+		}
 		job := groups[pod.Namespace+"/"+name]
 		if pod.Spec.NodeName != "" && job != nil && !job.Running {
 			return nil, fmt.Errorf("Pod %s/%s: spec.nodeName %q: only the pods of a running job (PodGroup annotation %s) start on a node",
@@ -200,6 +203,21 @@ func parse(data []byte, arrivals bool) (*Scenario, error) {
 		return sc.Fixed[i].Namespace+"/"+sc.Fixed[i].Name < sc.Fixed[j].Namespace+"/"+sc.Fixed[j].Name
 	})
 	return sc, nil
+}
+
+// noPodGroupMessage says that a pod of kai-scheduler names no PodGroup, and how to name one:
+// with the annotation KAI reads (the pod grouper writes it on a cluster), not a label.
+func noPodGroupMessage(pod *v1.Pod) string {
+	key := scheduling.PodGroupNameAnnotation
+	if group, ok := pod.Labels[key]; ok {
+		return fmt.Sprintf("%s is a label here, and KAI reads it as an annotation: move it to metadata.annotations (%s: %s)", key, key, group)
+	}
+	if _, ok := pod.Annotations[key]; ok {
+		return fmt.Sprintf("its %s annotation is empty: write the name of its PodGroup, of the same namespace", key)
+	}
+	return fmt.Sprintf("has no %s annotation, so it belongs to no job: add metadata.annotations.%s with the name of its PodGroup, "+
+		"of the same namespace (on a cluster, KAI's pod grouper writes it); a pod of another scheduler sets spec.schedulerName and spec.nodeName instead",
+		key, key)
 }
 
 // sortJobs puts jobs in submission order, then name order, the order the engine submits them.

@@ -312,6 +312,13 @@ func TestParseErrorsNameDocumentAndField(t *testing.T) {
 			`metadata.annotations.sim.kai.scheduler/duration: invalid duration "two hours"`},
 		{"pod of a missing PodGroup", strings.Replace(valid, "annotations: {pod-group-name: high-2}", "annotations: {pod-group-name: nobody}", 1),
 			`annotation pod-group-name names PodGroup "nobody"`},
+		// Without the annotation, the pod is told it has none, not that it names PodGroup "".
+		{"pod without a PodGroup", strings.Replace(valid, "annotations: {pod-group-name: high-2}", "annotations: {}", 1),
+			`Pod demo/high-2-0: has no pod-group-name annotation, so it belongs to no job: add metadata.annotations.pod-group-name with the name of its PodGroup`},
+		{"pod-group-name as a label", strings.Replace(valid, "annotations: {pod-group-name: high-2}", "labels: {pod-group-name: high-2}", 1),
+			`pod-group-name is a label here, and KAI reads it as an annotation: move it to metadata.annotations (pod-group-name: high-2)`},
+		{"empty pod-group-name", strings.Replace(valid, "annotations: {pod-group-name: high-2}", `annotations: {pod-group-name: ""}`, 1),
+			`its pod-group-name annotation is empty`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
