@@ -119,6 +119,8 @@ The mistakes of one scheduler's values, one a line, each named by its key (after
 {{- define "kai-scheduler.mistakes" -}}
 {{- $p := .Prefix | default "" -}}
 {{- $values := .Values -}}
+{{- /* The actions, plugins and arguments the scheduler takes: known.json. */}}
+{{- $known := .Known -}}
 {{- $mistakes := list -}}
 {{- $duration := "^(0|(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h|d|w))+)$" -}}
 {{- range $key := list "defaultPreemptMinRuntime" "defaultReclaimMinRuntime" -}}
@@ -159,6 +161,36 @@ The mistakes of one scheduler's values, one a line, each named by its key (after
   (dict "key" "health.port" "value" $values.health.port "rule" "whole" "min" 1 "max" 65535)
   (dict "key" "nodePoolLabelKey" "value" $values.nodePoolLabelKey "rule" "text")
 -}}
+{{- /*
+The actions as the scheduler reads them: split at commas and trimmed. A name the scheduler does
+not know, an empty entry or one listed twice would stop it at start; upstream's actions it
+skips (consolidation) are taken, so that an upstream list still installs, but not alone.
+*/}}
+{{- $actions := $values.scheduler.actions -}}
+{{- if and (kindIs "string" $actions) (ne (trim $actions) "") -}}
+{{- $seen := list -}}
+{{- $runs := false -}}
+{{- $wrong := false -}}
+{{- range $i, $action := splitList "," $actions -}}
+{{- $action = trim $action -}}
+{{- if eq $action "" -}}
+{{- $wrong = true -}}
+{{- $mistakes = append $mistakes (printf "%sscheduler.actions: entry %d of %q is empty; separate the actions by single commas" $p (add1 $i) $actions) -}}
+{{- else if has $action $seen -}}
+{{- $wrong = true -}}
+{{- $mistakes = append $mistakes (printf "%sscheduler.actions: %q is listed twice; an action runs once a cycle" $p $action) -}}
+{{- else if has $action $known.actions -}}
+{{- $runs = true -}}
+{{- else if not (has $action $known.skippedActions) -}}
+{{- $wrong = true -}}
+{{- $mistakes = append $mistakes (printf "%sscheduler.actions: %q is not an action of this scheduler, which has %s" $p $action (include "kai-scheduler.words" (dict "list" $known.actions "and" "and"))) -}}
+{{- end -}}
+{{- $seen = append $seen $action -}}
+{{- end -}}
+{{- if not (or $runs $wrong) -}}
+{{- $mistakes = append $mistakes (printf "%sscheduler.actions: %q runs nothing: this scheduler skips %s; list %s" $p $actions (include "kai-scheduler.words" (dict "list" $known.skippedActions "and" "and")) (include "kai-scheduler.words" (dict "list" $known.actions "and" "or"))) -}}
+{{- end -}}
+{{- end -}}
 {{- range $name, $value := $values.priorityClasses.classes -}}
 {{- /* What the API server takes for a class that is not a system one. */}}
 {{- $checks = append $checks (dict "key" (printf "priorityClasses.classes.%s" $name) "value" $value "rule" "whole" "min" -2147483648 "max" 1000000000) -}}
@@ -169,19 +201,47 @@ The mistakes of one scheduler's values, one a line, each named by its key (after
 {{- if kindIs "invalid" $values.scheduler.plugins -}}
 {{- $mistakes = append $mistakes (printf "%sscheduler.plugins: missing; list the scheduler's plugins, as values.yaml does" $p) -}}
 {{- end -}}
+{{- /*
+Each plugin as the scheduler reads it: a name it runs, with the arguments and values that
+plugin takes, or one of upstream's it skips, whose arguments it ignores; each name once.
+*/}}
+{{- $listed := list -}}
 {{- range $i, $plugin := $values.scheduler.plugins -}}
 {{- $key := printf "scheduler.plugins[%d]" $i -}}
-{{- $checks = append $checks (dict "key" (printf "%s.name" $key) "value" $plugin.name "rule" "name" "required" true) -}}
+{{- $name := $plugin.name -}}
+{{- $checks = append $checks (dict "key" (printf "%s.name" $key) "value" $name "rule" "name" "required" true) -}}
 {{- range $line := splitList "\n" (include "kai-scheduler.unknownKeys" (dict "key" $key "map" $plugin "known" (list "name" "arguments"))) -}}
 {{- if $line -}}
 {{- $mistakes = append $mistakes (printf "%s%s" $p $line) -}}
 {{- end -}}
 {{- end -}}
-{{- if and (eq (toString $plugin.name) "minruntime") $plugin.arguments -}}
+{{- /* $takes: the plugin's arguments, each with the values it accepts; $free: any string goes. */}}
+{{- $takes := dict -}}
+{{- $free := true -}}
+{{- if and (kindIs "string" $name) (ne $name "") -}}
+{{- if has $name $listed -}}
+{{- $mistakes = append $mistakes (printf "%s%s.name: %q is listed twice; list a plugin once" $p $key $name) -}}
+{{- else if hasKey $known.plugins $name -}}
+{{- $takes = get $known.plugins $name -}}
+{{- $free = false -}}
+{{- else if not (has $name $known.skippedPlugins) -}}
+{{- $mistakes = append $mistakes (printf "%s%s.name: %q is not a plugin of this scheduler, which has %s" $p $key $name (include "kai-scheduler.words" (dict "list" (keys $known.plugins | sortAlpha) "and" "and"))) -}}
+{{- end -}}
+{{- $listed = append $listed $name -}}
+{{- end -}}
+{{- if and (eq (toString $name) "minruntime") $plugin.arguments -}}
 {{- $mistakes = append $mistakes (printf "%sscheduler.plugins: minruntime's arguments come from minRuntime.* (defaultPreemptMinRuntime, defaultReclaimMinRuntime, reclaimResolveMethod, escalationFactor, escalationCeiling); set them there, not under the plugin list" $p) -}}
 {{- else -}}
-{{- range $name, $value := $plugin.arguments -}}
-{{- $checks = append $checks (dict "key" (printf "%s.arguments.%s" $key $name) "value" $value "rule" "text" "required" true) -}}
+{{- range $arg, $value := $plugin.arguments -}}
+{{- if $free -}}
+{{- $checks = append $checks (dict "key" (printf "%s.arguments.%s" $key $arg) "value" $value "rule" "text" "required" true) -}}
+{{- else if hasKey $takes $arg -}}
+{{- $checks = append $checks (dict "key" (printf "%s.arguments.%s" $key $arg) "value" $value "rule" "oneOf" "allowed" (get $takes $arg) "required" true) -}}
+{{- else if $takes -}}
+{{- $mistakes = append $mistakes (printf "%s%s.arguments.%s: not an argument of %s, which takes %s" $p $key $arg $name (include "kai-scheduler.words" (dict "list" (keys $takes | sortAlpha) "and" "and"))) -}}
+{{- else -}}
+{{- $mistakes = append $mistakes (printf "%s%s.arguments.%s: not an argument of %s, which takes none" $p $key $arg $name) -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
@@ -212,7 +272,7 @@ top-level values: a mistake there is named once, under its top-level key. Render
 configmap.yaml; no other template fails, so that no mistake is told alone.
 */}}
 {{- define "kai-scheduler.validate" -}}
-{{- $top := include "kai-scheduler.mistakes" . -}}
+{{- $top := include "kai-scheduler.mistakes" (dict "Values" .Values "Known" (.Files.Get "known.json" | fromJson)) -}}
 {{- $mistakes := list -}}
 {{- if $top -}}
 {{- $mistakes = splitList "\n" $top -}}
@@ -260,10 +320,12 @@ configmap.yaml; no other template fails, so that no mistake is told alone.
 {{/*
 The context one scheduler's templates render with: its merged Values, its Instance name
 (its objects' names and its Lease), its Pool (empty for the unnamed pool), the Prefix that
-names its values in messages, and the release's Release and Chart.
+names its values in messages, the release's Release and Chart, and Known: known.json, the
+names its configuration may use (this context carries no .Files to read it with).
 */}}
 {{- define "kai-scheduler.context" -}}
 {{- toJson (dict "Values" .instance.values "Instance" .instance.instance "Pool" .instance.pool "Prefix" .instance.prefix
+  "Known" (.root.Files.Get "known.json" | fromJson)
   "Release" (dict "Name" .root.Release.Name "Namespace" .root.Release.Namespace "Service" .root.Release.Service)
   "Chart" (dict "Name" .root.Chart.Name "Version" .root.Chart.Version "AppVersion" .root.Chart.AppVersion)) -}}
 {{- end -}}

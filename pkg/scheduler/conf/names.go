@@ -24,6 +24,20 @@ var kaiPlugins = []string{
 	"nodeplacement", "gpusharingorder",
 }
 
+// SkippedActions returns the upstream KAI-Scheduler actions a configuration may list, which
+// Load skips with a warning. Exported, with UpstreamPlugins, so that the Helm chart, which
+// refuses an unknown action or plugin before anything reaches a cluster, is tested to accept
+// exactly the names Load accepts (test/helm); a copy, so that no caller can change Load.
+func SkippedActions() []string {
+	return slices.Clone(kaiOnlyActions)
+}
+
+// UpstreamPlugins returns the upstream KAI-Scheduler plugin names, which Load accepts: those
+// Known.Plugins lacks are skipped with a warning. Exported for the chart's test, as above.
+func UpstreamPlugins() []string {
+	return slices.Clone(kaiPlugins)
+}
+
 // actions splits and checks the comma-separated actions string and returns the actions this
 // scheduler runs, in file order.
 func (l *loader) actions(raw json.RawMessage) []string {

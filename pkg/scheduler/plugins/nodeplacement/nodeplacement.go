@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
@@ -21,6 +23,19 @@ const (
 	Spread  = "spread"
 )
 
+// The arguments, each a strategy for one resource.
+const (
+	ArgGPU = "gpu"
+	ArgCPU = "cpu"
+)
+
+// Arguments returns each argument's name and the values it takes. New checks against it, and
+// the Helm chart, which refuses a bad argument before anything reaches a cluster, is tested
+// against it (test/helm), so that the two cannot drift apart.
+func Arguments() map[string][]string {
+	return map[string][]string{ArgGPU: {Binpack, Spread}, ArgCPU: {Binpack, Spread}}
+}
+
 // gpuWeight makes the GPU placement dominate: GPUs are the scarce resource whose
 // fragmentation keeps gangs pending.
 const gpuWeight = 10
@@ -34,19 +49,25 @@ var _ framework.Plugin = &plugin{}
 // New reads the optional arguments gpu and cpu, each binpack or spread.
 func New(args framework.Arguments) (framework.Plugin, error) {
 	p := &plugin{}
-	keys := slices.Sorted(maps.Keys(args))
-	for _, key := range keys {
+	known := Arguments()
+	for _, key := range slices.Sorted(maps.Keys(args)) {
 		value := args[key]
-		if value != Binpack && value != Spread {
-			return nil, fmt.Errorf("%s: must be %q or %q, got %q", key, Binpack, Spread, value)
+		allowed, ok := known[key]
+		if !ok {
+			return nil, fmt.Errorf("unknown argument %q (known: %s)", key, strings.Join(slices.Sorted(maps.Keys(known)), ", "))
+		}
+		if !slices.Contains(allowed, value) {
+			quoted := make([]string, len(allowed))
+			for i, v := range allowed {
+				quoted[i] = strconv.Quote(v)
+			}
+			return nil, fmt.Errorf("%s: must be %s, got %q", key, strings.Join(quoted, " or "), value)
 		}
 		switch key {
-		case "gpu":
+		case ArgGPU:
 			p.spreadGPU = value == Spread
-		case "cpu":
+		case ArgCPU:
 			p.spreadCPU = value == Spread
-		default:
-			return nil, fmt.Errorf("unknown argument %q (known: cpu, gpu)", key)
 		}
 	}
 	return p, nil
