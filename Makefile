@@ -13,9 +13,12 @@ export HELM := $(BIN)/helm
 
 all: build
 
-## build: compile every package and the commands into ./bin.
+## build: compile every package, and the three commands (kai-scheduler, kai-sim, kubectl-kai)
+## into ./bin, stamped with this checkout's version (git describe's: X.Y.Z only on the commit
+## tagged vX.Y.Z; VERSION=x.y.z names another), which --version prints.
 build:
 	$(GO) build ./...
+	stamp="$$($(GO) run ./hack/version)"; $(GO) build -ldflags "$$stamp" -o $(BIN)/ ./cmd/...
 
 ## tools: build the pinned developer tools (controller-gen, benchstat, actionlint, crane, helm, kwok)
 ## into ./bin.
@@ -70,9 +73,13 @@ scale: tools control-plane
 
 ## run-local: a local cluster without Docker (etcd, kube-apiserver and kubectl from ./bin, KWOK
 ## playing two 8-GPU nodes) running the scheduler, showing reclaim min-runtime at
-## work. Ctrl-C stops every process. RUN_LOCAL_ARGS passes flags, e.g. --min-runtime=1m.
-run-local: tools
+## work. Ctrl-C stops every process. RUN_LOCAL_ARGS passes flags, e.g. --min-runtime=1m. The
+## ports those flags choose are checked first, before the tools, kubectl, kube-apiserver and
+## etcd are built (minutes the first time).
+run-local:
 	$(GO) build -o $(BIN)/runlocal ./hack/runlocal
+	$(BIN)/runlocal --check-ports $(RUN_LOCAL_ARGS)
+	$(MAKE) --no-print-directory tools
 	KUBEBUILDER_ASSETS="$$(WITH_KUBECTL=1 hack/build-control-plane.sh)" $(BIN)/runlocal $(RUN_LOCAL_ARGS)
 
 ## image: the scheduler's image for linux/amd64 and linux/arm64, built from Go modules only (no

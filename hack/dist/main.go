@@ -42,7 +42,7 @@ func main() {
 	opts := options{Root: "."}
 	platforms := flag.String("platforms", "linux/amd64,linux/arm64,darwin/amd64,darwin/arm64", "comma-separated GOOS/GOARCH")
 	flag.StringVar(&opts.Out, "out", "_output/dist", "directory to write into (replaced)")
-	flag.StringVar(&opts.Version, "version", os.Getenv("VERSION"), "version (default $VERSION, else the chart's appVersion)")
+	flag.StringVar(&opts.Version, "version", os.Getenv("VERSION"), "version (default $VERSION, else git describe's: X.Y.Z only on the commit tagged vX.Y.Z)")
 	flag.Parse()
 	opts.Platforms = strings.Split(*platforms, ",")
 	archives, err := dist(opts)
@@ -58,7 +58,7 @@ func main() {
 // dist builds every platform's archive, then the checksums and the krew manifest.
 func dist(opts options) ([]archive, error) {
 	if opts.Version == "" {
-		v, err := release.ChartAppVersion(opts.Root)
+		v, err := release.Version(opts.Root)
 		if err != nil {
 			return nil, err
 		}

@@ -38,7 +38,7 @@ const (
 type options struct {
 	// Root is the repository's root, Out where the image is written.
 	Root, Out string
-	// Repository and Version name the image (Version defaults to the chart's appVersion).
+	// Repository and Version name the image (Version defaults to release.Version's: a release's number only on its tag).
 	Repository, Version string
 	// Platforms are GOOS/GOARCH pairs.
 	Platforms []string
@@ -63,7 +63,7 @@ type built struct {
 // and archives.
 func build(opts options) (*built, error) {
 	if opts.Version == "" {
-		v, err := release.ChartAppVersion(opts.Root)
+		v, err := release.Version(opts.Root)
 		if err != nil {
 			return nil, err
 		}

@@ -30,7 +30,8 @@ import (
 // The image is built as make image builds it, then opened with the same library to check what
 // a cluster relies on: both platforms in one index, the entrypoint the chart runs, a non-root
 // user, the labels, each platform's binary for that platform, and the host's binary printing
-// the version the chart's default tag names. Every archive holds the same images.
+// the version of this checkout (git describe's: a release's number only on its tag). Every
+// archive holds the same images.
 func TestImageIsWhatTheChartRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the scheduler for two platforms")
@@ -45,12 +46,12 @@ func TestImageIsWhatTheChartRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	appVersion, err := release.ChartAppVersion(root)
+	version, err := release.Version(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b.Reference.TagStr() != appVersion {
-		t.Errorf("tagged %s, want the chart's appVersion %s", b.Reference.TagStr(), appVersion)
+	if b.Reference.TagStr() != version {
+		t.Errorf("tagged %s, want this checkout's version %s", b.Reference.TagStr(), version)
 	}
 
 	// The layout holds one entry, the index, named for docker, podman and containerd.
@@ -70,7 +71,7 @@ func TestImageIsWhatTheChartRuns(t *testing.T) {
 		t.Fatalf("layout holds %+v, want one index", topManifest.Manifests)
 	}
 	entry := topManifest.Manifests[0]
-	if got := entry.Annotations["io.containerd.image.name"]; got != "ghcr.io/kai-minruntime/kai-scheduler:"+appVersion {
+	if got := entry.Annotations["io.containerd.image.name"]; got != "ghcr.io/kai-minruntime/kai-scheduler:"+version {
 		t.Errorf("io.containerd.image.name %q", got)
 	}
 	if entry.Digest != b.Digest {
@@ -91,7 +92,7 @@ func TestImageIsWhatTheChartRuns(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkImage(t, img, desc.Platform.Architecture, appVersion, b.Commit)
+		checkImage(t, img, desc.Platform.Architecture, version, b.Commit)
 	}
 	if want := []string{"linux/amd64", "linux/arm64"}; !slices.Equal(platforms, want) {
 		t.Errorf("platforms %v, want %v", platforms, want)
@@ -108,7 +109,7 @@ func TestImageIsWhatTheChartRuns(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s --version: %v\n%s", binary, err, out)
 		}
-		if want := "kai-scheduler " + appVersion + " (commit " + b.Commit + ", "; !strings.HasPrefix(string(out), want) {
+		if want := "kai-scheduler " + version + " (commit " + b.Commit + ", "; !strings.HasPrefix(string(out), want) {
 			t.Errorf("--version printed %q, want it to start with %q", out, want)
 		}
 	}
@@ -116,7 +117,7 @@ func TestImageIsWhatTheChartRuns(t *testing.T) {
 	// The archives hold the same images: the OCI archive the same layout, each docker
 	// archive its platform's config.
 	unpacked := t.TempDir()
-	untar(t, filepath.Join(opts.Out, "kai-scheduler-"+appVersion+".oci.tar"), unpacked)
+	untar(t, filepath.Join(opts.Out, "kai-scheduler-"+version+".oci.tar"), unpacked)
 	fromArchive, err := layout.ImageIndexFromPath(unpacked)
 	if err != nil {
 		t.Fatal(err)
@@ -125,7 +126,7 @@ func TestImageIsWhatTheChartRuns(t *testing.T) {
 		t.Errorf("the OCI archive holds %+v (%v), want the index %s", m, err, b.Digest)
 	}
 	for _, arch := range []string{"amd64", "arm64"} {
-		archived, err := tarball.ImageFromPath(filepath.Join(opts.Out, "kai-scheduler-"+appVersion+"-linux-"+arch+".tar"), &b.Reference)
+		archived, err := tarball.ImageFromPath(filepath.Join(opts.Out, "kai-scheduler-"+version+"-linux-"+arch+".tar"), &b.Reference)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -139,7 +140,7 @@ func TestImageIsWhatTheChartRuns(t *testing.T) {
 	// its own image.
 	server := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
 	defer server.Close()
-	pushed, err := name.ParseReference(strings.TrimPrefix(server.URL, "http://") + "/kai-scheduler:" + appVersion)
+	pushed, err := name.ParseReference(strings.TrimPrefix(server.URL, "http://") + "/kai-scheduler:" + version)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,7 @@
 // license), into one multi-platform index:
 //
 //	go run ./hack/image                 # make image: _output/image/
-//	VERSION=0.2.0 go run ./hack/image   # a release's version (default: the chart's appVersion)
+//	VERSION=0.2.0 go run ./hack/image   # a release's version (default: git describe's, see release.Version)
 //
 // It writes, under -out:
 //   - oci/: an OCI image layout holding the index (crane push _output/image/oci REF);
@@ -28,7 +28,7 @@ func main() {
 	platforms := flag.String("platforms", strings.Join(opts.Platforms, ","), "comma-separated GOOS/GOARCH to build")
 	flag.StringVar(&opts.Out, "out", "_output/image", "directory to write the image into (replaced)")
 	flag.StringVar(&opts.Repository, "repository", opts.Repository, "image repository the archives name")
-	flag.StringVar(&opts.Version, "version", os.Getenv("VERSION"), "version to build, tag and label (default $VERSION, else the chart's appVersion)")
+	flag.StringVar(&opts.Version, "version", os.Getenv("VERSION"), "version to build, tag and label (default $VERSION, else git describe's: X.Y.Z only on the commit tagged vX.Y.Z)")
 	flag.Parse()
 	opts.Platforms = strings.Split(*platforms, ",")
 	built, err := build(opts)

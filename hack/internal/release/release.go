@@ -31,6 +31,40 @@ func ChartAppVersion(root string) (string, error) {
 	return string(m[1]), nil
 }
 
+// Version names what a build of root's checkout is, after `git describe`: "X.Y.Z" on a commit
+// tagged vX.Y.Z, "X.Y.Z-N-g<sha>" N commits after it, and "-dirty" appended when tracked
+// files have uncommitted changes. With no release tag behind the commit it counts from an
+// implicit 0.0.0 at the root ("0.0.0-N-g<sha>"), so a build that is not a release never
+// carries a release's number, the chart's appVersion included. Outside a Git checkout there
+// is nothing to tell the version by, and the error says to name one.
+func Version(root string) (string, error) {
+	git := func(args ...string) (string, error) {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = root
+		out, err := cmd.Output()
+		return strings.TrimSpace(string(out)), err
+	}
+	if _, err := git("rev-parse", "--verify", "HEAD"); err != nil {
+		return "", fmt.Errorf("%s is not a Git checkout with a commit, so its version is unknown: name one (VERSION=x.y.z, or -version)", root)
+	}
+	if described, err := git("describe", "--tags", "--match", "v[0-9]*", "--dirty", "--abbrev=7"); err == nil {
+		return strings.TrimPrefix(described, "v"), nil
+	}
+	count, err := git("rev-list", "--count", "HEAD")
+	if err != nil {
+		return "", fmt.Errorf("counting the commits of %s: %w", root, err)
+	}
+	short, err := git("rev-parse", "--short=7", "HEAD")
+	if err != nil {
+		return "", fmt.Errorf("reading the commit of %s: %w", root, err)
+	}
+	version := "0.0.0-" + count + "-g" + short
+	if status, err := git("status", "--porcelain", "--untracked-files=no"); err == nil && status != "" {
+		version += "-dirty"
+	}
+	return version, nil
+}
+
 // Commit returns the checkout's commit ("-dirty" with uncommitted changes to tracked files)
 // and the commit's time; outside a Git checkout, "unknown" and the Unix epoch.
 func Commit(root string) (string, time.Time) {
@@ -59,13 +93,18 @@ func Commit(root string) (string, time.Time) {
 	return commit, time.Unix(s, 0).UTC()
 }
 
+// Stamp is the linker flags that make a binary's --version print version and commit.
+func Stamp(version, commit string) string {
+	const pkg = "github.com/kai-minruntime/kai-scheduler/pkg/version"
+	return fmt.Sprintf("-X %s.Version=%s -X %s.Commit=%s", pkg, version, pkg, commit)
+}
+
 // Build compiles the command at ./cmd/NAME of root for goos/goarch into out: static (no
 // cgo), without local paths or a build ID so that the same commit gives the same bytes,
 // and with the version and commit that --version prints.
 func Build(root, command, goos, goarch, version, commit, out string) error {
-	const pkg = "github.com/kai-minruntime/kai-scheduler/pkg/version"
 	cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false",
-		"-ldflags", fmt.Sprintf("-s -w -buildid= -X %s.Version=%s -X %s.Commit=%s", pkg, version, pkg, commit),
+		"-ldflags", "-s -w -buildid= "+Stamp(version, commit),
 		"-o", out, "./cmd/"+command)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+goos, "GOARCH="+goarch)
