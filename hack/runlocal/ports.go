@@ -76,6 +76,14 @@ func reservePorts(listeners []listener) (release func(), err error) {
 	return release, nil
 }
 
+// checkPorts is run-local --check-ports: the check runDemo makes first, made alone, with every
+// port given back at once.
+func checkPorts(listeners []listener) error {
+	release, err := reservePorts(listeners)
+	release()
+	return err
+}
+
 // samePort returns the listener among earlier that asks for port.
 func samePort(earlier []listener, port string) (listener, bool) {
 	for _, l := range earlier {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -120,5 +122,57 @@ func TestDemoFailsAtOnceOnABusyPort(t *testing.T) {
 	}
 	if took := time.Since(start); took > 2*time.Second {
 		t.Errorf("failing took %v", took)
+	}
+}
+
+// make run-local runs runlocal --check-ports with RUN_LOCAL_ARGS before its slow first build:
+// a busy port chosen by a flag is named with that flag, the exit code is non-zero, and
+// nothing is started (not even the demo's directory made).
+func TestCheckPortsNamesABusyPortAndStartsNothing(t *testing.T) {
+	t.Setenv("KUBEBUILDER_ASSETS", t.TempDir()) // nothing to start: it must not get that far
+	busy, port := occupy(t)
+	dir := filepath.Join(t.TempDir(), "local")
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"--check-ports", "--dir", dir, "--health-address=" + busy}, &out, &errOut)
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	expectAll(t, errOut.String(), "run-local: nothing was started",
+		"port "+port+" is busy (another process listens on "+busy+"): the scheduler's /healthz and /readyz needs it",
+		"choose another port with --health-address")
+	// The default metrics port is checked too, but it is free here unless something else on
+	// this machine holds it: only the busy port given by flag must be named.
+	if out.Len() > 0 {
+		t.Errorf("the check printed on stdout:\n%s", out.String())
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("the check made the demo's directory %s (%v): it started the demo", dir, err)
+	}
+}
+
+// With every port free, --check-ports succeeds at once, starts nothing and gives the ports
+// back for the run that follows it.
+func TestCheckPortsSucceedsAndGivesThePortsBack(t *testing.T) {
+	t.Setenv("KUBEBUILDER_ASSETS", t.TempDir())
+	metrics, health := freeAddress(t), freeAddress(t)
+	dir := filepath.Join(t.TempDir(), "local")
+	var out, errOut bytes.Buffer
+	start := time.Now()
+	code := run(context.Background(), []string{"--check-ports", "--dir", dir, "--metrics-address", metrics, "--health-address", health}, &out, &errOut)
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, errOut.String())
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("the check took %v", took)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("the check made the demo's directory %s (%v): it started the demo", dir, err)
+	}
+	for _, address := range []string{metrics, health} {
+		l, err := net.Listen("tcp", address)
+		if err != nil {
+			t.Fatalf("%s is still held after the check: %v", address, err)
+		}
+		_ = l.Close()
 	}
 }
