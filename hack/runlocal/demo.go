@@ -6,10 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -212,7 +215,7 @@ Press Ctrl-C to stop everything.
 	if clk == nil {
 		clk = clock.RealClock{}
 	}
-	timeline := &timeline{c: c, out: opts.Out, events: opts.Events, clock: clk, start: clk.Now(), seen: map[string]string{}, manifests: manifests}
+	timeline := &timeline{c: c, out: opts.Out, events: opts.Events, clock: clk, start: clk.Now(), seen: map[string]string{}, seenAt: map[string]uint64{}, manifests: manifests}
 	burst := clk.After(opts.BurstAfter)
 	tick := clk.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
@@ -281,12 +284,15 @@ func apply(ctx context.Context, c client.Client, path string, minRuntime time.Du
 // and the evictions the scheduler reports in events. It also plays the workloads'
 // controllers: an evicted pod comes back pending, as a Job's would.
 type timeline struct {
-	c         client.Client
-	out       io.Writer
-	events    chan<- string
-	clock     clock.Clock
-	start     time.Time
-	seen      map[string]string
+	c      client.Client
+	out    io.Writer
+	events chan<- string
+	clock  clock.Clock
+	start  time.Time
+	seen   map[string]string
+	// seenAt is the revision of each pod as last seen: a pod gone between two looks went
+	// after it.
+	seenAt    map[string]uint64
 	manifests map[string]*unstructured.Unstructured
 }
 
@@ -298,13 +304,30 @@ func (t *timeline) say(line string) {
 	}
 }
 
+// happening is a line of the timeline and the revision of the write that made it: an
+// object's resourceVersion, the etcd revision of its latest write. The cluster run-local
+// starts has one etcd, whose revision counts every write to every object, so that it orders
+// what one look finds changed as it happened on the cluster, which the timestamps, in whole
+// seconds and from several clocks, cannot.
+type happening struct {
+	at   uint64
+	line string
+}
+
+// revision is obj's resourceVersion as a number; 0 if it is not one (never on run-local's
+// etcd), which leaves the line where it was observed among others alike.
+func revision(obj metav1.Object) uint64 {
+	n, _ := strconv.ParseUint(obj.GetResourceVersion(), 10, 64)
+	return n
+}
+
 func (t *timeline) observe(ctx context.Context) {
 	pods := &v1.PodList{}
 	groups := &v2alpha2.PodGroupList{}
 	if t.c.List(ctx, pods) != nil || t.c.List(ctx, groups) != nil {
 		return
 	}
-	var lines []string
+	var lines []happening
 	listed := map[string]bool{}
 	for _, p := range pods.Items {
 		state := "pending"
@@ -320,20 +343,23 @@ func (t *timeline) observe(ctx context.Context) {
 		listed[key] = true
 		if t.seen[key] != state {
 			t.seen[key] = state
-			lines = append(lines, fmt.Sprintf("%s %s", key, state))
+			lines = append(lines, happening{revision(&p), fmt.Sprintf("%s %s", key, state)})
 		}
+		t.seenAt[key] = revision(&p)
 	}
 	// A pod evicted and removed between two looks is never seen terminating: say it is gone,
-	// and bring it back as its controller would.
-	for key, state := range t.seen {
-		if strings.HasPrefix(key, "pod ") && !listed[key] && state != "gone" {
+	// and bring it back as its controller would. Its removal left no object to date it: it
+	// is placed just after the pod was last seen, the earliest it can have been.
+	for _, key := range slices.Sorted(maps.Keys(t.seen)) {
+		if state := t.seen[key]; strings.HasPrefix(key, "pod ") && !listed[key] && state != "gone" {
 			t.seen[key] = "gone"
-			lines = append(lines, key+" gone")
+			lines = append(lines, happening{t.seenAt[key], key + " gone"})
 			if manifest := t.manifests[strings.TrimPrefix(key, "pod ")]; manifest != nil {
-				if err := t.c.Create(ctx, manifest.DeepCopy()); err != nil {
-					lines = append(lines, key+" could not be recreated: "+err.Error())
+				pod := manifest.DeepCopy()
+				if err := t.c.Create(ctx, pod); err != nil {
+					lines = append(lines, happening{t.seenAt[key], key + " could not be recreated: " + err.Error()})
 				} else {
-					lines = append(lines, key+" recreated pending by its controller, as a Job's pod would be")
+					lines = append(lines, happening{revision(pod), key + " recreated pending by its controller, as a Job's pod would be"})
 				}
 			}
 		}
@@ -345,22 +371,24 @@ func (t *timeline) observe(ctx context.Context) {
 		}
 		key := "podgroup " + g.Namespace + "/" + g.Name
 		if message != "" && t.seen[key] != message {
-			lines = append(lines, fmt.Sprintf("%s waits: %s", key, message))
+			lines = append(lines, happening{revision(&g), fmt.Sprintf("%s waits: %s", key, message)})
 		}
 		t.seen[key] = message
 	}
 	lines = append(lines, t.protections(groups.Items)...)
 	lines = append(lines, t.evictions(ctx)...)
-	sort.Strings(lines)
+	// In the order they happened. Lines of one write (a PodGroup's condition and protection)
+	// keep the order they were observed in, which lists give by name.
+	sort.SliceStable(lines, func(i, j int) bool { return lines[i].at < lines[j].at })
 	for _, l := range lines {
-		t.say(strings.TrimSpace(l))
+		t.say(strings.TrimSpace(l.line))
 	}
 }
 
 // protections tells each running job's reclaim protection when the scheduler shows a new one
 // on its PodGroup.
-func (t *timeline) protections(groups []v2alpha2.PodGroup) []string {
-	var lines []string
+func (t *timeline) protections(groups []v2alpha2.PodGroup) []happening {
+	var lines []happening
 	for _, g := range groups {
 		key := "protection " + g.Namespace + "/" + g.Name
 		shown := ""
@@ -374,7 +402,7 @@ func (t *timeline) protections(groups []v2alpha2.PodGroup) []string {
 			}
 		}
 		if shown != "" && t.seen[key] != shown {
-			lines = append(lines, fmt.Sprintf("podgroup %s/%s is protected%s", g.Namespace, g.Name, shown))
+			lines = append(lines, happening{revision(&g), fmt.Sprintf("podgroup %s/%s is protected%s", g.Namespace, g.Name, shown)})
 		}
 		t.seen[key] = shown
 	}
@@ -382,19 +410,19 @@ func (t *timeline) protections(groups []v2alpha2.PodGroup) []string {
 }
 
 // evictions tells each eviction the scheduler explained in an event on the victim's PodGroup.
-func (t *timeline) evictions(ctx context.Context) []string {
+func (t *timeline) evictions(ctx context.Context) []happening {
 	events := &v1.EventList{}
 	if t.c.List(ctx, events) != nil {
 		return nil
 	}
-	var lines []string
+	var lines []happening
 	for _, e := range events.Items {
 		key := "event " + string(e.UID)
 		if e.InvolvedObject.Kind != "PodGroup" || (e.Reason != "Reclaimed" && e.Reason != "Preempted") || t.seen[key] != "" {
 			continue
 		}
 		t.seen[key] = "told"
-		lines = append(lines, fmt.Sprintf("podgroup %s/%s %s: %s", e.InvolvedObject.Namespace, e.InvolvedObject.Name, e.Reason, e.Message))
+		lines = append(lines, happening{revision(&e), fmt.Sprintf("podgroup %s/%s %s: %s", e.InvolvedObject.Namespace, e.InvolvedObject.Name, e.Reason, e.Message)})
 	}
 	return lines
 }
