@@ -17,6 +17,7 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/plugins/minruntime"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/status"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/plural"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/report"
 )
 
@@ -207,9 +208,9 @@ func (e *engine) poolsWithoutNodes(pools []report.PoolReport) []string {
 	var warnings []string
 	for _, p := range pools {
 		if p.Jobs > 0 && p.Nodes == 0 && len(pools) > 1 {
-			warnings = append(warnings, fmt.Sprintf("pool %s has %d jobs and no node, so its scheduler cannot place them: "+
-				"label their PodGroups with the pool of the nodes they should use (%s), or run one scheduler for everything (--nodepool-label-key \"\")",
-				scheduling.NodePool{Name: p.Pool}, p.Jobs, e.opts.NodePoolLabelKey))
+			warnings = append(warnings, fmt.Sprintf("pool %s has %s and no node, so its scheduler cannot place any: "+
+				"label the PodGroups of its jobs with the pool of the nodes they should use (%s), or run one scheduler for everything (--nodepool-label-key \"\")",
+				scheduling.NodePool{Name: p.Pool}, plural.Count(p.Jobs, "job", "jobs"), e.opts.NodePoolLabelKey))
 		}
 	}
 	return warnings

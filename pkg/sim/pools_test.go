@@ -161,7 +161,7 @@ func TestAPoolWithJobsAndNoNodeIsWarnedAbout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "pool default has 1 jobs and no node, so its scheduler cannot place them: label their PodGroups with the pool of the nodes they should use (kai.scheduler/node-pool)"
+	want := "pool default has 1 job and no node, so its scheduler cannot place any: label the PodGroups of its jobs with the pool of the nodes they should use (kai.scheduler/node-pool)"
 	if len(r.Warnings) != 1 || !strings.HasPrefix(r.Warnings[0], want) {
 		t.Errorf("warnings %q, want one starting %q", r.Warnings, want)
 	}

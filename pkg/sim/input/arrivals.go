@@ -13,6 +13,7 @@ import (
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/conf"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/plural"
 )
 
 // A snapshot of a cluster holds the jobs running and pending now, and nothing that will be
@@ -125,7 +126,7 @@ func Load(scenario File, add Additions) (*Scenario, string, error) {
 			names.record(job, file.Name)
 		}
 		sc.Jobs = append(sc.Jobs, arrivals.Jobs...)
-		description += fmt.Sprintf(" + %s from %s", plural(len(arrivals.Jobs), "arrival", "arrivals"), file.Name)
+		description += fmt.Sprintf(" + %s from %s", plural.Count(len(arrivals.Jobs), "arrival", "arrivals"), file.Name)
 	}
 	if add.Repeat.Count > 0 {
 		copies, err := repeatPending(mix, add.Repeat, add.Until, names)
@@ -133,7 +134,7 @@ func Load(scenario File, add Additions) (*Scenario, string, error) {
 			return nil, "", err
 		}
 		sc.Jobs = append(sc.Jobs, copies...)
-		description += fmt.Sprintf(" + %s (%s)", plural(len(copies), "repeated pending job", "repeated pending jobs"), add.Repeat)
+		description += fmt.Sprintf(" + %s (%s)", plural.Count(len(copies), "repeated pending job", "repeated pending jobs"), add.Repeat)
 	}
 	sortJobs(sc.Jobs)
 	return sc, description, nil
@@ -263,11 +264,4 @@ func (job *Job) Key() string { return job.Group.Namespace + "/" + job.Group.Name
 
 func sortPods(pods []*v1.Pod) {
 	sort.Slice(pods, func(i, j int) bool { return pods[i].Name < pods[j].Name })
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return strconv.Itoa(n) + " " + many
 }

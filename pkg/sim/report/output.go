@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/plural"
 )
 
 // WriteJSON writes the result as indented JSON. Equal results give identical bytes.
@@ -35,10 +36,10 @@ func WriteText(w io.Writer, r *Result) error {
 	}
 	delayed := ""
 	if r.Totals.DelayedJobs > 0 { // said only where a scenario uses the delay
-		delayed = fmt.Sprintf("; %d jobs held back by their preemption delay", r.Totals.DelayedJobs)
+		delayed = fmt.Sprintf("; %s held back by the preemption delay", plural.Count(r.Totals.DelayedJobs, "job", "jobs"))
 	}
-	fmt.Fprintf(w, "\nSummary after %s (%d victims refused while min-runtime protected them%s)\n",
-		ClockTime(r.Totals.SimulatedSeconds), r.Totals.ProtectedRefusals, delayed)
+	fmt.Fprintf(w, "\nSummary after %s (%s refused while protected by min-runtime%s)\n",
+		ClockTime(r.Totals.SimulatedSeconds), plural.Count(r.Totals.ProtectedRefusals, "victim", "victims"), delayed)
 	if err := writeQueueTable(w, r, escalationShown(r)); err != nil {
 		return err
 	}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/plural"
 )
 
 // palette colours the queues of a plot in order.
@@ -60,7 +62,8 @@ func WritePlot(w io.Writer, variants []Variant) error {
 		y0 := legendHeight + float64(i)*(panelHeight+evictionStrip+panelGap) + 20
 		y := func(n float64) float64 { return y0 + panelHeight - n/top*panelHeight }
 		evictions := evictionTimes(v.Result)
-		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" font-weight="bold">%s: %d evictions</text>`+"\n", plotLeft, y0-8, v.Name, len(evictions))
+		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" font-weight="bold">%s: %s</text>`+"\n", plotLeft, y0-8, v.Name,
+			plural.Count(len(evictions), "eviction", "evictions"))
 		// GPU axis: gridlines at round numbers, labelled.
 		for n := 0.0; n <= top+gpuStep/2; n += gpuStep {
 			fmt.Fprintf(&b, `<line x1="%.0f" y1="%.1f" x2="%.0f" y2="%.1f" stroke="#ddd"/>`+"\n", plotLeft, y(n), plotLeft+inner, y(n))

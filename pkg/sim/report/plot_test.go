@@ -75,3 +75,27 @@ func TestPlotTimeLabels(t *testing.T) {
 		}
 	}
 }
+
+// Counts of one read in the singular wherever a run is told: "1 victims" and "1 evictions"
+// once did not.
+func TestCountsOfOneAreSingular(t *testing.T) {
+	r := &report.Result{
+		Queues: []string{"q"},
+		Series: []report.Sample{{GPUs: map[string]int64{"q": 1}}},
+		Events: []report.Event{{Time: 60, Type: report.EventEvict, PodGroup: "ns/j", Queue: "q", Node: "n0", Action: "reclaim"}},
+		Totals: report.Totals{SimulatedSeconds: 120, Evictions: 1, ProtectedRefusals: 1, DelayedJobs: 1},
+	}
+	var text, svg bytes.Buffer
+	if err := report.WriteText(&text, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := report.WritePlot(&svg, []report.Variant{{Name: "run", Result: r}}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "(1 victim refused while protected by min-runtime; 1 job held back by the preemption delay)"; !strings.Contains(text.String(), want) {
+		t.Errorf("the summary lacks %q:\n%s", want, text.String())
+	}
+	if !strings.Contains(svg.String(), ">run: 1 eviction</text>") {
+		t.Errorf("the panel title does not say 1 eviction:\n%s", svg.String())
+	}
+}
