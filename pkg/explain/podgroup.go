@@ -18,6 +18,7 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/placement"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/plugins/minruntime"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/plural"
 )
 
 // PodGroup writes what the scheduler makes of one job: for a running job, what protects it
@@ -118,7 +119,7 @@ func (c *Cluster) explainRunning(p *printer, ssn *framework.Session, job *api.Jo
 	p.line(0, "Running since %s (%s ago).", stamp(protection.Start), ago(c.Now.Sub(protection.Start)))
 	if n := job.Evictions.Total(); n > 0 {
 		p.line(1, "Evicted before: %s (%d by preempt, %d by reclaim; status.evictions); escalation: %s.",
-			count(int(n), "time", "times"), job.Evictions.Preempt, job.Evictions.Reclaim, c.escalationOf(job.Queue).Describe())
+			plural.Count(int(n), "time", "times"), job.Evictions.Preempt, job.Evictions.Reclaim, c.escalationOf(job.Queue).Describe())
 	}
 	if protection.StartNote != "" {
 		p.line(1, "Note: %s.", protection.StartNote)
@@ -235,7 +236,7 @@ func (c *Cluster) explainEnd(p *printer, depth int, protection api.Protection, m
 // min-runtime protections it would meet now among the jobs it could take from.
 func (c *Cluster) explainWaiting(ctx context.Context, p *printer, ssn *framework.Session, job *api.JobInfo, group *v2alpha2.PodGroup, pending int) {
 	p.blank()
-	p.line(0, "It waits: %d pods pending.", pending)
+	p.line(0, "It waits: %s pending.", plural.Count(pending, "pod", "pods"))
 	if q := c.Snapshot.Queues.Get(job.Queue); q == nil {
 		p.line(1, "Its queue %q does not exist: it cannot be scheduled until it does.", job.Queue)
 	} else if q.Problem != "" {
@@ -474,7 +475,7 @@ func (c *Cluster) escalationOf(queue string) minruntime.Escalation {
 // escalation says what lengthened a job's protection: its evictions and the rule.
 func (c *Cluster) escalation(job *api.JobInfo) string {
 	return fmt.Sprintf("its %s (%d by preempt, %d by reclaim; the minruntime plugin's escalation: %s)",
-		count(int(job.Evictions.Total()), "eviction", "evictions"), job.Evictions.Preempt, job.Evictions.Reclaim, c.escalationOf(job.Queue).Describe())
+		plural.Count(int(job.Evictions.Total()), "eviction", "evictions"), job.Evictions.Preempt, job.Evictions.Reclaim, c.escalationOf(job.Queue).Describe())
 }
 
 // queuePath names a queue with its ancestry, or says why it has none.
@@ -512,11 +513,3 @@ func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 func end(t time.Time) string { return api.FormatEnd(t) }
 
 func ago(d time.Duration) string { return d.Round(time.Second).String() }
-
-// count says n of a noun, in the singular for one: "1 eviction", "2 evictions".
-func count(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}

@@ -154,7 +154,7 @@ func TestExplainRunningJobOnTheDesignTree(t *testing.T) {
 func TestExplainWaitingJobNamesTheProtectionsItMeets(t *testing.T) {
 	out := explainOK(t, designCluster(t), "explain", "pg", "wait1")
 	expectLines(t, out,
-		"It waits: 1 pods pending.",
+		"It waits: 1 pod pending.",
 		"The scheduler has not said why yet",
 		"reclaim: victims are protected by min-runtime: ns/run2 until 2026-01-01T12:01:00Z (3m0s from queue leaf2); the first protection ends at 2026-01-01T12:01:00Z",
 	)
