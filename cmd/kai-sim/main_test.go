@@ -44,6 +44,10 @@ func TestScenarioFileAsJSONWithPlot(t *testing.T) {
 	if err != nil || !bytes.Contains(svg, []byte("<svg")) || !bytes.Contains(svg, []byte("fill=\"red\"")) {
 		t.Fatalf("the plot is missing or marks no eviction: %v", err)
 	}
+	// The scenario's two nodes of 2 GPUs each: the line the queues' bands are read against.
+	if !bytes.Contains(svg, []byte(">capacity 4 GPUs</text>")) || !bytes.Contains(svg, []byte("GPU capacity of the cluster's nodes")) {
+		t.Errorf("the plot has no labelled capacity line:\n%s", svg)
+	}
 }
 
 func TestBadScenarioNamesTheDocument(t *testing.T) {

@@ -91,6 +91,9 @@ type engine struct {
 	// range of each queue's GPU fair share and deserved quota while it asked for GPUs.
 	lastFairShare, fairShare    map[string]float64
 	shareRanges, deservedRanges map[shareKey]*report.Range
+	// capacity is the GPUs the nodes of the cluster offer (their allocatable, as the pool
+	// table counts them), sampled with the queues' GPUs for the plot's capacity line.
+	capacity int64
 }
 
 // Run simulates the scenario with the real scheduler.
@@ -169,6 +172,8 @@ func newEngine(sc *input.Scenario, opts Options, pools []string, configs map[str
 	// The stores exist: they learn of the cluster as informers would on their first list.
 	for _, n := range sc.Nodes {
 		cluster.Changed(n)
+		gpus := n.Status.Allocatable[v1.ResourceName(api.GPUResourceName)]
+		e.capacity += gpus.Value()
 	}
 	for _, q := range sc.Queues {
 		cluster.Changed(q)
@@ -520,7 +525,8 @@ func (e *engine) nextTime(now time.Time) (time.Time, bool) {
 	return Start.Add(periods * e.opts.Period), true
 }
 
-// sample records the GPUs each queue holds, and its fair share of GPUs, when either changed.
+// sample records the GPUs each queue holds, its fair share of GPUs and the cluster's GPUs,
+// when any of them changed.
 func (e *engine) sample(now time.Time) {
 	gpus := map[string]int64{}
 	for _, js := range e.active() {
@@ -534,9 +540,10 @@ func (e *engine) sample(now time.Time) {
 	for q, n := range gpus {
 		same = same && e.lastSample[q] == n
 	}
-	if !same || !maps.Equal(e.fairShare, e.lastFairShare) || len(e.result.Series) == 0 {
+	series := e.result.Series
+	if !same || !maps.Equal(e.fairShare, e.lastFairShare) || len(series) == 0 || series[len(series)-1].Capacity != e.capacity {
 		fair := e.fairShares()
-		e.result.Series = append(e.result.Series, report.Sample{Time: e.seconds(now), GPUs: gpus, FairShare: fair})
+		e.result.Series = append(series, report.Sample{Time: e.seconds(now), GPUs: gpus, FairShare: fair, Capacity: e.capacity})
 		e.lastSample, e.lastFairShare = gpus, fair
 	}
 }

@@ -19,7 +19,7 @@ const (
 	plotWidth     = 900.0
 	plotLeft      = 70.0 // room for the GPU axis
 	plotRight     = 20.0
-	legendHeight  = 50.0
+	legendHeight  = 66.0
 	panelHeight   = 200.0
 	evictionStrip = 36.0 // under each panel: evictions per time slot, as bars
 	panelGap      = 70.0 // the time axis, its labels and the next panel's title
@@ -27,8 +27,9 @@ const (
 )
 
 // WritePlot draws, one panel per variant on one shared time axis, the GPUs each queue holds
-// as stacked bands (so no queue hides another), with a bar strip under each panel counting
-// the evictions in each time slot: a person comparing two runs reads them in seconds.
+// as stacked bands (so no queue hides another) under a line at the cluster's GPU capacity
+// (the room between them is idle), with a bar strip under each panel counting the evictions
+// in each time slot: a person comparing two runs reads them in seconds.
 func WritePlot(w io.Writer, variants []Variant) error {
 	var queues []string // every variant's queues, first seen first, so colours match
 	span, peak := 1.0, int64(1)
@@ -45,7 +46,7 @@ func WritePlot(w io.Writer, variants []Variant) error {
 			for _, n := range s.GPUs {
 				total += n
 			}
-			peak = max(peak, total)
+			peak = max(peak, total, s.Capacity)
 		}
 	}
 	gpuStep := niceStep(float64(peak), 4)
@@ -71,6 +72,7 @@ func WritePlot(w io.Writer, variants []Variant) error {
 		}
 		fmt.Fprintf(&b, `<text x="6" y="%.0f">GPUs</text>`+"\n", y0+panelHeight/2)
 		writeBands(&b, v.Result, queues, span, x, y)
+		writeCapacity(&b, v.Result, span, x, y)
 		writeFairShares(&b, v.Result, queues, span, x, func(n float64) float64 { return y(min(n, top)) })
 		writeEvictions(&b, evictions, span, x, y0+panelHeight, inner)
 		writeTimeAxis(&b, span, x, y0+panelHeight+evictionStrip)
@@ -92,6 +94,39 @@ func writeLegend(b *strings.Builder, queues []string) {
 	fmt.Fprintf(b, `<text x="%.0f" y="26">evictions (bar height: how many in that moment)</text>`+"\n", at+12)
 	fmt.Fprintf(b, `<line x1="%.0f" y1="40" x2="%.0f" y2="40" stroke="black" stroke-width="2" stroke-dasharray="6 3"/>`+"\n", plotLeft, plotLeft+14)
 	fmt.Fprintf(b, `<text x="%.0f" y="44">a queue's fair share of GPUs (not stacked: compare it with the queue's own band)</text>`+"\n", plotLeft+20)
+	fmt.Fprintf(b, `<line x1="%.0f" y1="56" x2="%.0f" y2="56" stroke="%s" stroke-width="2"/>`+"\n", plotLeft, plotLeft+14, capacityColour)
+	fmt.Fprintf(b, `<text x="%.0f" y="60">GPU capacity of the cluster's nodes (between it and the bands: idle GPUs)</text>`+"\n", plotLeft+20)
+}
+
+// capacityColour draws the capacity line, apart from every queue's colour.
+const capacityColour = "#333"
+
+// writeCapacity draws the GPUs of the cluster's nodes over time as a solid step line above
+// the stacked bands, labelled with its number where it ends: without it an idle GPU is
+// invisible, a panel whose bands stop short of the top looking like one that is full. None
+// for a result that did not sample it.
+func writeCapacity(b *strings.Builder, r *Result, span float64, x func(float64) float64, y func(float64) float64) {
+	var path []string
+	var last int64
+	for k, s := range r.Series {
+		end := span
+		if k+1 < len(r.Series) {
+			end = r.Series[k+1].Time
+		}
+		if k == 0 {
+			path = append(path, fmt.Sprintf("M%.1f %.1f", x(s.Time), y(float64(s.Capacity))))
+		} else {
+			path = append(path, fmt.Sprintf("V%.1f", y(float64(s.Capacity))))
+		}
+		path = append(path, fmt.Sprintf("H%.1f", x(end)))
+		last = s.Capacity
+	}
+	if len(path) == 0 || !slices.ContainsFunc(r.Series, func(s Sample) bool { return s.Capacity > 0 }) {
+		return
+	}
+	fmt.Fprintf(b, `<path fill="none" stroke="%s" stroke-width="2" d="%s"/>`+"\n", capacityColour, strings.Join(path, " "))
+	fmt.Fprintf(b, `<text x="%.1f" y="%.1f" text-anchor="end" fill="%s">capacity %s</text>`+"\n",
+		x(span)-4, y(float64(last))-4, capacityColour, plural.Count(int(last), "GPU", "GPUs"))
 }
 
 // writeBands stacks the queues' GPUs over time: each queue a band on top of the ones before

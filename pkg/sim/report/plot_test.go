@@ -2,6 +2,8 @@ package report_test
 
 import (
 	"bytes"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -97,5 +99,44 @@ func TestCountsOfOneAreSingular(t *testing.T) {
 	}
 	if !strings.Contains(svg.String(), ">run: 1 eviction</text>") {
 		t.Errorf("the panel title does not say 1 eviction:\n%s", svg.String())
+	}
+}
+
+// The cluster's GPU capacity is a labelled line over the bands, stepping where it changes:
+// the room between it and the bands is the idle GPUs, which a plot of bands alone hides.
+func TestPlotDrawsTheCapacityLine(t *testing.T) {
+	r := &report.Result{
+		Queues: []string{"q"},
+		Series: []report.Sample{{Time: 0, GPUs: map[string]int64{"q": 2}, Capacity: 8}, {Time: 1800, GPUs: map[string]int64{"q": 2}, Capacity: 4}},
+		Totals: report.Totals{SimulatedSeconds: 3600},
+	}
+	var out bytes.Buffer
+	if err := report.WritePlot(&out, []report.Variant{{Name: "run", Result: r}}); err != nil {
+		t.Fatal(err)
+	}
+	svg := out.String()
+	// The line, found by its colour, steps down once, halfway along the time axis.
+	line := regexp.MustCompile(`<path fill="none" stroke="#333" stroke-width="2" d="M70\.0 ([0-9.]+) H475\.0 V([0-9.]+) H880\.0"/>`).FindStringSubmatch(svg)
+	if line == nil {
+		t.Fatalf("no capacity line stepping at 30m:\n%s", svg)
+	}
+	high, _ := strconv.ParseFloat(line[1], 64)
+	low, _ := strconv.ParseFloat(line[2], 64)
+	if high >= low { // SVG's y grows downwards: 8 GPUs is above 4
+		t.Errorf("the line does not step down from 8 to 4 GPUs: y %v then %v", high, low)
+	}
+	for _, want := range []string{">capacity 4 GPUs</text>", ">GPU capacity of the cluster's nodes (between it and the bands: idle GPUs)</text>"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("the plot lacks %q:\n%s", want, svg)
+		}
+	}
+	// A result that sampled no capacity (none of its nodes has a GPU) draws no line.
+	r.Series = []report.Sample{{GPUs: map[string]int64{"q": 1}}}
+	out.Reset()
+	if err := report.WritePlot(&out, []report.Variant{{Name: "run", Result: r}}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), `stroke="#333" stroke-width="2" d=`) {
+		t.Errorf("a capacity line without a capacity:\n%s", out.String())
 	}
 }

@@ -209,12 +209,14 @@ type PoolReport struct {
 	ConfigWarnings []string `json:"configWarnings"`
 }
 
-// Sample is the GPUs each queue's running pods held at a time, and each queue's fair share of
-// GPUs as the latest cycle divided them, for the plot.
+// Sample is the GPUs each queue's running pods held at a time, each queue's fair share of
+// GPUs as the latest cycle divided them, and the GPUs of the cluster's nodes then, for the
+// plot: what the queues leave of Capacity is idle.
 type Sample struct {
 	Time      float64
 	GPUs      map[string]int64
 	FairShare map[string]float64
+	Capacity  int64
 }
 
 // Result is the outcome of a simulation.
