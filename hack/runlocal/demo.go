@@ -347,23 +347,6 @@ func (t *timeline) observe(ctx context.Context) {
 		}
 		t.seenAt[key] = revision(&p)
 	}
-	// A pod evicted and removed between two looks is never seen terminating: say it is gone,
-	// and bring it back as its controller would. Its removal left no object to date it: it
-	// is placed just after the pod was last seen, the earliest it can have been.
-	for _, key := range slices.Sorted(maps.Keys(t.seen)) {
-		if state := t.seen[key]; strings.HasPrefix(key, "pod ") && !listed[key] && state != "gone" {
-			t.seen[key] = "gone"
-			lines = append(lines, happening{t.seenAt[key], key + " gone"})
-			if manifest := t.manifests[strings.TrimPrefix(key, "pod ")]; manifest != nil {
-				pod := manifest.DeepCopy()
-				if err := t.c.Create(ctx, pod); err != nil {
-					lines = append(lines, happening{t.seenAt[key], key + " could not be recreated: " + err.Error()})
-				} else {
-					lines = append(lines, happening{revision(pod), key + " recreated pending by its controller, as a Job's pod would be"})
-				}
-			}
-		}
-	}
 	for _, g := range groups.Items {
 		message := ""
 		if len(g.Status.SchedulingConditions) > 0 {
@@ -376,7 +359,27 @@ func (t *timeline) observe(ctx context.Context) {
 		t.seen[key] = message
 	}
 	lines = append(lines, t.protections(groups.Items)...)
-	lines = append(lines, t.evictions(ctx)...)
+	evictions, evictedAt := t.evictions(ctx)
+	lines = append(lines, evictions...)
+	// A pod evicted and removed between two looks is never seen terminating: say it is gone,
+	// and bring it back as its controller would. Its removal left no object to date it: it
+	// went after it was last seen, and after the scheduler told its eviction if this look
+	// found that too (appended after it, it is told after it at the same revision).
+	for _, key := range slices.Sorted(maps.Keys(t.seen)) {
+		if state := t.seen[key]; strings.HasPrefix(key, "pod ") && !listed[key] && state != "gone" {
+			t.seen[key] = "gone"
+			at := max(t.seenAt[key], evictedAt[key])
+			lines = append(lines, happening{at, key + " gone"})
+			if manifest := t.manifests[strings.TrimPrefix(key, "pod ")]; manifest != nil {
+				pod := manifest.DeepCopy()
+				if err := t.c.Create(ctx, pod); err != nil {
+					lines = append(lines, happening{at, key + " could not be recreated: " + err.Error()})
+				} else {
+					lines = append(lines, happening{revision(pod), key + " recreated pending by its controller, as a Job's pod would be"})
+				}
+			}
+		}
+	}
 	// In the order they happened. Lines of one write (a PodGroup's condition and protection)
 	// keep the order they were observed in, which lists give by name.
 	sort.SliceStable(lines, func(i, j int) bool { return lines[i].at < lines[j].at })
@@ -409,13 +412,16 @@ func (t *timeline) protections(groups []v2alpha2.PodGroup) []happening {
 	return lines
 }
 
-// evictions tells each eviction the scheduler explained in an event on the victim's PodGroup.
-func (t *timeline) evictions(ctx context.Context) []happening {
+// evictions tells each eviction the scheduler explained in an event on the victim's PodGroup,
+// and the revision of the event that told each evicted pod's eviction ("pod NS/NAME"), read
+// from the scheduler's message ("Pod NAME evicted by ...").
+func (t *timeline) evictions(ctx context.Context) ([]happening, map[string]uint64) {
 	events := &v1.EventList{}
 	if t.c.List(ctx, events) != nil {
-		return nil
+		return nil, nil
 	}
 	var lines []happening
+	evictedAt := map[string]uint64{}
 	for _, e := range events.Items {
 		key := "event " + string(e.UID)
 		if e.InvolvedObject.Kind != "PodGroup" || (e.Reason != "Reclaimed" && e.Reason != "Preempted") || t.seen[key] != "" {
@@ -423,6 +429,11 @@ func (t *timeline) evictions(ctx context.Context) []happening {
 		}
 		t.seen[key] = "told"
 		lines = append(lines, happening{revision(&e), fmt.Sprintf("podgroup %s/%s %s: %s", e.InvolvedObject.Namespace, e.InvolvedObject.Name, e.Reason, e.Message)})
+		if rest, ok := strings.CutPrefix(e.Message, "Pod "); ok {
+			if name, _, ok := strings.Cut(rest, " evicted"); ok {
+				evictedAt["pod "+e.InvolvedObject.Namespace+"/"+name] = revision(&e)
+			}
+		}
 	}
-	return lines
+	return lines, evictedAt
 }

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -22,8 +23,9 @@ import (
 
 // What one look finds is told in the order it happened on the cluster, not by name: the
 // scheduler's reclaim, the victim terminating, production told why it waited, production
-// running; then the victim gone, production's second pod running, and the victim brought
-// back by its controller, the last of all.
+// running. Then the terminating victim gone; another victim's eviction told, that victim
+// gone at once (never seen terminating, it is told after its eviction), production's second
+// pod running, and the victims brought back by their controller, the last of all.
 func TestTimelineTellsALookInTheOrderThingsHappened(t *testing.T) {
 	ctx := context.Background()
 	scheme, err := install.Scheme()
@@ -31,19 +33,24 @@ func TestTimelineTellsALookInTheOrderThingsHappened(t *testing.T) {
 		t.Fatal(err)
 	}
 	victim := builders.MakePod("research", "pretrain-0").PodGroup("pretrain").Node("gpu-node-a").Phase(v1.PodRunning).Finalizer("demo/hold").Obj()
+	other := builders.MakePod("research", "pretrain-1").PodGroup("pretrain").Node("gpu-node-b").Phase(v1.PodRunning).Obj()
 	serve := builders.MakePodGroup("production", "serve").Queue("production").Obj()
 	// One revision counter for every object, as etcd's.
 	c := fake.NewClientBuilder().WithScheme(scheme).WithGlobalResourceVersionCounter().
-		WithObjects(victim, builders.MakePodGroup("research", "pretrain").Queue("research").Obj(), serve).Build()
-	manifest, err := runtime.DefaultUnstructuredConverter.ToUnstructured(builders.MakePod("research", "pretrain-0").PodGroup("pretrain").Obj())
-	if err != nil {
-		t.Fatal(err)
+		WithObjects(victim, other, builders.MakePodGroup("research", "pretrain").Queue("research").Obj(), serve).Build()
+	manifests := map[string]*unstructured.Unstructured{}
+	for _, name := range []string{"pretrain-0", "pretrain-1"} {
+		manifest, err := runtime.DefaultUnstructuredConverter.ToUnstructured(builders.MakePod("research", name).PodGroup("pretrain").Obj())
+		if err != nil {
+			t.Fatal(err)
+		}
+		manifest["apiVersion"], manifest["kind"] = "v1", "Pod" // as read from a manifest file
+		manifests["research/"+name] = &unstructured.Unstructured{Object: manifest}
 	}
-	manifest["apiVersion"], manifest["kind"] = "v1", "Pod" // as read from a manifest file
 	var out bytes.Buffer
 	clk := clocktesting.NewFakeClock(time.Now())
 	tl := &timeline{c: c, out: &out, clock: clk, start: clk.Now(), seen: map[string]string{}, seenAt: map[string]uint64{},
-		manifests: map[string]*unstructured.Unstructured{"research/pretrain-0": {Object: manifest}}}
+		manifests: manifests}
 	tl.observe(ctx)
 	look := func(changes ...func() error) []string {
 		t.Helper()
@@ -61,24 +68,27 @@ func TestTimelineTellsALookInTheOrderThingsHappened(t *testing.T) {
 		}
 		return lines
 	}
-	running := func(name string) func() error {
+	running := func(name, node string) func() error {
 		return func() error {
-			return c.Create(ctx, builders.MakePod("production", name).PodGroup("serve").Node("gpu-node-a").Phase(v1.PodRunning).Obj())
+			return c.Create(ctx, builders.MakePod("production", name).PodGroup("serve").Node(node).Phase(v1.PodRunning).Obj())
+		}
+	}
+	reclaimed := func(pod string) func() error {
+		return func() error {
+			return c.Create(ctx, &v1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: "research", Name: "pretrain." + pod, UID: types.UID("event-" + pod)},
+				InvolvedObject: v1.ObjectReference{Kind: "PodGroup", Namespace: "research", Name: "pretrain"},
+				Reason:         "Reclaimed", Message: "Pod " + pod + " evicted by reclaim for job production/serve"})
 		}
 	}
 
 	got := look(
-		func() error {
-			return c.Create(ctx, &v1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: "research", Name: "pretrain.1"},
-				InvolvedObject: v1.ObjectReference{Kind: "PodGroup", Namespace: "research", Name: "pretrain"},
-				Reason:         "Reclaimed", Message: "Pod pretrain-0 evicted by reclaim for job production/serve"})
-		},
+		reclaimed("pretrain-0"),
 		func() error { return c.Delete(ctx, victim.DeepCopy()) }, // held by its finalizer: terminating
 		func() error {
 			serve.Status.SchedulingConditions = []v2alpha2.SchedulingCondition{{Message: "waits for research/pretrain to go"}}
 			return c.Update(ctx, serve)
 		},
-		running("serve-0"),
+		running("serve-0", "gpu-node-a"),
 	)
 	expectOrder(t, got,
 		"podgroup research/pretrain Reclaimed: Pod pretrain-0 evicted by reclaim for job production/serve",
@@ -95,12 +105,17 @@ func TestTimelineTellsALookInTheOrderThingsHappened(t *testing.T) {
 			terminating.Finalizers = nil // it goes
 			return c.Update(ctx, terminating)
 		},
-		running("serve-1"),
+		reclaimed("pretrain-1"),
+		func() error { return c.Delete(ctx, other.DeepCopy()) },
+		running("serve-1", "gpu-node-b"),
 	)
 	expectOrder(t, got,
 		"pod research/pretrain-0 gone",
-		"pod production/serve-1 running on gpu-node-a",
-		"pod research/pretrain-0 recreated pending by its controller, as a Job's pod would be")
+		"podgroup research/pretrain Reclaimed: Pod pretrain-1 evicted by reclaim for job production/serve",
+		"pod research/pretrain-1 gone",
+		"pod production/serve-1 running on gpu-node-b",
+		"pod research/pretrain-0 recreated pending by its controller, as a Job's pod would be",
+		"pod research/pretrain-1 recreated pending by its controller, as a Job's pod would be")
 }
 
 // expectOrder fails unless got is want, line for line.
