@@ -118,6 +118,70 @@ func TestMisspeltSimulationAnnotationIsRefused(t *testing.T) {
 	}
 }
 
+// When every queue of the scenario sets its own reclaimMinRuntime, a configuration with
+// another defaultReclaimMinRuntime changes nothing: the comparison says why its columns are
+// identical, queue by queue, rather than leave the default looking ineffective.
+func TestCompareSaysWhenQueuesOutweighTheComparedDefault(t *testing.T) {
+	scenario, err := os.ReadFile(filepath.Join("..", "..", "docs", "examples", "sim", "reclaim-promise.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	other := filepath.Join(dir, "reclaim-10m.yaml")
+	if err := os.WriteFile(other, []byte(`actions: "allocate, reclaim, preempt"
+tiers:
+- plugins:
+  - name: priority
+  - name: proportion
+  - name: minruntime
+    arguments: {defaultReclaimMinRuntime: 10m, defaultPreemptMinRuntime: 10m}
+  - name: predicates
+  - name: nodeplacement
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	write := func(name string, a, b string) string {
+		text := strings.Replace(string(scenario), "metadata: {name: a}\nspec:\n", "metadata: {name: a}\nspec:\n"+a, 1)
+		text = strings.Replace(text, "metadata: {name: b}\nspec:\n", "metadata: {name: b}\nspec:\n"+b, 1)
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	compare := func(path string) string {
+		var out, errs bytes.Buffer
+		if code := run([]string{"--compare", other, path}, &out, &errs); code != 0 {
+			t.Fatalf("exit %d: %s", code, errs.String())
+		}
+		return out.String()
+	}
+	compared := "the compared defaultReclaimMinRuntime (0s under built-in configuration, 10m0s under " + other + ")"
+	out := compare(write("own.yaml", "  reclaimMinRuntime: 20m\n", "  reclaimMinRuntime: 5m\n"))
+	for _, want := range []string{
+		"\nNotes\n",
+		"  queue a sets its own reclaimMinRuntime (20m0s), which outweighs " + compared + ".\n",
+		"  queue b sets its own reclaimMinRuntime (5m0s), which outweighs " + compared + ".\n",
+		"  No job gets " + compared + ": the queues' own values outweigh it, so it changes nothing here.\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the comparison lacks %q:\n%s", want, out)
+		}
+	}
+	// No queue sets a preemptMinRuntime: that compared default reaches the jobs, and no note
+	// claims otherwise.
+	if strings.Contains(out, "preemptMinRuntime") {
+		t.Errorf("a note about a default the jobs do get:\n%s", out)
+	}
+	// Where one queue takes the default, only the queue that sets its own is named, and
+	// the default is not said to change nothing.
+	out = compare(write("one.yaml", "  reclaimMinRuntime: 20m\n", ""))
+	if !strings.Contains(out, "queue a sets its own reclaimMinRuntime (20m0s)") || strings.Contains(out, "queue b sets") ||
+		strings.Contains(out, "No job gets") {
+		t.Errorf("the notes do not name queue a alone:\n%s", out)
+	}
+}
+
 // TestUpstreamConfigurationIsRunWithItsWarnings runs a scenario under the configuration of
 // upstream's minruntime documentation: it has no actions, so upstream's defaults run, and
 // the one of them this scheduler does not implement is named on stderr and in the JSON.

@@ -152,6 +152,9 @@ func Run(ctx context.Context, sc *input.Scenario, opts Options) (*report.Result,
 		}
 		e.clock.SetTime(next)
 	}
+	if err := e.resolveMinRuntimes(ctx); err != nil {
+		return nil, err
+	}
 	result := e.summarize()
 	result.ConfigWarnings = append([]string{}, configWarnings...)
 	return result, nil

@@ -1,8 +1,11 @@
 package sim
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"time"
 
@@ -32,6 +35,8 @@ type instance struct {
 	// protection that refused a victim ends): a quiet pool can start to move again then.
 	answersChangeAt time.Time
 	report          *report.PoolReport
+	// minRuntime is the pool's minruntime plugin, nil when its configuration has none.
+	minRuntime *minruntime.Plugin
 }
 
 // poolConfig is the configuration one pool's scheduler runs, and what loading it warned of.
@@ -133,9 +138,13 @@ func (e *engine) newInstance(pool scheduling.NodePool, config poolConfig) *insta
 	updater := status.NewUpdater(e.cluster, nil, e.clock)
 	updater.Metrics = recorded
 	poolReport := &report.PoolReport{Pool: pool.Name, Settings: config.policy.PluginSettings(), ConfigWarnings: []string{}}
+	var minRuntime *minruntime.Plugin
 	for _, p := range config.policy.Plugins {
-		if m, ok := p.(*minruntime.Plugin); ok && !m.Escalation().Off() {
-			poolReport.Escalation = m.Escalation().Describe()
+		if m, ok := p.(*minruntime.Plugin); ok {
+			minRuntime = m
+			if !m.Escalation().Off() {
+				poolReport.Escalation = m.Escalation().Describe()
+			}
 		}
 	}
 	if config.own {
@@ -144,7 +153,7 @@ func (e *engine) newInstance(pool scheduling.NodePool, config poolConfig) *insta
 	if pool.LabelKey != "" {
 		updater.NodePool = pool.String()
 	}
-	in := &instance{pool: pool, status: updater, report: poolReport}
+	in := &instance{pool: pool, status: updater, report: poolReport, minRuntime: minRuntime}
 	in.loop = &scheduler.Loop{
 		Builder: &cache.Builder{Store: store, Overlay: overlay},
 		Policy:  config.policy,
@@ -214,4 +223,38 @@ func (e *engine) poolsWithoutNodes(pools []report.PoolReport) []string {
 		}
 	}
 	return warnings
+}
+
+// resolveMinRuntimes records, for every pool whose scheduler runs the minruntime plugin, what
+// the min-runtimes of its jobs' queues resolve to on the queue tree its scheduler sees at the
+// end: the resolved values, not the configurations' text, tell a comparison whether a
+// compared default reaches any job.
+func (e *engine) resolveMinRuntimes(ctx context.Context) error {
+	for _, in := range e.instances {
+		if in.minRuntime == nil {
+			continue
+		}
+		snapshot, _, err := in.loop.Builder.Snapshot(ctx)
+		if err != nil {
+			return fmt.Errorf("pool %s: %w", in.pool, err)
+		}
+		defaults := in.minRuntime.Defaults()
+		resolved := &report.PoolMinRuntime{DefaultPreempt: defaults.Preempt, DefaultReclaim: defaults.Reclaim}
+		queues := map[string]bool{}
+		for _, js := range e.jobs {
+			if js.pool == in.pool.Name {
+				queues[js.queue] = true
+			}
+		}
+		for _, queue := range slices.Sorted(maps.Keys(queues)) {
+			preempt := minruntime.PreemptMinRuntime(snapshot.Queues, queue, defaults)
+			q := report.QueueMinRuntime{Queue: queue, Preempt: report.ResolvedMinRuntime{Duration: preempt.Duration, SetBy: preempt.SetBy}}
+			for _, level := range minruntime.ReclaimLevels(snapshot.Queues, in.minRuntime.Method(), queue, defaults) {
+				q.Reclaim = append(q.Reclaim, report.ResolvedMinRuntime{Duration: level.MinRuntime.Duration, SetBy: level.MinRuntime.SetBy})
+			}
+			resolved.Queues = append(resolved.Queues, q)
+		}
+		in.report.MinRuntime = resolved
+	}
+	return nil
 }

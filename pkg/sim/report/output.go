@@ -160,8 +160,9 @@ func poolName(name string) string {
 // WriteComparison writes the variants side by side — evictions, waste, completions, protected
 // refusals and every queue's mean wait; with escalation in any of them, the most evictions
 // of one job, the protections escalation lengthened and every queue's longest wait — with,
-// for two variants, the difference of the second from the first; then each variant's queue
-// table and reports.
+// for two variants, the difference of the second from the first; the notes on compared
+// min-runtime defaults that queues' own values outweigh; then each variant's queue table and
+// reports.
 func WriteComparison(w io.Writer, variants []Variant) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', tabwriter.AlignRight)
 	header := []string{""}
@@ -240,6 +241,12 @@ func WriteComparison(w io.Writer, variants []Variant) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if notes := outweighedDefaults(variants); len(notes) > 0 {
+		fmt.Fprintln(w, "\nNotes")
+		for _, note := range notes {
+			fmt.Fprintf(w, "  %s.\n", note)
+		}
 	}
 	for _, v := range variants {
 		fmt.Fprintf(w, "\n%s, after %s:\n", v.Name, ClockTime(v.Result.Totals.SimulatedSeconds))

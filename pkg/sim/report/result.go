@@ -207,6 +207,34 @@ type PoolReport struct {
 	// ConfigWarnings are those of the pool's own configuration (those of the scheduler
 	// configuration the other pools share are the result's); always an array.
 	ConfigWarnings []string `json:"configWarnings"`
+	// MinRuntime is how the pool's minruntime plugin resolved the min-runtimes of its jobs'
+	// queues when the run ended; nil when the pool's scheduler runs without the plugin. A
+	// comparison reads it to tell when a queue's own value outweighs a compared default.
+	MinRuntime *PoolMinRuntime `json:"-"`
+}
+
+// PoolMinRuntime is the minruntime plugin's node-pool defaults and what they resolved to for
+// the queues of the pool's jobs.
+type PoolMinRuntime struct {
+	DefaultPreempt, DefaultReclaim time.Duration
+	// Queues are the queues of the pool's jobs, in name order.
+	Queues []QueueMinRuntime
+}
+
+// QueueMinRuntime is what the min-runtimes of one queue's jobs resolve to: against
+// preemption, and against reclaim one per level (outermost first; none when no other queue
+// can reclaim them), each with the queue that set it or, for none, the pool's default.
+type QueueMinRuntime struct {
+	Queue   string
+	Preempt ResolvedMinRuntime
+	Reclaim []ResolvedMinRuntime
+}
+
+// ResolvedMinRuntime is one resolved min-runtime and the queue that set it ("" for the
+// pool's default).
+type ResolvedMinRuntime struct {
+	Duration time.Duration
+	SetBy    string
 }
 
 // Sample is the GPUs each queue's running pods held at a time, each queue's fair share of
