@@ -61,7 +61,7 @@ func TestScenarioPreemptionDelayHoldsTheReclaimer(t *testing.T) {
 			if err := report.WriteText(&out, result); err != nil {
 				t.Fatal(err)
 			}
-			if !strings.Contains(out.String(), "1 jobs held back by their preemption delay") {
+			if !strings.Contains(out.String(), "1 job held back by the preemption delay") {
 				t.Errorf("the report does not tell the delayed job:\n%s", out.String())
 			}
 			out.Reset()
