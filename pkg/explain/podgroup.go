@@ -12,13 +12,13 @@ import (
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
+	"github.com/kai-minruntime/kai-scheduler/pkg/plural"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/actions/stalegang"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/placement"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/plugins/minruntime"
-	"github.com/kai-minruntime/kai-scheduler/pkg/sim/plural"
 )
 
 // PodGroup writes what the scheduler makes of one job: for a running job, what protects it

@@ -12,6 +12,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
+	"github.com/kai-minruntime/kai-scheduler/pkg/plural"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
@@ -20,7 +21,6 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/plugins/minruntime"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/status"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
-	"github.com/kai-minruntime/kai-scheduler/pkg/sim/plural"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/report"
 )
 

@@ -12,8 +12,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
+	"github.com/kai-minruntime/kai-scheduler/pkg/plural"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/conf"
-	"github.com/kai-minruntime/kai-scheduler/pkg/sim/plural"
 )
 
 // A snapshot of a cluster holds the jobs running and pending now, and nothing that will be

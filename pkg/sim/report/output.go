@@ -10,7 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
-	"github.com/kai-minruntime/kai-scheduler/pkg/sim/plural"
+	"github.com/kai-minruntime/kai-scheduler/pkg/plural"
 )
 
 // WriteJSON writes the result as indented JSON. Equal results give identical bytes.

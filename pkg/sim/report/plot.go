@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/sim/plural"
+	"github.com/kai-minruntime/kai-scheduler/pkg/plural"
 )
 
 // palette colours the queues of a plot in order.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/kai-minruntime/kai-scheduler/pkg/plural"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/actions"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
@@ -198,8 +199,8 @@ func placeAll(st *framework.Statement, search *actions.NodeSearch, pods []*api.P
 	for i, pod := range pods {
 		node := search.BestNode(pod, capacity)
 		if node == nil {
-			return fmt.Sprintf("gang of %d pods does not fit: pod %d of %d fits on no node (%s)",
-				len(pods), i+1, len(pods), search.Explain())
+			return fmt.Sprintf("gang of %s does not fit: pod %d of %d fits on no node (%s)",
+				plural.Count(len(pods), "pod", "pods"), i+1, len(pods), search.Explain())
 		}
 		var err error
 		if capacity == actions.IdleNow {

@@ -3,7 +3,7 @@ package plural_test
 import (
 	"testing"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/sim/plural"
+	"github.com/kai-minruntime/kai-scheduler/pkg/plural"
 )
 
 func TestCountIsSingularForOneOnly(t *testing.T) {
