@@ -68,7 +68,7 @@ var _ = Describe("kubectl kai explain", func() {
 		createJob(builders.MakePodGroup("explain", "wait1").Queue("leaf1").PriorityClass("train"), 1, 1)
 		Eventually(pendingMessage("explain", "wait1")).ShouldNot(BeEmpty())
 		out = kubectlKai("explain", "pg", "wait1", "-n", "explain", "--config-map", "explain/kai-scheduler-config")
-		Expect(out).To(ContainSubstring("It waits: 1 pods pending."))
+		Expect(out).To(ContainSubstring("It waits: 1 pod pending."))
 		Expect(out).To(ContainSubstring("The scheduler says (UnschedulableOnNodePool"))
 		Expect(out).To(MatchRegexp(`reclaim: victims are protected by min-runtime: explain/run3 until \S+ \(1m0s from queue d\)`),
 			"leaf1 reclaiming from leaf3 resolves at d, the child of their common ancestor b")
