@@ -20,7 +20,8 @@ build:
 	$(GO) build ./...
 	stamp="$$($(GO) run ./hack/version)"; $(GO) build -ldflags "$$stamp" -o $(BIN)/ ./cmd/...
 
-## tools: build the pinned developer tools (controller-gen, benchstat, actionlint, crane, helm, kwok)
+## tools: build the pinned developer tools (controller-gen, benchstat, actionlint, crane, helm,
+## gotestsum, kwok)
 ## into ./bin.
 tools:
 	hack/install-tools.sh
@@ -35,14 +36,21 @@ generate: tools
 
 ## verify: formatting, vet, and the GitHub workflows (actionlint).
 verify:
+	@echo "make verify: gofmt, go vet (compiles every package: a few minutes on a cold cache), actionlint"
 	@unformatted="$$(find . -name '*.go' -not -path './bin/*' -print0 | xargs -0 gofmt -l)"; \
 	if [[ -n "$$unformatted" ]]; then echo "gofmt needed on: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	$(BIN)/actionlint -color=false
 
 ## test: verify, then run unit, code-generation and integration tests against a real API server.
+## gotestsum prints a line as each test ends (a long package shows it is working) and, last,
+## the failures again and go test's verdict; _output/test.json keeps every event, for
+## `bin/gotestsum tool slowest --jsonfile _output/test.json`.
 test: tools control-plane verify
-	KUBEBUILDER_ASSETS="$$(hack/build-control-plane.sh)" $(GO) test ./... -count=1
+	@echo "make test: compiling the test binaries, then running them; a line per test as it ends"
+	mkdir -p _output
+	KUBEBUILDER_ASSETS="$$(hack/build-control-plane.sh)" $(BIN)/gotestsum --format testname \
+	  --format-hide-empty-pkg --jsonfile _output/test.json -- ./... -count=1
 
 ## unit-test: only the tests that need no tools or API server.
 unit-test:

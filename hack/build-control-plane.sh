@@ -24,6 +24,20 @@ fi
 mkdir -p "${assets}"
 log() { echo "build-control-plane: $*" >&2; }
 
+# timed LABEL COMMAND...: runs COMMAND, saying each minute that LABEL is still going and at the
+# end how long it took, so that a first compile of several minutes never looks like a hang.
+timed() {
+  local label="$1" start="${SECONDS}" status=0
+  shift
+  (while sleep 60 && kill -0 "$$" 2>/dev/null; do log "${label}: still compiling, $(((SECONDS - start) / 60)) min so far"; done) &
+  local ticker=$!
+  "$@" || status=$?
+  kill "${ticker}" 2>/dev/null || true
+  wait "${ticker}" 2>/dev/null || true
+  log "${label}: took $((SECONDS - start))s"
+  return "${status}"
+}
+
 work="$(mktemp -d)"
 trap 'rm -rf "${work}"' EXIT
 
@@ -70,11 +84,11 @@ GO
     go mod tidy -e >/dev/null 2>&1 || go mod tidy
     if [[ ! -x "${assets}/kube-apiserver" ]]; then
       log "compiling kube-apiserver (several minutes the first time)"
-      CGO_ENABLED=0 go build -trimpath -o "${assets}/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
+      CGO_ENABLED=0 timed kube-apiserver go build -trimpath -o "${assets}/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
     fi
     if [[ "${WITH_KUBECTL}" == 1 ]]; then
       log "compiling kubectl"
-      CGO_ENABLED=0 go build -trimpath -o "${assets}/kubectl" k8s.io/kubernetes/cmd/kubectl
+      CGO_ENABLED=0 timed kubectl go build -trimpath -o "${assets}/kubectl" k8s.io/kubernetes/cmd/kubectl
     fi
   )
 }
@@ -104,7 +118,7 @@ GO
     log "resolving etcd ${ETCD_VERSION} dependencies"
     go mod tidy >/dev/null
     log "compiling etcd"
-    CGO_ENABLED=0 go build -trimpath -o "${assets}/etcd" go.etcd.io/etcd/server/v3
+    CGO_ENABLED=0 timed etcd go build -trimpath -o "${assets}/etcd" go.etcd.io/etcd/server/v3
   )
 }
 

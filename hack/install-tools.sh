@@ -31,6 +31,15 @@ if [[ ! -x "${root}/bin/helm" || "$(cat "${root}/bin/.helm-version" 2>/dev/null)
   echo "${HELM_VERSION}" >"${root}/bin/.helm-version"
 fi
 
+# gotestsum runs make test: a line for each test as it ends, so that a long package shows it
+# is working, and go test's own closing lines. Installed at a pinned version like helm.
+GOTESTSUM_VERSION="${GOTESTSUM_VERSION:-v1.13.0}"
+if [[ ! -x "${root}/bin/gotestsum" || "$(cat "${root}/bin/.gotestsum-version" 2>/dev/null)" != "${GOTESTSUM_VERSION}" ]]; then
+  echo "install-tools: building gotestsum ${GOTESTSUM_VERSION}" >&2
+  GOBIN="${root}/bin" go install "gotest.tools/gotestsum@${GOTESTSUM_VERSION}"
+  echo "${GOTESTSUM_VERSION}" >"${root}/bin/.gotestsum-version"
+fi
+
 # KWOK plays the nodes of the test clusters (test/e2e, test/scale, make run-local): it marks
 # nodes Ready and keeps their leases, runs bound pods and removes deleted ones, as kubelets
 # would. Its module has no replace directives, so it installs at a pinned version. It needs

@@ -142,3 +142,19 @@ func read(t *testing.T, path string) string {
 	}
 	return string(data)
 }
+
+// make test shows that it is working: gotestsum prints a line as each test ends, where go test
+// alone prints a package's lines only when the whole package is done (minutes of silence).
+func TestMakeTestPrintsEachTest(t *testing.T) {
+	makefile := read(t, "Makefile")
+	recipe := regexp.MustCompile(`(?ms)^test:[^\n]*\n((?:\t[^\n]*\n)+)`).FindStringSubmatch(makefile)
+	if recipe == nil {
+		t.Fatal("the Makefile has no test target")
+	}
+	if !strings.Contains(recipe[1], "$(BIN)/gotestsum --format testname") {
+		t.Errorf("make test does not run the tests through gotestsum's testname format:\n%s", recipe[1])
+	}
+	if !strings.Contains(read(t, "hack/install-tools.sh"), "gotest.tools/gotestsum@") {
+		t.Error("make tools does not build gotestsum")
+	}
+}
