@@ -128,16 +128,7 @@ func TestCompareSaysWhenQueuesOutweighTheComparedDefault(t *testing.T) {
 	}
 	dir := t.TempDir()
 	other := filepath.Join(dir, "reclaim-10m.yaml")
-	if err := os.WriteFile(other, []byte(`actions: "allocate, reclaim, preempt"
-tiers:
-- plugins:
-  - name: priority
-  - name: proportion
-  - name: minruntime
-    arguments: {defaultReclaimMinRuntime: 10m, defaultPreemptMinRuntime: 10m}
-  - name: predicates
-  - name: nodeplacement
-`), 0o600); err != nil {
+	if err := os.WriteFile(other, []byte(tenMinuteDefaults), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	write := func(name string, a, b string) string {
@@ -267,16 +258,7 @@ func TestCompareWorksOnEveryExample(t *testing.T) {
 		t.Fatalf("examples %v: %v", scenarios, err)
 	}
 	other := filepath.Join(t.TempDir(), "reclaim-10m.yaml")
-	if err := os.WriteFile(other, []byte(`actions: "allocate, reclaim, preempt"
-tiers:
-- plugins:
-  - name: priority
-  - name: proportion
-  - name: minruntime
-    arguments: {defaultReclaimMinRuntime: 10m, defaultPreemptMinRuntime: 10m}
-  - name: predicates
-  - name: nodeplacement
-`), 0o600); err != nil {
+	if err := os.WriteFile(other, []byte(tenMinuteDefaults), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	compared := 0
@@ -589,3 +571,16 @@ func TestExamplesCiteOnlyFilesOfTheRepository(t *testing.T) {
 		}
 	}
 }
+
+// tenMinuteDefaults is a configuration that differs from the built-in one only in its
+// min-runtime defaults (10m each way): what a user compares with --compare.
+const tenMinuteDefaults = `actions: "allocate, reclaim, preempt"
+tiers:
+- plugins:
+  - name: priority
+  - name: proportion
+  - name: minruntime
+    arguments: {defaultReclaimMinRuntime: 10m, defaultPreemptMinRuntime: 10m}
+  - name: predicates
+  - name: nodeplacement
+`
