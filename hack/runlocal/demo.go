@@ -44,7 +44,7 @@ type demoOptions struct {
 	Out           io.Writer
 	// Events, when set, receives every line the timeline prints (for tests).
 	Events chan<- string
-	// Clock times the demo (nil: the real one). It plays out in real processes (kube-apiserver,
+	// Clock times the demo. Required. It plays out in real processes (kube-apiserver,
 	// KWOK's pods, the scheduler on its real clock) for a person watching, so the burst and the
 	// timeline's seconds are wall time unless a test says otherwise.
 	Clock clock.WithTicker
@@ -92,6 +92,9 @@ func (o demoOptions) listeners() []listener {
 // then stops everything it started. What can be found wrong before anything starts (a busy
 // port, a configuration that would not load) is, so that it fails at once.
 func runDemo(ctx context.Context, opts demoOptions) error {
+	if opts.Clock == nil {
+		return fmt.Errorf("run-local needs a clock to time the demo by")
+	}
 	releasePorts, err := reservePorts(opts.listeners())
 	if err != nil {
 		return err
@@ -212,9 +215,6 @@ Press Ctrl-C to stop everything.
 		explain("production/serve", "once production submits it: why it waits"), listenersLine)
 
 	clk := opts.Clock
-	if clk == nil {
-		clk = clock.RealClock{}
-	}
 	timeline := &timeline{c: c, out: opts.Out, events: opts.Events, clock: clk, start: clk.Now(), seen: map[string]string{}, seenAt: map[string]uint64{}, manifests: manifests}
 	burst := clk.After(opts.BurstAfter)
 	tick := clk.NewTicker(500 * time.Millisecond)

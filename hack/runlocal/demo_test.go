@@ -44,7 +44,7 @@ func TestDemoShowsMinRuntimeAtWork(t *testing.T) {
 	stopped := make(chan struct{})
 	go func() {
 		done <- runDemo(ctx, demoOptions{MinRuntime: 6 * time.Second, BurstAfter: time.Second, Dir: dir,
-			MetricsAddress: metricsAddress, HealthAddress: healthAddress, Out: &out, Events: events})
+			MetricsAddress: metricsAddress, HealthAddress: healthAddress, Out: &out, Events: events, Clock: clock.RealClock{}})
 		close(stopped)
 	}()
 	// However the test ends, the demo stops its kube-apiserver, etcd, KWOK and scheduler

@@ -22,6 +22,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
@@ -41,7 +42,7 @@ func main() {
 func run(ctx context.Context, args []string, out, errOut io.Writer) int {
 	flags := flag.NewFlagSet("runlocal", flag.ContinueOnError)
 	flags.SetOutput(errOut)
-	opts := demoOptions{Out: out}
+	opts := demoOptions{Out: out, Clock: clock.RealClock{}}
 	flags.DurationVar(&opts.MinRuntime, "min-runtime", 2*time.Minute, "reclaimMinRuntime of the research queue")
 	flags.DurationVar(&opts.BurstAfter, "burst-after", 20*time.Second, "when production asks for its GPUs")
 	flags.StringVar(&opts.Dir, "dir", filepath.Join("_output", "local"), "where to write the kubeconfig and KWOK's log")

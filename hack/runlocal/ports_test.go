@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/utils/clock"
 )
 
 // occupy listens on a free loopback port for the test's length, as another process would.
@@ -112,7 +114,7 @@ func TestDemoFailsAtOnceOnABusyPort(t *testing.T) {
 	defer cancel()
 	start := time.Now()
 	err := runDemo(ctx, demoOptions{MinRuntime: time.Second, BurstAfter: time.Second, Dir: t.TempDir(),
-		MetricsAddress: busy, Out: &out})
+		MetricsAddress: busy, Out: &out, Clock: clock.RealClock{}})
 	if err == nil {
 		t.Fatal("the demo ran beside a busy metrics port")
 	}

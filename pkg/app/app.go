@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -32,7 +33,6 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/podgrouper"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/kube"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/metrics"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/status"
@@ -69,7 +69,7 @@ type Options struct {
 	// StatusWorkers write start stamps and PodGroup and Queue statuses in parallel, off the
 	// cycle (status.Updater).
 	StatusWorkers int
-	// Clock is the scheduler's time; nil is the real clock.
+	// Clock is the scheduler's time (DefaultOptions: the real one). Required.
 	Clock clock.WithTicker
 	// Policy, when set, is used instead of loading SchedulerConf (the binary loads and checks
 	// it before connecting to the cluster).
@@ -94,7 +94,7 @@ func DefaultOptions() Options {
 		SchedulerName: "kai-scheduler", SchedulePeriod: time.Second,
 		LeaderElectionID: "kai-scheduler", LeaderElectionNamespace: defaultNamespace(),
 		ListenAddress: ":8080", HealthAddress: ":8081", DispatchWorkers: kube.DefaultDispatchWorkers,
-		StatusWorkers:    status.DefaultWorkers,
+		StatusWorkers: status.DefaultWorkers, Clock: clock.RealClock{},
 		NodePoolLabelKey: scheduling.NodePoolLabel,
 	}
 }
@@ -175,9 +175,6 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	}
 	defer recorded.Unregister()
 	clk := opts.Clock
-	if clk == nil {
-		clk = clock.RealClock{}
-	}
 	scheme, err := install.Scheme()
 	if err != nil {
 		return err
@@ -206,46 +203,33 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
 		return err
 	}
-	writer := mgr.GetClient()
+	var statusClient client.Client
 	if opts.WrapClient != nil {
-		writer = opts.WrapClient(writer)
+		statusClient = opts.WrapClient(mgr.GetClient())
 	}
 	recorder := mgr.GetEventRecorderFor(opts.SchedulerName) //nolint:staticcheck // the events.k8s.io recorder is not wired for PodGroups yet
-	overlay := cache.NewOverlay(clk.Now)
-	updater := status.NewUpdater(writer, recorder, clk)
-	updater.NodePool, updater.Workers, updater.StampGrace, updater.Metrics = pool.String(), opts.StatusWorkers, stampGrace, recorded
-	direct := &kube.Effects{Client: mgr.GetClient(), Recorder: recorder, Overlay: overlay, Status: updater, Metrics: recorded, Clock: clk}
-	var effects framework.Effects = direct
-	if opts.DispatchWorkers > 0 {
-		dispatcher := kube.NewDispatcher(direct, opts.DispatchWorkers)
-		dispatcher.DrainTimeout = decisionGrace
-		if err := mgr.Add(dispatcher); err != nil {
-			return err
-		}
-		effects = dispatcher
-	}
-	store := cache.NewStore(opts.SchedulerName, pool)
-	synced, err := feed(ctx, mgr.GetCache(), store)
+	s, err := scheduler.New(scheduler.Options{
+		Name: opts.SchedulerName, Pool: pool, Policy: policy, Clock: clk, Period: opts.SchedulePeriod,
+		Client: mgr.GetClient(), StatusClient: statusClient, Events: recorder, Metrics: recorded,
+		DispatchWorkers: opts.DispatchWorkers, DecisionGrace: decisionGrace,
+		StatusWorkers: opts.StatusWorkers, StampGrace: stampGrace,
+	})
 	if err != nil {
 		return err
 	}
-	loop := &scheduler.Loop{
-		Builder:  &cache.Builder{Store: store, Overlay: overlay},
-		Synced:   synced,
-		Changes:  store.Changes(),
-		Policy:   policy,
-		Effects:  effects,
-		Status:   updater,
-		Recorder: recorder,
-		Clock:    clk,
-		Period:   opts.SchedulePeriod,
-		Metrics:  recorded,
-	}
-	if err := mgr.Add(loop); err != nil {
+	synced, err := feed(ctx, mgr.GetCache(), s.Store)
+	if err != nil {
 		return err
 	}
-	if err := mgr.Add(updater); err != nil {
-		return err
+	s.Loop.Synced = synced
+	runnables := []manager.Runnable{s.Loop, s.Status}
+	if s.Dispatcher != nil {
+		runnables = append(runnables, s.Dispatcher)
+	}
+	for _, r := range runnables {
+		if err := mgr.Add(r); err != nil {
+			return err
+		}
 	}
 	if opts.ConfigMap.Name != "" {
 		post := postConfigurationRunnable(mgr.GetAPIReader(), recorder, clk, opts.ConfigMap, pool, policy, warnings)

@@ -14,6 +14,7 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/plugins/minruntime"
 	"k8s.io/utils/clock"
+	clocktesting "k8s.io/utils/clock/testing"
 )
 
 // Cluster is what an explanation reads: the cluster as the scheduler would see it in a
@@ -62,12 +63,7 @@ func Load(ctx context.Context, reader client.Reader, schedulerName string, confi
 // plugins measure is discarded, and the process's metrics stay as they were).
 func (c *Cluster) session(ctx context.Context) *framework.Session {
 	return framework.OpenSession(ctx, framework.SessionOptions{
-		Snapshot: c.Snapshot, Clock: fixedClock(c.Now), Plugins: c.Policy.Plugins,
+		// An explanation is about one moment: a clock that stays at Now.
+		Snapshot: c.Snapshot, Clock: clocktesting.NewFakePassiveClock(c.Now), Plugins: c.Policy.Plugins,
 	})
 }
-
-// fixedClock is a clock that always says the same time: an explanation is about one moment.
-type fixedClock time.Time
-
-func (f fixedClock) Now() time.Time                  { return time.Time(f) }
-func (f fixedClock) Since(t time.Time) time.Duration { return time.Time(f).Sub(t) }

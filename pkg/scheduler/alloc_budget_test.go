@@ -10,9 +10,9 @@ import (
 	"runtime"
 	"slices"
 	"testing"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/utils/clock"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
@@ -159,7 +159,7 @@ func snapshotAllocs(nodes, jobs int) int64 {
 			store.Upsert(pod.Obj())
 		}
 	}
-	builder := &cache.Builder{Store: store, Overlay: cache.NewOverlay(time.Now)}
+	builder := &cache.Builder{Store: store, Overlay: cache.NewOverlay(clock.RealClock{})}
 	var snapshot *api.Snapshot
 	allocs := testing.AllocsPerRun(3, func() {
 		var err error

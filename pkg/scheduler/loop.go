@@ -6,11 +6,13 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
@@ -20,13 +22,15 @@ import (
 
 // Loop runs a cycle every Period against the cluster: snapshot, RunCycle, status.
 type Loop struct {
-	Builder  *cache.Builder
-	Policy   *Policy
-	Effects  framework.Effects
-	Status   *status.Updater
-	Recorder record.EventRecorder
-	Clock    clock.Clock
-	Period   time.Duration
+	Builder *cache.Builder
+	Policy  *Policy
+	Effects framework.Effects
+	Status  *status.Updater
+	// Events receives the problems with the cluster's objects the cycles find, each told
+	// once (marked scheduling.ProblemEventAnnotation); nil posts none.
+	Events record.EventRecorder
+	Clock  clock.Clock
+	Period time.Duration
 	// Metrics receives what the cycles measure, the plugins' measures included; nil records
 	// nothing.
 	Metrics metrics.Recorder
@@ -117,18 +121,14 @@ func (l *Loop) RunOnce(ctx context.Context) CycleResult {
 		for _, line := range c.Protection.Declined() {
 			l.once(string(c.Job)+line, func() {
 				log.Info("Min-runtime annotation not honoured", "job", c.Job, "reason", line)
-				if l.Recorder != nil {
-					l.Recorder.Event(cache.PodGroupRef(c.Job), v1.EventTypeWarning, api.ReasonMinRuntimeNotShortened, line)
-				}
+				l.problem(cache.PodGroupRef(c.Job), api.ReasonMinRuntimeNotShortened, line)
 			})
 		}
 	}
 	for _, p := range result.QueueProblems {
 		l.once(p.Queue+p.Message, func() {
 			log.Info("Queue cannot be scheduled", "queue", p.Queue, "reason", p.Message)
-			if l.Recorder != nil {
-				l.Recorder.Event(cache.QueueRef(p.Queue), v1.EventTypeWarning, "InvalidQueue", p.Message)
-			}
+			l.problem(cache.QueueRef(p.Queue), "InvalidQueue", p.Message)
 		})
 	}
 	l.endReports()
@@ -187,10 +187,18 @@ func (l *Loop) report(ctx context.Context, problems []cache.Problem) {
 		l.once(key, func() {
 			klog.FromContext(ctx).Info("Problem in cluster objects", "object", p.Object.GetNamespace()+"/"+p.Object.GetName(),
 				"reason", p.Reason, "message", p.Message)
-			if l.Recorder != nil {
-				l.Recorder.Event(p.Object, v1.EventTypeWarning, p.Reason, p.Message)
-			}
+			l.problem(p.Object, p.Reason, p.Message)
 		})
+	}
+}
+
+// problemMark is the annotation that tells a problem's event from a decision's.
+var problemMark = map[string]string{scheduling.ProblemEventAnnotation: "true"}
+
+// problem posts a Warning event about a problem with one of the cluster's objects.
+func (l *Loop) problem(object runtime.Object, reason, message string) {
+	if l.Events != nil {
+		l.Events.AnnotatedEventf(object, problemMark, v1.EventTypeWarning, reason, "%s", message)
 	}
 }
 

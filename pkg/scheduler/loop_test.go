@@ -132,7 +132,7 @@ func TestLoopTellsADeclinedOwnMinRuntime(t *testing.T) {
 	recorder := record.NewFakeRecorder(10)
 	loop := &scheduler.Loop{
 		Builder: &cache.Builder{Reader: c, SchedulerName: "kai-scheduler"}, Policy: policy,
-		Status: status.NewUpdater(c, nil, clk), Clock: clk, Period: time.Second, Recorder: recorder,
+		Status: status.NewUpdater(c, nil, clk), Clock: clk, Period: time.Second, Events: recorder,
 	}
 	for range 3 {
 		loop.RunOnce(context.Background())

@@ -110,7 +110,10 @@ func Run(ctx context.Context, sc *input.Scenario, opts Options) (*report.Result,
 		return nil, err
 	}
 	ctx = klog.NewContext(ctx, logr.Discard())
-	e := newEngine(sc, opts, pools, configs)
+	e, err := newEngine(sc, opts, pools, configs)
+	if err != nil {
+		return nil, err
+	}
 	horizon := opts.Until
 	if horizon <= 0 {
 		horizon = maxHorizon
@@ -160,7 +163,7 @@ func Run(ctx context.Context, sc *input.Scenario, opts Options) (*report.Result,
 	return result, nil
 }
 
-func newEngine(sc *input.Scenario, opts Options, pools []string, configs map[string]poolConfig) *engine {
+func newEngine(sc *input.Scenario, opts Options, pools []string, configs map[string]poolConfig) (*engine, error) {
 	clk := clocktesting.NewFakeClock(Start)
 	cluster := memcluster.New(clk, sc.Nodes, sc.Queues, sc.Classes)
 	e := &engine{
@@ -170,7 +173,11 @@ func newEngine(sc *input.Scenario, opts Options, pools []string, configs map[str
 	}
 	for _, name := range pools {
 		pool := scheduling.NodePool{LabelKey: opts.NodePoolLabelKey, Name: name}
-		e.instances = append(e.instances, e.newInstance(pool, configs[name]))
+		in, err := e.newInstance(pool, configs[name])
+		if err != nil {
+			return nil, err
+		}
+		e.instances = append(e.instances, in)
 	}
 	// The stores exist: they learn of the cluster as informers would on their first list.
 	for _, n := range sc.Nodes {
@@ -199,7 +206,7 @@ func newEngine(sc *input.Scenario, opts Options, pools []string, configs map[str
 	cluster.OnBind = e.onBind
 	cluster.OnDelete = e.onDelete
 	cluster.OnGroupStatus = e.onGroupStatus
-	return e
+	return e, nil
 }
 
 // verifySnapshot compares, for every pool's scheduler, the snapshot assembled from its store

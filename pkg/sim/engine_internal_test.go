@@ -23,7 +23,10 @@ func TestVerifySnapshotsCatchesAChangeTheStoreWasNotToldOf(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	e := newEngine(sc, opts, pools, configs)
+	e, err := newEngine(sc, opts, pools, configs)
+	if err != nil {
+		t.Fatal(err)
+	}
 	e.submit(e.clock.Now())
 	if err := e.verifySnapshot(ctx); err != nil {
 		t.Fatalf("store and lists disagree before anything bypassed the store: %v", err)

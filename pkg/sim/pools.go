@@ -15,8 +15,6 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/plural"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/kube"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/metrics"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/plugins/minruntime"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/status"
@@ -129,14 +127,18 @@ func loadPoolConfigs(pools []string, opts Options) (configs map[string]poolConfi
 	return configs, shared, nil
 }
 
-// newInstance starts the scheduler of one pool over the simulated cluster.
-func (e *engine) newInstance(pool scheduling.NodePool, config poolConfig) *instance {
-	store := cache.NewStore(input.SchedulerName, pool)
-	e.cluster.AddStore(store)
-	overlay := cache.NewOverlay(e.clock.Now)
-	recorded := e.recorderOf(pool.Name)
-	updater := status.NewUpdater(e.cluster, nil, e.clock)
-	updater.Metrics = recorded
+// newInstance assembles the scheduler of one pool over the simulated cluster, as the binary
+// assembles its own (scheduler.New): only the cluster, the virtual clock and decisions sent
+// within the cycle (no dispatcher's workers racing virtual time) are kai-sim's.
+func (e *engine) newInstance(pool scheduling.NodePool, config poolConfig) (*instance, error) {
+	s, err := scheduler.New(scheduler.Options{
+		Name: input.SchedulerName, Pool: pool, Policy: config.policy, Clock: e.clock, Period: e.opts.Period,
+		Client: e.cluster, Events: eventRecorder{e}, Metrics: e.recorderOf(pool.Name),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pool %s: %w", pool, err)
+	}
+	e.cluster.AddStore(s.Store)
 	poolReport := &report.PoolReport{Pool: pool.Name, Settings: config.policy.PluginSettings(), ConfigWarnings: []string{}}
 	var minRuntime *minruntime.Plugin
 	for _, p := range config.policy.Plugins {
@@ -150,18 +152,7 @@ func (e *engine) newInstance(pool scheduling.NodePool, config poolConfig) *insta
 	if config.own {
 		poolReport.ConfigWarnings = append(poolReport.ConfigWarnings, config.warnings...)
 	}
-	if pool.LabelKey != "" {
-		updater.NodePool = pool.String()
-	}
-	in := &instance{pool: pool, status: updater, report: poolReport, minRuntime: minRuntime}
-	in.loop = &scheduler.Loop{
-		Builder: &cache.Builder{Store: store, Overlay: overlay},
-		Policy:  config.policy,
-		Effects: &kube.Effects{Client: e.cluster, Overlay: overlay, Status: updater, Metrics: recorded, Clock: e.clock},
-		Status:  updater, Clock: e.clock, Period: e.opts.Period,
-		Recorder: eventRecorder{e}, Metrics: recorded,
-	}
-	return in
+	return &instance{pool: pool, loop: s.Loop, status: s.Status, report: poolReport, minRuntime: minRuntime}, nil
 }
 
 // recorderOf is the recorder of pool's scheduler: Options.Metrics's, or none.

@@ -8,19 +8,29 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/report"
 )
 
-// eventRecorder is the simulated cluster's event sink: the scheduler's Warning events become
-// the result's problems.
+// eventRecorder is the simulated cluster's event sink. The scheduler posts the events of its
+// decisions (binds, evictions, why a job waits), which kai-sim tells from the cluster itself
+// in its timeline, and of problems with the cluster's objects, marked
+// scheduling.ProblemEventAnnotation: those become the result's problems.
 type eventRecorder struct{ e *engine }
 
 var _ record.EventRecorder = eventRecorder{}
 
-func (r eventRecorder) Event(object runtime.Object, eventType, reason, message string) {
-	if eventType != v1.EventTypeWarning {
+// Event is a decision's event: the timeline has it already.
+func (r eventRecorder) Event(runtime.Object, string, string, string) {}
+
+// Eventf is a decision's event: the timeline has it already.
+func (r eventRecorder) Eventf(runtime.Object, string, string, string, ...any) {}
+
+// AnnotatedEventf keeps the problems.
+func (r eventRecorder) AnnotatedEventf(object runtime.Object, annotations map[string]string, eventType, reason, messageFmt string, args ...any) {
+	if eventType != v1.EventTypeWarning || annotations[scheduling.ProblemEventAnnotation] != "true" {
 		return
 	}
 	name := ""
@@ -31,16 +41,8 @@ func (r eventRecorder) Event(object runtime.Object, eventType, reason, message s
 		}
 	}
 	r.e.result.Problems = append(r.e.result.Problems, report.Problem{
-		Time: r.e.seconds(r.e.clock.Now()), Kind: kindOf(object), Name: name, Reason: reason, Message: message,
+		Time: r.e.seconds(r.e.clock.Now()), Kind: kindOf(object), Name: name, Reason: reason, Message: fmt.Sprintf(messageFmt, args...),
 	})
-}
-
-func (r eventRecorder) Eventf(object runtime.Object, eventType, reason, messageFmt string, args ...any) {
-	r.Event(object, eventType, reason, fmt.Sprintf(messageFmt, args...))
-}
-
-func (r eventRecorder) AnnotatedEventf(object runtime.Object, _ map[string]string, eventType, reason, messageFmt string, args ...any) {
-	r.Eventf(object, eventType, reason, messageFmt, args...)
 }
 
 // kindOf names the kind of the objects the scheduler reports about; objects listed from the

@@ -64,3 +64,9 @@ const (
 // several count on what one node releases. The scheduler removes it when it takes the
 // promise back.
 const PromisedCondition = "kai.scheduler/Promised"
+
+// ProblemEventAnnotation marks, with the value "true", an Event in which the scheduler reports
+// a problem with the cluster's objects (an invalid queue, an orphaned pod, an annotation it
+// cannot honour), as opposed to the events of its decisions (a bind, an eviction, why a job
+// waits). kai-sim lists the events so marked as the run's problems.
+const ProblemEventAnnotation = "kai.scheduler/problem"

@@ -10,6 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
@@ -82,7 +83,7 @@ func TestSnapshotKeepsNominatedNodesAsPromises(t *testing.T) {
 		Condition(v1.PodCondition{Type: v1.DisruptionTarget, Status: v1.ConditionTrue,
 			Message: framework.NewEvictionReason(framework.Reclaim, "ns/job").Message}).Obj()
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(node, job("job", 4), job("victim-job", 1), fromAPI, gone, lagging, withdrawn, victim).Build()
-	overlay := NewOverlay(time.Now)
+	overlay := NewOverlay(clock.RealClock{})
 	overlay.Nominated(lagging.UID, "n1", written)
 	overlay.Nominated(withdrawn.UID, "", time.Time{})
 

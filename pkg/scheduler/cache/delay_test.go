@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
@@ -67,7 +68,7 @@ func isPodGroup(obj client.Object) bool {
 // informer shows the PodGroup's stamp; once it shows it (or a later one), the overlay lets go.
 func TestOverlayHoldsAnEvictionUntilTheInformerShowsIt(t *testing.T) {
 	evicted := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	overlay := NewOverlay(time.Now)
+	overlay := NewOverlay(clock.RealClock{})
 	overlay.JobEvicted("ns/job", evicted)
 	overlay.JobEvicted("ns/job", evicted.Add(-time.Minute)) // an earlier one changes nothing
 	for _, tc := range []struct {

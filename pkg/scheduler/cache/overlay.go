@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"k8s.io/utils/clock"
 	"sync"
 	"time"
 
@@ -27,7 +28,7 @@ type Overlay struct {
 	// evictionStamps hold when pods of a job were last evicted, until the informer shows the
 	// PodGroup's eviction stamp: the job's preemption delay re-arms from it at once.
 	evictionStamps map[api.JobID]time.Time
-	timeFunc       func() time.Time
+	clock          clock.PassiveClock
 }
 
 type written[T any] struct {
@@ -38,12 +39,12 @@ type written[T any] struct {
 	queued bool
 }
 
-// NewOverlay returns an empty overlay reading wall time from now (for expiry only).
-func NewOverlay(now func() time.Time) *Overlay {
+// NewOverlay returns an empty overlay reading the scheduler's clock (for expiry only).
+func NewOverlay(clk clock.PassiveClock) *Overlay {
 	return &Overlay{
 		binds: map[types.UID]written[string]{}, evicts: map[types.UID]written[api.JobID]{},
 		nominations: map[types.UID]written[nomination]{},
-		stamps:      map[api.JobID]written[time.Time]{}, evictionStamps: map[api.JobID]time.Time{}, timeFunc: now,
+		stamps:      map[api.JobID]written[time.Time]{}, evictionStamps: map[api.JobID]time.Time{}, clock: clk,
 	}
 }
 
@@ -51,14 +52,14 @@ func NewOverlay(now func() time.Time) *Overlay {
 func (o *Overlay) Bound(pod types.UID, node string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.binds[pod] = written[string]{value: node, at: o.timeFunc()}
+	o.binds[pod] = written[string]{value: node, at: o.clock.Now()}
 }
 
 // Evicted records that a pod's deletion was requested to make room for preemptor.
 func (o *Overlay) Evicted(pod types.UID, preemptor api.JobID) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.evicts[pod] = written[api.JobID]{value: preemptor, at: o.timeFunc()}
+	o.evicts[pod] = written[api.JobID]{value: preemptor, at: o.clock.Now()}
 }
 
 // BindQueued records a bind decided but not sent yet. It holds until Bound (sent) or
@@ -67,14 +68,14 @@ func (o *Overlay) Evicted(pod types.UID, preemptor api.JobID) {
 func (o *Overlay) BindQueued(pod types.UID, node string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.binds[pod] = written[string]{value: node, at: o.timeFunc(), queued: true}
+	o.binds[pod] = written[string]{value: node, at: o.clock.Now(), queued: true}
 }
 
 // EvictionQueued records an eviction decided but not sent yet, as BindQueued a bind.
 func (o *Overlay) EvictionQueued(pod types.UID, preemptor api.JobID) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.evicts[pod] = written[api.JobID]{value: preemptor, at: o.timeFunc(), queued: true}
+	o.evicts[pod] = written[api.JobID]{value: preemptor, at: o.clock.Now(), queued: true}
 }
 
 // BindFailed takes back a bind recorded before it was sent, which the API server refused:
@@ -104,7 +105,7 @@ type nomination struct {
 func (o *Overlay) NominationQueued(pod types.UID, node string, promisedAt time.Time) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.nominations[pod] = written[nomination]{value: nomination{node, promisedAt}, at: o.timeFunc(), queued: true}
+	o.nominations[pod] = written[nomination]{value: nomination{node, promisedAt}, at: o.clock.Now(), queued: true}
 }
 
 // NominationFailed takes back a nomination (or withdrawal) to node recorded before it was
@@ -123,14 +124,14 @@ func (o *Overlay) NominationFailed(pod types.UID, node string) {
 func (o *Overlay) Nominated(pod types.UID, node string, promisedAt time.Time) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.nominations[pod] = written[nomination]{value: nomination{node, promisedAt}, at: o.timeFunc()}
+	o.nominations[pod] = written[nomination]{value: nomination{node, promisedAt}, at: o.clock.Now()}
 }
 
 // Stamped records a job's start stamp, written or about to be written.
 func (o *Overlay) Stamped(job api.JobID, at time.Time) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.stamps[job] = written[time.Time]{value: at, at: o.timeFunc()}
+	o.stamps[job] = written[time.Time]{value: at, at: o.clock.Now()}
 }
 
 // JobEvicted records that pods of a job were evicted at at, whose stamp the status updater
@@ -182,7 +183,7 @@ func unseen[K comparable, T any](o *Overlay, writes map[K]written[T], key K, sho
 	if !ok {
 		return zero, false
 	}
-	if shows(w.value) || (!w.queued && o.timeFunc().Sub(w.at) > overlayTTL) {
+	if shows(w.value) || (!w.queued && o.clock.Now().Sub(w.at) > overlayTTL) {
 		delete(writes, key)
 		return zero, false
 	}

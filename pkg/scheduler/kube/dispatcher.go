@@ -325,7 +325,7 @@ func (d *Dispatcher) Start(ctx context.Context) error {
 	go func() { d.unsent.Wait(); close(drained) }()
 	select {
 	case <-drained:
-	case <-d.clock().After(d.DrainTimeout):
+	case <-d.Clock.After(d.DrainTimeout):
 	}
 	d.mu.Lock()
 	d.stopping = true // what is queued from now on is dropped, by the workers or by enqueue

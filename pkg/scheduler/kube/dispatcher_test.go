@@ -15,6 +15,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -95,8 +96,8 @@ func TestDispatchedBindsAreSeenAtOnceAndFailuresTakenBack(t *testing.T) {
 		}
 		return setNode(ctx, c, pod, node)
 	})
-	overlay := cache.NewOverlay(time.Now)
-	d := kube.NewDispatcher(&kube.Effects{Client: c, Overlay: overlay}, 2)
+	overlay := cache.NewOverlay(clock.RealClock{})
+	d := kube.NewDispatcher(&kube.Effects{Client: c, Clock: clock.RealClock{}, Overlay: overlay}, 2)
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan struct{})
 	go func() { _ = d.Start(ctx); close(stopped) }()
@@ -131,7 +132,7 @@ func TestDispatchIsBounded(t *testing.T) {
 		inflight.Add(-1)
 		return setNode(ctx, c, pod, node)
 	})
-	d := kube.NewDispatcher(&kube.Effects{Client: c, Overlay: cache.NewOverlay(time.Now)}, workers)
+	d := kube.NewDispatcher(&kube.Effects{Client: c, Clock: clock.RealClock{}, Overlay: cache.NewOverlay(clock.RealClock{})}, workers)
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan struct{})
 	go func() { _ = d.Start(ctx); close(stopped) }()
@@ -169,8 +170,8 @@ func TestQueuedDecisionsDoNotExpireWhileTheyWait(t *testing.T) {
 		return setNode(ctx, c, pod, node)
 	})
 	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	overlay := cache.NewOverlay(clk.Now)
-	d := kube.NewDispatcher(&kube.Effects{Client: c, Overlay: overlay}, 1)
+	overlay := cache.NewOverlay(clk)
+	d := kube.NewDispatcher(&kube.Effects{Client: c, Clock: clock.RealClock{}, Overlay: overlay}, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan struct{})
 	go func() { _ = d.Start(ctx); close(stopped) }()
@@ -192,9 +193,9 @@ func TestQueuedDecisionsDoNotExpireWhileTheyWait(t *testing.T) {
 // overlay and counted, and the next leader decides anew from what the API server holds.
 func TestDecisionsAfterShutdownAreDropped(t *testing.T) {
 	c := cluster(t, 1, setNode)
-	overlay := cache.NewOverlay(time.Now)
+	overlay := cache.NewOverlay(clock.RealClock{})
 	recorded := &metrics.Recording{}
-	d := kube.NewDispatcher(&kube.Effects{Client: c, Overlay: overlay, Metrics: recorded}, 2)
+	d := kube.NewDispatcher(&kube.Effects{Client: c, Clock: clock.RealClock{}, Overlay: overlay, Metrics: recorded}, 2)
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan struct{})
 	go func() { _ = d.Start(ctx); close(stopped) }()
@@ -233,8 +234,8 @@ func TestShutdownDrainsWithinItsTimeout(t *testing.T) {
 		return setNode(ctx, c, pod, node)
 	})
 	clk := clocktesting.NewFakeClock(time.Now())
-	overlay := cache.NewOverlay(clk.Now)
-	d := kube.NewDispatcher(&kube.Effects{Client: c, Overlay: overlay}, 1)
+	overlay := cache.NewOverlay(clk)
+	d := kube.NewDispatcher(&kube.Effects{Client: c, Clock: clock.RealClock{}, Overlay: overlay}, 1)
 	d.DrainTimeout, d.Clock = time.Second, clk
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan struct{})
@@ -343,8 +344,8 @@ func TestEvictionsWaitForTheirPromise(t *testing.T) {
 				sent.record(call)
 				return nil
 			})
-			overlay := cache.NewOverlay(time.Now)
-			d := kube.NewDispatcher(&kube.Effects{Client: c, Overlay: overlay}, 4)
+			overlay := cache.NewOverlay(clock.RealClock{})
+			d := kube.NewDispatcher(&kube.Effects{Client: c, Clock: clock.RealClock{}, Overlay: overlay}, 4)
 			ctx, cancel := context.WithCancel(context.Background())
 			stopped := make(chan struct{})
 			go func() { _ = d.Start(ctx); close(stopped) }()
@@ -384,7 +385,7 @@ func TestEvictionsWaitForTheirPromise(t *testing.T) {
 func TestReleasedEvictionsGoBeforeLaterNominations(t *testing.T) {
 	var sent callLog
 	c := evictionClusterOf(t, 3, func(call string) error { sent.record(call); return nil })
-	d := kube.NewDispatcher(&kube.Effects{Client: c, Overlay: cache.NewOverlay(time.Now)}, 1)
+	d := kube.NewDispatcher(&kube.Effects{Client: c, Clock: clock.RealClock{}, Overlay: cache.NewOverlay(clock.RealClock{})}, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	for i := range 3 { // as a cycle decides them, before any is sent
 		preemptor := &api.PodInfo{Namespace: "ns", Name: fmt.Sprint("pre-", i), UID: fmt.Sprint("uid-pre-", i), Job: api.JobID(fmt.Sprint("ns/pre-", i))}
@@ -418,7 +419,7 @@ func TestAPodsNominationsAreSentInOrder(t *testing.T) {
 		sent.record(call)
 		return nil
 	})
-	d := kube.NewDispatcher(&kube.Effects{Client: c, Overlay: cache.NewOverlay(time.Now)}, 4)
+	d := kube.NewDispatcher(&kube.Effects{Client: c, Clock: clock.RealClock{}, Overlay: cache.NewOverlay(clock.RealClock{})}, 4)
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan struct{})
 	go func() { _ = d.Start(ctx); close(stopped) }()
@@ -451,9 +452,9 @@ func TestStampWaitsForTheGangsBinds(t *testing.T) {
 				}
 				return setNode(ctx, c, pod, node)
 			})
-			overlay := cache.NewOverlay(time.Now)
+			overlay := cache.NewOverlay(clock.RealClock{})
 			updater := status.NewUpdater(c, nil, clocktesting.NewFakeClock(time.Now()))
-			d := kube.NewDispatcher(&kube.Effects{Client: c, Overlay: overlay, Status: updater}, 4)
+			d := kube.NewDispatcher(&kube.Effects{Client: c, Clock: clock.RealClock{}, Overlay: overlay, Status: updater}, 4)
 			ctx, cancel := context.WithCancel(context.Background())
 			stopped := make(chan struct{})
 			go func() { _ = d.Start(ctx); close(stopped) }()

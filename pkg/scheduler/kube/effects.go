@@ -36,7 +36,7 @@ type Effects struct {
 	// drops; nil records nothing.
 	Metrics metrics.Recorder
 	// Clock dates the victims' DisruptionTarget condition and times a Dispatcher's drain:
-	// the scheduler's clock, virtual in kai-sim; nil is the real clock.
+	// the scheduler's clock, virtual in kai-sim. Required.
 	Clock clock.Clock
 }
 
@@ -64,7 +64,7 @@ func (e *Effects) Bind(ctx context.Context, pod *api.PodInfo, nodeName string) e
 func (e *Effects) Evict(ctx context.Context, pod *api.PodInfo, reason framework.EvictionReason) error {
 	condition := v1.PodCondition{
 		Type: v1.DisruptionTarget, Status: v1.ConditionTrue, Reason: DisruptionTargetReason,
-		Message: reason.Message, LastTransitionTime: metav1.NewTime(e.clock().Now()),
+		Message: reason.Message, LastTransitionTime: metav1.NewTime(e.Clock.Now()),
 	}
 	// metadata.uid in the patch makes the API server refuse it for a pod recreated under the
 	// same name, which must not be marked as a victim.
@@ -86,7 +86,7 @@ func (e *Effects) Evict(ctx context.Context, pod *api.PodInfo, reason framework.
 	// The eviction's time is kept on the PodGroup: the victim's preemption delay re-arms
 	// from it, and its pods, the only other record, are gone once they terminate. The
 	// overlay holds it until the informer shows the stamp.
-	evictedAt := e.clock().Now()
+	evictedAt := e.Clock.Now()
 	e.Overlay.JobEvicted(pod.Job, evictedAt)
 	if e.Status != nil {
 		e.Status.QueueEvictionStamp(pod.Job, evictedAt)
@@ -178,13 +178,6 @@ func (e *Effects) RecordJobStart(_ context.Context, job *api.JobInfo, startedAt 
 	e.Overlay.Stamped(job.ID, startedAt)
 	e.Status.QueueStartStamp(job.ID, startedAt)
 	return nil
-}
-
-func (e *Effects) clock() clock.Clock {
-	if e.Clock == nil {
-		return clock.RealClock{}
-	}
-	return e.Clock
 }
 
 func (e *Effects) event(job api.JobID, eventType, reason, message string) {

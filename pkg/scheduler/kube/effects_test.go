@@ -28,7 +28,7 @@ func TestEvictionConditionIsDatedByTheSchedulersClock(t *testing.T) {
 	})
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	clk := clocktesting.NewFakeClock(at)
-	e := &kube.Effects{Client: c, Overlay: cache.NewOverlay(clk.Now), Clock: clk}
+	e := &kube.Effects{Client: c, Overlay: cache.NewOverlay(clk), Clock: clk}
 	victim := &api.PodInfo{Namespace: "ns", Name: "victim-0", UID: "uid-victim-0", Job: "ns/victim", NodeName: "n1"}
 	if err := e.Evict(context.Background(), victim, framework.EvictionReason{Action: framework.Reclaim, Preemptor: "ns/pre"}); err == nil {
 		t.Fatal("the eviction succeeded though its delete failed")

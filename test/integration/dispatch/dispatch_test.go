@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
@@ -77,7 +78,7 @@ func BenchmarkBind500(b *testing.B) {
 
 // newEffects returns the effects under test, a wait for everything sent to land, and a stop.
 func newEffects(c client.Client, workers int) (framework.Effects, func(), func()) {
-	direct := &kube.Effects{Client: c, Overlay: cache.NewOverlay(time.Now)}
+	direct := &kube.Effects{Client: c, Clock: clock.RealClock{}, Overlay: cache.NewOverlay(clock.RealClock{})}
 	if workers == 0 {
 		return direct, func() {}, func() {}
 	}

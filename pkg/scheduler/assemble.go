@@ -1,0 +1,126 @@
+package scheduler
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/kube"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/metrics"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/status"
+)
+
+// Options are everything one scheduler is assembled from. The binary, kai-sim (one per node
+// pool) and their tests fill the same fields: only the cluster side (Client, and what feeds
+// the Store: informers of a real API server, or kai-sim's in-memory cluster) and the Clock
+// differ, so that what kai-sim shows is what the binary would do.
+type Options struct {
+	// Name selects the pods to schedule (spec.schedulerName).
+	Name string
+	// Pool is the node pool served; the zero value serves the objects without a pool label.
+	Pool scheduling.NodePool
+	// Policy is the actions and plugins every cycle runs (LoadPolicy). Required.
+	Policy *Policy
+	// Clock is the scheduler's time, virtual in kai-sim. Required: a scheduler that fell
+	// back to the wall clock in a simulation would decide at the wrong time, silently.
+	Clock clock.WithTicker
+	// Period is the time between cycles. Required.
+	Period time.Duration
+	// Client is where binds, evictions, nominations and statuses are written. Required.
+	Client client.Client
+	// StatusClient, when set, receives the status updater's writes instead of Client (tests
+	// interpose on them).
+	StatusClient client.Client
+	// Events receives the scheduler's events: of its decisions, of why jobs wait, and of
+	// problems with the cluster's objects (marked scheduling.ProblemEventAnnotation). Nil
+	// posts none.
+	Events record.EventRecorder
+	// Metrics receives what the cycles, the effects and the status updater measure.
+	// Required: metrics.Discard{} measures nothing.
+	Metrics metrics.Recorder
+	// DispatchWorkers send binds, evictions and nominations off the cycle, in parallel
+	// (kube.Dispatcher), each waiting at most DecisionGrace at shutdown; 0 sends them within
+	// the cycle, in order (kai-sim, whose virtual time must not race a worker).
+	DispatchWorkers int
+	DecisionGrace   time.Duration
+	// StatusWorkers write start stamps and statuses in parallel; the stamps owed are written
+	// for StampGrace at shutdown. 0 keeps the updater's defaults.
+	StatusWorkers int
+	StampGrace    time.Duration
+}
+
+// Scheduler is one assembled scheduler: the Store its cluster side feeds, the Loop that runs
+// its cycles, and the status updater and dispatcher that write what they decide. The caller
+// runs them: the binary adds Loop, Status and Dispatcher to its manager; kai-sim steps Loop
+// and flushes Status in virtual time.
+type Scheduler struct {
+	Store   *cache.Store
+	Overlay *cache.Overlay
+	Status  *status.Updater
+	// Dispatcher is nil when decisions are sent within the cycle (Options.DispatchWorkers 0).
+	Dispatcher *kube.Dispatcher
+	Loop       *Loop
+}
+
+// New assembles a scheduler from opts; a missing required part is an error naming it.
+func New(opts Options) (*Scheduler, error) {
+	var missing []error
+	if opts.Policy == nil {
+		missing = append(missing, errors.New("a policy (the actions and plugins to run)"))
+	}
+	if opts.Clock == nil {
+		missing = append(missing, errors.New("a clock"))
+	}
+	if opts.Period <= 0 {
+		missing = append(missing, fmt.Errorf("a period between cycles above zero (got %s)", opts.Period))
+	}
+	if opts.Client == nil {
+		missing = append(missing, errors.New("a client to write decisions and statuses with"))
+	}
+	if opts.Metrics == nil {
+		missing = append(missing, errors.New("a metrics recorder (metrics.Discard{} for none)"))
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("assembling the scheduler needs %w", errors.Join(missing...))
+	}
+	statusClient := opts.StatusClient
+	if statusClient == nil {
+		statusClient = opts.Client
+	}
+	overlay := cache.NewOverlay(opts.Clock)
+	updater := status.NewUpdater(statusClient, opts.Events, opts.Clock)
+	updater.Metrics, updater.NodePool = opts.Metrics, opts.Pool.String()
+	if opts.StatusWorkers > 0 {
+		updater.Workers = opts.StatusWorkers
+	}
+	if opts.StampGrace > 0 {
+		updater.StampGrace = opts.StampGrace
+	}
+	direct := &kube.Effects{Client: opts.Client, Recorder: opts.Events, Overlay: overlay, Status: updater, Metrics: opts.Metrics, Clock: opts.Clock}
+	s := &Scheduler{Store: cache.NewStore(opts.Name, opts.Pool), Overlay: overlay, Status: updater}
+	var effects framework.Effects = direct
+	if opts.DispatchWorkers > 0 {
+		s.Dispatcher = kube.NewDispatcher(direct, opts.DispatchWorkers)
+		s.Dispatcher.DrainTimeout = opts.DecisionGrace
+		effects = s.Dispatcher
+	}
+	s.Loop = &Loop{
+		Builder: &cache.Builder{Store: s.Store, Overlay: overlay},
+		Changes: s.Store.Changes(),
+		Policy:  opts.Policy,
+		Effects: effects,
+		Status:  updater,
+		Events:  opts.Events,
+		Clock:   opts.Clock,
+		Period:  opts.Period,
+		Metrics: opts.Metrics,
+	}
+	return s, nil
+}
