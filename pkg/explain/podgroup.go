@@ -15,7 +15,6 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/plural"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/actions/stalegang"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/placement"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/plugins/minruntime"
@@ -26,7 +25,7 @@ import (
 func (c *Cluster) PodGroup(ctx context.Context, w io.Writer, id api.JobID) error {
 	job := c.Snapshot.Job(id)
 	group := &v2alpha2.PodGroup{}
-	if err := c.Reader.Get(ctx, client.ObjectKeyFromObject(cache.PodGroupRef(id)), group); err != nil {
+	if err := c.Reader.Get(ctx, client.ObjectKeyFromObject(id.PodGroupRef()), group); err != nil {
 		if apierrors.IsNotFound(err) {
 			return fmt.Errorf("PodGroup %s not found", id)
 		}

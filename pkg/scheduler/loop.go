@@ -121,14 +121,14 @@ func (l *Loop) RunOnce(ctx context.Context) CycleResult {
 		for _, line := range c.Protection.Declined() {
 			l.once(string(c.Job)+line, func() {
 				log.Info("Min-runtime annotation not honoured", "job", c.Job, "reason", line)
-				l.problem(cache.PodGroupRef(c.Job), api.ReasonMinRuntimeNotShortened, line)
+				l.problem(c.Job.PodGroupRef(), api.ReasonMinRuntimeNotShortened, line)
 			})
 		}
 	}
 	for _, p := range result.QueueProblems {
 		l.once(p.Queue+p.Message, func() {
 			log.Info("Queue cannot be scheduled", "queue", p.Queue, "reason", p.Message)
-			l.problem(cache.QueueRef(p.Queue), "InvalidQueue", p.Message)
+			l.problem(api.QueueRef(p.Queue), "InvalidQueue", p.Message)
 		})
 	}
 	l.endReports()

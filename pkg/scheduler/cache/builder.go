@@ -137,7 +137,7 @@ func (s *Store) assemble(overlay *Overlay) (*api.Snapshot, []Problem, error) {
 				// a workload's pod template gives every pod the same.
 				delayFound = true
 				if p := setPreemptionDelay(job, e.preemptionDelay); p != nil {
-					p.Object = PodGroupRef(job.ID)
+					p.Object = job.ID.PodGroupRef()
 					a.problems = append(a.problems, *p)
 				}
 			}
@@ -168,7 +168,7 @@ func (s *Store) assemble(overlay *Overlay) (*api.Snapshot, []Problem, error) {
 	snapshot, err := api.NewSnapshot(nodes, jobs, queues)
 	if err == nil {
 		for _, u := range snapshot.Queues.UnlimitedQuotas() {
-			a.problems = append(a.problems, Problem{Object: QueueRef(u.Queue), Reason: api.ReasonUnlimitedQuota, Message: u.Message()})
+			a.problems = append(a.problems, Problem{Object: api.QueueRef(u.Queue), Reason: api.ReasonUnlimitedQuota, Message: u.Message()})
 		}
 	}
 	return snapshot, a.problems, err

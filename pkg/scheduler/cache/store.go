@@ -21,7 +21,6 @@ import (
 	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 )
 
 // Store keeps the cluster's objects already converted into the snapshot model, updated as
@@ -560,8 +559,8 @@ func podSpec(pod *v1.Pod, old *podEntry) cachedSpec {
 func evictionPreemptor(pod *v1.Pod) api.JobID {
 	for _, c := range pod.Status.Conditions {
 		if c.Type == v1.DisruptionTarget && c.Status == v1.ConditionTrue {
-			if _, preemptor, ok := framework.ParseEvictionMessage(c.Message); ok {
-				return preemptor
+			if _, preemptor, ok := scheduling.ParseEvictionMessage(c.Message); ok {
+				return api.JobID(preemptor)
 			}
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 )
 
@@ -48,40 +49,26 @@ type EvictionReason struct {
 }
 
 // NewEvictionReason is the reason an eviction action gives its victims. Its Message is what
-// victims carry in their DisruptionTarget condition, which ParseEvictionMessage reads back:
-// a victim still terminating after a restart must still be known as its preemptor's.
+// victims carry in their DisruptionTarget condition (scheduling.EvictionMessage), which
+// ParseEvictionMessage reads back: a victim still terminating after a restart must still be
+// known as its preemptor's.
 func NewEvictionReason(action ActionType, preemptor api.JobID) EvictionReason {
 	return EvictionReason{Action: action, Preemptor: preemptor,
-		Message: evictedBy + string(action) + forJob + string(preemptor)}
+		Message: scheduling.EvictionMessage(string(action), string(preemptor))}
 }
-
-const (
-	evictedBy = "evicted by "
-	forJob    = " for job "
-)
 
 // ParseEvictionMessage reads the action and preemptor back from a message made by
 // NewEvictionReason; ok is false for any other message.
 func ParseEvictionMessage(message string) (action ActionType, preemptor api.JobID, ok bool) {
-	rest, found := strings.CutPrefix(message, evictedBy)
-	if !found {
-		return "", "", false
-	}
-	a, p, found := strings.Cut(rest, forJob)
-	if !found || a == "" || p == "" {
-		return "", "", false
-	}
-	return ActionType(a), api.JobID(p), true
+	a, p, ok := scheduling.ParseEvictionMessage(message)
+	return ActionType(a), api.JobID(p), ok
 }
-
-// staleGangPrefix starts the message of a stale gang's eviction (see NewStaleGangReason).
-const staleGangPrefix = "stale gang: "
 
 // NewStaleGangReason is the reason stalegangeviction gives the pods of a stale gang, evicted
 // for no job; text says why (the pods left, since when, the grace period). EvictionAction
 // reads the action back from its Message.
 func NewStaleGangReason(text string) EvictionReason {
-	message := staleGangPrefix + text
+	message := scheduling.StaleGangPrefix + text
 	return EvictionReason{Action: StaleGangEviction, Message: message, Note: EvictionNote{Text: message}}
 }
 
@@ -89,7 +76,7 @@ func NewStaleGangReason(text string) EvictionReason {
 // writes: NewEvictionReason's, and NewStaleGangReason's (no preemptor). ok is false for any
 // other message.
 func EvictionAction(message string) (action ActionType, preemptor api.JobID, ok bool) {
-	if strings.HasPrefix(message, staleGangPrefix) {
+	if strings.HasPrefix(message, scheduling.StaleGangPrefix) {
 		return StaleGangEviction, "", true
 	}
 	return ParseEvictionMessage(message)

@@ -10,17 +10,17 @@ import (
 )
 
 // ActionType names an action; eviction hooks receive it so that a plugin can treat reclaim
-// (across queues) and preempt (within a queue) differently.
-type ActionType string
+// (across queues) and preempt (within a queue) differently. The names are the model's
+// (api.ActionType), which the status updater counts evictions by without depending on the
+// framework; the plugin API keeps them here, where plugins look for them.
+type ActionType = api.ActionType
 
 // The actions of a cycle.
 const (
-	Allocate ActionType = "allocate"
-	Reclaim  ActionType = "reclaim"
-	Preempt  ActionType = "preempt"
-	// StaleGangEviction evicts running jobs left below their minimum for too long; it
-	// evicts for no other job.
-	StaleGangEviction ActionType = "stalegangeviction"
+	Allocate          = api.Allocate
+	Reclaim           = api.Reclaim
+	Preempt           = api.Preempt
+	StaleGangEviction = api.StaleGangEviction
 )
 
 // Action is one step of a cycle, such as allocate or reclaim.

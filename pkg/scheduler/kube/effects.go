@@ -184,5 +184,5 @@ func (e *Effects) event(job api.JobID, eventType, reason, message string) {
 	if e.Recorder == nil {
 		return
 	}
-	e.Recorder.Event(cache.PodGroupRef(job), eventType, reason, message)
+	e.Recorder.Event(job.PodGroupRef(), eventType, reason, message)
 }

@@ -12,14 +12,12 @@ import (
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/metrics"
 )
 
 // countedEviction is one decision that ended a job's run: by which action, decided when.
 type countedEviction struct {
-	action framework.ActionType
+	action api.ActionType
 	at     time.Time
 	// sent is set once a write that counts it succeeded; it stays queued until the PodGroup
 	// as the client reads it shows it, but it no longer holds back a shutdown.
@@ -38,7 +36,7 @@ const confirmAfter = time.Second
 // QueueEvictionCount schedules counting, on the job's PodGroup status and in the runs-ended
 // metric, a run the scheduler ended by preempt or reclaim, decided at at (the session's now).
 // The dispatcher tells it for every pod of the run; the decision counts once.
-func (u *Updater) QueueEvictionCount(job api.JobID, action framework.ActionType, at time.Time) {
+func (u *Updater) QueueEvictionCount(job api.JobID, action api.ActionType, at time.Time) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	// To the microsecond, as the status keeps it: read back, it must not look later.
@@ -63,7 +61,7 @@ func (u *Updater) writeEvictionCount(ctx context.Context, job api.JobID) (time.D
 		return 0, nil
 	}
 	pg := &v2alpha2.PodGroup{}
-	if err := u.Client.Get(ctx, client.ObjectKeyFromObject(cache.PodGroupRef(job)), pg); err != nil {
+	if err := u.Client.Get(ctx, client.ObjectKeyFromObject(job.PodGroupRef()), pg); err != nil {
 		if apierrors.IsNotFound(err) {
 			u.forgetEvictions(job, nil) // the job is gone, and its count with it
 		}
@@ -78,7 +76,7 @@ func (u *Updater) writeEvictionCount(ctx context.Context, job api.JobID) (time.D
 		if !e.at.After(shown.Last.Time) {
 			continue // counted already
 		}
-		if e.action == framework.Preempt {
+		if e.action == api.Preempt {
 			count.Preempt++
 		} else {
 			count.Reclaim++
@@ -103,7 +101,7 @@ func (u *Updater) writeEvictionCount(ctx context.Context, job api.JobID) (time.D
 	}
 	u.mu.Unlock()
 	patch, _ := json.Marshal(map[string]any{"status": map[string]any{"evictions": count}})
-	if err := u.patch(ctx, evictionCountTarget, cache.PodGroupRef(job), true, patch); err != nil {
+	if err := u.patch(ctx, evictionCountTarget, job.PodGroupRef(), true, patch); err != nil {
 		if apierrors.IsNotFound(err) {
 			u.forgetEvictions(job, nil) // deleted since it was read: nothing will ever show them
 		}

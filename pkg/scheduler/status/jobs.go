@@ -16,7 +16,6 @@ import (
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 )
 
 // promiseQuiet is how long a job that only waits for the resources promised to it goes
@@ -190,7 +189,7 @@ func (u *Updater) writeJobStatus(ctx context.Context, job api.JobID) (time.Durat
 		status["minRuntime"] = protectionStatus(protection)
 	}
 	patch, _ := json.Marshal(map[string]any{"status": status}) // plain fields: cannot fail
-	pg := cache.PodGroupRef(job)
+	pg := job.PodGroupRef()
 	if err := u.patch(ctx, jobStatusTarget, pg, true, patch); err != nil {
 		return 0, err
 	}

@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 )
 
 // QueueValidCondition is the Queue condition that says whether the scheduler can schedule
@@ -132,7 +131,7 @@ func (u *Updater) writeQueue(ctx context.Context, name string, r QueueReport, si
 	if err != nil {
 		return err
 	}
-	return u.patch(ctx, queueStatusTarget, cache.QueueRef(name), true, patch)
+	return u.patch(ctx, queueStatusTarget, api.QueueRef(name), true, patch)
 }
 
 // shareList renders amounts of a fair-share division, which are fractional, as Kubernetes

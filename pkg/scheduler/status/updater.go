@@ -19,7 +19,6 @@ import (
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/metrics"
 )
 
@@ -437,7 +436,7 @@ func (u *Updater) writeStamp(ctx context.Context, job api.JobID) error {
 		annotations[scheduling.LastEvictionTimestampAnnotation] = scheduling.FormatStartTime(at.evicted)
 	}
 	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
-	err := u.patch(ctx, stampTarget, cache.PodGroupRef(job), false, patch)
+	err := u.patch(ctx, stampTarget, job.PodGroupRef(), false, patch)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}

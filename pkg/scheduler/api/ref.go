@@ -1,14 +1,13 @@
-package cache
+package api
 
 import (
 	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 )
 
-// PodGroupRef is a PodGroup object naming a job, enough to patch it or attach an event.
-func PodGroupRef(job api.JobID) *v2alpha2.PodGroup {
-	key := job.NamespacedName()
+// PodGroupRef is a PodGroup object naming the job, enough to patch it or attach an event.
+func (id JobID) PodGroupRef() *v2alpha2.PodGroup {
+	key := id.NamespacedName()
 	pg := &v2alpha2.PodGroup{}
 	pg.Namespace, pg.Name = key.Namespace, key.Name
 	pg.APIVersion, pg.Kind = v2alpha2.SchemeGroupVersion.String(), "PodGroup"
