@@ -28,7 +28,7 @@ import (
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/app"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 	"github.com/kai-minruntime/kai-scheduler/test/testenv"
 )
 
@@ -398,7 +398,7 @@ func (t *timeline) protections(groups []v2alpha2.PodGroup) []happening {
 		if m := g.Status.MinRuntime; m != nil {
 			for _, r := range m.Reclaim {
 				if r.MinRuntime.Duration > 0 {
-					source := api.MinRuntime{Duration: r.MinRuntime.Duration, SetBy: r.SetBy}.Source()
+					source := model.MinRuntime{Duration: r.MinRuntime.Duration, SetBy: r.SetBy}.Source()
 					shown += fmt.Sprintf("; against reclaimers from outside %s until %s (%s from %s)",
 						r.FromOutside, r.Until.UTC().Format(time.RFC3339), r.MinRuntime.Duration, source)
 				}

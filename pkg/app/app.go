@@ -32,10 +32,10 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/podgrouper"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/kube"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/apiwriter"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/metrics"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/status"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/store"
 )
 
 // Options are the scheduler's settings, one per flag.
@@ -64,7 +64,7 @@ type Options struct {
 	NodePoolLabelKey    string
 	PartitionLabelValue string
 	// DispatchWorkers send binds, evictions and nominations to the API server in parallel,
-	// off the scheduling cycle (kube.Dispatcher); 0 sends them within the cycle, one at a time.
+	// off the scheduling cycle (apiwriter.Dispatcher); 0 sends them within the cycle, one at a time.
 	DispatchWorkers int
 	// StatusWorkers write start stamps and PodGroup and Queue statuses in parallel, off the
 	// cycle (status.Updater).
@@ -93,7 +93,7 @@ func DefaultOptions() Options {
 	return Options{
 		SchedulerName: "kai-scheduler", SchedulePeriod: time.Second,
 		LeaderElectionID: "kai-scheduler", LeaderElectionNamespace: defaultNamespace(),
-		ListenAddress: ":8080", HealthAddress: ":8081", DispatchWorkers: kube.DefaultDispatchWorkers,
+		ListenAddress: ":8080", HealthAddress: ":8081", DispatchWorkers: apiwriter.DefaultDispatchWorkers,
 		StatusWorkers: status.DefaultWorkers, Clock: clock.RealClock{},
 		NodePoolLabelKey: scheduling.NodePoolLabel,
 	}
@@ -189,7 +189,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		LeaderElectionNamespace:       opts.LeaderElectionNamespace,
 		LeaderElectionReleaseOnCancel: true,
 		// The informers keep every pod and node of the cluster: only what is read.
-		Cache: ctrlcache.Options{DefaultTransform: cache.Trim},
+		Cache: ctrlcache.Options{DefaultTransform: store.Trim},
 		// The pod grouper's controller name is fixed; tests run several schedulers (a restart)
 		// in one process, which controller-runtime's global name check would refuse.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
@@ -262,14 +262,14 @@ func profilingHandlers(enabled bool) map[string]http.Handler {
 
 // feed registers the store with the informers of every kind a snapshot reads, and returns
 // what tells when each has handed the store its initial list.
-func feed(ctx context.Context, informers ctrlcache.Informers, store *cache.Store) ([]toolscache.InformerSynced, error) {
+func feed(ctx context.Context, informers ctrlcache.Informers, converted *store.Store) ([]toolscache.InformerSynced, error) {
 	var synced []toolscache.InformerSynced
 	for _, obj := range []client.Object{&v1.Node{}, &v1.Pod{}, &v2alpha2.PodGroup{}, &v2.Queue{}, &schedulingv1.PriorityClass{}} {
 		informer, err := informers.GetInformer(ctx, obj)
 		if err != nil {
 			return nil, fmt.Errorf("informer for %T: %w", obj, err)
 		}
-		registration, err := informer.AddEventHandler(store.Handler())
+		registration, err := informer.AddEventHandler(converted.Handler())
 		if err != nil {
 			return nil, fmt.Errorf("watching %T: %w", obj, err)
 		}

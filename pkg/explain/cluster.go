@@ -9,10 +9,10 @@ import (
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/actions/stalegang"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/plugins/minruntime"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/store"
 	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
 )
@@ -21,7 +21,7 @@ import (
 // cycle at Now, and the scheduler's policy.
 type Cluster struct {
 	Reader   client.Reader
-	Snapshot *api.Snapshot
+	Snapshot *model.Snapshot
 	Policy   *scheduler.Policy
 	// MinRuntime is the policy's minruntime plugin; nil when the configuration has none.
 	MinRuntime *minruntime.Plugin
@@ -39,7 +39,7 @@ func Load(ctx context.Context, reader client.Reader, schedulerName string, confi
 	if err != nil {
 		return nil, fmt.Errorf("the scheduler configuration is invalid (the scheduler would not start with it): %w", err)
 	}
-	snapshot, _, err := (&cache.Builder{Reader: reader, SchedulerName: schedulerName}).Snapshot(ctx)
+	snapshot, _, err := (&store.Builder{Reader: reader, SchedulerName: schedulerName}).Snapshot(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("reading the cluster: %w", err)
 	}

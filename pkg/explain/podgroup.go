@@ -14,15 +14,15 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/plural"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/actions/stalegang"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/placement"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/plugins/minruntime"
 )
 
 // PodGroup writes what the scheduler makes of one job: for a running job, what protects it
 // against whom until when; for a waiting job, why it waits.
-func (c *Cluster) PodGroup(ctx context.Context, w io.Writer, id api.JobID) error {
+func (c *Cluster) PodGroup(ctx context.Context, w io.Writer, id model.JobID) error {
 	job := c.Snapshot.Job(id)
 	group := &v2alpha2.PodGroup{}
 	if err := c.Reader.Get(ctx, client.ObjectKeyFromObject(id.PodGroupRef()), group); err != nil {
@@ -53,7 +53,7 @@ func (c *Cluster) PodGroup(ctx context.Context, w io.Writer, id api.JobID) error
 }
 
 // describeJob says where the job sits and what it has.
-func (c *Cluster) describeJob(p *printer, job *api.JobInfo) {
+func (c *Cluster) describeJob(p *printer, job *model.JobInfo) {
 	kind := "preemptible"
 	if !job.Preemptible {
 		kind = "non-preemptible"
@@ -70,7 +70,7 @@ func (c *Cluster) describeJob(p *printer, job *api.JobInfo) {
 }
 
 // explainStale tells a running job below its minimum when stalegangeviction evicts it.
-func (c *Cluster) explainStale(p *printer, job *api.JobInfo) {
+func (c *Cluster) explainStale(p *printer, job *model.JobInfo) {
 	var defaultGrace time.Duration // whether a job is short does not depend on it
 	if c.StaleGang != nil {
 		defaultGrace = c.StaleGang.DefaultGrace()
@@ -100,7 +100,7 @@ func (c *Cluster) explainStale(p *printer, job *api.JobInfo) {
 
 // explainRunning tells what protects a running job: the plugin's own account, the one the
 // scheduler writes into the PodGroup's status.
-func (c *Cluster) explainRunning(p *printer, ssn *framework.Session, job *api.JobInfo, group *v2alpha2.PodGroup) {
+func (c *Cluster) explainRunning(p *printer, ssn *framework.Session, job *model.JobInfo, group *v2alpha2.PodGroup) {
 	p.blank()
 	switch {
 	case !job.Preemptible:
@@ -176,7 +176,7 @@ func (c *Cluster) explainRunning(p *printer, ssn *framework.Session, job *api.Jo
 	}
 	if !protects {
 		p.line(0, "The PodGroup's status shows no protection (kubectl get pg shows no Preempt-Until or Reclaim-Until).")
-	} else if shown := api.ShownProtection(group.Status.MinRuntime); shown != nil && shown.Equal(protection.Shown()) {
+	} else if shown := model.ShownProtection(group.Status.MinRuntime); shown != nil && shown.Equal(protection.Shown()) {
 		p.line(0, "The PodGroup's status (status.minRuntime, kubectl get pg) shows this protection.")
 	} else {
 		p.line(0, "The PodGroup's status does not show this protection yet: the scheduler writes it at its next cycle.")
@@ -184,9 +184,9 @@ func (c *Cluster) explainRunning(p *printer, ssn *framework.Session, job *api.Jo
 }
 
 // explainSavedPoint tells what a running job would lose if evicted now: the work since its
-// saved point (api.JobInfo.SavedPoint), which ranks it among victims that priority, fair share
+// saved point (model.JobInfo.SavedPoint), which ranks it among victims that priority, fair share
 // and the kind of unit leave equal.
-func (c *Cluster) explainSavedPoint(p *printer, job *api.JobInfo, group *v2alpha2.PodGroup) {
+func (c *Cluster) explainSavedPoint(p *printer, job *model.JobInfo, group *v2alpha2.PodGroup) {
 	if !job.Preemptible {
 		return
 	}
@@ -197,17 +197,17 @@ func (c *Cluster) explainSavedPoint(p *printer, job *api.JobInfo, group *v2alpha
 	}
 	saved := job.SavedPoint(c.Now)
 	switch saved.Source {
-	case api.SavedAtCheckpoint:
+	case model.SavedAtCheckpoint:
 		p.line(1, "last checkpoint %s (%s ago): an eviction now loses the work since then.", stamp(saved.At), ago(c.Now.Sub(saved.At)))
 		return
-	case api.CheckpointBeforeStart:
+	case model.CheckpointBeforeStart:
 		p.line(1, "last checkpoint %s, before its current run started at %s: it saved nothing of this run, and an eviction now loses the work since its start (%s).",
 			stamp(*job.LastCheckpoint), stamp(saved.At), ago(c.Now.Sub(saved.At)))
 		return
-	case api.CheckpointAfterNow:
+	case model.CheckpointAfterNow:
 		p.line(1, "last checkpoint %s, in the future: it counts as now, as if an eviction now lost nothing.", stamp(*job.LastCheckpoint))
 		return
-	case api.CheckpointWithoutStart:
+	case model.CheckpointWithoutStart:
 		p.line(1, "last checkpoint %s, but its run has no known start to place it in: it counts as if it reported none.", stamp(*job.LastCheckpoint))
 	}
 	if saved.Known {
@@ -219,7 +219,7 @@ func (c *Cluster) explainSavedPoint(p *printer, job *api.JobInfo, group *v2alpha
 }
 
 // explainEnd says one min-runtime, where it was set and whether it still protects.
-func (c *Cluster) explainEnd(p *printer, depth int, protection api.Protection, m api.MinRuntime) {
+func (c *Cluster) explainEnd(p *printer, depth int, protection model.Protection, m model.MinRuntime) {
 	until := protection.Until(m)
 	switch {
 	case m.Duration <= 0:
@@ -233,7 +233,7 @@ func (c *Cluster) explainEnd(p *printer, depth int, protection api.Protection, m
 
 // explainWaiting tells why a job waits: what the scheduler last wrote on it, and the
 // min-runtime protections it would meet now among the jobs it could take from.
-func (c *Cluster) explainWaiting(ctx context.Context, p *printer, ssn *framework.Session, job *api.JobInfo, group *v2alpha2.PodGroup, pending int) {
+func (c *Cluster) explainWaiting(ctx context.Context, p *printer, ssn *framework.Session, job *model.JobInfo, group *v2alpha2.PodGroup, pending int) {
 	p.blank()
 	p.line(0, "It waits: %s pending.", plural.Count(pending, "pod", "pods"))
 	if q := c.Snapshot.Queues.Get(job.Queue); q == nil {
@@ -301,7 +301,7 @@ func (c *Cluster) explainWaiting(ctx context.Context, p *printer, ssn *framework
 	}
 	var protected []string
 	for _, r := range ssn.PendingReasons(job.ID) {
-		if r.Reason == api.ReasonMinRuntimeProtected {
+		if r.Reason == model.ReasonMinRuntimeProtected {
 			protected = append(protected, r.Message)
 		}
 	}
@@ -320,7 +320,7 @@ func (c *Cluster) explainWaiting(ctx context.Context, p *printer, ssn *framework
 // unusableVictim is a protected job whose running pods all sit on nodes the waiting job's
 // pods cannot use: for each such node, why.
 type unusableVictim struct {
-	id    api.JobID
+	id    model.JobID
 	nodes []refusedNode
 }
 
@@ -364,7 +364,7 @@ type usable map[string]string
 // for victims on a node (kube-scheduler's filters: taints, node selector and affinity,
 // cordons, host ports; and the plugins'), and whether the node, even emptied, has every
 // resource the pod asks for, in kube-scheduler's words for a node short of one.
-func (c *Cluster) usableNodes(ssn *framework.Session, job *api.JobInfo) usable {
+func (c *Cluster) usableNodes(ssn *framework.Session, job *model.JobInfo) usable {
 	pending := job.PendingPods()
 	nodes := usable{}
 	for _, node := range c.Snapshot.Nodes {
@@ -391,7 +391,7 @@ func (c *Cluster) usableNodes(ssn *framework.Session, job *api.JobInfo) usable {
 
 // refusedNodes returns the nodes of victim's running pods, with why each is refused, when
 // every one is refused; nil when some pod runs on a node the waiting job could use.
-func (u usable) refusedNodes(victim *api.JobInfo) []refusedNode {
+func (u usable) refusedNodes(victim *model.JobInfo) []refusedNode {
 	var refused []refusedNode
 	seen := map[string]bool{}
 	for _, pod := range victim.Pods {
@@ -412,7 +412,7 @@ func (u usable) refusedNodes(victim *api.JobInfo) []refusedNode {
 
 // explainDelay tells a waiting job's preemption delay: its window and its end, or why the
 // annotation that asked for one was not used. The delay is the minruntime plugin's rule.
-func (c *Cluster) explainDelay(p *printer, job *api.JobInfo) {
+func (c *Cluster) explainDelay(p *printer, job *model.JobInfo) {
 	until, ok := job.PreemptionDelayEnd()
 	switch {
 	case job.PreemptionDelayProblem != "":
@@ -433,7 +433,7 @@ func (c *Cluster) explainDelay(p *printer, job *api.JobInfo) {
 
 // walk tells how a min-runtime was resolved, as the resolution walked (m.Path, top first):
 // the queues asked, from where the walk started up, and the one that set it, or the default.
-func walk(m api.MinRuntime, reclaim bool) string {
+func walk(m model.MinRuntime, reclaim bool) string {
 	arg, field := minruntime.ArgDefaultPreemptMinRuntime, "preemptMinRuntime"
 	if reclaim {
 		arg, field = minruntime.ArgDefaultReclaimMinRuntime, "reclaimMinRuntime"
@@ -452,10 +452,10 @@ func walk(m api.MinRuntime, reclaim bool) string {
 
 // walk is the queues' walk for a job's min-runtime, then what the job's past evictions
 // (escalation) and its own annotation made of it.
-func (c *Cluster) walk(m api.MinRuntime, reclaim bool, job *api.JobInfo) string {
+func (c *Cluster) walk(m model.MinRuntime, reclaim bool, job *model.JobInfo) string {
 	if m.ByJob() {
 		// The walk found the queues' value (maybe escalated); the job's annotation then shortened it.
-		found := api.MinRuntime{Duration: m.Shortened.Duration, SetBy: m.Shortened.SetBy, EscalatedFrom: m.Shortened.EscalatedFrom, Path: m.Path}
+		found := model.MinRuntime{Duration: m.Shortened.Duration, SetBy: m.Shortened.SetBy, EscalatedFrom: m.Shortened.EscalatedFrom, Path: m.Path}
 		return fmt.Sprintf("%s → the job's annotation %s shortens it to %s", c.walk(found, reclaim, job), m.SetBy, m.Duration)
 	}
 	if m.EscalatedFrom <= 0 {
@@ -472,7 +472,7 @@ func (c *Cluster) escalationOf(queue string) minruntime.Escalation {
 }
 
 // escalation says what lengthened a job's protection: its evictions and the rule.
-func (c *Cluster) escalation(job *api.JobInfo) string {
+func (c *Cluster) escalation(job *model.JobInfo) string {
 	return fmt.Sprintf("its %s (%d by preempt, %d by reclaim; the minruntime plugin's escalation: %s)",
 		plural.Count(int(job.Evictions.Total()), "eviction", "evictions"), job.Evictions.Preempt, job.Evictions.Reclaim, c.escalationOf(job.Queue).Describe())
 }
@@ -509,6 +509,6 @@ func (p *printer) blank() { p.line(0, "") }
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 // end writes when a protection ends as the scheduler's messages and status do (rounded up).
-func end(t time.Time) string { return api.FormatEnd(t) }
+func end(t time.Time) string { return model.FormatEnd(t) }
 
 func ago(d time.Duration) string { return d.Round(time.Second).String() }

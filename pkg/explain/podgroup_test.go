@@ -15,7 +15,7 @@ import (
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/install"
 	"github.com/kai-minruntime/kai-scheduler/pkg/explain"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 	"github.com/kai-minruntime/kai-scheduler/pkg/testing/builders"
 )
 
@@ -55,7 +55,7 @@ func explainTeamJob(t *testing.T, preempt, reclaim *metav1.Duration, annotations
 }
 
 // explainJob explains job id in a cluster of the given objects, at now.
-func explainJob(t *testing.T, id api.JobID, objects ...client.Object) string {
+func explainJob(t *testing.T, id model.JobID, objects ...client.Object) string {
 	t.Helper()
 	scheme, err := install.Scheme()
 	if err != nil {
@@ -66,7 +66,7 @@ func explainJob(t *testing.T, id api.JobID, objects ...client.Object) string {
 
 // explainPodGroup is what kubectl kai explain pg says of job in the cluster reader holds, at
 // now, with noDefaults.
-func explainPodGroup(t *testing.T, reader client.Reader, job api.JobID) string {
+func explainPodGroup(t *testing.T, reader client.Reader, job model.JobID) string {
 	t.Helper()
 	ctx := context.Background()
 	c, err := explain.Load(ctx, reader, "kai-scheduler", []byte(noDefaults), clocktesting.NewFakePassiveClock(now))

@@ -7,8 +7,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/plugins/minruntime"
 )
 
@@ -124,7 +124,7 @@ func (c *Cluster) summarizeJobs(p *printer, ssn *framework.Session, leaf string)
 }
 
 // leavesUnder lists the leaf queues in name's subtree, in name order.
-func leavesUnder(tree *api.QueueTree, name string) []string {
+func leavesUnder(tree *model.QueueTree, name string) []string {
 	var leaves []string
 	seen := map[string]bool{}
 	var visit func(string)

@@ -14,7 +14,7 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/install"
 	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/explain"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 	"github.com/kai-minruntime/kai-scheduler/pkg/testing/builders"
 )
 
@@ -66,7 +66,7 @@ func explainQueue(t *testing.T, c *explain.Cluster, name string) string {
 func explainPG(t *testing.T, c *explain.Cluster, id string) string {
 	t.Helper()
 	var out strings.Builder
-	if err := c.PodGroup(context.Background(), &out, api.JobID(id)); err != nil {
+	if err := c.PodGroup(context.Background(), &out, model.JobID(id)); err != nil {
 		t.Fatal(err)
 	}
 	return out.String()

@@ -21,7 +21,7 @@ import (
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/install"
 	"github.com/kai-minruntime/kai-scheduler/pkg/explain"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 	"github.com/kai-minruntime/kai-scheduler/pkg/snapshot"
 	"github.com/kai-minruntime/kai-scheduler/pkg/version"
 )
@@ -192,7 +192,7 @@ func explainTarget(ctx context.Context, w io.Writer, reader client.Reader, t tar
 	if !found {
 		namespace, name = o.namespace, t.name
 	}
-	return cluster.PodGroup(ctx, w, api.NewJobID(namespace, name))
+	return cluster.PodGroup(ctx, w, model.NewJobID(namespace, name))
 }
 
 // configFromMap reads the scheduler configuration from key of the ConfigMap ref. When it finds

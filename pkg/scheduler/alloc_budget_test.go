@@ -16,12 +16,12 @@ import (
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework/frameworktest"
-	. "github.com/kai-minruntime/kai-scheduler/pkg/scheduler/scenario"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/store"
 	"github.com/kai-minruntime/kai-scheduler/pkg/testing/builders"
+	. "github.com/kai-minruntime/kai-scheduler/pkg/testing/scenario"
 )
 
 // budgetFile holds the committed allocations per cycle of the core benchmarks at small
@@ -126,7 +126,7 @@ func TestCycleMemoryGrowsWithTheCluster(t *testing.T) {
 // AllocsPerRun over building the snapshot alone.
 func cycleAllocs(h *Harness, policy *scheduler.Policy) int64 {
 	const runs = 3
-	var snapshot *api.Snapshot
+	var snapshot *model.Snapshot
 	setup := testing.AllocsPerRun(runs, func() { snapshot = h.Snapshot() })
 	var result scheduler.CycleResult
 	total := testing.AllocsPerRun(runs, func() {
@@ -143,24 +143,24 @@ func cycleAllocs(h *Harness, policy *scheduler.Policy) int64 {
 // store of nodes, and of jobs with two pods each, half of them running: what every cycle
 // pays before it decides anything.
 func snapshotAllocs(nodes, jobs int) int64 {
-	store := cache.NewStore("kai-scheduler", scheduling.NodePool{})
+	converted := store.New("kai-scheduler", scheduling.NodePool{})
 	for i := range nodes {
-		store.Upsert(builders.MakeNode(fmt.Sprintf("node-%03d", i)).GPUs(8).MaxPods(110).Obj())
+		converted.Upsert(builders.MakeNode(fmt.Sprintf("node-%03d", i)).GPUs(8).MaxPods(110).Obj())
 	}
 	for j := range jobs {
 		name := fmt.Sprintf("job-%04d", j)
-		store.Upsert(builders.MakePodGroup("team", name).MinMember(2).Queue("q").Obj())
+		converted.Upsert(builders.MakePodGroup("team", name).MinMember(2).Queue("q").Obj())
 		for p := range 2 {
 			podName := fmt.Sprintf("%s-%d", name, p)
 			pod := builders.MakePod("team", podName).UID(podName).PodGroup(name).GPUs(1)
 			if j%2 == 0 {
 				pod.Node(fmt.Sprintf("node-%03d", j%nodes)).Phase(v1.PodRunning)
 			}
-			store.Upsert(pod.Obj())
+			converted.Upsert(pod.Obj())
 		}
 	}
-	builder := &cache.Builder{Store: store, Overlay: cache.NewOverlay(clock.RealClock{})}
-	var snapshot *api.Snapshot
+	builder := &store.Builder{Store: converted, Overlay: store.NewOverlay(clock.RealClock{})}
+	var snapshot *model.Snapshot
 	allocs := testing.AllocsPerRun(3, func() {
 		var err error
 		if snapshot, _, err = builder.Snapshot(context.Background()); err != nil {

@@ -10,11 +10,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/apiwriter"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/kube"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/metrics"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/status"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/store"
 )
 
 // Options are everything one scheduler is assembled from. The binary, kai-sim (one per node
@@ -46,7 +46,7 @@ type Options struct {
 	// Required: metrics.Discard{} measures nothing.
 	Metrics metrics.Recorder
 	// DispatchWorkers send binds, evictions and nominations off the cycle, in parallel
-	// (kube.Dispatcher), each waiting at most DecisionGrace at shutdown; 0 sends them within
+	// (apiwriter.Dispatcher), each waiting at most DecisionGrace at shutdown; 0 sends them within
 	// the cycle, in order (kai-sim, whose virtual time must not race a worker).
 	DispatchWorkers int
 	DecisionGrace   time.Duration
@@ -61,11 +61,11 @@ type Options struct {
 // runs them: the binary adds Loop, Status and Dispatcher to its manager; kai-sim steps Loop
 // and flushes Status in virtual time.
 type Scheduler struct {
-	Store   *cache.Store
-	Overlay *cache.Overlay
+	Store   *store.Store
+	Overlay *store.Overlay
 	Status  *status.Updater
 	// Dispatcher is nil when decisions are sent within the cycle (Options.DispatchWorkers 0).
-	Dispatcher *kube.Dispatcher
+	Dispatcher *apiwriter.Dispatcher
 	Loop       *Loop
 }
 
@@ -94,7 +94,7 @@ func New(opts Options) (*Scheduler, error) {
 	if statusClient == nil {
 		statusClient = opts.Client
 	}
-	overlay := cache.NewOverlay(opts.Clock)
+	overlay := store.NewOverlay(opts.Clock)
 	updater := status.NewUpdater(statusClient, opts.Events, opts.Clock)
 	updater.Metrics, updater.NodePool = opts.Metrics, opts.Pool.String()
 	if opts.StatusWorkers > 0 {
@@ -103,16 +103,16 @@ func New(opts Options) (*Scheduler, error) {
 	if opts.StampGrace > 0 {
 		updater.StampGrace = opts.StampGrace
 	}
-	direct := &kube.Effects{Client: opts.Client, Recorder: opts.Events, Overlay: overlay, Status: updater, Metrics: opts.Metrics, Clock: opts.Clock}
-	s := &Scheduler{Store: cache.NewStore(opts.Name, opts.Pool), Overlay: overlay, Status: updater}
+	direct := &apiwriter.Effects{Client: opts.Client, Recorder: opts.Events, Overlay: overlay, Status: updater, Metrics: opts.Metrics, Clock: opts.Clock}
+	s := &Scheduler{Store: store.New(opts.Name, opts.Pool), Overlay: overlay, Status: updater}
 	var effects framework.Effects = direct
 	if opts.DispatchWorkers > 0 {
-		s.Dispatcher = kube.NewDispatcher(direct, opts.DispatchWorkers)
+		s.Dispatcher = apiwriter.NewDispatcher(direct, opts.DispatchWorkers)
 		s.Dispatcher.DrainTimeout = opts.DecisionGrace
 		effects = s.Dispatcher
 	}
 	s.Loop = &Loop{
-		Builder: &cache.Builder{Store: s.Store, Overlay: overlay},
+		Builder: &store.Builder{Store: s.Store, Overlay: overlay},
 		Changes: s.Store.Changes(),
 		Policy:  opts.Policy,
 		Effects: effects,

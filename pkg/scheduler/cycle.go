@@ -10,17 +10,17 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/metrics"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 )
 
 // CycleResult is what a cycle leaves to report.
 type CycleResult struct {
 	// PendingReasons explain, per job, why it still waits.
-	PendingReasons map[api.JobID][]api.PendingReason
+	PendingReasons map[model.JobID][]model.PendingReason
 	// QueueProblems are the queues that could not be scheduled.
-	QueueProblems []api.QueueProblem
+	QueueProblems []model.QueueProblem
 	// ProtectedRefusals counts, per action, victims refused because min-runtime protected them.
 	ProtectedRefusals map[framework.ActionType]int
 	// AnswersChangeAt is the earliest time an answer the cycle's plugins gave changes by the
@@ -29,10 +29,10 @@ type CycleResult struct {
 	AnswersChangeAt time.Time
 	// ProtectionChanges are the jobs whose status shows a protection other than the one the
 	// plugins now give them.
-	ProtectionChanges []api.ProtectionChange
+	ProtectionChanges []model.ProtectionChange
 	// QueueShares is where every valid queue stood in the cycle's fair-share division, what
 	// it held as the cycle left it; empty when no plugin divides (no proportion).
-	QueueShares map[string]api.QueueShare
+	QueueShares map[string]model.QueueShare
 }
 
 // Cycle is what a scheduling cycle runs with besides the snapshot it decides on.
@@ -48,7 +48,7 @@ type Cycle struct {
 }
 
 // RunCycle runs one cycle that records no metric: Cycle.Run for benchmarks and tests.
-func RunCycle(ctx context.Context, snapshot *api.Snapshot, clk clock.PassiveClock, policy *Policy, effects framework.Effects) CycleResult {
+func RunCycle(ctx context.Context, snapshot *model.Snapshot, clk clock.PassiveClock, policy *Policy, effects framework.Effects) CycleResult {
 	return Cycle{Clock: clk, Policy: policy, Effects: effects}.Run(ctx, snapshot)
 }
 
@@ -59,7 +59,7 @@ func RunCycle(ctx context.Context, snapshot *api.Snapshot, clk clock.PassiveCloc
 //  3. stamp the running jobs whose current run has no start stamp;
 //  4. collect what the cycle has to report;
 //  5. close the session.
-func (c Cycle) Run(ctx context.Context, snapshot *api.Snapshot) CycleResult {
+func (c Cycle) Run(ctx context.Context, snapshot *model.Snapshot) CycleResult {
 	policy, effects := c.Policy, c.Effects
 	ssn := framework.OpenSession(ctx, framework.SessionOptions{
 		Snapshot: snapshot,
@@ -78,13 +78,13 @@ func (c Cycle) Run(ctx context.Context, snapshot *api.Snapshot) CycleResult {
 	}
 	stampUnstampedRuns(ctx, ssn, snapshot.Jobs, effects)
 
-	result := CycleResult{PendingReasons: map[api.JobID][]api.PendingReason{}, QueueProblems: snapshot.Queues.Problems(),
+	result := CycleResult{PendingReasons: map[model.JobID][]model.PendingReason{}, QueueProblems: snapshot.Queues.Problems(),
 		ProtectedRefusals: ssn.ProtectedRefusals(), AnswersChangeAt: ssn.AnswersChangeAt()}
 	for _, job := range snapshot.Jobs {
 		if reasons := ssn.PendingReasons(job.ID); len(reasons) > 0 && len(job.PendingPods()) > 0 {
 			result.PendingReasons[job.ID] = reasons
 		} else if pipelined := job.PipelinedPods(); len(pipelined) > 0 {
-			result.PendingReasons[job.ID] = []api.PendingReason{{Reason: api.ReasonAwaitingReleasedResources, Message: waitingForPromise(pipelined)}}
+			result.PendingReasons[job.ID] = []model.PendingReason{{Reason: model.ReasonAwaitingReleasedResources, Message: waitingForPromise(pipelined)}}
 		}
 	}
 	result.ProtectionChanges = protectionChanges(ssn, snapshot.Jobs)
@@ -93,9 +93,9 @@ func (c Cycle) Run(ctx context.Context, snapshot *api.Snapshot) CycleResult {
 }
 
 // queueShares collects where every queue stands in the session's fair-share division.
-func queueShares(ssn *framework.Session) map[string]api.QueueShare {
+func queueShares(ssn *framework.Session) map[string]model.QueueShare {
 	queues := ssn.Snapshot().Queues
-	shares := make(map[string]api.QueueShare, len(queues.Names()))
+	shares := make(map[string]model.QueueShare, len(queues.Names()))
 	for _, name := range queues.Names() {
 		if share, ok := ssn.QueueShare(name); ok {
 			shares[name] = share
@@ -110,7 +110,7 @@ func queueShares(ssn *framework.Session) map[string]api.QueueShare {
 // but the stamp is the record users and upstream tools read. What is written is the start
 // protection already counts from: the earliest start the job's pods report, or now if none
 // has started yet. A stamp in the future (an edit) is left alone: protection ignores it.
-func stampUnstampedRuns(ctx context.Context, ssn *framework.Session, jobs []*api.JobInfo, effects framework.Effects) {
+func stampUnstampedRuns(ctx context.Context, ssn *framework.Session, jobs []*model.JobInfo, effects framework.Effects) {
 	log := klog.FromContext(ctx)
 	for _, job := range jobs {
 		if job.CountActive() == 0 || (job.LastStartTimestamp != nil && !job.StampOfEarlierRun()) {
@@ -132,16 +132,16 @@ func stampUnstampedRuns(ctx context.Context, ssn *framework.Session, jobs []*api
 // protectionChanges compares the protection each job's status shows with the one the
 // plugins give it now, so that the status is written only when what it says changes. A
 // protection of nothing (every min-runtime zero) is shown as none.
-func protectionChanges(ssn *framework.Session, jobs []*api.JobInfo) []api.ProtectionChange {
-	var changes []api.ProtectionChange
+func protectionChanges(ssn *framework.Session, jobs []*model.JobInfo) []model.ProtectionChange {
+	var changes []model.ProtectionChange
 	for _, job := range jobs {
 		p, ok := ssn.Protection(job)
 		ok = ok && p.Protects()
 		switch {
 		case ok && (job.ShownProtection == nil || !p.Shown().Equal(*job.ShownProtection)):
-			changes = append(changes, api.ProtectionChange{Job: job.ID, Protection: p})
+			changes = append(changes, model.ProtectionChange{Job: job.ID, Protection: p})
 		case !ok && job.ShownProtection != nil:
-			changes = append(changes, api.ProtectionChange{Job: job.ID, None: true})
+			changes = append(changes, model.ProtectionChange{Job: job.ID, None: true})
 		}
 	}
 	return changes
@@ -149,7 +149,7 @@ func protectionChanges(ssn *framework.Session, jobs []*api.JobInfo) []api.Protec
 
 // waitingForPromise tells a job whose gang is promised resources still being released where
 // it will run, so that its owner sees it is not stuck.
-func waitingForPromise(pipelined []*api.PodInfo) string {
+func waitingForPromise(pipelined []*model.PodInfo) string {
 	nodes := make([]string, 0, len(pipelined))
 	for _, p := range pipelined {
 		nodes = append(nodes, p.NodeName)

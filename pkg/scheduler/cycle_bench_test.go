@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework/frameworktest"
-	. "github.com/kai-minruntime/kai-scheduler/pkg/scheduler/scenario"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
+	. "github.com/kai-minruntime/kai-scheduler/pkg/testing/scenario"
 )
 
 // busyCluster is a full cluster under pressure: n nodes of 8 GPUs (1000 in the benchmark),
@@ -46,7 +46,7 @@ func busyCluster(n int) *Harness {
 // BenchmarkFullCycle times one whole cycle (session, allocate, reclaim, preempt) of the
 // default configuration on busyCluster; building the snapshot is setup and not timed.
 func BenchmarkFullCycle(b *testing.B) {
-	benchCycles(b, busyCluster(1000), func(snapshot *api.Snapshot) error {
+	benchCycles(b, busyCluster(1000), func(snapshot *model.Snapshot) error {
 		if countReleasing(snapshot) == 0 {
 			return fmt.Errorf("the cycle evicted nothing; the benchmark does not exercise preemption")
 		}
@@ -56,7 +56,7 @@ func BenchmarkFullCycle(b *testing.B) {
 
 // benchCycles times whole cycles of the default configuration, each on a fresh snapshot of
 // h built untimed, and fails unless check accepts what every cycle did.
-func benchCycles(b *testing.B, h *Harness, check func(*api.Snapshot) error) {
+func benchCycles(b *testing.B, h *Harness, check func(*model.Snapshot) error) {
 	policy, _, err := scheduler.LoadPolicy(nil)
 	if err != nil {
 		b.Fatal(err)
@@ -76,11 +76,11 @@ func benchCycles(b *testing.B, h *Harness, check func(*api.Snapshot) error) {
 	}
 }
 
-func countReleasing(s *api.Snapshot) int {
+func countReleasing(s *model.Snapshot) int {
 	n := 0
 	for _, j := range s.Jobs {
 		for _, p := range j.Pods {
-			if p.Status == api.Releasing {
+			if p.Status == model.Releasing {
 				n++
 			}
 		}

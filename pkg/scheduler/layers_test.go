@@ -10,12 +10,12 @@ import (
 )
 
 // The scheduler's layers point down: the framework (sessions and the plugin API), the store
-// that converts the cluster's objects (cache) and the status updater each build on the model
-// (api), the API's wire formats and metrics, never on one another, so that each can be read,
+// that converts the cluster's objects (store) and the status updater each build on the model
+// (model), the API's wire formats and metrics, never on one another, so that each can be read,
 // tested and changed alone. The assembly (scheduler.New) is the one place that joins them.
 func TestLayersPointDown(t *testing.T) {
 	const module = "github.com/kai-minruntime/kai-scheduler/pkg/scheduler/"
-	layers := []string{"cache", "status", "framework"}
+	layers := []string{"store", "status", "framework"}
 	for _, layer := range layers {
 		files, err := filepath.Glob(filepath.Join(layer, "*.go"))
 		if err != nil || len(files) == 0 {
@@ -33,7 +33,7 @@ func TestLayersPointDown(t *testing.T) {
 				path, _ := strconv.Unquote(spec.Path.Value)
 				for _, other := range layers {
 					if other != layer && path == module+other {
-						t.Errorf("%s imports %s: the layers cache, status and framework must not import one another", file, other)
+						t.Errorf("%s imports %s: the layers store, status and framework must not import one another", file, other)
 					}
 				}
 			}

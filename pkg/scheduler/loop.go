@@ -13,16 +13,16 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/metrics"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/status"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/store"
 )
 
 // Loop runs a cycle every Period against the cluster: snapshot, RunCycle, status.
 type Loop struct {
-	Builder *cache.Builder
+	Builder *store.Builder
 	Policy  *Policy
 	Effects framework.Effects
 	Status  *status.Updater
@@ -39,7 +39,7 @@ type Loop struct {
 	// schedule onto a cluster it has only half seen.
 	Synced []toolscache.InformerSynced
 	// Changes, when set, is signalled when the cluster changed in a way that may let a
-	// waiting job move (cache.Store.Changes): a cycle then runs without waiting out the
+	// waiting job move (store.Store.Changes): a cycle then runs without waiting out the
 	// period, as kube-scheduler reacts to events.
 	Changes <-chan struct{}
 
@@ -47,7 +47,7 @@ type Loop struct {
 	// cycle; current collects this cycle's.
 	reported, current map[string]bool
 	// blockedSince holds, per job a min-runtime protection holds back, the cycle it began.
-	blockedSince map[api.JobID]time.Time
+	blockedSince map[model.JobID]time.Time
 }
 
 // Start runs cycles until ctx ends. It never returns an error for a bad cycle: a failed
@@ -121,14 +121,14 @@ func (l *Loop) RunOnce(ctx context.Context) CycleResult {
 		for _, line := range c.Protection.Declined() {
 			l.once(string(c.Job)+line, func() {
 				log.Info("Min-runtime annotation not honoured", "job", c.Job, "reason", line)
-				l.problem(c.Job.PodGroupRef(), api.ReasonMinRuntimeNotShortened, line)
+				l.problem(c.Job.PodGroupRef(), model.ReasonMinRuntimeNotShortened, line)
 			})
 		}
 	}
 	for _, p := range result.QueueProblems {
 		l.once(p.Queue+p.Message, func() {
 			log.Info("Queue cannot be scheduled", "queue", p.Queue, "reason", p.Message)
-			l.problem(api.QueueRef(p.Queue), "InvalidQueue", p.Message)
+			l.problem(model.QueueRef(p.Queue), "InvalidQueue", p.Message)
 		})
 	}
 	l.endReports()
@@ -145,15 +145,15 @@ func (l *Loop) RunOnce(ctx context.Context) CycleResult {
 // shareSeries turns the cycle's queue shares into the metrics' series: one per queue and
 // quota resource, named as a Queue's spec names it, in base units (CPU cores, not
 // millicores).
-func shareSeries(shares map[string]api.QueueShare) map[metrics.QueueResource]metrics.QueueAmounts {
-	series := make(map[metrics.QueueResource]metrics.QueueAmounts, len(shares)*api.NumQuotaResources)
+func shareSeries(shares map[string]model.QueueShare) map[metrics.QueueResource]metrics.QueueAmounts {
+	series := make(map[metrics.QueueResource]metrics.QueueAmounts, len(shares)*model.NumQuotaResources)
 	for queue, s := range shares {
-		for _, r := range api.QuotaResources {
+		for _, r := range model.QuotaResources {
 			unit := 1.0
-			if r == api.CPU {
+			if r == model.CPU {
 				unit = 1000 // millicores
 			}
-			series[metrics.QueueResource{Queue: queue, Resource: api.QueueSpecKey(r)}] = metrics.QueueAmounts{
+			series[metrics.QueueResource{Queue: queue, Resource: model.QueueSpecKey(r)}] = metrics.QueueAmounts{
 				Allocated: s.Allocated[r] / unit, Deserved: s.Deserved[r] / unit, FairShare: s.FairShare[r] / unit}
 		}
 	}
@@ -163,11 +163,11 @@ func shareSeries(shares map[string]api.QueueShare) map[metrics.QueueResource]met
 // observeProtectionWaits times how long jobs are held back by min-runtime: from the first
 // cycle that told a job it waits on a protection to the first that did not (it got its
 // resources, waits for something else, or is gone).
-func (l *Loop) observeProtectionWaits(recorder metrics.Recorder, now time.Time, pending map[api.JobID][]api.PendingReason) {
+func (l *Loop) observeProtectionWaits(recorder metrics.Recorder, now time.Time, pending map[model.JobID][]model.PendingReason) {
 	if l.blockedSince == nil {
-		l.blockedSince = map[api.JobID]time.Time{}
+		l.blockedSince = map[model.JobID]time.Time{}
 	}
-	protected := func(r api.PendingReason) bool { return r.Reason == api.ReasonMinRuntimeProtected }
+	protected := func(r model.PendingReason) bool { return r.Reason == model.ReasonMinRuntimeProtected }
 	for job, reasons := range pending {
 		if _, seen := l.blockedSince[job]; !seen && slices.ContainsFunc(reasons, protected) {
 			l.blockedSince[job] = now
@@ -181,7 +181,7 @@ func (l *Loop) observeProtectionWaits(recorder metrics.Recorder, now time.Time, 
 	}
 }
 
-func (l *Loop) report(ctx context.Context, problems []cache.Problem) {
+func (l *Loop) report(ctx context.Context, problems []store.Problem) {
 	for _, p := range problems {
 		key := string(p.Object.GetUID()) + p.Object.GetNamespace() + "/" + p.Object.GetName() + p.Reason + p.Message
 		l.once(key, func() {
@@ -220,8 +220,8 @@ func (l *Loop) endReports() {
 
 // unschedulablePods lists, per pending job that asks for it, its pods still waiting, to be
 // marked PodScheduled=False for cluster autoscalers.
-func unschedulablePods(s *api.Snapshot, pending map[api.JobID][]api.PendingReason) map[api.JobID][]string {
-	pods := map[api.JobID][]string{}
+func unschedulablePods(s *model.Snapshot, pending map[model.JobID][]model.PendingReason) map[model.JobID][]string {
+	pods := map[model.JobID][]string{}
 	for id := range pending {
 		job := s.Job(id)
 		if job == nil || !job.MarkUnschedulable {

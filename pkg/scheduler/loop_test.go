@@ -18,9 +18,9 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/install"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/status"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/store"
 	"github.com/kai-minruntime/kai-scheduler/pkg/testing/builders"
 )
 
@@ -39,7 +39,7 @@ func TestLoopRunsNoCycleBeforeItsInformersSynced(t *testing.T) {
 		}).Build()
 		clk := clocktesting.NewFakeClock(time.Now())
 		loop := &scheduler.Loop{
-			Builder: &cache.Builder{Reader: c, SchedulerName: "kai-scheduler"}, Policy: policy,
+			Builder: &store.Builder{Reader: c, SchedulerName: "kai-scheduler"}, Policy: policy,
 			Status: status.NewUpdater(c, nil, clk), Clock: clk, Period: time.Second,
 			Synced: []toolscache.InformerSynced{func() bool { return synced }},
 		}
@@ -72,7 +72,7 @@ func TestLoopCyclesSoonAfterAChange(t *testing.T) {
 	changes := make(chan struct{}, 1)
 	const period = time.Second
 	loop := &scheduler.Loop{
-		Builder: &cache.Builder{Reader: c, SchedulerName: "kai-scheduler"}, Policy: policy,
+		Builder: &store.Builder{Reader: c, SchedulerName: "kai-scheduler"}, Policy: policy,
 		Status: status.NewUpdater(c, nil, clk), Clock: clk, Period: period, Changes: changes,
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -131,7 +131,7 @@ func TestLoopTellsADeclinedOwnMinRuntime(t *testing.T) {
 	clk := clocktesting.NewFakeClock(now)
 	recorder := record.NewFakeRecorder(10)
 	loop := &scheduler.Loop{
-		Builder: &cache.Builder{Reader: c, SchedulerName: "kai-scheduler"}, Policy: policy,
+		Builder: &store.Builder{Reader: c, SchedulerName: "kai-scheduler"}, Policy: policy,
 		Status: status.NewUpdater(c, nil, clk), Clock: clk, Period: time.Second, Events: recorder,
 	}
 	for range 3 {
@@ -141,7 +141,7 @@ func TestLoopTellsADeclinedOwnMinRuntime(t *testing.T) {
 	close(recorder.Events)
 	var told []string
 	for e := range recorder.Events {
-		if strings.Contains(e, api.ReasonMinRuntimeNotShortened) {
+		if strings.Contains(e, model.ReasonMinRuntimeNotShortened) {
 			told = append(told, e)
 		}
 	}

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
-	. "github.com/kai-minruntime/kai-scheduler/pkg/scheduler/scenario"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
+	. "github.com/kai-minruntime/kai-scheduler/pkg/testing/scenario"
 )
 
 // reclaimShape is one of upstream KAI-Scheduler's reclaim benchmark shapes
@@ -79,7 +79,7 @@ func BenchmarkReclaimShapes(b *testing.B) {
 		for _, n := range []int{10, 50, 100, 200, 500, 1000} {
 			b.Run(fmt.Sprintf("%s/nodes=%d", shape.name, n), func(b *testing.B) {
 				wantPlaced, wantVictims := shape.shape.want(n)
-				benchCycles(b, shape.shape.build(n), func(snapshot *api.Snapshot) error {
+				benchCycles(b, shape.shape.build(n), func(snapshot *model.Snapshot) error {
 					if placed, victims := countOwnerPlaced(snapshot), countReleasing(snapshot); placed != wantPlaced || victims != wantVictims {
 						return fmt.Errorf("%d owner pods placed and %d victims releasing, want %d and %d", placed, victims, wantPlaced, wantVictims)
 					}
@@ -90,14 +90,14 @@ func BenchmarkReclaimShapes(b *testing.B) {
 	}
 }
 
-func countOwnerPlaced(s *api.Snapshot) int {
+func countOwnerPlaced(s *model.Snapshot) int {
 	n := 0
 	for _, j := range s.Jobs {
 		if j.Queue != "owner" {
 			continue
 		}
 		for _, p := range j.Pods {
-			if p.Status == api.Pipelined || p.Status.IsActive() {
+			if p.Status == model.Pipelined || p.Status.IsActive() {
 				n++
 			}
 		}

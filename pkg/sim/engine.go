@@ -18,10 +18,10 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/metrics"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/store"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/memcluster"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/report"
@@ -182,7 +182,7 @@ func newEngine(sc *input.Scenario, opts Options, pools []string, configs map[str
 	// The stores exist: they learn of the cluster as informers would on their first list.
 	for _, n := range sc.Nodes {
 		cluster.Changed(n)
-		gpus := n.Status.Allocatable[v1.ResourceName(api.GPUResourceName)]
+		gpus := n.Status.Allocatable[v1.ResourceName(model.GPUResourceName)]
 		e.capacity += gpus.Value()
 	}
 	for _, q := range sc.Queues {
@@ -217,7 +217,7 @@ func (e *engine) verifySnapshot(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		listed := &cache.Builder{Reader: e.cluster, SchedulerName: input.SchedulerName, Pool: in.pool, Overlay: in.loop.Builder.Overlay}
+		listed := &store.Builder{Reader: e.cluster, SchedulerName: input.SchedulerName, Pool: in.pool, Overlay: in.loop.Builder.Overlay}
 		fromLists, listProblems, err := listed.Snapshot(ctx)
 		if err != nil {
 			return err
@@ -234,7 +234,7 @@ func (e *engine) verifySnapshot(ctx context.Context) error {
 	return nil
 }
 
-func problemKeys(problems []cache.Problem) []string {
+func problemKeys(problems []store.Problem) []string {
 	keys := make([]string, 0, len(problems))
 	for _, p := range problems {
 		keys = append(keys, p.Object.GetNamespace()+"/"+p.Object.GetName()+" "+p.Reason+": "+p.Message)
@@ -481,7 +481,7 @@ func (e *engine) onDelete(pod *v1.Pod) {
 	}
 	js.evictions++
 	var action framework.ActionType
-	var preemptor api.JobID
+	var preemptor model.JobID
 	reason := ""
 	for _, c := range pod.Status.Conditions {
 		if c.Type == v1.DisruptionTarget {
@@ -559,13 +559,13 @@ func (e *engine) sample(now time.Time) {
 }
 
 // noteDelayed marks the jobs a cycle held back by their preemption delay, for the report.
-func (e *engine) noteDelayed(pending map[api.JobID][]api.PendingReason) {
-	e.eachReason(pending, api.ReasonPreemptionDelayNotElapsed, func(js *jobState, _ api.PendingReason) { js.delayed = true })
+func (e *engine) noteDelayed(pending map[model.JobID][]model.PendingReason) {
+	e.eachReason(pending, model.ReasonPreemptionDelayNotElapsed, func(js *jobState, _ model.PendingReason) { js.delayed = true })
 }
 
 // eachReason calls note for every pending reason of the given kind a cycle left, with the
 // job's state. The map's order decides nothing: notes only mark or keep maxima.
-func (e *engine) eachReason(pending map[api.JobID][]api.PendingReason, reason string, note func(*jobState, api.PendingReason)) {
+func (e *engine) eachReason(pending map[model.JobID][]model.PendingReason, reason string, note func(*jobState, model.PendingReason)) {
 	for id, reasons := range pending {
 		for _, r := range reasons {
 			if r.Reason != reason {

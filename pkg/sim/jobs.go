@@ -7,8 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/store"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/report"
 )
@@ -47,8 +47,8 @@ type jobState struct {
 	seen seenProtection
 	// gang is the job as the scheduler's gang rule reads it: its minimum, read from the spec
 	// once, and its pods, which runningGang rewrites into gangPods on every call.
-	gang     *api.JobInfo
-	gangPods []api.PodInfo
+	gang     *model.JobInfo
+	gangPods []model.PodInfo
 
 	firstStart, completed *time.Time
 	evictions             int
@@ -60,9 +60,9 @@ func newJobState(job *input.Job, poolLabelKey string) *jobState {
 	for _, pod := range job.Pods {
 		js.templateGPUs = append(js.templateGPUs, PodGPUs(pod))
 	}
-	minMember, minSubGroup, groups := cache.JobMinimum(&job.Group.Spec)
-	js.gang = &api.JobInfo{MinMember: minMember, MinSubGroup: minSubGroup, SubGroups: groups}
-	js.gangPods = make([]api.PodInfo, len(job.Pods)) // a job never has more pods than its spec
+	minMember, minSubGroup, groups := store.JobMinimum(&job.Group.Spec)
+	js.gang = &model.JobInfo{MinMember: minMember, MinSubGroup: minSubGroup, SubGroups: groups}
+	js.gangPods = make([]model.PodInfo, len(job.Pods)) // a job never has more pods than its spec
 	return js
 }
 
@@ -131,18 +131,18 @@ func isRunning(pod *v1.Pod) bool {
 }
 
 // runningGang reports whether the job's running pods make its gang, as the scheduler counts
-// it (api.JobInfo.IsGangSatisfied: minMember pods and each sub-group's minimum, or enough ready
+// it (model.JobInfo.IsGangSatisfied: minMember pods and each sub-group's minimum, or enough ready
 // sub-groups under minSubGroup), and the GPUs those pods hold.
 func (js *jobState) runningGang() (ready bool, gpus int64) {
 	js.gang.Pods = js.gang.Pods[:0]
 	running := false
 	for i, pod := range js.pods {
-		status := api.Pending
+		status := model.Pending
 		if isRunning(pod) {
-			status, running = api.Running, true
+			status, running = model.Running, true
 			gpus += js.podGPUs[i]
 		}
-		js.gangPods[i] = api.PodInfo{Name: pod.Name, SubGroup: pod.Labels[scheduling.SubGroupLabel], Status: status}
+		js.gangPods[i] = model.PodInfo{Name: pod.Name, SubGroup: pod.Labels[scheduling.SubGroupLabel], Status: status}
 		js.gang.Pods = append(js.gang.Pods, &js.gangPods[i])
 	}
 	// minSubGroup 0 asks for no gang, but a job with no pod running does no work.
@@ -183,9 +183,9 @@ func (e *engine) complete(js *jobState, now time.Time) {
 func PodGPUs(pod *v1.Pod) int64 {
 	var n int64
 	for _, c := range pod.Spec.Containers {
-		if q, ok := c.Resources.Requests[api.GPUResourceName]; ok {
+		if q, ok := c.Resources.Requests[model.GPUResourceName]; ok {
 			n += q.Value()
-		} else if q, ok := c.Resources.Limits[api.GPUResourceName]; ok {
+		} else if q, ok := c.Resources.Limits[model.GPUResourceName]; ok {
 			n += q.Value()
 		}
 	}

@@ -14,8 +14,8 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	"github.com/kai-minruntime/kai-scheduler/pkg/plural"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/metrics"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/plugins/minruntime"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/status"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
@@ -181,7 +181,7 @@ func (e *engine) reportPools() []report.PoolReport {
 	for _, n := range e.sc.Nodes {
 		if r := byName[poolOf(e.opts.NodePoolLabelKey, n.Labels)]; r != nil {
 			r.Nodes++
-			gpus := n.Status.Allocatable[v1.ResourceName(api.GPUResourceName)]
+			gpus := n.Status.Allocatable[v1.ResourceName(model.GPUResourceName)]
 			r.GPUs += gpus.Value()
 		}
 	}

@@ -6,7 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 )
 
 // seenProtection is what the scheduler told of a job's protection over the simulation, for
@@ -57,8 +57,8 @@ func escalated(m *v2alpha2.MinRuntimeStatus) bool {
 
 // noteProtected keeps, for each job a cycle left waiting on protected victims, the longest
 // protection that refused it. Maxima: the map's order decides nothing.
-func (e *engine) noteProtected(pending map[api.JobID][]api.PendingReason) {
-	e.eachReason(pending, api.ReasonMinRuntimeProtected, func(js *jobState, r api.PendingReason) {
+func (e *engine) noteProtected(pending map[model.JobID][]model.PendingReason) {
+	e.eachReason(pending, model.ReasonMinRuntimeProtected, func(js *jobState, r model.PendingReason) {
 		js.seen.longestMet = max(js.seen.longestMet, r.LongestMinRuntime)
 	})
 }

@@ -3,7 +3,7 @@ package sim
 import (
 	"maps"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/report"
 )
 
@@ -13,15 +13,15 @@ type shareKey struct{ pool, queue string }
 // noteShares keeps, from one pool's cycle, every queue's GPU fair share as the plot draws it,
 // and the range of its deserved quota and fair share over the cycles in which it asked for
 // GPUs, for the report: the numbers behind every "at or above its fair share".
-func (e *engine) noteShares(pool string, shares map[string]api.QueueShare) {
+func (e *engine) noteShares(pool string, shares map[string]model.QueueShare) {
 	for queue, s := range shares {
-		e.fairShare[queue] = s.FairShare[api.GPU]
-		if s.Requested[api.GPU] <= 0 {
+		e.fairShare[queue] = s.FairShare[model.GPU]
+		if s.Requested[model.GPU] <= 0 {
 			continue
 		}
 		key := shareKey{pool, queue}
 		fair, deserved := e.shareRanges[key], e.deservedRanges[key]
-		e.shareRanges[key], e.deservedRanges[key] = widen(fair, s.FairShare[api.GPU]), widen(deserved, s.Deserved[api.GPU])
+		e.shareRanges[key], e.deservedRanges[key] = widen(fair, s.FairShare[model.GPU]), widen(deserved, s.Deserved[model.GPU])
 	}
 }
 

@@ -13,10 +13,10 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/conf"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/plugins/minruntime"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/store"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
 )
 
@@ -43,7 +43,7 @@ var Includable = []string{"images", "env", "volumes"}
 
 // Cluster is the cluster as read at one moment, ready to write.
 type Cluster struct {
-	// At is the moment the snapshot is of: the next whole second (api.ShownEnd), so that
+	// At is the moment the snapshot is of: the next whole second (model.ShownEnd), so that
 	// every time read (whole seconds, as the API keeps them, and the scheduler's stamps,
 	// finer) is at or before it.
 	At      time.Time
@@ -83,7 +83,7 @@ type Job struct {
 
 // Read reads the cluster at now as the scheduler named opts.SchedulerName sees it.
 func Read(ctx context.Context, reader client.Reader, now time.Time, opts Options) (*Cluster, error) {
-	c := &Cluster{At: api.ShownEnd(now)}
+	c := &Cluster{At: model.ShownEnd(now)}
 	nodes := &v1.NodeList{}
 	classes := &schedulingv1.PriorityClassList{}
 	queues := &v2.QueueList{}
@@ -96,13 +96,13 @@ func Read(ctx context.Context, reader client.Reader, now time.Time, opts Options
 	}
 	// The scheduler's own view of the same objects gives each running job the start
 	// min-runtime counts from: listing again would be another moment.
-	store := cache.NewStore(opts.SchedulerName, scheduling.NodePool{})
+	converted := store.New(opts.SchedulerName, scheduling.NodePool{})
 	for _, objs := range [][]client.Object{items(nodes.Items), items(classes.Items), items(queues.Items), items(groups.Items), items(pods.Items)} {
 		for _, o := range objs {
-			store.Upsert(o)
+			converted.Upsert(o)
 		}
 	}
-	view, _, err := (&cache.Builder{Store: store}).Snapshot(ctx)
+	view, _, err := (&store.Builder{Store: converted}).Snapshot(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("reading the cluster as the scheduler does: %w", err)
 	}
@@ -155,7 +155,7 @@ func Read(ctx context.Context, reader client.Reader, now time.Time, opts Options
 		job.Pods = append(job.Pods, pod)
 	}
 
-	jobs := map[api.JobID]*api.JobInfo{}
+	jobs := map[model.JobID]*model.JobInfo{}
 	for _, j := range view.Jobs {
 		jobs[j.ID] = j
 	}
@@ -163,7 +163,7 @@ func Read(ctx context.Context, reader client.Reader, now time.Time, opts Options
 		if len(job.Pods) == 0 {
 			continue // finished, or not created yet: nothing to schedule
 		}
-		c.describe(job, jobs[api.NewJobID(job.Group.Namespace, job.Group.Name)], opts.AssumeRuntime)
+		c.describe(job, jobs[model.NewJobID(job.Group.Namespace, job.Group.Name)], opts.AssumeRuntime)
 		c.Jobs = append(c.Jobs, job)
 	}
 	sort.Slice(c.Jobs, func(i, j int) bool { return key(c.Jobs[i].Group) < key(c.Jobs[j].Group) })
@@ -174,7 +174,7 @@ func Read(ctx context.Context, reader client.Reader, now time.Time, opts Options
 // describe gives a job its times: how long ago it was submitted, how long it has run (from
 // the start the scheduler counts min-runtime from, by the scheduler's own rule), and how long
 // it runs in all.
-func (c *Cluster) describe(job *Job, info *api.JobInfo, assume time.Duration) {
+func (c *Cluster) describe(job *Job, info *model.JobInfo, assume time.Duration) {
 	if created := job.Group.CreationTimestamp; !created.IsZero() { // an API server always sets it
 		job.Age = max(0, c.At.Sub(created.Time))
 	}
@@ -217,9 +217,9 @@ func (c *Cluster) describe(job *Job, info *api.JobInfo, assume time.Duration) {
 
 // runningFor is how long a running job has run at the snapshot, counted from the start the
 // scheduler counts its min-runtime from. The start is rounded up to a whole second, as a
-// status rounds protection ends (api.ShownEnd), so that the simulated protection never ends
+// status rounds protection ends (model.ShownEnd), so that the simulated protection never ends
 // before the real one.
-func (c *Cluster) runningFor(info *api.JobInfo) (time.Duration, string) {
+func (c *Cluster) runningFor(info *model.JobInfo) (time.Duration, string) {
 	if info == nil {
 		return 0, "the scheduler does not see this job; counted as just started"
 	}
@@ -227,7 +227,7 @@ func (c *Cluster) runningFor(info *api.JobInfo) (time.Duration, string) {
 	if !known {
 		return 0, "no pod has reported its start yet; counted as just started"
 	}
-	return c.At.Sub(api.ShownEnd(start)), note
+	return c.At.Sub(model.ShownEnd(start)), note
 }
 
 // expectedRuntime reads the job's expected runtime from its PodGroup, else from its first pod

@@ -16,8 +16,8 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/store"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
 )
 
@@ -99,8 +99,8 @@ func (c *Cluster) header(out *writer, opts Options) {
 // gangSize is the fewest pods the job's gang needs, as the scheduler reads its PodGroup
 // (minMember, or the smallest ready tree under minSubGroup).
 func gangSize(spec *v2alpha2.PodGroupSpec) int32 {
-	minMember, minSubGroup, groups := cache.JobMinimum(spec)
-	return (&api.JobInfo{MinMember: minMember, MinSubGroup: minSubGroup, SubGroups: groups}).GangSize()
+	minMember, minSubGroup, groups := store.JobMinimum(spec)
+	return (&model.JobInfo{MinMember: minMember, MinSubGroup: minSubGroup, SubGroups: groups}).GangSize()
 }
 
 func assumption(d time.Duration) string {

@@ -18,7 +18,7 @@ import (
 
 	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/kubectlkai"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 	"github.com/kai-minruntime/kai-scheduler/pkg/testing/builders"
 )
 
@@ -60,7 +60,7 @@ var _ = Describe("kubectl kai explain", func() {
 		Expect(out).To(ContainSubstring("Running since " + started.UTC().Format(time.RFC3339)))
 		// Only d has a sibling on the path a → b → d → leaf3: reclaimers come from beside d.
 		Expect(out).To(ContainSubstring("from outside d:\n    1m0s from queue d: protected until " +
-			api.ShownEnd(started.Add(time.Minute)).UTC().Format(time.RFC3339)))
+			model.ShownEnd(started.Add(time.Minute)).UTC().Format(time.RFC3339)))
 		Expect(out).To(ContainSubstring("resolved: d sets reclaimMinRuntime 1m0s"))
 		Expect(out).To(ContainSubstring("The PodGroup's status (status.minRuntime, kubectl get pg) shows this protection."),
 			"explain and the scheduler agree on the protection")

@@ -8,7 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 	"github.com/kai-minruntime/kai-scheduler/pkg/testing/builders"
 )
 
@@ -37,7 +37,7 @@ var _ = Describe("A queue's quota", func() {
 
 		// While research is protected, production is told whom it waits for, and explain shows
 		// that its queue is owed its 16 GPUs and may reclaim them.
-		Eventually(func() []string { return eventReasons("owed", "serve") }).Should(ContainElement(api.ReasonMinRuntimeProtected))
+		Eventually(func() []string { return eventReasons("owed", "serve") }).Should(ContainElement(model.ReasonMinRuntimeProtected))
 		Expect(time.Now()).To(BeTemporally("<", protectedUntil), "the spec needs research still protected here")
 		out := kubectlKai("explain", "podgroup", "owed/serve", "--default-config")
 		Expect(out).To(ContainSubstring("production: gpu: holds 0, with this job 16; deserved 16, fair share 16"))
@@ -58,7 +58,7 @@ var _ = Describe("A queue's quota", func() {
 			return func() []string {
 				q := &v2.Queue{}
 				Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Name: name}, q)).To(Succeed())
-				deserved, fair := q.Status.Deserved[api.GPUResourceName], q.Status.FairShare[api.GPUResourceName]
+				deserved, fair := q.Status.Deserved[model.GPUResourceName], q.Status.FairShare[model.GPUResourceName]
 				return []string{deserved.String(), fair.String()}
 			}
 		}

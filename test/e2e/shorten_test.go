@@ -9,7 +9,7 @@ import (
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 	"github.com/kai-minruntime/kai-scheduler/pkg/testing/builders"
 )
 
@@ -46,10 +46,10 @@ var _ = Describe("A job's own min-runtime annotation", func() {
 		}
 		Eventually(setBy("short")).Should(And(Not(BeEmpty()), HaveEach(scheduling.ReclaimMinRuntimeAnnotation)))
 		Eventually(setBy("long")).Should(And(Not(BeEmpty()), HaveEach("shorten-borrower")))
-		Eventually(func() []string { return eventReasons("shorten", "long") }).Should(ContainElement(api.ReasonMinRuntimeNotShortened))
-		Expect(eventMessages("shorten", "long", api.ReasonMinRuntimeNotShortened)).To(ContainElement(
+		Eventually(func() []string { return eventReasons("shorten", "long") }).Should(ContainElement(model.ReasonMinRuntimeNotShortened))
+		Expect(eventMessages("shorten", "long", model.ReasonMinRuntimeNotShortened)).To(ContainElement(
 			ContainSubstring("annotation %s=2h0m0s is not below", scheduling.ReclaimMinRuntimeAnnotation)))
-		Expect(eventReasons("shorten", "short")).NotTo(ContainElement(api.ReasonMinRuntimeNotShortened))
+		Expect(eventReasons("shorten", "short")).NotTo(ContainElement(model.ReasonMinRuntimeNotShortened))
 
 		// The owner reclaims: the short job goes once its 3s have passed, not before; the
 		// long job stays.

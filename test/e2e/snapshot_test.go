@@ -16,7 +16,7 @@ import (
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/kubectlkai"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/report"
@@ -103,7 +103,7 @@ func onNode(node string) func(*builders.PodWrapper) {
 // second) and what it wrote.
 func takeSnapshot() (time.Time, string) {
 	now := time.Now()
-	at := api.ShownEnd(now) // the next whole second
+	at := model.ShownEnd(now) // the next whole second
 	var stdout, stderr bytes.Buffer
 	connect := func(string, string) (client.Reader, string, error) { return k8sClient, "default", nil }
 	code := kubectlkai.Run(suiteCtx, []string{"snapshot"}, &stdout, &stderr, connect, clocktesting.NewFakePassiveClock(now))

@@ -6,15 +6,15 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 )
 
 // SchedulableJobs returns the jobs with pods waiting for a node (pending, or pipelined onto
 // resources still being released) whose queue can take them, in ID order. Jobs whose queue
 // is missing, invalid or not a leaf get a pending reason instead.
-func SchedulableJobs(ssn *framework.Session) []*api.JobInfo {
-	var jobs []*api.JobInfo
+func SchedulableJobs(ssn *framework.Session) []*model.JobInfo {
+	var jobs []*model.JobInfo
 	queues := ssn.Snapshot().Queues
 	for _, job := range ssn.Snapshot().Jobs {
 		if !job.IsWaiting() {
@@ -37,7 +37,7 @@ func SchedulableJobs(ssn *framework.Session) []*api.JobInfo {
 
 // GangPods returns the pending pods that would complete the job's gang, in the session's
 // task order.
-func GangPods(ssn *framework.Session, job *api.JobInfo) ([]*api.PodInfo, error) {
+func GangPods(ssn *framework.Session, job *model.JobInfo) ([]*model.PodInfo, error) {
 	return job.GangPods(ssn.TaskOrder)
 }
 
@@ -53,14 +53,14 @@ type JobQueues struct {
 
 // jobQueue is one queue's jobs still to serve.
 type jobQueue struct {
-	info *api.QueueInfo
+	info *model.QueueInfo
 	jobs *jobHeap
 }
 
 // NewJobQueues sorts jobs into per-queue heaps.
-func NewJobQueues(ssn *framework.Session, jobs []*api.JobInfo) *JobQueues {
+func NewJobQueues(ssn *framework.Session, jobs []*model.JobInfo) *JobQueues {
 	heaps := map[string]*jobHeap{}
-	less := func(l, r *api.JobInfo) bool { return ssn.JobOrder(l, r) < 0 }
+	less := func(l, r *model.JobInfo) bool { return ssn.JobOrder(l, r) < 0 }
 	for _, job := range jobs {
 		h := heaps[job.Queue]
 		if h == nil {
@@ -79,7 +79,7 @@ func NewJobQueues(ssn *framework.Session, jobs []*api.JobInfo) *JobQueues {
 
 // Best returns the first queue in queue order that still has jobs, or nil. Each queue is
 // compared with the job it would serve next.
-func (q *JobQueues) Best() *api.QueueInfo {
+func (q *JobQueues) Best() *model.QueueInfo {
 	var best framework.QueueTurn
 	for _, jq := range q.queues {
 		if jq.jobs.Len() == 0 {
@@ -94,12 +94,12 @@ func (q *JobQueues) Best() *api.QueueInfo {
 }
 
 // Pop removes and returns the first job of a queue.
-func (q *JobQueues) Pop(queue *api.QueueInfo) *api.JobInfo {
-	return heap.Pop(q.heapOf(queue.Name)).(*api.JobInfo)
+func (q *JobQueues) Pop(queue *model.QueueInfo) *model.JobInfo {
+	return heap.Pop(q.heapOf(queue.Name)).(*model.JobInfo)
 }
 
 // Push returns a job to its queue's heap.
-func (q *JobQueues) Push(job *api.JobInfo) {
+func (q *JobQueues) Push(job *model.JobInfo) {
 	heap.Push(q.heapOf(job.Queue), job)
 }
 
@@ -114,14 +114,14 @@ func (q *JobQueues) heapOf(name string) *jobHeap {
 
 // jobHeap is a container/heap of jobs.
 type jobHeap struct {
-	items []*api.JobInfo
-	less  func(l, r *api.JobInfo) bool
+	items []*model.JobInfo
+	less  func(l, r *model.JobInfo) bool
 }
 
 func (h *jobHeap) Len() int           { return len(h.items) }
 func (h *jobHeap) Less(i, j int) bool { return h.less(h.items[i], h.items[j]) }
 func (h *jobHeap) Swap(i, j int)      { h.items[i], h.items[j] = h.items[j], h.items[i] }
-func (h *jobHeap) Push(x any)         { h.items = append(h.items, x.(*api.JobInfo)) }
+func (h *jobHeap) Push(x any)         { h.items = append(h.items, x.(*model.JobInfo)) }
 func (h *jobHeap) Pop() any {
 	last := h.items[len(h.items)-1]
 	h.items = h.items[:len(h.items)-1]
@@ -129,7 +129,7 @@ func (h *jobHeap) Pop() any {
 }
 
 // Next pops the first job of the first queue, or returns nil when all are served.
-func (q *JobQueues) Next() *api.JobInfo {
+func (q *JobQueues) Next() *model.JobInfo {
 	queue := q.Best()
 	if queue == nil {
 		return nil

@@ -5,8 +5,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/placement"
 )
 
@@ -22,7 +22,7 @@ const (
 	IdleOrReleasing
 )
 
-func (c Capacity) free(node *api.NodeInfo) api.Resources {
+func (c Capacity) free(node *model.NodeInfo) model.Resources {
 	if c == IdleNow {
 		return node.Bindable()
 	}
@@ -70,7 +70,7 @@ type classAnswers struct {
 // searchClass is what makes two pods' answers on a node the same.
 type searchClass struct {
 	capacity  Capacity
-	request   api.Resources
+	request   model.Resources
 	placement string
 }
 
@@ -142,7 +142,7 @@ func (s *NodeSearch) answersFor(class searchClass) *classAnswers {
 // BestNode returns the schedulable node with the highest score among those where the pod
 // fits in the given capacity and every predicate passes; ties go to the first node by name.
 // It returns nil if none fits.
-func (s *NodeSearch) BestNode(pod *api.PodInfo, capacity Capacity) *api.NodeInfo {
+func (s *NodeSearch) BestNode(pod *model.PodInfo, capacity Capacity) *model.NodeInfo {
 	nodes := s.ssn.Snapshot().Nodes
 	c := s.answersFor(searchClass{capacity: capacity, request: pod.Request, placement: pod.Placement.Key()})
 	// Only nodes that moved since the class last looked can answer otherwise.
@@ -177,7 +177,7 @@ func (s *NodeSearch) BestNode(pod *api.PodInfo, capacity Capacity) *api.NodeInfo
 }
 
 // answer brings node i's answer for the class up to date.
-func (s *NodeSearch) answer(c *classAnswers, pod *api.PodInfo, capacity Capacity, i int) {
+func (s *NodeSearch) answer(c *classAnswers, pod *model.PodInfo, capacity Capacity, i int) {
 	node := s.ssn.Snapshot().Nodes[i]
 	a := &c.answers[i]
 	if a.valid && a.version == node.Version() {
@@ -197,7 +197,7 @@ func (s *NodeSearch) answer(c *classAnswers, pod *api.PodInfo, capacity Capacity
 // the Kubernetes filters and the plugins' predicates first, then resources — as there, a
 // node short of several resources gives a reason for each. Nothing is appended, and
 // nothing allocated, for a node that fits.
-func (s *NodeSearch) reasons(pod *api.PodInfo, node *api.NodeInfo, capacity Capacity, buf []string) []string {
+func (s *NodeSearch) reasons(pod *model.PodInfo, node *model.NodeInfo, capacity Capacity, buf []string) []string {
 	if st := s.ssn.Predicate(pod, node); !st.IsSuccess() {
 		return append(buf, st.Message())
 	}

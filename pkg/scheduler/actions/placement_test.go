@@ -11,10 +11,10 @@ import (
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/actions"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework/frameworktest"
-	. "github.com/kai-minruntime/kai-scheduler/pkg/scheduler/scenario"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
+	. "github.com/kai-minruntime/kai-scheduler/pkg/testing/scenario"
 )
 
 // TestNodeSearchKeepsAnswersRight checks the answers a search keeps across pods of many
@@ -52,10 +52,10 @@ func TestNodeSearchKeepsAnswersRight(t *testing.T) {
 	if err := st.Commit(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if node := snapshot.Node("r1-b"); node.Releasing.Get(api.GPU) != 4 {
-		t.Fatalf("r1-b releases %d GPUs, want 4", node.Releasing.Get(api.GPU))
+	if node := snapshot.Node("r1-b"); node.Releasing.Get(model.GPU) != 4 {
+		t.Fatalf("r1-b releases %d GPUs, want 4", node.Releasing.Get(model.GPU))
 	}
-	var pending []*api.PodInfo
+	var pending []*model.PodInfo
 	for _, job := range snapshot.Jobs {
 		pending = append(pending, job.PendingPods()...)
 	}
@@ -65,7 +65,7 @@ func TestNodeSearchKeepsAnswersRight(t *testing.T) {
 	placed, refused := 0, 0
 	for step := range 1000 {
 		pod := pending[rng.IntN(len(pending))]
-		if pod.Status != api.Pending {
+		if pod.Status != model.Pending {
 			continue
 		}
 		capacity := []actions.Capacity{actions.IdleNow, actions.IdleOrReleasing}[rng.IntN(2)]
@@ -93,7 +93,7 @@ func TestNodeSearchKeepsAnswersRight(t *testing.T) {
 
 // openSession opens a session of the default configuration on h's cluster, closed when
 // the test ends.
-func openSession(t *testing.T, h *Harness) (*framework.Session, *api.Snapshot) {
+func openSession(t *testing.T, h *Harness) (*framework.Session, *model.Snapshot) {
 	policy, _, err := scheduler.LoadPolicy(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +106,7 @@ func openSession(t *testing.T, h *Harness) (*framework.Session, *api.Snapshot) {
 	return ssn, snapshot
 }
 
-func name(n *api.NodeInfo) string {
+func name(n *model.NodeInfo) string {
 	if n == nil {
 		return "none"
 	}

@@ -3,7 +3,7 @@ package actions
 import (
 	"strconv"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 )
 
 // ShapeKey describes what a placement attempt depends on besides the cluster: the job's
@@ -12,7 +12,7 @@ import (
 // succeed or fail alike on the same cluster, so an action that only takes resources can
 // skip a shape once it failed, which matters when hundreds of identical jobs wait in a full
 // cluster.
-func ShapeKey(job *api.JobInfo, pods []*api.PodInfo) string {
+func ShapeKey(job *model.JobInfo, pods []*model.PodInfo) string {
 	// Built by hand rather than with fmt: this runs for every pending job of every action.
 	b := make([]byte, 0, 64+40*len(pods))
 	b = append(b, job.Queue...)
@@ -20,7 +20,7 @@ func ShapeKey(job *api.JobInfo, pods []*api.PodInfo) string {
 	b = strconv.AppendInt(b, int64(job.Priority), 10)
 	b = strconv.AppendBool(append(b, '|'), job.Preemptible)
 	for _, p := range pods {
-		for _, r := range api.FixedResources {
+		for _, r := range model.FixedResources {
 			b = strconv.AppendInt(append(b, '|'), p.Request.Get(r), 10)
 		}
 		for _, sc := range p.Request.Scalars() {

@@ -6,21 +6,21 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 )
 
 // ActionType names an action; eviction hooks receive it so that a plugin can treat reclaim
 // (across queues) and preempt (within a queue) differently. The names are the model's
-// (api.ActionType), which the status updater counts evictions by without depending on the
+// (model.ActionType), which the status updater counts evictions by without depending on the
 // framework; the plugin API keeps them here, where plugins look for them.
-type ActionType = api.ActionType
+type ActionType = model.ActionType
 
 // The actions of a cycle.
 const (
-	Allocate          = api.Allocate
-	Reclaim           = api.Reclaim
-	Preempt           = api.Preempt
-	StaleGangEviction = api.StaleGangEviction
+	Allocate          = model.Allocate
+	Reclaim           = model.Reclaim
+	Preempt           = model.Preempt
+	StaleGangEviction = model.StaleGangEviction
 )
 
 // Action is one step of a cycle, such as allocate or reclaim.
@@ -66,22 +66,22 @@ type (
 
 	// PredicateFn says whether a pod may run on a node. Every plugin's predicate must
 	// succeed; the first refusal is the verdict.
-	PredicateFn func(pod *api.PodInfo, node *api.NodeInfo) Status
+	PredicateFn func(pod *model.PodInfo, node *model.NodeInfo) Status
 
 	// NodeOrderFn scores a node for a pod; higher is better. Scores of all plugins are summed.
-	NodeOrderFn func(pod *api.PodInfo, node *api.NodeInfo) float64
+	NodeOrderFn func(pod *model.PodInfo, node *model.NodeInfo) float64
 
 	// AllocatableFn says whether a job may be given request more resources (a whole gang or
 	// one more pod), whatever the nodes hold: queue limits, deserved quota for non-preemptible
 	// jobs. Every plugin must agree and the first refusal is the verdict. A refusal that
 	// evictions can lift is Unschedulable with a *LimitExceeded (AsStatus), which reclaim and
 	// preempt answer by choosing victims under the limited queue.
-	AllocatableFn func(job *api.JobInfo, request api.Resources) Status
+	AllocatableFn func(job *model.JobInfo, request model.Resources) Status
 
 	// PodStatusChangeFn is told of every change of a pod's status inside the session (each
 	// decision, each rollback, each failed bind) after it happened, so that a plugin can keep
 	// running totals instead of recounting. All registered functions are called.
-	PodStatusChangeFn func(pod *api.PodInfo, from api.PodStatus)
+	PodStatusChangeFn func(pod *model.PodInfo, from model.PodStatus)
 
 	// IsPreemptibleFn says whether preemptee's pods may be evicted for preemptor in the given
 	// action. The answers of all plugins are ANDed: any plugin can protect a victim, and the
@@ -92,7 +92,7 @@ type (
 	// what it learned about a node for every preemptor alike in those. A plugin may still
 	// note, for the preemptor at hand, why a victim was refused: refused victims are asked
 	// again for each preemptor.
-	IsPreemptibleFn func(action ActionType, preemptor, preemptee *api.JobInfo) Status
+	IsPreemptibleFn func(action ActionType, preemptor, preemptee *model.JobInfo) Status
 
 	// MayEvictForFn says whether preemptor, a job still lacking its gang, may have other jobs
 	// evicted for it in the action (reclaim or preempt), whoever the victims would be: a rule
@@ -101,26 +101,26 @@ type (
 	// is not searched for victims at all. Allocation into free capacity does not ask. A
 	// plugin whose answer changes with time notes when (Session.NoteAnswerChangesAt) and
 	// tells the job why it waits.
-	MayEvictForFn func(action ActionType, preemptor *api.JobInfo) Status
+	MayEvictForFn func(action ActionType, preemptor *model.JobInfo) Status
 
 	// ScenarioFiltersFn returns filters that the victim solver applies to every candidate set
 	// of victims for pendingJob before simulating placement. The filters of all plugins are
 	// concatenated; a candidate set must pass all of them (ScenarioAllows, PlanAllows).
-	ScenarioFiltersFn func(action ActionType, pendingJob *api.JobInfo) []ScenarioFilter
+	ScenarioFiltersFn func(action ActionType, pendingJob *model.JobInfo) []ScenarioFilter
 
 	// EvictionNoteFn explains, for the victim's owner, what the plugin made of an eviction
 	// being decided: for instance how long the victim ran and which protection it had.
 	// The zero note says nothing. The notes of all plugins are joined.
-	EvictionNoteFn func(action ActionType, preemptor, victim *api.JobInfo) EvictionNote
+	EvictionNoteFn func(action ActionType, preemptor, victim *model.JobInfo) EvictionNote
 
 	// ProtectionFn tells how the plugin protects a running job from eviction, for the job's
 	// status; false when it does not. The first plugin that answers is shown.
-	ProtectionFn func(job *api.JobInfo) (api.Protection, bool)
+	ProtectionFn func(job *model.JobInfo) (model.Protection, bool)
 
 	// QueueShareFn tells where the named queue stands in the plugin's fair-share division of
 	// this session, for the Queue's status, metrics and explanations; false for a queue it
 	// does not divide to. The first plugin that answers is shown.
-	QueueShareFn func(queue string) (api.QueueShare, bool)
+	QueueShareFn func(queue string) (model.QueueShare, bool)
 )
 
 // Code says what kind of answer a plugin's verdict is, as kube-scheduler's framework codes
@@ -241,7 +241,7 @@ type PlanFilter interface {
 // queue's subtree lifts it, so reclaim and preempt judge it once their victims are gone.
 type LimitExceeded struct {
 	Queue    string
-	Resource api.ResourceName
+	Resource model.ResourceName
 	Limit    float64
 	// Excess is how much the queue would hold above Limit.
 	Excess float64
@@ -255,22 +255,22 @@ func (e *LimitExceeded) Error() string {
 // that a queue whose next job stays within its quota is told apart from one that would go
 // over it. Job is nil when queues are ranked for what they already hold (victim order).
 type QueueTurn struct {
-	Queue *api.QueueInfo
-	Job   *api.JobInfo
+	Queue *model.QueueInfo
+	Job   *model.JobInfo
 }
 
 // Scenario is a candidate set of victims the solver considers for one pending job.
 type Scenario interface {
 	// Preemptor is the pending job that would get the freed resources.
-	Preemptor() *api.JobInfo
+	Preemptor() *model.JobInfo
 	// VictimJobs are the jobs that would lose pods, in a deterministic order.
-	VictimJobs() []*api.JobInfo
+	VictimJobs() []*model.JobInfo
 	// VictimPods are the pods of victimJob that would be evicted.
-	VictimPods(victimJob api.JobID) []*api.PodInfo
+	VictimPods(victimJob model.JobID) []*model.PodInfo
 	// VictimUnits are the same pods grouped as they joined the scenario, in order: one
 	// surplus pod at a time, or a whole gang at once. A policy that asks "was the victim
 	// still above its share before this eviction" needs the boundaries.
-	VictimUnits(victimJob api.JobID) [][]*api.PodInfo
+	VictimUnits(victimJob model.JobID) [][]*model.PodInfo
 	// Units are all the units in the order they joined. Each carries a sequence number no
 	// other unit of the scenario's life gets, so a filter that judged a prefix of them can
 	// tell from the last number it saw whether that prefix still stands, and judge only
@@ -292,8 +292,8 @@ func StandingPrefix(units []ScenarioUnit, seen int, seqAt func(int) uint64) int 
 
 // ScenarioUnit is one unit of a scenario: pods of one victim job that joined together.
 type ScenarioUnit struct {
-	Job  *api.JobInfo
-	Pods []*api.PodInfo
+	Job  *model.JobInfo
+	Pods []*model.PodInfo
 	Seq  uint64
 }
 

@@ -8,14 +8,14 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/metrics"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 )
 
 // Session is one scheduling cycle over a snapshot. It reads the clock once when it opens:
 // every decision of the cycle uses that same Now, so nothing can flip halfway through.
 type Session struct {
-	snapshot *api.Snapshot
+	snapshot *model.Snapshot
 	now      time.Time
 	log      logr.Logger
 	plugins  []Plugin
@@ -23,10 +23,10 @@ type Session struct {
 	metrics  metrics.Recorder
 	hooks    hooks
 	// pendingReasons explains, per job, why it is still waiting after the actions ran.
-	pendingReasons map[api.JobID][]pendingReason
+	pendingReasons map[model.JobID][]pendingReason
 	// gainedByEviction holds the jobs that were given resources freed by evicting others in
 	// this cycle; they are not victims in the same cycle.
-	gainedByEviction map[api.JobID]bool
+	gainedByEviction map[model.JobID]bool
 	// protectedRefusals counts, per action, victims refused because a protection held.
 	protectedRefusals map[ActionType]int
 	// answersChangeAt is the earliest time an answer given in this session changes by the
@@ -37,7 +37,7 @@ type Session struct {
 // SessionOptions are what a session is opened with.
 type SessionOptions struct {
 	// Snapshot is the cluster state; the session changes it in place.
-	Snapshot *api.Snapshot
+	Snapshot *model.Snapshot
 	// Clock is read once, at open.
 	Clock clock.PassiveClock
 	// Plugins in configuration order.
@@ -58,9 +58,9 @@ func OpenSession(ctx context.Context, opts SessionOptions) *Session {
 		plugins:        opts.Plugins,
 		effects:        opts.Effects,
 		metrics:        metrics.OrDiscard(opts.Metrics),
-		pendingReasons: map[api.JobID][]pendingReason{},
+		pendingReasons: map[model.JobID][]pendingReason{},
 
-		gainedByEviction:  map[api.JobID]bool{},
+		gainedByEviction:  map[model.JobID]bool{},
 		protectedRefusals: map[ActionType]int{},
 	}
 	for _, p := range ssn.plugins {
@@ -83,7 +83,7 @@ func (ssn *Session) Now() time.Time {
 }
 
 // Snapshot is the cluster state the session works on.
-func (ssn *Session) Snapshot() *api.Snapshot {
+func (ssn *Session) Snapshot() *model.Snapshot {
 	return ssn.snapshot
 }
 
@@ -103,33 +103,33 @@ func (ssn *Session) Logger() logr.Logger {
 // tells it when it is read (see SetPendingReasonTeller).
 type pendingReason struct {
 	key    string
-	reason api.PendingReason
+	reason model.PendingReason
 	teller ReasonTeller
 }
 
 // ReasonTeller tells a pending reason when it is read (see SetPendingReasonTeller).
 type ReasonTeller interface {
-	PendingReason() api.PendingReason
+	PendingReason() model.PendingReason
 }
 
-// SetPendingReason records a reason of the plugin's own kind (not api.ReasonUnschedulable)
+// SetPendingReason records a reason of the plugin's own kind (not model.ReasonUnschedulable)
 // under a key, replacing an earlier one with the same key: one reason per cause, however
 // often a plugin is asked in a cycle.
-func (ssn *Session) SetPendingReason(job api.JobID, key string, reason api.PendingReason) {
+func (ssn *Session) SetPendingReason(job model.JobID, key string, reason model.PendingReason) {
 	ssn.setPendingReason(job, pendingReason{key: key, reason: reason})
 }
 
 // RecordPendingReason notes why a job could not be scheduled in this cycle (as
-// api.ReasonUnschedulable), for the status updater and for tests. Repeated reasons are kept
+// model.ReasonUnschedulable), for the status updater and for tests. Repeated reasons are kept
 // once.
-func (ssn *Session) RecordPendingReason(job api.JobID, message string) {
-	ssn.setPendingReason(job, pendingReason{key: message, reason: api.Unschedulable(message)})
+func (ssn *Session) RecordPendingReason(job model.JobID, message string) {
+	ssn.setPendingReason(job, pendingReason{key: message, reason: model.Unschedulable(message)})
 }
 
 // CopyPendingReasons tells job what from was told: an action that skips a job knowing it
 // fails as one of the same shape did (see actions.ShapeKey) gives it the same reasons, the
 // protections that refused the first among them.
-func (ssn *Session) CopyPendingReasons(from, job api.JobID) {
+func (ssn *Session) CopyPendingReasons(from, job model.JobID) {
 	for _, r := range ssn.pendingReasons[from] {
 		ssn.setPendingReason(job, r)
 	}
@@ -139,11 +139,11 @@ func (ssn *Session) CopyPendingReasons(from, job api.JobID) {
 // key, for a reason that keeps changing while the actions run (a count, the earliest of many
 // times): the teller is asked only when the reasons are read, so a plugin keeps one
 // up-to-date summary, updates its state as often as it likes and formats once.
-func (ssn *Session) SetPendingReasonTeller(job api.JobID, key string, teller ReasonTeller) {
+func (ssn *Session) SetPendingReasonTeller(job model.JobID, key string, teller ReasonTeller) {
 	ssn.setPendingReason(job, pendingReason{key: key, teller: teller})
 }
 
-func (ssn *Session) setPendingReason(job api.JobID, r pendingReason) {
+func (ssn *Session) setPendingReason(job model.JobID, r pendingReason) {
 	reasons := ssn.pendingReasons[job]
 	for i := range reasons {
 		if reasons[i].key == r.key {
@@ -155,8 +155,8 @@ func (ssn *Session) setPendingReason(job api.JobID, r pendingReason) {
 }
 
 // PendingReasons returns the reasons recorded for a job, in the order they were first found.
-func (ssn *Session) PendingReasons(job api.JobID) []api.PendingReason {
-	var reasons []api.PendingReason
+func (ssn *Session) PendingReasons(job model.JobID) []model.PendingReason {
+	var reasons []model.PendingReason
 	for _, r := range ssn.pendingReasons[job] {
 		if r.teller != nil {
 			reasons = append(reasons, r.teller.PendingReason())
@@ -168,13 +168,13 @@ func (ssn *Session) PendingReasons(job api.JobID) []api.PendingReason {
 }
 
 // MarkGainedByEviction records that job got resources by evicting others in this cycle.
-func (ssn *Session) MarkGainedByEviction(job api.JobID) {
+func (ssn *Session) MarkGainedByEviction(job model.JobID) {
 	ssn.gainedByEviction[job] = true
 }
 
 // GainedByEviction reports whether job got resources by evicting others in this cycle, which
 // makes it no victim until the next cycle: evicting it would undo the decision that made it.
-func (ssn *Session) GainedByEviction(job api.JobID) bool {
+func (ssn *Session) GainedByEviction(job model.JobID) bool {
 	return ssn.gainedByEviction[job]
 }
 

@@ -3,7 +3,7 @@ package framework
 import (
 	"cmp"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/placement"
 )
 
@@ -15,8 +15,8 @@ type hook[F any] struct {
 
 // hooks holds what plugins registered for one session, in registration (configuration) order.
 type hooks struct {
-	jobOrder        []hook[CompareFn[*api.JobInfo]]
-	taskOrder       []hook[CompareFn[*api.PodInfo]]
+	jobOrder        []hook[CompareFn[*model.JobInfo]]
+	taskOrder       []hook[CompareFn[*model.PodInfo]]
 	queueOrder      []hook[CompareFn[QueueTurn]]
 	predicates      []hook[PredicateFn]
 	nodeOrder       []hook[NodeOrderFn]
@@ -31,13 +31,13 @@ type hooks struct {
 }
 
 // AddJobOrderFn registers a job comparison.
-func (ssn *Session) AddJobOrderFn(plugin string, fn CompareFn[*api.JobInfo]) {
-	ssn.hooks.jobOrder = append(ssn.hooks.jobOrder, hook[CompareFn[*api.JobInfo]]{plugin, fn})
+func (ssn *Session) AddJobOrderFn(plugin string, fn CompareFn[*model.JobInfo]) {
+	ssn.hooks.jobOrder = append(ssn.hooks.jobOrder, hook[CompareFn[*model.JobInfo]]{plugin, fn})
 }
 
 // AddTaskOrderFn registers a comparison of pods of one job.
-func (ssn *Session) AddTaskOrderFn(plugin string, fn CompareFn[*api.PodInfo]) {
-	ssn.hooks.taskOrder = append(ssn.hooks.taskOrder, hook[CompareFn[*api.PodInfo]]{plugin, fn})
+func (ssn *Session) AddTaskOrderFn(plugin string, fn CompareFn[*model.PodInfo]) {
+	ssn.hooks.taskOrder = append(ssn.hooks.taskOrder, hook[CompareFn[*model.PodInfo]]{plugin, fn})
 }
 
 // AddQueueOrderFn registers a queue comparison.
@@ -87,7 +87,7 @@ func (ssn *Session) AddEvictionNoteFn(plugin string, fn EvictionNoteFn) {
 
 // EvictionNotes joins, in plugin order, what the plugins have to say about evicting victim
 // for preemptor in this action; the runtime is the first plugin's that knows it.
-func (ssn *Session) EvictionNotes(action ActionType, preemptor, victim *api.JobInfo) EvictionNote {
+func (ssn *Session) EvictionNotes(action ActionType, preemptor, victim *model.JobInfo) EvictionNote {
 	var joined EvictionNote
 	for _, h := range ssn.hooks.evictionNotes {
 		note := h.fn(action, preemptor, victim)
@@ -111,13 +111,13 @@ func (ssn *Session) AddProtectionFn(plugin string, fn ProtectionFn) {
 
 // Protection is the first registered plugin's account of how job is protected; false when
 // none protects it.
-func (ssn *Session) Protection(job *api.JobInfo) (api.Protection, bool) {
+func (ssn *Session) Protection(job *model.JobInfo) (model.Protection, bool) {
 	for _, h := range ssn.hooks.protections {
 		if p, ok := h.fn(job); ok {
 			return p, true
 		}
 	}
-	return api.Protection{}, false
+	return model.Protection{}, false
 }
 
 // AddQueueShareFn registers a source of where queues stand in the fair-share division.
@@ -128,13 +128,13 @@ func (ssn *Session) AddQueueShareFn(plugin string, fn QueueShareFn) {
 // QueueShare is the first registered plugin's account of where the named queue stands in the
 // fair-share division; false when no plugin divides (none registered, or the queue is not a
 // valid one).
-func (ssn *Session) QueueShare(queue string) (api.QueueShare, bool) {
+func (ssn *Session) QueueShare(queue string) (model.QueueShare, bool) {
 	for _, h := range ssn.hooks.queueShares {
 		if s, ok := h.fn(queue); ok {
 			return s, true
 		}
 	}
-	return api.QueueShare{}, false
+	return model.QueueShare{}, false
 }
 
 // firstOpinion returns the first non-zero answer of the registered comparisons.
@@ -151,7 +151,7 @@ func firstOpinion[T any](fns []hook[CompareFn[T]], l, r T) int {
 // before elastic growth, and among growing jobs the one with fewer surplus pods, so that
 // elastic jobs take turns; then older first, then by ID, so that the order is total and the
 // same on every run.
-func (ssn *Session) JobOrder(l, r *api.JobInfo) int {
+func (ssn *Session) JobOrder(l, r *model.JobInfo) int {
 	if c := firstOpinion(ssn.hooks.jobOrder, l, r); c != 0 {
 		return c
 	}
@@ -172,7 +172,7 @@ func (ssn *Session) JobOrder(l, r *api.JobInfo) int {
 }
 
 // TaskOrder compares two pods: the plugins' first opinion, then by name.
-func (ssn *Session) TaskOrder(l, r *api.PodInfo) int {
+func (ssn *Session) TaskOrder(l, r *model.PodInfo) int {
 	if c := firstOpinion(ssn.hooks.taskOrder, l, r); c != 0 {
 		return c
 	}
@@ -201,7 +201,7 @@ func (ssn *Session) QueueOrder(l, r QueueTurn) int {
 // (placement.Refusal), which no configuration can turn off and which name no plugin, then
 // the plugins', naming the plugin. Resources are not checked here: what counts as free
 // depends on the action.
-func (ssn *Session) Predicate(pod *api.PodInfo, node *api.NodeInfo) Status {
+func (ssn *Session) Predicate(pod *model.PodInfo, node *model.NodeInfo) Status {
 	if err := placement.Refusal(pod, node); err != nil {
 		// As kube-scheduler codes them: only a taken host port may be freed.
 		code := UnschedulableAndUnresolvable
@@ -219,7 +219,7 @@ func (ssn *Session) Predicate(pod *api.PodInfo, node *api.NodeInfo) Status {
 }
 
 // NodeScore sums the plugins' scores of node for pod.
-func (ssn *Session) NodeScore(pod *api.PodInfo, node *api.NodeInfo) float64 {
+func (ssn *Session) NodeScore(pod *model.PodInfo, node *model.NodeInfo) float64 {
 	var score float64
 	for _, h := range ssn.hooks.nodeOrder {
 		score += h.fn(pod, node)
@@ -229,7 +229,7 @@ func (ssn *Session) NodeScore(pod *api.PodInfo, node *api.NodeInfo) float64 {
 
 // Allocatable is the verdict on giving job request more: the first plugin's refusal, naming
 // the plugin; Success when every plugin agrees.
-func (ssn *Session) Allocatable(job *api.JobInfo, request api.Resources) Status {
+func (ssn *Session) Allocatable(job *model.JobInfo, request model.Resources) Status {
 	for _, h := range ssn.hooks.allocatable {
 		if s := h.fn(job, request); !s.IsSuccess() {
 			return s.WithPlugin(h.plugin)
@@ -239,7 +239,7 @@ func (ssn *Session) Allocatable(job *api.JobInfo, request api.Resources) Status 
 }
 
 // podStatusChanged tells every listener that pod left status from.
-func (ssn *Session) podStatusChanged(pod *api.PodInfo, from api.PodStatus) {
+func (ssn *Session) podStatusChanged(pod *model.PodInfo, from model.PodStatus) {
 	for _, h := range ssn.hooks.statusChange {
 		h.fn(pod, from)
 	}
@@ -248,7 +248,7 @@ func (ssn *Session) podStatusChanged(pod *api.PodInfo, from api.PodStatus) {
 // IsPreemptible ANDs the plugins' answers: Success unless some plugin protects preemptee
 // from preemptor in this action, and then the first plugin's refusal, naming it. Success
 // when no plugin registered the hook.
-func (ssn *Session) IsPreemptible(action ActionType, preemptor, preemptee *api.JobInfo) Status {
+func (ssn *Session) IsPreemptible(action ActionType, preemptor, preemptee *model.JobInfo) Status {
 	// The loop is written out in each of these hot questions rather than shared through a
 	// generic helper taking a closure: the second indirect call per hook cost the victim
 	// search 6% (BenchmarkLargeJobReclaim, docs/performance.md).
@@ -262,7 +262,7 @@ func (ssn *Session) IsPreemptible(action ActionType, preemptor, preemptee *api.J
 
 // MayEvictFor is the verdict on evicting anyone for preemptor in this action: the first
 // plugin's refusal, naming the plugin; Success when every plugin agrees or none asked.
-func (ssn *Session) MayEvictFor(action ActionType, preemptor *api.JobInfo) Status {
+func (ssn *Session) MayEvictFor(action ActionType, preemptor *model.JobInfo) Status {
 	for _, h := range ssn.hooks.mayEvictFor {
 		if s := h.fn(action, preemptor); !s.IsSuccess() {
 			return s.WithPlugin(h.plugin)
@@ -273,7 +273,7 @@ func (ssn *Session) MayEvictFor(action ActionType, preemptor *api.JobInfo) Statu
 
 // GetAccumulatedScenarioFilters concatenates, in plugin order, the filters every plugin
 // wants applied to candidate victim sets for pendingJob in this action.
-func (ssn *Session) GetAccumulatedScenarioFilters(action ActionType, pendingJob *api.JobInfo) []ScenarioFilter {
+func (ssn *Session) GetAccumulatedScenarioFilters(action ActionType, pendingJob *model.JobInfo) []ScenarioFilter {
 	var filters []ScenarioFilter
 	for _, h := range ssn.hooks.scenarioFilters {
 		filters = append(filters, h.fn(action, pendingJob)...)

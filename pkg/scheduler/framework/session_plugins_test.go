@@ -9,9 +9,9 @@ import (
 	. "github.com/onsi/gomega"
 	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/scenario"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
+	"github.com/kai-minruntime/kai-scheduler/pkg/testing/scenario"
 )
 
 // fakePlugin registers whatever its fields hold.
@@ -70,19 +70,19 @@ func (f refusingPlanFilter) AllowsPlan(framework.Scenario) framework.Status {
 func no(reason string) framework.Status { return framework.NewStatus(framework.Unschedulable, reason) }
 
 func openSession(plugins ...framework.Plugin) *framework.Session {
-	snapshot, err := api.NewSnapshot(nil, nil, nil)
+	snapshot, err := model.NewSnapshot(nil, nil, nil)
 	Expect(err).NotTo(HaveOccurred())
 	return framework.OpenSession(context.Background(), framework.SessionOptions{
 		Snapshot: snapshot, Clock: clocktesting.NewFakePassiveClock(scenario.Epoch), Plugins: plugins,
 	})
 }
 
-var preemptor = &api.JobInfo{ID: "ns/preemptor"}
-var victim = &api.JobInfo{ID: "ns/victim"}
+var preemptor = &model.JobInfo{ID: "ns/preemptor"}
+var victim = &model.JobInfo{ID: "ns/victim"}
 
 var _ = Describe("IsPreemptible", func() {
 	answer := func(name string, yes bool, calls *[]framework.ActionType) *fakePlugin {
-		return &fakePlugin{name: name, isPreemptible: func(action framework.ActionType, p, v *api.JobInfo) framework.Status {
+		return &fakePlugin{name: name, isPreemptible: func(action framework.ActionType, p, v *model.JobInfo) framework.Status {
 			Expect(p).To(BeIdenticalTo(preemptor))
 			Expect(v).To(BeIdenticalTo(victim))
 			*calls = append(*calls, action)
@@ -127,7 +127,7 @@ var _ = Describe("GetAccumulatedScenarioFilters", func() {
 	It("concatenates every plugin's filters in plugin order, passing action and job through", func() {
 		var seen []framework.ActionType
 		source := func(names ...string) framework.ScenarioFiltersFn {
-			return func(action framework.ActionType, pending *api.JobInfo) []framework.ScenarioFilter {
+			return func(action framework.ActionType, pending *model.JobInfo) []framework.ScenarioFilter {
 				Expect(pending).To(BeIdenticalTo(preemptor))
 				seen = append(seen, action)
 				var filters []framework.ScenarioFilter
@@ -159,7 +159,7 @@ var _ = Describe("GetAccumulatedScenarioFilters", func() {
 var _ = Describe("Session lifecycle", func() {
 	It("freezes now at open, whatever the clock does later", func() {
 		clock := clocktesting.NewFakeClock(scenario.Epoch)
-		snapshot, _ := api.NewSnapshot(nil, nil, nil)
+		snapshot, _ := model.NewSnapshot(nil, nil, nil)
 		ssn := framework.OpenSession(context.Background(), framework.SessionOptions{Snapshot: snapshot, Clock: clock})
 		clock.Step(3600e9)
 		Expect(ssn.Now()).To(Equal(scenario.Epoch))
@@ -168,7 +168,7 @@ var _ = Describe("Session lifecycle", func() {
 	It("closes plugins in reverse order and drops their hooks", func() {
 		var closed []string
 		ssn := openSession(
-			&fakePlugin{name: "a", closed: &closed, isPreemptible: func(framework.ActionType, *api.JobInfo, *api.JobInfo) framework.Status { return no("never") }},
+			&fakePlugin{name: "a", closed: &closed, isPreemptible: func(framework.ActionType, *model.JobInfo, *model.JobInfo) framework.Status { return no("never") }},
 			&fakePlugin{name: "b", closed: &closed},
 		)
 		Expect(ssn.IsPreemptible(framework.Reclaim, preemptor, victim).IsSuccess()).To(BeFalse())
@@ -210,7 +210,7 @@ var _ = Describe("Verdicts", func() {
 	})
 
 	It("keep the error they were made of, for a caller that acts on it", func() {
-		limit := &framework.LimitExceeded{Queue: "team", Resource: api.GPU, Limit: 4, Excess: 1}
+		limit := &framework.LimitExceeded{Queue: "team", Resource: model.GPU, Limit: 4, Excess: 1}
 		verdict := framework.AsStatus(framework.Unschedulable, limit).WithPlugin("proportion")
 		var got *framework.LimitExceeded
 		Expect(errors.As(verdict.Err(), &got)).To(BeTrue())
@@ -220,20 +220,20 @@ var _ = Describe("Verdicts", func() {
 
 	It("name the plugin in every combining function: predicates, allocatable and scenario filters", func() {
 		ssn := openSession(
-			&fakePlugin{name: "yes", predicate: func(*api.PodInfo, *api.NodeInfo) framework.Status { return framework.Status{} },
-				allocatable: func(*api.JobInfo, api.Resources) framework.Status { return framework.Status{} }},
-			&fakePlugin{name: "fence", predicate: func(*api.PodInfo, *api.NodeInfo) framework.Status { return no("not here") },
-				allocatable: func(*api.JobInfo, api.Resources) framework.Status {
+			&fakePlugin{name: "yes", predicate: func(*model.PodInfo, *model.NodeInfo) framework.Status { return framework.Status{} },
+				allocatable: func(*model.JobInfo, model.Resources) framework.Status { return framework.Status{} }},
+			&fakePlugin{name: "fence", predicate: func(*model.PodInfo, *model.NodeInfo) framework.Status { return no("not here") },
+				allocatable: func(*model.JobInfo, model.Resources) framework.Status {
 					return framework.AsStatus(framework.UnschedulableAndUnresolvable, errors.New("never more"))
 				}},
 		)
-		pod, node := &api.PodInfo{Name: "p"}, &api.NodeInfo{Name: "n"}
+		pod, node := &model.PodInfo{Name: "p"}, &model.NodeInfo{Name: "n"}
 		Expect(ssn.Predicate(pod, node).Message()).To(Equal("fence: not here"))
-		verdict := ssn.Allocatable(preemptor, api.Resources{})
+		verdict := ssn.Allocatable(preemptor, model.Resources{})
 		Expect(verdict.Plugin()).To(Equal("fence"))
 		Expect(verdict.Code()).To(Equal(framework.UnschedulableAndUnresolvable))
 		Expect(verdict.Message()).To(Equal("fence: never more"))
-		Expect(openSession().Allocatable(preemptor, api.Resources{}).IsSuccess()).To(BeTrue())
+		Expect(openSession().Allocatable(preemptor, model.Resources{}).IsSuccess()).To(BeTrue())
 
 		filters := []framework.ScenarioFilter{namedFilter("open"), refusingPlanFilter{refusingFilter{"growth", "too big"}},
 			refusingFilter{"fair", "unfair"}}
@@ -245,13 +245,13 @@ var _ = Describe("Verdicts", func() {
 	It("cost no allocation, refusals included: the victim search asks thousands of times a cycle", func() {
 		protected := no("protected")
 		ssn := openSession(&fakePlugin{name: "minruntime",
-			isPreemptible: func(framework.ActionType, *api.JobInfo, *api.JobInfo) framework.Status { return protected }})
+			isPreemptible: func(framework.ActionType, *model.JobInfo, *model.JobInfo) framework.Status { return protected }})
 		var verdict framework.Status
 		Expect(testing.AllocsPerRun(100, func() { verdict = ssn.IsPreemptible(framework.Reclaim, preemptor, victim) })).To(BeZero())
 		Expect(verdict.Plugin()).To(Equal("minruntime"))
 		Expect(protected.Plugin()).To(BeEmpty(), "naming the plugin changes the session's copy, not the plugin's")
-		cordoned := &api.NodeInfo{Name: "n", Unschedulable: true}
-		pod := &api.PodInfo{Name: "p"}
+		cordoned := &model.NodeInfo{Name: "n", Unschedulable: true}
+		pod := &model.PodInfo{Name: "p"}
 		Expect(testing.AllocsPerRun(100, func() { verdict = ssn.Predicate(pod, cordoned) })).To(BeZero())
 		Expect(verdict.Code()).To(Equal(framework.UnschedulableAndUnresolvable))
 		Expect(verdict.Message()).To(Equal("node(s) were unschedulable"), "kube-scheduler's words, no plugin's name")

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/placement"
 )
 
@@ -22,12 +22,12 @@ const (
 // operation is one recorded decision and what it replaced, so it can be undone exactly.
 type operation struct {
 	kind       operationKind
-	pod        *api.PodInfo
-	fromStatus api.PodStatus
+	pod        *model.PodInfo
+	fromStatus model.PodStatus
 	fromNode   string
 	// fromEvictedFor is the pod's EvictedFor before an eviction set it, fromPromisedAt its
 	// PromisedAt before a pipeline or nomination set it.
-	fromEvictedFor api.JobID
+	fromEvictedFor model.JobID
 	fromPromisedAt int64
 	reason         EvictionReason
 }
@@ -49,7 +49,7 @@ func (ssn *Session) NewStatement() *Statement {
 }
 
 // Allocate gives a pending pod idle resources on a node that no promise counts on.
-func (st *Statement) Allocate(pod *api.PodInfo, nodeName string) error {
+func (st *Statement) Allocate(pod *model.PodInfo, nodeName string) error {
 	node, err := st.pendingPodAndNode(pod, nodeName)
 	if err != nil {
 		return err
@@ -58,13 +58,13 @@ func (st *Statement) Allocate(pod *api.PodInfo, nodeName string) error {
 		name, _ := pod.Request.Shortage(free)
 		return fmt.Errorf("allocate %s: %s on node %s (needs %s, %s free to bind)", pod.Key(), placement.InsufficientReason(name), nodeName, pod.Request, free)
 	}
-	return st.apply(operation{kind: opAllocate, pod: pod}, api.Allocated, nodeName)
+	return st.apply(operation{kind: opAllocate, pod: pod}, model.Allocated, nodeName)
 }
 
 // Keep binds a pod of the promise its job was made at promisedAt (Unix seconds; withdrawn in this
 // statement, to be placed anew) onto a node it was promised, into what the promise may bind
 // there now (NodeInfo.BindableToPromise): promises are kept first come, first served.
-func (st *Statement) Keep(pod *api.PodInfo, nodeName string, promisedAt int64) error {
+func (st *Statement) Keep(pod *model.PodInfo, nodeName string, promisedAt int64) error {
 	node, err := st.pendingPodAndNode(pod, nodeName)
 	if err != nil {
 		return err
@@ -73,22 +73,22 @@ func (st *Statement) Keep(pod *api.PodInfo, nodeName string, promisedAt int64) e
 		name, _ := pod.Request.Shortage(free)
 		return fmt.Errorf("keep the promise of %s: %s on node %s (needs %s, %s free to bind)", pod.Key(), placement.InsufficientReason(name), nodeName, pod.Request, free)
 	}
-	return st.apply(operation{kind: opAllocate, pod: pod}, api.Allocated, nodeName)
+	return st.apply(operation{kind: opAllocate, pod: pod}, model.Allocated, nodeName)
 }
 
 // Pipeline places a pending pod, for this cycle, onto resources that pods on the node are
 // releasing: the rest of the cycle counts on them for it, the next cycle places it anew.
-func (st *Statement) Pipeline(pod *api.PodInfo, nodeName string) error {
+func (st *Statement) Pipeline(pod *model.PodInfo, nodeName string) error {
 	return st.pipeline(pod, nodeName, opPipeline)
 }
 
 // Nominate is Pipeline for a preemptor: the resources its victims release on the node are
 // promised to it until it binds, across cycles (see Effects.Nominate).
-func (st *Statement) Nominate(pod *api.PodInfo, nodeName string) error {
+func (st *Statement) Nominate(pod *model.PodInfo, nodeName string) error {
 	return st.pipeline(pod, nodeName, opNominate)
 }
 
-func (st *Statement) pipeline(pod *api.PodInfo, nodeName string, kind operationKind) error {
+func (st *Statement) pipeline(pod *model.PodInfo, nodeName string, kind operationKind) error {
 	node, err := st.pendingPodAndNode(pod, nodeName)
 	if err != nil {
 		return err
@@ -104,7 +104,7 @@ func (st *Statement) pipeline(pod *api.PodInfo, nodeName string, kind operationK
 	if kind == opNominate {
 		pod.PromisedAt = st.ssn.now.Unix()
 	}
-	if err := st.apply(op, api.Pipelined, nodeName); err != nil {
+	if err := st.apply(op, model.Pipelined, nodeName); err != nil {
 		pod.PromisedAt = op.fromPromisedAt
 		return err
 	}
@@ -114,29 +114,29 @@ func (st *Statement) pipeline(pod *api.PodInfo, nodeName string, kind operationK
 // Withdraw takes back the promise made to a pipelined pod: it is pending again, free to be
 // placed anew in this session. Committed, a withdrawal is only sent out for a pod that is
 // still pending at the end; one placed again is told its new placement instead.
-func (st *Statement) Withdraw(pod *api.PodInfo) error {
-	if pod.Status != api.Pipelined {
+func (st *Statement) Withdraw(pod *model.PodInfo) error {
+	if pod.Status != model.Pipelined {
 		return fmt.Errorf("withdraw %s: only pipelined pods hold a promise, it is %s", pod.Key(), pod.Status)
 	}
-	return st.apply(operation{kind: opWithdraw, pod: pod}, api.Pending, "")
+	return st.apply(operation{kind: opWithdraw, pod: pod}, model.Pending, "")
 }
 
 // Evict starts releasing a bound or running pod.
-func (st *Statement) Evict(pod *api.PodInfo, reason EvictionReason) error {
-	if pod.Status != api.Running && pod.Status != api.Bound {
+func (st *Statement) Evict(pod *model.PodInfo, reason EvictionReason) error {
+	if pod.Status != model.Running && pod.Status != model.Bound {
 		return fmt.Errorf("evict %s: only bound or running pods can be evicted, it is %s", pod.Key(), pod.Status)
 	}
 	op := operation{kind: opEvict, pod: pod, reason: reason, fromEvictedFor: pod.EvictedFor}
 	pod.EvictedFor = reason.Preemptor // what it releases is its preemptor's (see NodeInfo.Bindable)
-	if err := st.apply(op, api.Releasing, pod.NodeName); err != nil {
+	if err := st.apply(op, model.Releasing, pod.NodeName); err != nil {
 		pod.EvictedFor = op.fromEvictedFor
 		return err
 	}
 	return nil
 }
 
-func (st *Statement) pendingPodAndNode(pod *api.PodInfo, nodeName string) (*api.NodeInfo, error) {
-	if pod.Status != api.Pending {
+func (st *Statement) pendingPodAndNode(pod *model.PodInfo, nodeName string) (*model.NodeInfo, error) {
+	if pod.Status != model.Pending {
 		return nil, fmt.Errorf("pod %s is %s, not pending", pod.Key(), pod.Status)
 	}
 	node := st.ssn.snapshot.Node(nodeName)
@@ -150,7 +150,7 @@ func (st *Statement) pendingPodAndNode(pod *api.PodInfo, nodeName string) (*api.
 	return node, nil
 }
 
-func (st *Statement) apply(op operation, status api.PodStatus, nodeName string) error {
+func (st *Statement) apply(op operation, status model.PodStatus, nodeName string) error {
 	op.fromStatus, op.fromNode = op.pod.Status, op.pod.NodeName
 	if err := st.ssn.snapshot.SetPodStatus(op.pod, status, nodeName); err != nil {
 		return err
@@ -206,13 +206,13 @@ func (st *Statement) Commit(ctx context.Context) error {
 	st.ops = nil
 	var errs []error
 	started := st.jobsStartedBy(ops)
-	failedBind := map[api.JobID]bool{}
+	failedBind := map[model.JobID]bool{}
 	// A promise written without its evictions (they failed, or the scheduler stopped) is found
 	// over-promised next cycle and withdrawn; evictions without their promise would hand what
 	// they free to anyone, the victim first.
 	for _, kind := range []operationKind{opNominate, opEvict, opAllocate, opPipeline, opWithdraw} {
 		for _, op := range ops {
-			if op.kind != kind || (kind == opWithdraw && op.pod.Status != api.Pending) {
+			if op.kind != kind || (kind == opWithdraw && op.pod.Status != model.Pending) {
 				continue
 			}
 			var err error
@@ -250,9 +250,9 @@ func (st *Statement) Commit(ctx context.Context) error {
 
 // jobsStartedBy returns, in first-allocation order, the jobs that had no active pod before
 // these operations and have one after them.
-func (st *Statement) jobsStartedBy(ops []operation) []*api.JobInfo {
-	allocatedHere := map[api.JobID]int32{}
-	var order []api.JobID
+func (st *Statement) jobsStartedBy(ops []operation) []*model.JobInfo {
+	allocatedHere := map[model.JobID]int32{}
+	var order []model.JobID
 	for _, op := range ops {
 		if op.kind != opAllocate {
 			continue
@@ -262,7 +262,7 @@ func (st *Statement) jobsStartedBy(ops []operation) []*api.JobInfo {
 		}
 		allocatedHere[op.pod.Job]++
 	}
-	var started []*api.JobInfo
+	var started []*model.JobInfo
 	for _, id := range order {
 		job := st.ssn.snapshot.Job(id)
 		if job != nil && job.CountActive() == allocatedHere[id] {

@@ -10,16 +10,16 @@ import (
 	. "github.com/onsi/gomega"
 	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 	. "github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework/frameworktest"
-	. "github.com/kai-minruntime/kai-scheduler/pkg/scheduler/scenario"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
+	. "github.com/kai-minruntime/kai-scheduler/pkg/testing/scenario"
 )
 
 var _ = Describe("Statement", func() {
 	var (
 		cluster  *Harness
-		snapshot *api.Snapshot
+		snapshot *model.Snapshot
 		effects  *Effects
 		ssn      *framework.Session
 		ctx      = context.Background()
@@ -40,8 +40,8 @@ var _ = Describe("Statement", func() {
 		})
 	})
 
-	pod := func(job string, i int) *api.PodInfo {
-		return snapshot.Job(api.NewJobID(Namespace, job)).Pods[i]
+	pod := func(job string, i int) *model.PodInfo {
+		return snapshot.Job(model.NewJobID(Namespace, job)).Pods[i]
 	}
 
 	It("rolls back to a checkpoint and discards, leaving the snapshot exactly as it was", func() {
@@ -50,11 +50,11 @@ var _ = Describe("Statement", func() {
 		Expect(st.Allocate(pod("pending", 0), "n2")).To(Succeed())
 		cp := st.Checkpoint()
 		afterFirst := cluster.Snapshot()
-		Expect(afterFirst.SetPodStatus(afterFirst.Job("ns/pending").Pods[0], api.Allocated, "n2")).To(Succeed())
+		Expect(afterFirst.SetPodStatus(afterFirst.Job("ns/pending").Pods[0], model.Allocated, "n2")).To(Succeed())
 
 		Expect(st.Evict(pod("running", 0), framework.EvictionReason{Action: framework.Preempt})).To(Succeed())
 		Expect(st.Pipeline(pod("pending", 1), "n1")).To(Succeed())
-		Expect(snapshot.Node("n1").Releasing).To(Equal(api.NewResources(1000, 1<<30, 2).With(api.Pods, 1)))
+		Expect(snapshot.Node("n1").Releasing).To(Equal(model.NewResources(1000, 1<<30, 2).With(model.Pods, 1)))
 
 		st.Rollback(cp)
 		Expect(state(snapshot)).To(Equal(state(afterFirst)))
@@ -104,7 +104,7 @@ var _ = Describe("Statement", func() {
 		}
 		Expect(st.Commit(ctx)).To(MatchError("conflict"))
 		Expect(effects.Calls).To(Equal([]Call{Bound(pod("pending", 0), "n2"), Bound(pod("pending", 1), "n2")}))
-		Expect(snapshot.Node("n2").Idle().Get(api.GPU)).To(BeZero(), "no other job may take the failed pod's GPUs this cycle")
+		Expect(snapshot.Node("n2").Idle().Get(model.GPU)).To(BeZero(), "no other job may take the failed pod's GPUs this cycle")
 		Expect(snapshot.Job("ns/pending").LastStartTimestamp).To(BeNil(), "half a gang has not started")
 	})
 
@@ -128,7 +128,7 @@ var _ = Describe("Statement", func() {
 		Expect(st.Evict(pod("running", 0), framework.NewEvictionReason(framework.Preempt, "ns/pending"))).To(Succeed())
 		st.Discard()
 		Expect(pod("running", 0).EvictedFor).To(BeEmpty())
-		Expect(pod("running", 0).Status).To(Equal(api.Running))
+		Expect(pod("running", 0).Status).To(Equal(model.Running))
 		Expect(effects.Calls).To(BeEmpty())
 	})
 
@@ -148,11 +148,11 @@ var _ = Describe("Statement", func() {
 		Expect(st.Pipeline(pod("pending", 0), "n1")).To(Succeed())
 		Expect(st.Pipeline(pod("pending", 1), "n1")).To(Succeed())
 		// The victims are gone: their 4 GPUs are idle, and all 4 are promised.
-		for _, p := range []*api.PodInfo{pod("running", 0), pod("running", 1)} {
-			Expect(snapshot.SetPodStatus(p, api.Pending, "")).To(Succeed())
+		for _, p := range []*model.PodInfo{pod("running", 0), pod("running", 1)} {
+			Expect(snapshot.SetPodStatus(p, model.Pending, "")).To(Succeed())
 		}
-		Expect(snapshot.Node("n1").Idle().Get(api.GPU)).To(BeEquivalentTo(4))
-		Expect(snapshot.Node("n1").Bindable().Get(api.GPU)).To(BeZero())
+		Expect(snapshot.Node("n1").Idle().Get(model.GPU)).To(BeEquivalentTo(4))
+		Expect(snapshot.Node("n1").Bindable().Get(model.GPU)).To(BeZero())
 		Expect(st.Allocate(pod("running", 0), "n1")).To(MatchError(ContainSubstring("Insufficient nvidia.com/gpu on node n1")),
 			"the victim, recreated pending, must not take back what was promised to its preemptor")
 		Expect(effects.Calls).To(BeEmpty())
@@ -174,14 +174,14 @@ var _ = Describe("Statement", func() {
 		Expect(st.Commit(ctx)).To(Succeed())
 		Expect(effects.Calls).To(ConsistOf(Bound(pod("pending", 1), "n2"), Cancelled(pod("pending", 0)),
 			Stamped(snapshot.Job("ns/pending"), Epoch.Add(90e9))))
-		Expect(pod("pending", 0).Status).To(Equal(api.Pending))
+		Expect(pod("pending", 0).Status).To(Equal(model.Pending))
 		Expect(st.Withdraw(pod("running", 0))).To(MatchError(ContainSubstring("only pipelined pods hold a promise")))
 	})
 })
 
 // state describes everything a decision changes in a snapshot: each node's accounting and
 // pods, and each pod's status and node (nodes' versions, which only ever grow, aside).
-func state(s *api.Snapshot) string {
+func state(s *model.Snapshot) string {
 	var b strings.Builder
 	for _, n := range s.Nodes {
 		fmt.Fprintf(&b, "%s used %s releasing %s pipelined %s pods", n.Name, n.Used, n.Releasing, n.Pipelined)

@@ -7,7 +7,7 @@ import (
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/klog/v2"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 )
 
 // The reasons kube-scheduler's filters give for refusing a node, word for word.
@@ -35,7 +35,7 @@ const TooManyPods = "Too many pods"
 // for every refused node of every search, so the fixed resources' reasons are built once;
 // only an extended resource's reason is built when needed.
 func InsufficientReason(name v1.ResourceName) string {
-	for i, r := range api.FixedResources {
+	for i, r := range model.FixedResources {
 		if r.KubeName() == name {
 			return insufficientFixed[i]
 		}
@@ -43,10 +43,10 @@ func InsufficientReason(name v1.ResourceName) string {
 	return "Insufficient " + string(name)
 }
 
-var insufficientFixed = func() (reasons [len(api.FixedResources)]string) {
-	for i, r := range api.FixedResources {
+var insufficientFixed = func() (reasons [len(model.FixedResources)]string) {
+	for i, r := range model.FixedResources {
 		reasons[i] = "Insufficient " + string(r.KubeName())
-		if r == api.Pods {
+		if r == model.Pods {
 			reasons[i] = TooManyPods
 		}
 	}
@@ -62,7 +62,7 @@ var unschedulableTaint = v1.Taint{Key: v1.TaintNodeUnschedulable, Effect: v1.Tai
 // node selector or required node affinity does not match, a host port is taken. Resources
 // are checked apart, against what the caller counts as free. It runs for every pod on every
 // node, so it allocates nothing, whatever it answers.
-func Refusal(pod *api.PodInfo, node *api.NodeInfo) error {
+func Refusal(pod *model.PodInfo, node *model.NodeInfo) error {
 	pl := pod.Placement
 	var tolerations []v1.Toleration
 	if pl != nil {
@@ -103,7 +103,7 @@ func tolerates(tolerations []v1.Toleration, taint *v1.Taint) bool {
 // Preference scores what the pod prefers of the node, as kube-scheduler's NodeAffinity and
 // TaintToleration scores do: the share of its preferred node-affinity weight that the node
 // matches (0 to 1), and how many PreferNoSchedule taints of the node it does not tolerate.
-func Preference(pod *api.PodInfo, node *api.NodeInfo) (affinity float64, untolerated int) {
+func Preference(pod *model.PodInfo, node *model.NodeInfo) (affinity float64, untolerated int) {
 	pl := pod.Placement
 	var tolerations []v1.Toleration
 	if pl != nil {
@@ -123,13 +123,13 @@ func Preference(pod *api.PodInfo, node *api.NodeInfo) (affinity float64, untoler
 // portTaken reports whether a port of the pod is bound by another pod holding the node: a
 // pod of another scheduler, or one of ours that runs, was placed, is promised the node or is
 // still terminating. The pod itself may already be there, promised the node.
-func portTaken(pod *api.PodInfo, node *api.NodeInfo) bool {
+func portTaken(pod *model.PodInfo, node *model.NodeInfo) bool {
 	ports := pod.Placement.HostPorts
 	if PortsConflict(ports, node.OtherPorts) {
 		return true
 	}
 	for _, q := range node.Pods {
-		if q != pod && q.Placement != nil && (q.Status.HoldsNodeResources() || q.Status == api.Pipelined) &&
+		if q != pod && q.Placement != nil && (q.Status.HoldsNodeResources() || q.Status == model.Pipelined) &&
 			PortsConflict(ports, q.Placement.HostPorts) {
 			return true
 		}
@@ -138,12 +138,12 @@ func portTaken(pod *api.PodInfo, node *api.NodeInfo) bool {
 }
 
 // PortsConflict reports whether two sets of host ports cannot be bound on one node: two
-// pods cannot bind the same protocol and port on overlapping addresses (api.AnyIP overlaps
+// pods cannot bind the same protocol and port on overlapping addresses (model.AnyIP overlaps
 // every address).
-func PortsConflict(a, b []api.HostPort) bool {
+func PortsConflict(a, b []model.HostPort) bool {
 	for _, p := range a {
 		for _, o := range b {
-			if p.Port == o.Port && p.Protocol == o.Protocol && (p.IP == o.IP || p.IP == api.AnyIP || o.IP == api.AnyIP) {
+			if p.Port == o.Port && p.Protocol == o.Protocol && (p.IP == o.IP || p.IP == model.AnyIP || o.IP == model.AnyIP) {
 				return true
 			}
 		}

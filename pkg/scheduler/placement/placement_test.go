@@ -6,23 +6,23 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 )
 
-func placed(t *testing.T, spec v1.PodSpec) *api.PodInfo {
+func placed(t *testing.T, spec v1.PodSpec) *model.PodInfo {
 	t.Helper()
-	pl, err := api.NewPlacement(&spec)
+	pl, err := model.NewPlacement(&spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &api.PodInfo{Namespace: "ns", Name: "p", Job: "ns/j", Placement: pl}
+	return &model.PodInfo{Namespace: "ns", Name: "p", Job: "ns/j", Placement: pl}
 }
 
 func TestRefusalFollowsTaintsAndTolerations(t *testing.T) {
-	inference := &api.NodeInfo{Name: "n1", Taints: []v1.Taint{{Key: "dedicated", Value: "inference", Effect: v1.TaintEffectNoSchedule}}}
-	draining := &api.NodeInfo{Name: "n2", Taints: []v1.Taint{{Key: "maintenance", Effect: v1.TaintEffectNoExecute}}}
-	preferAvoid := &api.NodeInfo{Name: "n3", Taints: []v1.Taint{{Key: "spot", Value: "true", Effect: v1.TaintEffectPreferNoSchedule}}}
-	plain := &api.PodInfo{Name: "plain"}
+	inference := &model.NodeInfo{Name: "n1", Taints: []v1.Taint{{Key: "dedicated", Value: "inference", Effect: v1.TaintEffectNoSchedule}}}
+	draining := &model.NodeInfo{Name: "n2", Taints: []v1.Taint{{Key: "maintenance", Effect: v1.TaintEffectNoExecute}}}
+	preferAvoid := &model.NodeInfo{Name: "n3", Taints: []v1.Taint{{Key: "spot", Value: "true", Effect: v1.TaintEffectPreferNoSchedule}}}
+	plain := &model.PodInfo{Name: "plain"}
 
 	err := Refusal(plain, inference)
 	if err == nil || err.Error() != "node(s) had untolerated taint {dedicated: inference}" {
@@ -38,7 +38,7 @@ func TestRefusalFollowsTaintsAndTolerations(t *testing.T) {
 		{Key: "dedicated", Operator: v1.TolerationOpEqual, Value: "inference", Effect: v1.TaintEffectNoSchedule},
 		{Key: "maintenance", Operator: v1.TolerationOpExists},
 	}})
-	for _, n := range []*api.NodeInfo{inference, draining, preferAvoid} {
+	for _, n := range []*model.NodeInfo{inference, draining, preferAvoid} {
 		if err := Refusal(tolerating, n); err != nil {
 			t.Errorf("tolerating pod refused on %s: %v", n.Name, err)
 		}
@@ -50,8 +50,8 @@ func TestRefusalFollowsTaintsAndTolerations(t *testing.T) {
 }
 
 func TestRefusalOfCordonedNodes(t *testing.T) {
-	cordoned := &api.NodeInfo{Name: "n1", Unschedulable: true}
-	if err := Refusal(&api.PodInfo{}, cordoned); !errors.Is(err, ErrNodeUnschedulable) {
+	cordoned := &model.NodeInfo{Name: "n1", Unschedulable: true}
+	if err := Refusal(&model.PodInfo{}, cordoned); !errors.Is(err, ErrNodeUnschedulable) {
 		t.Fatalf("cordoned node: %v", err)
 	}
 	daemon := placed(t, v1.PodSpec{Tolerations: []v1.Toleration{{Key: v1.TaintNodeUnschedulable, Operator: v1.TolerationOpExists, Effect: v1.TaintEffectNoSchedule}}})
@@ -61,8 +61,8 @@ func TestRefusalOfCordonedNodes(t *testing.T) {
 }
 
 func TestRefusalFollowsNodeAffinityAndSelector(t *testing.T) {
-	h100 := &api.NodeInfo{Name: "gpu-7", Labels: map[string]string{"gpu": "h100", "zone": "a"}}
-	a100 := &api.NodeInfo{Name: "gpu-8", Labels: map[string]string{"gpu": "a100", "zone": "a"}}
+	h100 := &model.NodeInfo{Name: "gpu-7", Labels: map[string]string{"gpu": "h100", "zone": "a"}}
+	a100 := &model.NodeInfo{Name: "gpu-8", Labels: map[string]string{"gpu": "a100", "zone": "a"}}
 	affinity := func(term v1.NodeSelectorTerm) *v1.Affinity {
 		return &v1.Affinity{NodeAffinity: &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{term}}}}
 	}
@@ -98,17 +98,17 @@ func TestRefusalFollowsNodeAffinityAndSelector(t *testing.T) {
 func TestInvalidAffinityMatchesNoNodeAndSaysWhy(t *testing.T) {
 	spec := v1.PodSpec{Affinity: &v1.Affinity{NodeAffinity: &v1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &v1.NodeSelector{
 		NodeSelectorTerms: []v1.NodeSelectorTerm{{MatchExpressions: []v1.NodeSelectorRequirement{{Key: "gpu", Operator: "Near"}}}}}}}}
-	pl, err := api.NewPlacement(&spec)
+	pl, err := model.NewPlacement(&spec)
 	if err == nil || pl == nil {
 		t.Fatalf("an unparsable affinity gave no error (%v) or no placement", err)
 	}
-	if got := Refusal(&api.PodInfo{Placement: pl}, &api.NodeInfo{Name: "n"}); got == nil {
+	if got := Refusal(&model.PodInfo{Placement: pl}, &model.NodeInfo{Name: "n"}); got == nil {
 		t.Fatal("a node accepted a pod whose affinity cannot be read")
 	}
 }
 
 func TestHostPortsConflict(t *testing.T) {
-	node := &api.NodeInfo{Name: "n1", OtherPorts: []api.HostPort{{Protocol: v1.ProtocolTCP, IP: "0.0.0.0", Port: 8080}}}
+	node := &model.NodeInfo{Name: "n1", OtherPorts: []model.HostPort{{Protocol: v1.ProtocolTCP, IP: "0.0.0.0", Port: 8080}}}
 	port := func(p int32, proto v1.Protocol) v1.PodSpec {
 		return v1.PodSpec{Containers: []v1.Container{{Ports: []v1.ContainerPort{{ContainerPort: 80, HostPort: p, Protocol: proto}}}}}
 	}
@@ -119,19 +119,19 @@ func TestHostPortsConflict(t *testing.T) {
 		t.Fatalf("UDP 8080 is free: %v", err)
 	}
 	ours := placed(t, port(9090, ""))
-	ours.Status, ours.NodeName = api.Running, "n1"
+	ours.Status, ours.NodeName = model.Running, "n1"
 	node.Pods = append(node.Pods, ours)
 	if err := Refusal(placed(t, port(9090, "")), node); !errors.Is(err, ErrHostPorts) {
 		t.Fatalf("a port our own running pod binds: %v", err)
 	}
-	ours.Status = api.Succeeded
+	ours.Status = model.Succeeded
 	if err := Refusal(placed(t, port(9090, "")), node); err != nil {
 		t.Fatalf("a finished pod's port is free: %v", err)
 	}
 }
 
 func TestPreferenceScoresAffinityAndPreferNoSchedule(t *testing.T) {
-	spot := &api.NodeInfo{Name: "n1", Labels: map[string]string{"zone": "a"}, Taints: []v1.Taint{{Key: "spot", Effect: v1.TaintEffectPreferNoSchedule}}}
+	spot := &model.NodeInfo{Name: "n1", Labels: map[string]string{"zone": "a"}, Taints: []v1.Taint{{Key: "spot", Effect: v1.TaintEffectPreferNoSchedule}}}
 	pod := placed(t, v1.PodSpec{Affinity: &v1.Affinity{NodeAffinity: &v1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []v1.PreferredSchedulingTerm{
 		{Weight: 30, Preference: v1.NodeSelectorTerm{MatchExpressions: []v1.NodeSelectorRequirement{{Key: "zone", Operator: v1.NodeSelectorOpIn, Values: []string{"a"}}}}},
 		{Weight: 70, Preference: v1.NodeSelectorTerm{MatchExpressions: []v1.NodeSelectorRequirement{{Key: "zone", Operator: v1.NodeSelectorOpIn, Values: []string{"b"}}}}},
@@ -144,14 +144,14 @@ func TestPreferenceScoresAffinityAndPreferNoSchedule(t *testing.T) {
 
 // Refusal runs for every pod on every node: neither a match nor a refusal may allocate.
 func TestRefusalAllocatesNothing(t *testing.T) {
-	node := &api.NodeInfo{Name: "n1", Labels: map[string]string{"gpu": "h100"},
+	node := &model.NodeInfo{Name: "n1", Labels: map[string]string{"gpu": "h100"},
 		Taints: []v1.Taint{{Key: "dedicated", Value: "inference", Effect: v1.TaintEffectNoSchedule}}}
 	tolerating := placed(t, v1.PodSpec{NodeSelector: map[string]string{"gpu": "h100"},
 		Tolerations: []v1.Toleration{{Key: "dedicated", Operator: v1.TolerationOpExists}}})
-	plain := &api.PodInfo{}
+	plain := &model.PodInfo{}
 	wrongLabel := placed(t, v1.PodSpec{NodeSelector: map[string]string{"gpu": "a100"},
 		Tolerations: []v1.Toleration{{Key: "dedicated", Operator: v1.TolerationOpExists}}})
-	for name, pod := range map[string]*api.PodInfo{"match": tolerating, "taint": plain, "selector": wrongLabel} {
+	for name, pod := range map[string]*model.PodInfo{"match": tolerating, "taint": plain, "selector": wrongLabel} {
 		if allocs := testing.AllocsPerRun(100, func() { _ = Refusal(pod, node) }); allocs != 0 {
 			t.Errorf("%s: %v allocations per check, want 0", name, allocs)
 		}
@@ -160,13 +160,13 @@ func TestRefusalAllocatesNothing(t *testing.T) {
 
 // The reasons of the fixed resources are kube-scheduler's words and cost nothing to give.
 func TestInsufficientReasons(t *testing.T) {
-	for name, want := range map[v1.ResourceName]string{v1.ResourceCPU: "Insufficient cpu", api.GPUResourceName: "Insufficient nvidia.com/gpu",
+	for name, want := range map[v1.ResourceName]string{v1.ResourceCPU: "Insufficient cpu", model.GPUResourceName: "Insufficient nvidia.com/gpu",
 		v1.ResourcePods: "Too many pods", "example.com/fpga": "Insufficient example.com/fpga"} {
 		if got := InsufficientReason(name); got != want {
 			t.Errorf("%s: %q, want %q", name, got, want)
 		}
 	}
-	if allocs := testing.AllocsPerRun(100, func() { _ = InsufficientReason(api.GPUResourceName) }); allocs != 0 {
+	if allocs := testing.AllocsPerRun(100, func() { _ = InsufficientReason(model.GPUResourceName) }); allocs != 0 {
 		t.Fatalf("%v allocations for a fixed resource's reason", allocs)
 	}
 }

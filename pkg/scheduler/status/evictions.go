@@ -11,13 +11,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/metrics"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 )
 
 // countedEviction is one decision that ended a job's run: by which action, decided when.
 type countedEviction struct {
-	action api.ActionType
+	action model.ActionType
 	at     time.Time
 	// sent is set once a write that counts it succeeded; it stays queued until the PodGroup
 	// as the client reads it shows it, but it no longer holds back a shutdown.
@@ -36,7 +36,7 @@ const confirmAfter = time.Second
 // QueueEvictionCount schedules counting, on the job's PodGroup status and in the runs-ended
 // metric, a run the scheduler ended by preempt or reclaim, decided at at (the session's now).
 // The dispatcher tells it for every pod of the run; the decision counts once.
-func (u *Updater) QueueEvictionCount(job api.JobID, action api.ActionType, at time.Time) {
+func (u *Updater) QueueEvictionCount(job model.JobID, action model.ActionType, at time.Time) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	// To the microsecond, as the status keeps it: read back, it must not look later.
@@ -53,7 +53,7 @@ func (u *Updater) QueueEvictionCount(job api.JobID, action api.ActionType, at ti
 // is later than the last one counted (status.evictions.last): a write sent again after a lost
 // answer, or computed from a copy that does not show the previous write yet, adds nothing
 // twice. The decisions stay queued until the copy shows them counted.
-func (u *Updater) writeEvictionCount(ctx context.Context, job api.JobID) (time.Duration, error) {
+func (u *Updater) writeEvictionCount(ctx context.Context, job model.JobID) (time.Duration, error) {
 	u.mu.Lock()
 	queued := slices.Clone(u.evictions[job])
 	u.mu.Unlock()
@@ -76,7 +76,7 @@ func (u *Updater) writeEvictionCount(ctx context.Context, job api.JobID) (time.D
 		if !e.at.After(shown.Last.Time) {
 			continue // counted already
 		}
-		if e.action == api.Preempt {
+		if e.action == model.Preempt {
 			count.Preempt++
 		} else {
 			count.Reclaim++
@@ -122,7 +122,7 @@ func (u *Updater) writeEvictionCount(ctx context.Context, job api.JobID) (time.D
 // counted that a write went out for and that are not counted yet: the metric counts what
 // status.evictions counts, so a decision queued again after the PodGroup showed it, never
 // written again, is not counted twice. The caller holds u.mu.
-func (u *Updater) recordRunsEnded(job api.JobID, counted time.Time) {
+func (u *Updater) recordRunsEnded(job model.JobID, counted time.Time) {
 	for i, e := range u.evictions[job] {
 		if e.written && !e.sent && !e.at.After(counted) {
 			metrics.OrDiscard(u.Metrics).RunEnded(string(e.action))
@@ -143,7 +143,7 @@ func (u *Updater) evictionsUnsent() int {
 }
 
 // forgetEvictions drops the job's queued decisions up to counted (all when nil).
-func (u *Updater) forgetEvictions(job api.JobID, counted *time.Time) {
+func (u *Updater) forgetEvictions(job model.JobID, counted *time.Time) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	left := slices.DeleteFunc(u.evictions[job], func(e countedEviction) bool { return counted == nil || !e.at.After(*counted) })

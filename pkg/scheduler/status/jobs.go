@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 )
 
 // promiseQuiet is how long a job that only waits for the resources promised to it goes
@@ -31,7 +31,7 @@ const promiseQuiet = 45 * time.Second
 // condition is cleared if one was written. Only jobs whose reasons differ from what their
 // condition shows are queued for a write, and a job only waiting for promised resources
 // only once it has waited for them promiseQuiet.
-func (u *Updater) SetPending(reasons map[api.JobID][]api.PendingReason, unschedulablePods map[api.JobID][]string) {
+func (u *Updater) SetPending(reasons map[model.JobID][]model.PendingReason, unschedulablePods map[model.JobID][]string) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	now := u.Clock.Now()
@@ -76,9 +76,9 @@ func (u *Updater) SetPending(reasons map[api.JobID][]api.PendingReason, unschedu
 }
 
 // onlyAwaitingPromise reports whether a job waits for nothing but the resources promised to it.
-func onlyAwaitingPromise(reasons []api.PendingReason) bool {
+func onlyAwaitingPromise(reasons []model.PendingReason) bool {
 	for _, r := range reasons {
-		if r.Reason != api.ReasonAwaitingReleasedResources {
+		if r.Reason != model.ReasonAwaitingReleasedResources {
 			return false
 		}
 	}
@@ -88,7 +88,7 @@ func onlyAwaitingPromise(reasons []api.PendingReason) bool {
 // writtenCondition is what a job's condition was last written with: its reasons, their
 // figure-free shape (reasonsShape), and when.
 type writtenCondition struct {
-	reasons []api.PendingReason
+	reasons []model.PendingReason
 	shape   string
 	at      time.Time
 }
@@ -97,14 +97,14 @@ type writtenCondition struct {
 // and messages, in order. It is asked of every waiting job in every cycle, so it compares in
 // place rather than build a key of each (over a simulated day that was a fifth of all bytes
 // allocated).
-func sameReasons(a, b []api.PendingReason) bool {
-	return slices.EqualFunc(a, b, func(x, y api.PendingReason) bool {
+func sameReasons(a, b []model.PendingReason) bool {
+	return slices.EqualFunc(a, b, func(x, y model.PendingReason) bool {
 		return x.Reason == y.Reason && x.Message == y.Message
 	})
 }
 
 // reasonsKey is the reasons and messages as one text, which reasonsShape masks.
-func reasonsKey(reasons []api.PendingReason) string {
+func reasonsKey(reasons []model.PendingReason) string {
 	var b strings.Builder
 	for _, r := range reasons {
 		b.WriteString(r.Reason)
@@ -120,7 +120,7 @@ func reasonsKey(reasons []api.PendingReason) string {
 // figure is a run of digits, with a decimal point inside, that is not part of a word, a
 // duration or a time (next to a letter, '-' or ':'): "16 GPUs", "0/2 nodes", but not
 // "2m0s" or "2026-01-01T04:00:03Z".
-func reasonsShape(reasons []api.PendingReason) string {
+func reasonsShape(reasons []model.PendingReason) string {
 	key := reasonsKey(reasons)
 	var b strings.Builder
 	b.Grow(len(key))
@@ -156,7 +156,7 @@ func partOfWord(c byte) bool {
 // scheduling condition and of its min-runtime protection, then tells the reasons in events
 // and marks the job's waiting pods. A changed condition rewritten less than
 // conditionRefresh ago is not due: the time until it is is returned.
-func (u *Updater) writeJobStatus(ctx context.Context, job api.JobID) (time.Duration, error) {
+func (u *Updater) writeJobStatus(ctx context.Context, job model.JobID) (time.Duration, error) {
 	u.mu.Lock()
 	reasons, conditionQueued := u.pending[job]
 	written, wasPending := u.written[job]
@@ -206,13 +206,13 @@ func (u *Updater) writeJobStatus(ctx context.Context, job api.JobID) (time.Durat
 		if u.Recorder != nil {
 			for _, group := range byReason(reasons) {
 				eventType := v1.EventTypeWarning
-				if group[0].Reason == api.ReasonAwaitingReleasedResources {
+				if group[0].Reason == model.ReasonAwaitingReleasedResources {
 					eventType = v1.EventTypeNormal // progress, not a problem
 				}
-				u.Recorder.Event(pg, eventType, group[0].Reason, api.JoinMessages(group))
+				u.Recorder.Event(pg, eventType, group[0].Reason, model.JoinMessages(group))
 			}
 		}
-		if err := u.markUnschedulable(ctx, pods, api.JoinMessages(reasons)); err != nil {
+		if err := u.markUnschedulable(ctx, pods, model.JoinMessages(reasons)); err != nil {
 			return 0, err // the condition is written again with the pods
 		}
 	}
@@ -230,14 +230,14 @@ func (u *Updater) writeJobStatus(ctx context.Context, job api.JobID) (time.Durat
 }
 
 // conditions are the job's scheduling conditions for its pending reasons (none clears them).
-func (u *Updater) conditions(reasons []api.PendingReason) []v2alpha2.SchedulingCondition {
+func (u *Updater) conditions(reasons []model.PendingReason) []v2alpha2.SchedulingCondition {
 	if len(reasons) == 0 {
 		return nil
 	}
 	now := u.Clock.Now()
 	condition := v2alpha2.SchedulingCondition{
 		Type: v2alpha2.UnschedulableOnNodePool, NodePool: u.NodePool, Status: v1.ConditionTrue,
-		Message: api.JoinMessages(reasons), LastTransitionTime: metav1.NewTime(now),
+		Message: model.JoinMessages(reasons), LastTransitionTime: metav1.NewTime(now),
 		TransitionID: fmt.Sprint(now.Unix()),
 	}
 	for _, r := range reasons {
@@ -249,10 +249,10 @@ func (u *Updater) conditions(reasons []api.PendingReason) []v2alpha2.SchedulingC
 // byReason groups reasons by their Reason, groups in order of first appearance, so that each
 // kind of reason is told in its own event and tools can pick out, say, a min-runtime block
 // by the event's reason.
-func byReason(reasons []api.PendingReason) [][]api.PendingReason {
-	var groups [][]api.PendingReason
+func byReason(reasons []model.PendingReason) [][]model.PendingReason {
+	var groups [][]model.PendingReason
 	for _, r := range reasons {
-		k := slices.IndexFunc(groups, func(g []api.PendingReason) bool { return g[0].Reason == r.Reason })
+		k := slices.IndexFunc(groups, func(g []model.PendingReason) bool { return g[0].Reason == r.Reason })
 		if k < 0 {
 			groups = append(groups, nil)
 			k = len(groups) - 1

@@ -6,7 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 )
 
 // SetProtections records, at the end of a cycle, the jobs whose status shows a protection
@@ -14,10 +14,10 @@ import (
 // it is gone. A change the updater has already written is not written again while the
 // informers catch up with it, for up to conditionRefresh: after that, something else has
 // undone the write (another writer, a PodGroup recreated), and it is written again.
-func (u *Updater) SetProtections(changes []api.ProtectionChange) {
+func (u *Updater) SetProtections(changes []model.ProtectionChange) {
 	u.mu.Lock()
-	queued := make(map[api.JobID]api.ProtectionChange, len(changes))
-	lagging := make(map[api.JobID]writtenProtection, len(u.shown))
+	queued := make(map[model.JobID]model.ProtectionChange, len(changes))
+	lagging := make(map[model.JobID]writtenProtection, len(u.shown))
 	for _, c := range changes {
 		if shown, ok := u.shown[c.Job]; ok && sameProtection(shown.change, c) && u.Clock.Since(shown.at) < conditionRefresh {
 			lagging[c.Job] = shown
@@ -35,12 +35,12 @@ func (u *Updater) SetProtections(changes []api.ProtectionChange) {
 
 // writtenProtection is a change the updater wrote, and when.
 type writtenProtection struct {
-	change api.ProtectionChange
+	change model.ProtectionChange
 	at     time.Time
 }
 
 // sameProtection reports whether two changes make a status show the same.
-func sameProtection(a, b api.ProtectionChange) bool {
+func sameProtection(a, b model.ProtectionChange) bool {
 	if a.None || b.None {
 		return a.None == b.None
 	}
@@ -51,7 +51,7 @@ func sameProtection(a, b api.ProtectionChange) bool {
 // status show the change: nil (null, which removes it) for none. A merge patch keeps the
 // fields it does not name, so the optional fields left empty are named as null: a note, a
 // queue or an end shown before must not linger (an end goes when its min-runtime becomes 0s).
-func protectionStatus(c api.ProtectionChange) *minRuntimePatch {
+func protectionStatus(c model.ProtectionChange) *minRuntimePatch {
 	if c.None {
 		return nil
 	}

@@ -8,14 +8,14 @@ import (
 	"time"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 )
 
 // A merge patch keeps every field it does not name, so the protection patch must name every
 // field of the status, the empty ones as null. A field added to the API later and left out
 // here would keep showing what an earlier run wrote.
 func TestProtectionPatchNamesEveryField(t *testing.T) {
-	empty := api.ProtectionChange{Job: "ns/job", Protection: api.Protection{Start: time.Unix(0, 0), Preempt: api.MinRuntime{}}}
+	empty := model.ProtectionChange{Job: "ns/job", Protection: model.Protection{Start: time.Unix(0, 0), Preempt: model.MinRuntime{}}}
 	raw, err := json.Marshal(protectionStatus(empty))
 	if err != nil {
 		t.Fatal(err)

@@ -12,8 +12,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/store"
 )
 
 // A running job's status shows its protection in whole seconds, never shorter than it is;
@@ -30,15 +30,15 @@ func TestProtectionIsShownOnceAndCleared(t *testing.T) {
 	})
 	ctx := context.Background()
 	began := start.Add(1500 * time.Millisecond)
-	p := api.Protection{
+	p := model.Protection{
 		Start: began, StartNote: "start stamp is later than the job's pods started; their start counts",
-		Preempt: api.MinRuntime{Duration: 10 * time.Minute, SetBy: "team"},
-		Reclaim: []api.ReclaimLevel{
-			{Outside: "dept", MinRuntime: api.MinRuntime{Duration: time.Hour}},
-			{Outside: "team", MinRuntime: api.MinRuntime{Duration: 5 * time.Minute, SetBy: "team"}},
+		Preempt: model.MinRuntime{Duration: 10 * time.Minute, SetBy: "team"},
+		Reclaim: []model.ReclaimLevel{
+			{Outside: "dept", MinRuntime: model.MinRuntime{Duration: time.Hour}},
+			{Outside: "team", MinRuntime: model.MinRuntime{Duration: 5 * time.Minute, SetBy: "team"}},
 		},
 	}
-	updater.SetProtections([]api.ProtectionChange{{Job: "ns/job", Protection: p}})
+	updater.SetProtections([]model.ProtectionChange{{Job: "ns/job", Protection: p}})
 	updater.Flush(ctx)
 
 	at := func(d time.Duration) *metav1.Time { t := metav1.NewTime(start.Add(d)); return &t }
@@ -62,9 +62,9 @@ func TestProtectionIsShownOnceAndCleared(t *testing.T) {
 
 	// The scheduler reads the status back as the protection it wrote, so the next cycle
 	// finds nothing to change.
-	store := cache.NewStore("kai-scheduler", scheduling.NodePool{})
-	store.Handler().OnAdd(group, true)
-	snapshot, _, err := (&cache.Builder{Store: store}).Snapshot(ctx)
+	converted := store.New("kai-scheduler", scheduling.NodePool{})
+	converted.Handler().OnAdd(group, true)
+	snapshot, _, err := (&store.Builder{Store: converted}).Snapshot(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestProtectionIsShownOnceAndCleared(t *testing.T) {
 	}
 
 	// Cycles that run before the informers show the write report it again: no second write.
-	updater.SetProtections([]api.ProtectionChange{{Job: "ns/job", Protection: p}})
+	updater.SetProtections([]model.ProtectionChange{{Job: "ns/job", Protection: p}})
 	updater.Flush(ctx)
 	if writes != 1 {
 		t.Fatalf("the same protection was written %d times", writes)
@@ -81,7 +81,7 @@ func TestProtectionIsShownOnceAndCleared(t *testing.T) {
 	// Still reported after a while: something undid the write (another writer, a PodGroup
 	// recreated under the name), and it is written again rather than never.
 	clk.Step(time.Minute)
-	updater.SetProtections([]api.ProtectionChange{{Job: "ns/job", Protection: p}})
+	updater.SetProtections([]model.ProtectionChange{{Job: "ns/job", Protection: p}})
 	updater.Flush(ctx)
 	if writes != 2 {
 		t.Fatalf("a protection still reported a minute after its write was written %d times, want 2", writes)
@@ -89,8 +89,8 @@ func TestProtectionIsShownOnceAndCleared(t *testing.T) {
 
 	// A new run with a trusted stamp and default values: the note and the queue go.
 	later := p
-	later.Start, later.StartNote, later.Preempt = start.Add(time.Hour), "", api.MinRuntime{Duration: time.Minute}
-	updater.SetProtections([]api.ProtectionChange{{Job: "ns/job", Protection: later}})
+	later.Start, later.StartNote, later.Preempt = start.Add(time.Hour), "", model.MinRuntime{Duration: time.Minute}
+	updater.SetProtections([]model.ProtectionChange{{Job: "ns/job", Protection: later}})
 	updater.Flush(ctx)
 	got := read(t, c).Status.MinRuntime
 	if got == nil || got.StartNote != "" || got.Preempt.SetBy != "" || !got.Start.Equal(&metav1.Time{Time: start.Add(time.Hour)}) {
@@ -100,8 +100,8 @@ func TestProtectionIsShownOnceAndCleared(t *testing.T) {
 	// Its queue sets preemptMinRuntime 0s: the preempt end goes (a 0s protection has none),
 	// and the first end is the reclaim one.
 	unpreempted := later
-	unpreempted.Preempt = api.MinRuntime{SetBy: "team"}
-	updater.SetProtections([]api.ProtectionChange{{Job: "ns/job", Protection: unpreempted}})
+	unpreempted.Preempt = model.MinRuntime{SetBy: "team"}
+	updater.SetProtections([]model.ProtectionChange{{Job: "ns/job", Protection: unpreempted}})
 	updater.Flush(ctx)
 	got = read(t, c).Status.MinRuntime
 	reclaimEnd := at(time.Hour + 5*time.Minute)
@@ -110,8 +110,8 @@ func TestProtectionIsShownOnceAndCleared(t *testing.T) {
 	}
 	// Only the preempt min-runtime protects: the reclaim ends go, each level's and the first.
 	unreclaimed := later
-	unreclaimed.Reclaim = []api.ReclaimLevel{{Outside: "team", MinRuntime: api.MinRuntime{SetBy: "team"}}}
-	updater.SetProtections([]api.ProtectionChange{{Job: "ns/job", Protection: unreclaimed}})
+	unreclaimed.Reclaim = []model.ReclaimLevel{{Outside: "team", MinRuntime: model.MinRuntime{SetBy: "team"}}}
+	updater.SetProtections([]model.ProtectionChange{{Job: "ns/job", Protection: unreclaimed}})
 	updater.Flush(ctx)
 	got = read(t, c).Status.MinRuntime
 	preemptEnd := at(time.Hour + time.Minute)
@@ -120,7 +120,7 @@ func TestProtectionIsShownOnceAndCleared(t *testing.T) {
 		t.Fatalf("with reclaimMinRuntime 0s the status shows %+v, want no reclaim end and both other ends at %s", got, preemptEnd)
 	}
 
-	updater.SetProtections([]api.ProtectionChange{{Job: "ns/job", None: true}})
+	updater.SetProtections([]model.ProtectionChange{{Job: "ns/job", None: true}})
 	updater.Flush(ctx)
 	if got := read(t, c).Status.MinRuntime; got != nil {
 		t.Fatalf("a job no longer protected still shows %+v", got)

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 )
 
 // QueueValidCondition is the Queue condition that says whether the scheduler can schedule
@@ -21,12 +21,12 @@ const QueueValidCondition = "Valid"
 // QueueReport is what the scheduler tells about one queue.
 type QueueReport struct {
 	Children                                      []string
-	Allocated, AllocatedNonPreemptible, Requested api.Resources
+	Allocated, AllocatedNonPreemptible, Requested model.Resources
 	// Problem is why the queue cannot be scheduled; empty for a valid queue.
 	Problem string
 	// Share is where the cycle's fair-share division put the queue (its deserved quota and
 	// fair share are shown); nil when none divided (an invalid queue, or no proportion).
-	Share *api.QueueShare
+	Share *model.QueueShare
 }
 
 // shows reports whether the report shows what o shows in a Queue's status: the shares as
@@ -131,34 +131,34 @@ func (u *Updater) writeQueue(ctx context.Context, name string, r QueueReport, si
 	if err != nil {
 		return err
 	}
-	return u.patch(ctx, queueStatusTarget, api.QueueRef(name), true, patch)
+	return u.patch(ctx, queueStatusTarget, model.QueueRef(name), true, patch)
 }
 
 // shareList renders amounts of a fair-share division, which are fractional, as Kubernetes
 // quantities: GPUs to the thousandth (1.5 is 1500m), CPU to the millicore, memory to the
 // byte.
-func shareList(v [api.NumQuotaResources]float64) v1.ResourceList {
+func shareList(v [model.NumQuotaResources]float64) v1.ResourceList {
 	shown := shownShare(v)
 	return v1.ResourceList{
-		v1.ResourceCPU:      *resource.NewMilliQuantity(shown[api.CPU], resource.DecimalSI),
-		v1.ResourceMemory:   *resource.NewQuantity(shown[api.Memory], resource.BinarySI),
-		api.GPUResourceName: *resource.NewMilliQuantity(shown[api.GPU], resource.DecimalSI),
+		v1.ResourceCPU:        *resource.NewMilliQuantity(shown[model.CPU], resource.DecimalSI),
+		v1.ResourceMemory:     *resource.NewQuantity(shown[model.Memory], resource.BinarySI),
+		model.GPUResourceName: *resource.NewMilliQuantity(shown[model.GPU], resource.DecimalSI),
 	}
 }
 
 // shownShare is what shareList writes of each amount, as integers: CPU millicores, memory
 // bytes, GPU thousandths.
-func shownShare(v [api.NumQuotaResources]float64) [api.NumQuotaResources]int64 {
-	var shown [api.NumQuotaResources]int64
-	shown[api.CPU], shown[api.Memory], shown[api.GPU] = int64(math.Round(v[api.CPU])), int64(math.Round(v[api.Memory])), int64(math.Round(v[api.GPU]*1000))
+func shownShare(v [model.NumQuotaResources]float64) [model.NumQuotaResources]int64 {
+	var shown [model.NumQuotaResources]int64
+	shown[model.CPU], shown[model.Memory], shown[model.GPU] = int64(math.Round(v[model.CPU])), int64(math.Round(v[model.Memory])), int64(math.Round(v[model.GPU]*1000))
 	return shown
 }
 
 // resourceList renders scheduler amounts as Kubernetes quantities.
-func resourceList(r api.Resources) v1.ResourceList {
+func resourceList(r model.Resources) v1.ResourceList {
 	return v1.ResourceList{
-		v1.ResourceCPU:      *resource.NewMilliQuantity(r.Get(api.CPU), resource.DecimalSI),
-		v1.ResourceMemory:   *resource.NewQuantity(r.Get(api.Memory), resource.BinarySI),
-		api.GPUResourceName: *resource.NewQuantity(r.Get(api.GPU), resource.DecimalSI),
+		v1.ResourceCPU:        *resource.NewMilliQuantity(r.Get(model.CPU), resource.DecimalSI),
+		v1.ResourceMemory:     *resource.NewQuantity(r.Get(model.Memory), resource.BinarySI),
+		model.GPUResourceName: *resource.NewQuantity(r.Get(model.GPU), resource.DecimalSI),
 	}
 }

@@ -13,7 +13,7 @@ import (
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/install"
 	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/status"
 	"github.com/kai-minruntime/kai-scheduler/pkg/testing/builders"
 )
@@ -37,17 +37,17 @@ func TestQueueStatusShowsDeservedAndFairShare(t *testing.T) {
 		}
 		return q.Status
 	}
-	share := api.QueueShare{}
-	share.Deserved[api.GPU], share.FairShare[api.GPU] = 15, 15.0588235
-	share.Deserved[api.CPU], share.FairShare[api.CPU] = 4000, 6000.4
-	share.Deserved[api.Memory], share.FairShare[api.Memory] = 1<<30, 1<<30+0.3
+	share := model.QueueShare{}
+	share.Deserved[model.GPU], share.FairShare[model.GPU] = 15, 15.0588235
+	share.Deserved[model.CPU], share.FairShare[model.CPU] = 4000, 6000.4
+	share.Deserved[model.Memory], share.FairShare[model.Memory] = 1<<30, 1<<30+0.3
 	updater.SetQueues(map[string]status.QueueReport{"production": {Share: &share}})
 	updater.Flush(context.Background())
 	got := read()
 	for name, want := range map[v1.ResourceName][2]string{
-		api.GPUResourceName: {"15", "15059m"},
-		v1.ResourceCPU:      {"4", "6"},
-		v1.ResourceMemory:   {"1Gi", "1Gi"},
+		model.GPUResourceName: {"15", "15059m"},
+		v1.ResourceCPU:        {"4", "6"},
+		v1.ResourceMemory:     {"1Gi", "1Gi"},
 	} {
 		deserved, fair := got.Deserved[name], got.FairShare[name]
 		if deserved.String() != want[0] || fair.String() != want[1] {
@@ -57,7 +57,7 @@ func TestQueueStatusShowsDeservedAndFairShare(t *testing.T) {
 
 	clk.Step(time.Hour) // past any throttling of rewrites
 	noise := share
-	noise.FairShare[api.GPU] += 1e-7
+	noise.FairShare[model.GPU] += 1e-7
 	updater.SetQueues(map[string]status.QueueReport{"production": {Share: &noise}})
 	if n := updater.PendingWrites(); n != 0 {
 		t.Errorf("a fair share that moved below a thousandth of a GPU queued %d writes", n)

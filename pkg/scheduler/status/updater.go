@@ -18,8 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/metrics"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 )
 
 // conditionRefresh is the least time between two rewrites of a pending job's condition (and
@@ -82,34 +82,34 @@ type Updater struct {
 	recordWritten chan struct{}
 
 	// stamps waiting to be written, per job.
-	stamps map[api.JobID]jobStamps
+	stamps map[model.JobID]jobStamps
 	// evictions are the decisions that ended a job's run, per job, until its PodGroup shows
 	// them counted (see QueueEvictionCount).
-	evictions map[api.JobID][]countedEviction
+	evictions map[model.JobID][]countedEviction
 	// pending holds the latest pending reasons per job (nil: clear the condition); written
 	// what was last written, and when; promisedSince since when each job that waits only for
 	// resources promised to it has done so, for its quiet period.
-	pending       map[api.JobID][]api.PendingReason
-	promisedSince map[api.JobID]time.Time
-	written       map[api.JobID]writtenCondition
+	pending       map[model.JobID][]model.PendingReason
+	promisedSince map[model.JobID]time.Time
+	written       map[model.JobID]writtenCondition
 	// podsOf holds, per pending job, its waiting pods (namespace/name) to mark unschedulable.
-	podsOf map[api.JobID][]string
+	podsOf map[model.JobID][]string
 	// queues holds what to report about each queue.
 	queues map[string]*queueState
 	// protections are the min-runtime protections to write (None: clear), per job; shown
 	// what was written, until the informers show it (see SetProtections).
-	protections map[api.JobID]api.ProtectionChange
-	shown       map[api.JobID]writtenProtection
+	protections map[model.JobID]model.ProtectionChange
+	shown       map[model.JobID]writtenProtection
 }
 
 // NewUpdater returns an updater; Start performs its writes (Flush, in tools, at once).
 func NewUpdater(c client.Client, recorder record.EventRecorder, clk clock.WithTicker) *Updater {
 	return &Updater{
 		Client: c, Recorder: recorder, Clock: clk, recordWritten: make(chan struct{}, 1),
-		stamps: map[api.JobID]jobStamps{}, evictions: map[api.JobID][]countedEviction{}, pending: map[api.JobID][]api.PendingReason{}, written: map[api.JobID]writtenCondition{},
-		promisedSince: map[api.JobID]time.Time{},
-		podsOf:        map[api.JobID][]string{}, queues: map[string]*queueState{},
-		protections: map[api.JobID]api.ProtectionChange{}, shown: map[api.JobID]writtenProtection{},
+		stamps: map[model.JobID]jobStamps{}, evictions: map[model.JobID][]countedEviction{}, pending: map[model.JobID][]model.PendingReason{}, written: map[model.JobID]writtenCondition{},
+		promisedSince: map[model.JobID]time.Time{},
+		podsOf:        map[model.JobID][]string{}, queues: map[string]*queueState{},
+		protections: map[model.JobID]model.ProtectionChange{}, shown: map[model.JobID]writtenProtection{},
 	}
 }
 
@@ -175,7 +175,7 @@ func (u *Updater) mark(t target) {
 type jobStamps struct{ start, evicted time.Time }
 
 // QueueStartStamp schedules writing a job's start stamp. A newer stamp replaces a queued one.
-func (u *Updater) QueueStartStamp(job api.JobID, at time.Time) {
+func (u *Updater) QueueStartStamp(job model.JobID, at time.Time) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	s := u.stamps[job]
@@ -187,7 +187,7 @@ func (u *Updater) QueueStartStamp(job api.JobID, at time.Time) {
 // QueueEvictionStamp schedules writing when pods of a job were last evicted: the preemption
 // delay counts from it, and the job's pods, the only other record, are deleted by the
 // eviction. A later time replaces a queued one.
-func (u *Updater) QueueEvictionStamp(job api.JobID, at time.Time) {
+func (u *Updater) QueueEvictionStamp(job model.JobID, at time.Time) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	s := u.stamps[job]
@@ -215,7 +215,7 @@ func (u *Updater) targets() []target {
 	for job := range u.evictions {
 		all = append(all, target{evictionCountTarget, string(job)})
 	}
-	jobs := map[api.JobID]bool{}
+	jobs := map[model.JobID]bool{}
 	for job := range u.pending {
 		jobs[job] = true
 	}
@@ -363,13 +363,13 @@ func (u *Updater) write(ctx context.Context, t target) (time.Duration, error) {
 	var err error
 	switch {
 	case t.kind == stampTarget:
-		err = u.writeStamp(ctx, api.JobID(t.name))
+		err = u.writeStamp(ctx, model.JobID(t.name))
 	case t.kind == evictionCountTarget:
-		after, err = u.writeEvictionCount(ctx, api.JobID(t.name))
+		after, err = u.writeEvictionCount(ctx, model.JobID(t.name))
 	case stopping:
 		return 0, nil
 	case t.kind == jobStatusTarget:
-		after, err = u.writeJobStatus(ctx, api.JobID(t.name))
+		after, err = u.writeJobStatus(ctx, model.JobID(t.name))
 	case t.kind == queueStatusTarget:
 		after, err = u.writeQueueStatus(ctx, t.name)
 	}
@@ -408,12 +408,12 @@ func (u *Updater) drop(t target) {
 	defer u.mu.Unlock()
 	switch t.kind {
 	case stampTarget:
-		delete(u.stamps, api.JobID(t.name))
+		delete(u.stamps, model.JobID(t.name))
 	case evictionCountTarget:
-		delete(u.evictions, api.JobID(t.name))
+		delete(u.evictions, model.JobID(t.name))
 	case jobStatusTarget:
-		delete(u.pending, api.JobID(t.name))
-		delete(u.protections, api.JobID(t.name))
+		delete(u.pending, model.JobID(t.name))
+		delete(u.protections, model.JobID(t.name))
 	case queueStatusTarget:
 		delete(u.queues, t.name)
 	}
@@ -421,7 +421,7 @@ func (u *Updater) drop(t target) {
 
 // writeStamp sets the start stamp annotation with a merge patch: it touches nothing else and
 // has no resource version, so it cannot conflict with other writers.
-func (u *Updater) writeStamp(ctx context.Context, job api.JobID) error {
+func (u *Updater) writeStamp(ctx context.Context, job model.JobID) error {
 	u.mu.Lock()
 	at, ok := u.stamps[job]
 	u.mu.Unlock()

@@ -19,7 +19,7 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/install"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/status"
 	"github.com/kai-minruntime/kai-scheduler/pkg/testing/builders"
 )
@@ -105,13 +105,13 @@ func TestConditionRewritesAreThrottledButClearedAtOnce(t *testing.T) {
 		}
 		return ""
 	}
-	updater.SetPending(map[api.JobID][]api.PendingReason{"ns/job": {api.Unschedulable("0/3 nodes are available: 3 Insufficient nvidia.com/gpu.")}}, nil)
+	updater.SetPending(map[model.JobID][]model.PendingReason{"ns/job": {model.Unschedulable("0/3 nodes are available: 3 Insufficient nvidia.com/gpu.")}}, nil)
 	updater.Flush(context.Background())
 	if message() != "0/3 nodes are available: 3 Insufficient nvidia.com/gpu." {
 		t.Fatalf("first reason written at once, got %q", message())
 	}
 	clk.Step(time.Second)
-	updater.SetPending(map[api.JobID][]api.PendingReason{"ns/job": {api.Unschedulable("0/3 nodes are available: 2 Insufficient nvidia.com/gpu, 1 node(s) were unschedulable.")}}, nil)
+	updater.SetPending(map[model.JobID][]model.PendingReason{"ns/job": {model.Unschedulable("0/3 nodes are available: 2 Insufficient nvidia.com/gpu, 1 node(s) were unschedulable.")}}, nil)
 	updater.Flush(context.Background())
 	if message() != "0/3 nodes are available: 3 Insufficient nvidia.com/gpu." {
 		t.Fatal("a changed reason within 10s must wait, or busy clusters flood the API server")
@@ -122,7 +122,7 @@ func TestConditionRewritesAreThrottledButClearedAtOnce(t *testing.T) {
 		t.Fatalf("after the refresh interval the latest reason is written, got %q", message())
 	}
 	clk.Step(time.Second)
-	updater.SetPending(map[api.JobID][]api.PendingReason{}, nil)
+	updater.SetPending(map[model.JobID][]model.PendingReason{}, nil)
 	updater.Flush(context.Background())
 	if message() != "" {
 		t.Fatal("a job that is no longer pending has its condition cleared at once")
@@ -143,7 +143,7 @@ func TestAChangeOfFiguresAloneIsRewrittenOnceAMinute(t *testing.T) {
 		return ""
 	}
 	tell := func(message string) {
-		updater.SetPending(map[api.JobID][]api.PendingReason{"ns/job": {api.Unschedulable(message)}}, nil)
+		updater.SetPending(map[model.JobID][]model.PendingReason{"ns/job": {model.Unschedulable(message)}}, nil)
 		updater.Flush(context.Background())
 	}
 	overShare := func(holds string) string {
@@ -182,10 +182,10 @@ func TestReasonsKeepTheirKindInConditionAndEvents(t *testing.T) {
 	c, updater, _ := setup(t, interceptor.Funcs{})
 	recorder := record.NewFakeRecorder(10)
 	updater.Recorder = recorder
-	protected := api.PendingReason{Reason: api.ReasonMinRuntimeProtected,
+	protected := model.PendingReason{Reason: model.ReasonMinRuntimeProtected,
 		Message: "reclaim: victims are protected by min-runtime: ns/a until 2026-01-01T00:20:00Z (20m0s from queue team)"}
-	unfit := api.Unschedulable("0/3 nodes are available: 3 Insufficient nvidia.com/gpu.")
-	updater.SetPending(map[api.JobID][]api.PendingReason{"ns/job": {unfit, protected}}, nil)
+	unfit := model.Unschedulable("0/3 nodes are available: 3 Insufficient nvidia.com/gpu.")
+	updater.SetPending(map[model.JobID][]model.PendingReason{"ns/job": {unfit, protected}}, nil)
 	updater.Flush(context.Background())
 
 	conditions := read(t, c).Status.SchedulingConditions
@@ -214,15 +214,15 @@ func TestReasonsKeepTheirKindInConditionAndEvents(t *testing.T) {
 // victims were protected is not rewritten the moment they go, when the API server is busiest
 // with their evictions.
 func TestAWaitForPromisedResourcesIsToldOnlyIfItLasts(t *testing.T) {
-	protected := []api.PendingReason{{Reason: api.ReasonMinRuntimeProtected, Message: "victims are protected by min-runtime"}}
-	for _, before := range [][]api.PendingReason{nil, protected} {
+	protected := []model.PendingReason{{Reason: model.ReasonMinRuntimeProtected, Message: "victims are protected by min-runtime"}}
+	for _, before := range [][]model.PendingReason{nil, protected} {
 		c, updater, clk := setup(t, interceptor.Funcs{})
 		recorder := record.NewFakeRecorder(10)
 		updater.Recorder = recorder
 		conditions := func() []v2alpha2.SchedulingCondition { return read(t, c).Status.SchedulingConditions }
 		var shown []string
 		if before != nil {
-			updater.SetPending(map[api.JobID][]api.PendingReason{"ns/job": before}, nil)
+			updater.SetPending(map[model.JobID][]model.PendingReason{"ns/job": before}, nil)
 			updater.Flush(context.Background())
 			<-recorder.Events
 			shown = []string{before[0].Reason}
@@ -237,7 +237,7 @@ func TestAWaitForPromisedResourcesIsToldOnlyIfItLasts(t *testing.T) {
 			}
 			return reasons
 		}
-		awaiting := map[api.JobID][]api.PendingReason{"ns/job": {{Reason: api.ReasonAwaitingReleasedResources,
+		awaiting := map[model.JobID][]model.PendingReason{"ns/job": {{Reason: model.ReasonAwaitingReleasedResources,
 			Message: "waiting for resources being released on n1: they are promised to this job (its pods' nominated node)"}}}
 		promised := clk.Now()
 		for range 45 {
@@ -250,7 +250,7 @@ func TestAWaitForPromisedResourcesIsToldOnlyIfItLasts(t *testing.T) {
 		}
 		updater.SetPending(awaiting, nil)
 		updater.Flush(context.Background())
-		if got := reasonsShown(); !slices.Equal(got, []string{api.ReasonAwaitingReleasedResources}) {
+		if got := reasonsShown(); !slices.Equal(got, []string{model.ReasonAwaitingReleasedResources}) {
 			t.Fatalf("after 45s of waiting for its promise the condition shows %v, want the wait told", got)
 		}
 		if event := <-recorder.Events; !strings.HasPrefix(event, "Normal AwaitingReleasedResources ") {

@@ -19,9 +19,9 @@ import (
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/install"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/metrics"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/status"
 	"github.com/kai-minruntime/kai-scheduler/pkg/testing/builders"
 )
@@ -66,8 +66,8 @@ func startUpdater(u *status.Updater) (stop func()) {
 	return func() { cancel(); <-done }
 }
 
-func protection(at time.Time) api.Protection {
-	return api.Protection{Start: at, Preempt: api.MinRuntime{Duration: time.Minute}}
+func protection(at time.Time) model.Protection {
+	return model.Protection{Start: at, Preempt: model.MinRuntime{Duration: time.Minute}}
 }
 
 // eventually polls cond for up to ten seconds.
@@ -103,13 +103,13 @@ func TestStampsAreWrittenFirst(t *testing.T) {
 	u := status.NewUpdater(c, nil, clocktesting.NewFakeClock(start))
 	u.Workers = 1
 	defer startUpdater(u)()
-	u.SetProtections([]api.ProtectionChange{{Job: "ns/job-0", Protection: protection(start)}})
+	u.SetProtections([]model.ProtectionChange{{Job: "ns/job-0", Protection: protection(start)}})
 	<-busy
-	var changes []api.ProtectionChange
+	var changes []model.ProtectionChange
 	for i := range 4 {
-		changes = append(changes, api.ProtectionChange{Job: api.JobID(fmt.Sprint("ns/job-", i+1)), Protection: protection(start)})
+		changes = append(changes, model.ProtectionChange{Job: model.JobID(fmt.Sprint("ns/job-", i+1)), Protection: protection(start)})
 	}
-	u.SetProtections(append(changes, api.ProtectionChange{Job: "ns/job-0", Protection: protection(start.Add(time.Hour))}))
+	u.SetProtections(append(changes, model.ProtectionChange{Job: "ns/job-0", Protection: protection(start.Add(time.Hour))}))
 	u.QueueStartStamp("ns/job-5", start)
 	close(hold)
 	eventually(t, "everything is written", func() bool { return u.PendingWrites() == 0 })
@@ -133,10 +133,10 @@ func TestWritesAreCoalescedPerObject(t *testing.T) {
 	})
 	u := status.NewUpdater(c, nil, clocktesting.NewFakeClock(start))
 	defer startUpdater(u)()
-	u.SetProtections([]api.ProtectionChange{{Job: "ns/job-0", Protection: protection(start)}})
+	u.SetProtections([]model.ProtectionChange{{Job: "ns/job-0", Protection: protection(start)}})
 	eventually(t, "the first write is in flight", func() bool { return writes.Load() == 1 })
 	for k := 1; k <= 5; k++ {
-		u.SetProtections([]api.ProtectionChange{{Job: "ns/job-0", Protection: protection(start.Add(time.Duration(k) * time.Hour))}})
+		u.SetProtections([]model.ProtectionChange{{Job: "ns/job-0", Protection: protection(start.Add(time.Duration(k) * time.Hour))}})
 	}
 	close(hold)
 	eventually(t, "everything is written", func() bool { return u.PendingWrites() == 0 })
@@ -197,7 +197,7 @@ func TestWritesRunInParallel(t *testing.T) {
 	u.Workers = workers
 	defer startUpdater(u)()
 	for i := range 12 {
-		u.QueueStartStamp(api.JobID(fmt.Sprint("ns/job-", i)), start)
+		u.QueueStartStamp(model.JobID(fmt.Sprint("ns/job-", i)), start)
 	}
 	eventually(t, "the workers are all busy", func() bool { return inflight.Load() == workers })
 	close(release)
@@ -236,9 +236,9 @@ func TestShutdownWritesStampsWithinItsGrace(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { _ = u.Start(ctx); close(done) }()
-	u.SetProtections([]api.ProtectionChange{{Job: "ns/job-0", Protection: protection(start)}})
+	u.SetProtections([]model.ProtectionChange{{Job: "ns/job-0", Protection: protection(start)}})
 	<-busy
-	u.SetProtections([]api.ProtectionChange{{Job: "ns/job-0", Protection: protection(start)}, {Job: "ns/job-1", Protection: protection(start)}})
+	u.SetProtections([]model.ProtectionChange{{Job: "ns/job-0", Protection: protection(start)}, {Job: "ns/job-1", Protection: protection(start)}})
 	u.QueueStartStamp("ns/job-2", start)
 	u.QueueStartStamp("ns/job-3", start)
 	u.QueueEvictionCount("ns/job-3", framework.Reclaim, start)

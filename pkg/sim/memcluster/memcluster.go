@@ -21,7 +21,7 @@ import (
 
 	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/store"
 )
 
 // Cluster is the simulated API server: the objects, and the few writes the scheduler makes
@@ -47,7 +47,7 @@ type Cluster struct {
 	OnGroupStatus func(group *v2alpha2.PodGroup)
 	// stores are the schedulers' views (one per node pool), each told of every change as
 	// its informers would be; each keeps what belongs to its pool.
-	stores []*cache.Store
+	stores []*store.Store
 	// groupPatches and podPatches remember decoded status patches (see remembered).
 	groupPatches map[string]*groupPatch
 	podPatches   map[string]*podPatch
@@ -64,26 +64,26 @@ func New(clk clock.PassiveClock, nodes []*v1.Node, queues []*v2.Queue, classes [
 
 var _ client.Client = &Cluster{}
 
-// AddStore makes store a scheduler's view of the cluster: from then on it is told of every
+// AddStore makes s a scheduler's view of the cluster: from then on it is told of every
 // change, as its informers would be. Of what is already there it learns when the caller
 // passes each object to Changed, as an informer's first list tells of it.
-func (c *Cluster) AddStore(store *cache.Store) {
-	c.stores = append(c.stores, store)
+func (c *Cluster) AddStore(s *store.Store) {
+	c.stores = append(c.stores, s)
 }
 
 // Changed tells the schedulers' stores that obj was created or changed: the informer event
 // of every write, whoever makes it (the scheduler, or the simulation's controllers and
 // kubelet, which change the objects they got from Pod and Group in place).
 func (c *Cluster) Changed(obj client.Object) {
-	for _, store := range c.stores {
-		store.Upsert(obj)
+	for _, s := range c.stores {
+		s.Upsert(obj)
 	}
 }
 
 // removed tells the scheduler's store that obj was deleted.
 func (c *Cluster) removed(obj client.Object) {
-	for _, store := range c.stores {
-		store.Delete(obj)
+	for _, s := range c.stores {
+		s.Delete(obj)
 	}
 }
 

@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 )
 
 // Event types of the output.
@@ -159,7 +159,7 @@ func (r *Range) String() string {
 	if r == nil {
 		return "-"
 	}
-	low, high := api.FormatQueueNumber(api.GPU, r.Min), api.FormatQueueNumber(api.GPU, r.Max)
+	low, high := model.FormatQueueNumber(model.GPU, r.Min), model.FormatQueueNumber(model.GPU, r.Max)
 	if low == high {
 		return low
 	}

@@ -12,10 +12,10 @@ import (
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/apiwriter"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/kube"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/store"
 	"github.com/kai-minruntime/kai-scheduler/pkg/testing/builders"
 	"github.com/kai-minruntime/kai-scheduler/test/testenv"
 )
@@ -78,25 +78,25 @@ func BenchmarkBind500(b *testing.B) {
 
 // newEffects returns the effects under test, a wait for everything sent to land, and a stop.
 func newEffects(c client.Client, workers int) (framework.Effects, func(), func()) {
-	direct := &kube.Effects{Client: c, Clock: clock.RealClock{}, Overlay: cache.NewOverlay(clock.RealClock{})}
+	direct := &apiwriter.Effects{Client: c, Clock: clock.RealClock{}, Overlay: store.NewOverlay(clock.RealClock{})}
 	if workers == 0 {
 		return direct, func() {}, func() {}
 	}
-	d := kube.NewDispatcher(direct, workers)
+	d := apiwriter.NewDispatcher(direct, workers)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { _ = d.Start(ctx); close(done) }()
 	return d, d.Wait, func() { cancel(); <-done }
 }
 
-func createPods(b *testing.B, c client.Client) []*api.PodInfo {
-	infos := make([]*api.PodInfo, 0, pods)
+func createPods(b *testing.B, c client.Client) []*model.PodInfo {
+	infos := make([]*model.PodInfo, 0, pods)
 	for i := range pods {
 		pod := builders.MakePod("bench", fmt.Sprintf("p%03d", i)).GPUs(1).Obj()
 		if err := c.Create(context.Background(), pod); err != nil {
 			b.Fatal(err)
 		}
-		infos = append(infos, &api.PodInfo{Namespace: "bench", Name: pod.Name, UID: string(pod.UID), Job: "bench/job"})
+		infos = append(infos, &model.PodInfo{Namespace: "bench", Name: pod.Name, UID: string(pod.UID), Job: "bench/job"})
 	}
 	return infos
 }

@@ -7,8 +7,8 @@ import (
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/plural"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/actions"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 )
 
 // Action is the allocate action.
@@ -31,7 +31,7 @@ func (a *Action) Execute(ctx context.Context, ssn *framework.Session) {
 	// Promises made in earlier cycles come first: what their victims freed is theirs before
 	// any other job may bind into idle resources. A job that cannot be scheduled any more
 	// (its queue was deleted, became invalid or got children) keeps no promise.
-	schedulable := make(map[api.JobID]bool, len(jobs))
+	schedulable := make(map[model.JobID]bool, len(jobs))
 	for _, job := range jobs {
 		schedulable[job.ID] = true
 	}
@@ -40,7 +40,7 @@ func (a *Action) Execute(ctx context.Context, ssn *framework.Session) {
 			a.keepPromise(ctx, ssn, search, job, promised, schedulable[job.ID])
 		}
 	}
-	queues := actions.NewJobQueues(ssn, slices.DeleteFunc(jobs, func(j *api.JobInfo) bool { return !j.IsWaiting() }))
+	queues := actions.NewJobQueues(ssn, slices.DeleteFunc(jobs, func(j *model.JobInfo) bool { return !j.IsWaiting() }))
 	// failed remembers the gang shapes that did not fit, with why: allocate only takes
 	// resources, so a shape that failed almost always keeps failing until the action ends.
 	// (Greedy placement of another job can, rarely, steer a later pod of the same shape to a
@@ -58,7 +58,7 @@ func (a *Action) Execute(ctx context.Context, ssn *framework.Session) {
 
 // allocateJob places the job's gang if it is not yet satisfied, or else one more pod, and
 // commits. It reports whether anything was placed.
-func (a *Action) allocateJob(ctx context.Context, ssn *framework.Session, search *actions.NodeSearch, job *api.JobInfo, failed map[string]string) bool {
+func (a *Action) allocateJob(ctx context.Context, ssn *framework.Session, search *actions.NodeSearch, job *model.JobInfo, failed map[string]string) bool {
 	st := ssn.NewStatement()
 	if job.IsGangSatisfied() {
 		if job.CountActive() < job.CountPlaced() {
@@ -78,7 +78,7 @@ func (a *Action) allocateJob(ctx context.Context, ssn *framework.Session, search
 		ssn.RecordPendingReason(job.ID, err.Error())
 		return false
 	}
-	if st := ssn.Allocatable(job, api.Request(gang)); !st.IsSuccess() {
+	if st := ssn.Allocatable(job, model.Request(gang)); !st.IsSuccess() {
 		ssn.RecordPendingReason(job.ID, st.Message())
 		return false
 	}
@@ -110,7 +110,7 @@ func (a *Action) allocateJob(ctx context.Context, ssn *framework.Session, search
 // scheduled any more, or that a plugin no longer lets have its gang (a queue limit lowered
 // since, say).
 func (a *Action) keepPromise(ctx context.Context, ssn *framework.Session, search *actions.NodeSearch,
-	job *api.JobInfo, promised []*api.PodInfo, schedulable bool) {
+	job *model.JobInfo, promised []*model.PodInfo, schedulable bool) {
 	st := ssn.NewStatement()
 	nodes := make([]string, 0, len(promised))
 	broken := ""
@@ -135,7 +135,7 @@ func (a *Action) keepPromise(ctx context.Context, ssn *framework.Session, search
 	}
 	gang, err := actions.GangPods(ssn, job)
 	if broken == "" && err == nil {
-		if st := ssn.Allocatable(job, api.Request(gang)); !st.IsSuccess() {
+		if st := ssn.Allocatable(job, model.Request(gang)); !st.IsSuccess() {
 			broken = st.Message()
 		}
 	}
@@ -153,7 +153,7 @@ func (a *Action) keepPromise(ctx context.Context, ssn *framework.Session, search
 }
 
 // promisedAt is when a job's promise was made: its pipelined pods' earliest PromisedAt.
-func promisedAt(promised []*api.PodInfo) int64 {
+func promisedAt(promised []*model.PodInfo) int64 {
 	at := promised[0].PromisedAt
 	for _, p := range promised[1:] {
 		at = min(at, p.PromisedAt)
@@ -165,7 +165,7 @@ func promisedAt(promised []*api.PodInfo) int64 {
 // it was promised (preferred, each taken at most once) where the promise may bind
 // (Statement.Keep), or else onto idle resources no promise counts on. It reports whether every
 // pod was bound.
-func keepAll(ssn *framework.Session, st *framework.Statement, search *actions.NodeSearch, pods []*api.PodInfo, since int64, preferred []string) bool {
+func keepAll(ssn *framework.Session, st *framework.Statement, search *actions.NodeSearch, pods []*model.PodInfo, since int64, preferred []string) bool {
 	preferred = slices.Clone(preferred)
 	for _, pod := range pods {
 		kept := slices.IndexFunc(preferred, func(name string) bool {
@@ -188,14 +188,14 @@ func keepAll(ssn *framework.Session, st *framework.Statement, search *actions.No
 // releasing pods are gone, in a resource they were promised, which happens when something
 // outside the scheduler's view took resources (another scheduler's pod, a smaller
 // allocatable). A resource the promised pods do not ask for does not break their promise.
-func overPromised(node *api.NodeInfo) bool {
+func overPromised(node *model.NodeInfo) bool {
 	return !node.Pipelined.FitsIn(node.Allocatable.Sub(node.Used))
 }
 
 // placeAll places every pod or returns why one could not be placed. With IdleOrReleasing the
 // whole gang is pipelined: binding part of a gang while the rest waits would hold GPUs that
 // cannot do any work.
-func placeAll(st *framework.Statement, search *actions.NodeSearch, pods []*api.PodInfo, capacity actions.Capacity) string {
+func placeAll(st *framework.Statement, search *actions.NodeSearch, pods []*model.PodInfo, capacity actions.Capacity) string {
 	for i, pod := range pods {
 		node := search.BestNode(pod, capacity)
 		if node == nil {
@@ -215,7 +215,7 @@ func placeAll(st *framework.Statement, search *actions.NodeSearch, pods []*api.P
 	return ""
 }
 
-func (a *Action) commit(ctx context.Context, ssn *framework.Session, st *framework.Statement, job *api.JobInfo) bool {
+func (a *Action) commit(ctx context.Context, ssn *framework.Session, st *framework.Statement, job *model.JobInfo) bool {
 	if err := st.Commit(ctx); err != nil {
 		ssn.Logger().Error(err, "Committing allocation failed", "job", job.ID)
 		ssn.RecordPendingReason(job.ID, "committing the allocation failed: "+err.Error())
@@ -227,7 +227,7 @@ func (a *Action) commit(ctx context.Context, ssn *framework.Session, st *framewo
 // withGang adds to why a gang counted in sub-groups did not fit what that gang is: the
 // placement reason alone (so many nodes short of GPUs) does not say that the job needs only
 // some of its replicas. Other jobs' reasons are left as they are.
-func withGang(job *api.JobInfo, reason string) string {
+func withGang(job *model.JobInfo, reason string) string {
 	if !job.CountsSubGroups() {
 		return reason
 	}

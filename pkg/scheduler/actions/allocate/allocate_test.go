@@ -7,8 +7,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
-	. "github.com/kai-minruntime/kai-scheduler/pkg/scheduler/scenario"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
+	. "github.com/kai-minruntime/kai-scheduler/pkg/testing/scenario"
 )
 
 // allocateOnly runs the allocate action alone with the plugins of the default configuration.
@@ -47,7 +47,7 @@ var _ = Describe("Gang allocation", func() {
 		Expect(round.Reasons("train")).To(ConsistOf(And(
 			ContainSubstring("gang of 3 pods does not fit"),
 			ContainSubstring("(0/2 nodes are available: 2 Insufficient nvidia.com/gpu.)"))))
-		Expect(h.PodsIn("train", api.Pending)).To(Equal(3))
+		Expect(h.PodsIn("train", model.Pending)).To(Equal(3))
 	})
 
 	It("leaves room for the next job when a gang does not fit", func() {
@@ -87,7 +87,7 @@ var _ = Describe("Elastic growth", func() {
 		round := h.RunCycle(ctx)
 		Expect(round.BoundPods()).To(Equal(map[string]int{"elastic": 4}))
 		Expect(round.Started).To(HaveLen(1), "one start, not one per pod")
-		Expect(h.PodsIn("elastic", api.Pending)).To(Equal(2))
+		Expect(h.PodsIn("elastic", model.Pending)).To(Equal(2))
 	})
 
 	It("shares surplus capacity between elastic jobs in turns", func() {
@@ -120,11 +120,11 @@ var _ = Describe("Elastic growth", func() {
 			Queues(Queue("default")).
 			Jobs(Job("train").MinMember(2).Pods(2).GPUs(1).Running("n1", "n1").StartedAt(firstStart))
 		for _, pod := range h.JobNamed("train").Pods {
-			pod.Status = api.Releasing // evicted; terminates before the next round
+			pod.Status = model.Releasing // evicted; terminates before the next round
 		}
 		rounds, stable := h.RunRounds(ctx, 5)
 		Expect(stable).To(BeTrue())
-		Expect(h.PodsIn("train", api.Running)).To(Equal(2))
+		Expect(h.PodsIn("train", model.Running)).To(Equal(2))
 		restarted := Epoch.Add(DefaultPeriod)
 		Expect(rounds[1].Started).To(ConsistOf(Start{Job: "ns/train", At: restarted}))
 		Expect(h.JobNamed("train").LastStartTimestamp).To(HaveValue(Equal(restarted)))

@@ -6,12 +6,12 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
-	. "github.com/kai-minruntime/kai-scheduler/pkg/scheduler/scenario"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
+	. "github.com/kai-minruntime/kai-scheduler/pkg/testing/scenario"
 )
 
 // runningPerSubGroup counts a job's pods holding a node, by sub-group.
-func runningPerSubGroup(job *api.JobInfo) map[string]int {
+func runningPerSubGroup(job *model.JobInfo) map[string]int {
 	counts := map[string]int{}
 	for _, p := range job.Pods {
 		if p.Status.IsActive() {

@@ -6,8 +6,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
-	. "github.com/kai-minruntime/kai-scheduler/pkg/scheduler/scenario"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
+	. "github.com/kai-minruntime/kai-scheduler/pkg/testing/scenario"
 )
 
 var _ = Describe("Job order", func() {
@@ -43,8 +43,8 @@ var _ = Describe("Queues that cannot hold jobs", func() {
 		round := h.RunCycle(ctx)
 		Expect(round.BoundPods()).To(Equal(map[string]int{"fine": 1}))
 		Expect(round.QueueProblems).To(ConsistOf(
-			api.QueueProblem{Queue: "a", Message: "parent cycle: a -> b -> a"},
-			api.QueueProblem{Queue: "b", Message: "parent cycle: a -> b -> a"},
+			model.QueueProblem{Queue: "a", Message: "parent cycle: a -> b -> a"},
+			model.QueueProblem{Queue: "b", Message: "parent cycle: a -> b -> a"},
 		))
 		Expect(round.Reasons("stuck")).To(ConsistOf(ContainSubstring(`queue "a" is invalid: parent cycle`)))
 	})
@@ -57,8 +57,8 @@ var _ = Describe("Queues that cannot hold jobs", func() {
 		round := h.RunCycle(ctx)
 		Expect(round.Binds).To(BeEmpty())
 		Expect(round.QueueProblems).To(ConsistOf(
-			api.QueueProblem{Queue: "orphan", Message: `parent queue "gone" does not exist`},
-			api.QueueProblem{Queue: "leaf", Message: `ancestor queue "orphan" is invalid`},
+			model.QueueProblem{Queue: "orphan", Message: `parent queue "gone" does not exist`},
+			model.QueueProblem{Queue: "leaf", Message: `ancestor queue "orphan" is invalid`},
 		))
 		Expect(round.Reasons("stuck")).To(ConsistOf(ContainSubstring(`ancestor queue "orphan" is invalid`)))
 	})
@@ -124,7 +124,7 @@ var _ = Describe("Resources being released", func() {
 			Jobs(Job("leaving").MinMember(4).Pods(4).GPUs(1).Running("n1", "n1", "n1", "n1"),
 				Job("next").Priority(90).MinMember(2).Pods(2).GPUs(2))
 		for _, pod := range h.JobNamed("leaving").Pods {
-			pod.Status = api.Releasing
+			pod.Status = model.Releasing
 		}
 		rounds, stable := h.RunRounds(ctx, 5)
 		Expect(stable).To(BeTrue())

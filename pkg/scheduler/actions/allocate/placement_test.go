@@ -5,8 +5,8 @@ import (
 	. "github.com/onsi/gomega"
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
-	. "github.com/kai-minruntime/kai-scheduler/pkg/scheduler/scenario"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
+	. "github.com/kai-minruntime/kai-scheduler/pkg/testing/scenario"
 )
 
 const fpga v1.ResourceName = "example.com/fpga"
@@ -56,7 +56,7 @@ var _ = Describe("Kubernetes placement rules", func() {
 			Jobs(Job("many").Pods(5).MinMember(1))
 		round := h.RunCycle(ctx)
 		Expect(round.BoundPods()).To(Equal(map[string]int{"many": 3}))
-		Expect(h.PodsIn("many", api.Pending)).To(Equal(2))
+		Expect(h.PodsIn("many", model.Pending)).To(Equal(2))
 	})
 
 	It("prefers nodes the pod prefers, and avoids PreferNoSchedule taints it does not tolerate", func() {

@@ -3,18 +3,18 @@ package preempt
 import (
 	"testing"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 )
 
 // The victim search ranks only prospects: a job no waiting job of its queue outranks can be
 // no one's victim, whatever the plugins say.
 func TestProspectsAreBelowAPreemptorOfTheirQueue(t *testing.T) {
-	job := func(queue string, priority int32) *api.JobInfo {
-		return &api.JobInfo{Queue: queue, Priority: priority}
+	job := func(queue string, priority int32) *model.JobInfo {
+		return &model.JobInfo{Queue: queue, Priority: priority}
 	}
-	prospect := rules{}.Prospects([]*api.JobInfo{job("a", 50), job("a", 90), job("b", 20)})
+	prospect := rules{}.Prospects([]*model.JobInfo{job("a", 50), job("a", 90), job("b", 20)})
 	for _, c := range []struct {
-		victim *api.JobInfo
+		victim *model.JobInfo
 		want   bool
 	}{
 		{job("a", 10), true},

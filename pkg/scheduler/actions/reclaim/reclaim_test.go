@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 )
 
 // TestLargeJobReclaimEvictsWholeNodes checks the benchmark's scenario does what it measures:
@@ -26,7 +26,7 @@ func TestLargeJobReclaimEvictsWholeNodes(t *testing.T) {
 	if got := round.PipelinedPods()["large"]; got != 10 {
 		t.Fatalf("%d gang pods pipelined, want 10", got)
 	}
-	if h.PodsIn("large", api.Pipelined) != 10 {
+	if h.PodsIn("large", model.Pipelined) != 10 {
 		t.Fatal("the gang waits for the victims to terminate, holding the promise of their nodes")
 	}
 }

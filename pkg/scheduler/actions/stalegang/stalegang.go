@@ -7,9 +7,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/conf"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 )
 
 // Action evicts stale gangs.
@@ -21,7 +21,7 @@ type Action struct {
 	// firstSeen is, per short job with no trace in the cluster of when it became short, the
 	// session time that first saw it so. Kept across cycles on purpose: it is the memory of
 	// a fact the cluster does not keep; jobs no longer short are dropped every cycle.
-	firstSeen map[api.JobID]time.Time
+	firstSeen map[model.JobID]time.Time
 }
 
 var _ framework.Action = &Action{}
@@ -29,7 +29,7 @@ var _ framework.Action = &Action{}
 // New returns the action; defaultGrace is the scheduler configuration's
 // globalDefaultStalenessGracePeriod, for jobs that set no period of their own.
 func New(defaultGrace time.Duration) *Action {
-	return &Action{defaultGrace: defaultGrace, firstSeen: map[api.JobID]time.Time{}}
+	return &Action{defaultGrace: defaultGrace, firstSeen: map[model.JobID]time.Time{}}
 }
 
 func (*Action) Name() framework.ActionType { return framework.StaleGangEviction }
@@ -50,7 +50,7 @@ func (a *Action) Execute(ctx context.Context, ssn *framework.Session) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	now := ssn.Now()
-	short := map[api.JobID]bool{}
+	short := map[model.JobID]bool{}
 	for _, job := range ssn.Snapshot().Jobs {
 		v := a.judge(job, now)
 		if !v.Short {
@@ -82,7 +82,7 @@ type Verdict struct {
 	Group         string
 	Have, Minimum int32
 	// Report, for a gang counted in sub-groups (minSubGroup), says what it needs and has, as
-	// api.JobInfo.GangReport does; empty otherwise.
+	// model.JobInfo.GangReport does; empty otherwise.
 	Report string
 	// Since is when it became short; Traced says the cluster's objects tell it (otherwise it
 	// is when the scheduler first saw it short).
@@ -108,7 +108,7 @@ func (v Verdict) Shortfall() string {
 
 // judge tells whether job is short and since when, remembering the first sight of a short
 // job without a trace.
-func (a *Action) judge(job *api.JobInfo, now time.Time) Verdict {
+func (a *Action) judge(job *model.JobInfo, now time.Time) Verdict {
 	v := Judge(job, a.defaultGrace, now)
 	if v.Short && !v.Traced {
 		if seen, ok := a.firstSeen[job.ID]; ok {
@@ -122,10 +122,10 @@ func (a *Action) judge(job *api.JobInfo, now time.Time) Verdict {
 }
 
 // Judge is the rule, a pure function of the job, the default grace period and now: a job
-// with active pods but not the placed pods its gang needs (api.JobInfo.IsGangSatisfied, the
+// with active pods but not the placed pods its gang needs (model.JobInfo.IsGangSatisfied, the
 // gang check allocation uses) is short. A job some of whose pods succeeded is finishing, not
 // short. A short job without a trace of when it became so is given now as its Since.
-func Judge(job *api.JobInfo, defaultGrace time.Duration, now time.Time) Verdict {
+func Judge(job *model.JobInfo, defaultGrace time.Duration, now time.Time) Verdict {
 	if job.CountActive() == 0 || job.SucceededPods > 0 || job.IsGangSatisfied() {
 		return Verdict{}
 	}
@@ -161,14 +161,14 @@ func Judge(job *api.JobInfo, defaultGrace time.Duration, now time.Time) Verdict 
 // run: a pod of it that failed, or a replacement created after the pods still running. The
 // latest, because an elastic job may lose pods above its minimum before the one that makes
 // it short; counting from an earlier loss would evict it early.
-func shortSince(job *api.JobInfo) (time.Time, bool) {
+func shortSince(job *model.JobInfo) (time.Time, bool) {
 	_, _, runCreated := job.CurrentRun()
 	var since time.Time
 	if job.LastPodFailure.After(runCreated) {
 		since = job.LastPodFailure
 	}
 	for _, p := range job.PendingPods() {
-		if p.CreationTime.After(runCreated.Add(api.PodTimePrecision)) && p.CreationTime.After(since) {
+		if p.CreationTime.After(runCreated.Add(model.PodTimePrecision)) && p.CreationTime.After(since) {
 			since = p.CreationTime
 		}
 	}
@@ -176,7 +176,7 @@ func shortSince(job *api.JobInfo) (time.Time, bool) {
 }
 
 // evict evicts the job's bound and running pods, saying why in each pod's event.
-func (a *Action) evict(ctx context.Context, ssn *framework.Session, job *api.JobInfo, v Verdict) {
+func (a *Action) evict(ctx context.Context, ssn *framework.Session, job *model.JobInfo, v Verdict) {
 	reason := framework.NewStaleGangReason(fmt.Sprintf("%s since %s, longer than its staleness grace period %s",
 		v.Shortfall(), v.Since.UTC().Format(time.RFC3339), v.Grace))
 	if start, known, _ := job.CurrentRun(); known {
@@ -184,7 +184,7 @@ func (a *Action) evict(ctx context.Context, ssn *framework.Session, job *api.Job
 	}
 	st := ssn.NewStatement()
 	for _, pod := range job.Pods {
-		if pod.Status != api.Running && pod.Status != api.Bound {
+		if pod.Status != model.Running && pod.Status != model.Bound {
 			continue
 		}
 		if err := st.Evict(pod, reason); err != nil {

@@ -9,10 +9,10 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/actions/stalegang"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/conf"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
-	. "github.com/kai-minruntime/kai-scheduler/pkg/scheduler/scenario"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
+	. "github.com/kai-minruntime/kai-scheduler/pkg/testing/scenario"
 )
 
 var ctx = context.Background()
@@ -149,9 +149,9 @@ var _ = Describe("Stale gang eviction", func() {
 
 var _ = Describe("Judge", func() {
 	now := Epoch.Add(time.Hour)
-	job := func() *api.JobInfo {
-		j := &api.JobInfo{ID: "ns/j", MinMember: 2}
-		j.AddPod(&api.PodInfo{Name: "j-0", Status: api.Running, CreationTime: Epoch})
+	job := func() *model.JobInfo {
+		j := &model.JobInfo{ID: "ns/j", MinMember: 2}
+		j.AddPod(&model.PodInfo{Name: "j-0", Status: model.Running, CreationTime: Epoch})
 		return j
 	}
 	It("finds a job below its minimum short since now without a trace", func() {

@@ -6,8 +6,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
-	. "github.com/kai-minruntime/kai-scheduler/pkg/scheduler/scenario"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
+	. "github.com/kai-minruntime/kai-scheduler/pkg/testing/scenario"
 )
 
 // Least lost work first: among victims priority, fair share and the kind of unit leave
@@ -99,7 +99,7 @@ var _ = Describe("Among equal victims", func() {
 		h.JobNamed("a").LastCheckpoint = &now
 		waiting := h.RunCycle(ctx)
 		Expect(waiting.Evictions).To(BeEmpty(), "the reclaimer waits for b's GPU, promised to it")
-		Expect(h.PodsIn("own", api.Pipelined)).To(Equal(1))
+		Expect(h.PodsIn("own", model.Pipelined)).To(Equal(1))
 		Expect(h.JobNamed("own").Pods[0].NodeName).To(Equal("n2"))
 	})
 })

@@ -4,7 +4,7 @@ import (
 	"slices"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/actions"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 )
 
 // nodeOptions keeps, across the searches of one action, each node's option (what it would
@@ -47,11 +47,11 @@ type optionClass struct {
 	queue       string
 	priority    int32
 	preemptible bool
-	request     api.Resources
+	request     model.Resources
 	placement   string
 }
 
-func classOf(preemptor *api.JobInfo, pod *api.PodInfo) optionClass {
+func classOf(preemptor *model.JobInfo, pod *model.PodInfo) optionClass {
 	return optionClass{queue: preemptor.Queue, priority: preemptor.Priority, preemptible: preemptor.Preemptible,
 		request: pod.Request, placement: pod.Placement.Key()}
 }

@@ -8,9 +8,9 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
-	. "github.com/kai-minruntime/kai-scheduler/pkg/scheduler/scenario"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
+	. "github.com/kai-minruntime/kai-scheduler/pkg/testing/scenario"
 )
 
 // guard is a fake plugin: it refuses victims by name through IsPreemptible and rejects, through
@@ -22,13 +22,13 @@ type guard struct {
 
 func (g *guard) Name() string { return "guard" }
 func (g *guard) OnSessionOpen(ssn *framework.Session) {
-	ssn.AddIsPreemptibleFn("guard", func(action framework.ActionType, _, victim *api.JobInfo) framework.Status {
+	ssn.AddIsPreemptibleFn("guard", func(action framework.ActionType, _, victim *model.JobInfo) framework.Status {
 		if g.refused[victim.Name] {
 			return framework.NewStatus(framework.Unschedulable, victim.Name+" is refused")
 		}
 		return framework.Status{}
 	})
-	ssn.AddScenarioFiltersFn("guard", func(action framework.ActionType, _ *api.JobInfo) []framework.ScenarioFilter {
+	ssn.AddScenarioFiltersFn("guard", func(action framework.ActionType, _ *model.JobInfo) []framework.ScenarioFilter {
 		g.asked = append(g.asked, action)
 		return []framework.ScenarioFilter{g}
 	})
@@ -112,8 +112,8 @@ var _ = Describe("Plugins deciding victims", func() {
 		for job := range evicted {
 			Expect(g.refused).NotTo(HaveKey(job))
 		}
-		Expect(h.PodsIn("a-gang", api.Running)).To(Equal(2))
-		Expect(h.PodsIn("b-urgent", api.Running)).To(Equal(1))
+		Expect(h.PodsIn("a-gang", model.Running)).To(Equal(2))
+		Expect(h.PodsIn("b-urgent", model.Running)).To(Equal(1))
 	})
 })
 

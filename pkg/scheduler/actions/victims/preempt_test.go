@@ -6,9 +6,9 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
-	. "github.com/kai-minruntime/kai-scheduler/pkg/scheduler/scenario"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
+	. "github.com/kai-minruntime/kai-scheduler/pkg/testing/scenario"
 )
 
 var _ = Describe("Preempt", func() {
@@ -23,8 +23,8 @@ var _ = Describe("Preempt", func() {
 		Expect(stable).To(BeTrue())
 		Expect(rounds[0].EvictedPods()).To(Equal(map[string]int{"low": 1}))
 		Expect(rounds[0].Evictions[0].Reason.Action).To(Equal(framework.Preempt))
-		Expect(h.PodsIn("urgent", api.Running)).To(Equal(1))
-		Expect(h.PodsIn("mid", api.Running)).To(Equal(1))
+		Expect(h.PodsIn("urgent", model.Running)).To(Equal(1))
+		Expect(h.PodsIn("mid", model.Running)).To(Equal(1))
 		Expect(evictionsOf(rounds)).To(Equal(map[string]int{"low": 1}), "the evicted job does not preempt back")
 	})
 
@@ -91,7 +91,7 @@ var _ = Describe("Preempt", func() {
 			Jobs(Job("leaving").Queue("team").Priority(10).GPUs(2).Running("n1"),
 				Job("staying").Queue("team").Priority(10).GPUs(2).Running("n1"),
 				Job("urgent").Queue("team").Priority(90).GPUs(2))
-		h.JobNamed("leaving").Pods[0].Status = api.Releasing
+		h.JobNamed("leaving").Pods[0].Status = model.Releasing
 		round := h.RunCycle(ctx)
 		Expect(round.Evictions).To(BeEmpty())
 		Expect(round.PipelinedPods()).To(Equal(map[string]int{"urgent": 1}))
@@ -119,7 +119,7 @@ type noReclaimFor struct{ preemptor string }
 
 func (p *noReclaimFor) Name() string { return "no-reclaim-for" }
 func (p *noReclaimFor) OnSessionOpen(ssn *framework.Session) {
-	ssn.AddIsPreemptibleFn(p.Name(), func(action framework.ActionType, preemptor, _ *api.JobInfo) framework.Status {
+	ssn.AddIsPreemptibleFn(p.Name(), func(action framework.ActionType, preemptor, _ *model.JobInfo) framework.Status {
 		if action == framework.Reclaim && preemptor.Name == p.preemptor {
 			return framework.NewStatus(framework.Unschedulable, "no reclaim for "+p.preemptor)
 		}
@@ -177,7 +177,7 @@ var _ = Describe("Victims where the preemptor could not run", func() {
 		Expect(stable).To(BeTrue())
 		Expect(evictionsOf(rounds)).To(Equal(map[string]int{"mid-open": 1}),
 			"the lowest-priority job runs where urgent may not go: evicting it would free nothing urgent can use")
-		Expect(h.PodsIn("urgent", api.Running)).To(Equal(1))
+		Expect(h.PodsIn("urgent", model.Running)).To(Equal(1))
 	})
 
 	It("are never evicted for a resource their node does not have", func() {
@@ -190,7 +190,7 @@ var _ = Describe("Victims where the preemptor could not run", func() {
 		rounds, stable := h.RunRounds(ctx, 10)
 		Expect(stable).To(BeTrue())
 		Expect(evictionsOf(rounds)).To(Equal(map[string]int{"b": 1}), "only n2 has the FPGA the preemptor needs")
-		Expect(h.PodsIn("urgent", api.Running)).To(Equal(1))
+		Expect(h.PodsIn("urgent", model.Running)).To(Equal(1))
 	})
 
 	It("are not evicted at all when no node could take the preemptor", func() {
@@ -220,7 +220,7 @@ var _ = Describe("A preemptor with host ports", func() {
 			Expect(r.Withdrawn).To(BeEmpty(), "round %d withdrew the promise", i)
 		}
 		Expect(evictionsOf(rounds)).To(Equal(map[string]int{"low": 1}))
-		Expect(h.PodsIn("urgent", api.Running)).To(Equal(1))
+		Expect(h.PodsIn("urgent", model.Running)).To(Equal(1))
 	})
 
 	It("never puts two pods of its gang binding one port on the same node", func() {
@@ -232,7 +232,7 @@ var _ = Describe("A preemptor with host ports", func() {
 				Job("urgent").Queue("team").Priority(90).MinMember(2).Pods(2).GPUs(4).HostPort(8080))
 		rounds, stable := h.RunRounds(ctx, 10)
 		Expect(stable).To(BeTrue())
-		Expect(h.PodsIn("urgent", api.Running)).To(Equal(2), "one pod on each node, as kube-scheduler would place them")
+		Expect(h.PodsIn("urgent", model.Running)).To(Equal(2), "one pod on each node, as kube-scheduler would place them")
 		nodes := map[string]bool{}
 		for _, p := range h.JobNamed("urgent").Pods {
 			nodes[p.NodeName] = true

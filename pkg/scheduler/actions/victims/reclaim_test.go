@@ -8,9 +8,9 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
-	. "github.com/kai-minruntime/kai-scheduler/pkg/scheduler/scenario"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
+	. "github.com/kai-minruntime/kai-scheduler/pkg/testing/scenario"
 )
 
 var _ = Describe("Reclaim", func() {
@@ -28,11 +28,11 @@ var _ = Describe("Reclaim", func() {
 		Expect(rounds[0].Evictions).To(HaveLen(8))
 		for _, e := range rounds[0].Evictions {
 			Expect(e.Reason.Action).To(Equal(framework.Reclaim))
-			Expect(e.Reason.Preemptor).To(Equal(api.JobID("ns/own")))
+			Expect(e.Reason.Preemptor).To(Equal(model.JobID("ns/own")))
 		}
 		Expect(rounds[0].PipelinedPods()).To(Equal(map[string]int{"own": 2}))
 		Expect(rounds[1].BoundPods()).To(Equal(map[string]int{"own": 2}))
-		Expect(h.PodsIn("own", api.Running)).To(Equal(2))
+		Expect(h.PodsIn("own", model.Running)).To(Equal(2))
 		Expect(evictionsOf(rounds[1:])).To(BeEmpty(), "the borrower does not reclaim back")
 	})
 
@@ -49,8 +49,8 @@ var _ = Describe("Reclaim", func() {
 		rounds, stable := h.RunRounds(ctx, 10)
 		Expect(stable).To(BeTrue())
 		Expect(evictionsOf(rounds)).To(HaveLen(4), "4 single-GPU jobs of team-b")
-		Expect(h.PodsIn("a-small", api.Running)).To(Equal(4))
-		Expect(h.PodsIn("a-big", api.Running)).To(Equal(0), "6 GPUs would take team-a past its share of 4")
+		Expect(h.PodsIn("a-small", model.Running)).To(Equal(4))
+		Expect(h.PodsIn("a-big", model.Running)).To(Equal(0), "6 GPUs would take team-a past its share of 4")
 		Expect(rounds[len(rounds)-1].Reasons("a-big")).To(ContainElement(ContainSubstring("reclaim")))
 	})
 
@@ -153,8 +153,8 @@ var _ = Describe("Reclaim under a parent's limit", func() {
 			Expect(stable).To(BeTrue())
 			Expect(rounds[0].EvictedPods()).To(Equal(map[string]int{"elastic": 2}))
 			Expect(rounds[0].PipelinedPods()).To(Equal(map[string]int{"reclaimer": 2}))
-			Expect(h.PodsIn("reclaimer", api.Running)).To(Equal(2))
-			Expect(h.PodsIn("elastic", api.Running)).To(Equal(1))
+			Expect(h.PodsIn("reclaimer", model.Running)).To(Equal(2))
+			Expect(h.PodsIn("elastic", model.Running)).To(Equal(1))
 			Expect(evictionsOf(rounds[1:])).To(BeEmpty(), "the limit keeps the victims' pods from coming back")
 		},
 		Entry("on a node the parent fills", int64(3)),
@@ -193,7 +193,7 @@ var _ = Describe("The promise made to a reclaimer", func() {
 		Expect(waiting.IsQuiet()).To(BeTrue(), "no new evictions for a preemptor that waits for its victims")
 		Expect(waiting.Reasons("small")).To(ConsistOf(
 			"waiting for resources being released on n1: they are promised to this job (its pods' nominated node)"))
-		Expect(h.PodsIn("small", api.Pipelined)).To(Equal(1))
+		Expect(h.PodsIn("small", model.Pipelined)).To(Equal(1))
 	})
 
 	It("is withdrawn when the job's queue is deleted, and the GPUs go to others", func() {
@@ -201,7 +201,7 @@ var _ = Describe("The promise made to a reclaimer", func() {
 			Nodes(Node("n1").GPUs(3)).
 			Queues(Queue("a").GPUQuota(0)).
 			Jobs(Job("small").Queue("b").GPUs(1), Job("other").Queue("a").GPUs(3))
-		h.JobNamed("small").Pods[0].Status, h.JobNamed("small").Pods[0].NodeName = api.Pipelined, "n1"
+		h.JobNamed("small").Pods[0].Status, h.JobNamed("small").Pods[0].NodeName = model.Pipelined, "n1"
 		round := h.RunCycle(ctx)
 		Expect(round.Withdrawn).To(ConsistOf("ns/small-0"), "queue b is gone: no promise")
 		Expect(round.BoundPods()).To(Equal(map[string]int{"other": 1}))
@@ -212,7 +212,7 @@ var _ = Describe("The promise made to a reclaimer", func() {
 			Nodes(Node("n1").GPUs(3)).
 			Queues(Queue("a").GPUQuota(0), Queue("b").GPUQuota(0).GPULimit(0)).
 			Jobs(Job("small").Queue("b").GPUs(1))
-		h.JobNamed("small").Pods[0].Status, h.JobNamed("small").Pods[0].NodeName = api.Pipelined, "n1"
+		h.JobNamed("small").Pods[0].Status, h.JobNamed("small").Pods[0].NodeName = model.Pipelined, "n1"
 		round := h.RunCycle(ctx)
 		Expect(round.Withdrawn).To(ConsistOf("ns/small-0"))
 		Expect(round.Binds).To(BeEmpty())
@@ -225,7 +225,7 @@ var _ = Describe("The promise made to a reclaimer", func() {
 		Expect(stable).To(BeTrue(), "no evict/re-bind loop")
 		Expect(evictionsOf(rounds)).To(Equal(map[string]int{"big": 1}))
 		Expect(rounds[1].BoundPods()).To(Equal(map[string]int{"small": 1}))
-		Expect(h.PodsIn("big", api.Pending)).To(Equal(1))
+		Expect(h.PodsIn("big", model.Pending)).To(Equal(1))
 	})
 })
 

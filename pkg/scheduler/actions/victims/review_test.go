@@ -4,8 +4,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
-	. "github.com/kai-minruntime/kai-scheduler/pkg/scheduler/scenario"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
+	. "github.com/kai-minruntime/kai-scheduler/pkg/testing/scenario"
 )
 
 var _ = Describe("Evicting only what is needed", func() {
@@ -66,7 +66,7 @@ var _ = Describe("Victims still terminating", func() {
 				Job("b-old").Queue("b").MinMember(2).Pods(2).GPUs(1).Running("n2", "n2"),
 				Job("b-new").Queue("b").MinMember(1).Pods(1).GPUs(3))
 		for _, p := range h.JobNamed("b-old").Pods {
-			p.Status = api.Releasing
+			p.Status = model.Releasing
 		}
 		Expect(h.RunCycle(ctx).Evictions).To(BeEmpty())
 	})

@@ -6,8 +6,8 @@ import (
 	"fmt"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/actions"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 )
 
 // Action is an eviction action defined by its rules: reclaim and preempt are both this.
@@ -28,7 +28,7 @@ func (a *Action) Execute(ctx context.Context, ssn *framework.Session) { Run(ctx,
 // order, gets one search; a plan found is committed at once (victims evicted, the gang
 // pipelined onto what they release) so that later jobs see it.
 func Run(ctx context.Context, ssn *framework.Session, rules Rules) {
-	var preemptors []*api.JobInfo
+	var preemptors []*model.JobInfo
 	for _, job := range actions.SchedulableJobs(ssn) {
 		// A job refused on its own side (its preemption delay) is not searched for at all;
 		// the plugin that refused told it why and until when.
@@ -59,7 +59,7 @@ func Run(ctx context.Context, ssn *framework.Session, rules Rules) {
 		// A queue limit is judged once the victims are gone: evictions under the limited
 		// queue lift it. Any other objection no eviction can lift.
 		var limit *framework.LimitExceeded
-		if st := ssn.Allocatable(job, api.Request(gang)); !st.IsSuccess() && !errors.As(st.Err(), &limit) {
+		if st := ssn.Allocatable(job, model.Request(gang)); !st.IsSuccess() && !errors.As(st.Err(), &limit) {
 			continue
 		}
 		shape := actions.ShapeKey(job, gang)
@@ -82,10 +82,10 @@ func Run(ctx context.Context, ssn *framework.Session, rules Rules) {
 
 // failure is a shape no victims were found for: the first job of it searched, whose reasons
 // the others are told.
-type failure struct{ job api.JobID }
+type failure struct{ job model.JobID }
 
 // apply evicts the plan's victims and pipelines the gang onto the resources they release.
-func apply(ctx context.Context, ssn *framework.Session, action framework.ActionType, job *api.JobInfo, plan *Plan) {
+func apply(ctx context.Context, ssn *framework.Session, action framework.ActionType, job *model.JobInfo, plan *Plan) {
 	st := ssn.NewStatement()
 	reason := framework.NewEvictionReason(action, job.ID)
 	victimReason := reason
@@ -127,7 +127,7 @@ func apply(ctx context.Context, ssn *framework.Session, action framework.ActionT
 
 // endsRun reports whether victims, which start with the victim job's, take every pod of the
 // job that runs (or is bound): the eviction then ends the job's run, and is counted on it.
-func endsRun(job *api.JobInfo, victims []*api.PodInfo) bool {
+func endsRun(job *model.JobInfo, victims []*model.PodInfo) bool {
 	taken := 0
 	for _, v := range victims {
 		if v.Job != job.ID {
@@ -156,7 +156,7 @@ func allocateAll(st *framework.Statement, plan *Plan) bool {
 	return true
 }
 
-func commit(ctx context.Context, ssn *framework.Session, st *framework.Statement, action framework.ActionType, job *api.JobInfo) {
+func commit(ctx context.Context, ssn *framework.Session, st *framework.Statement, action framework.ActionType, job *model.JobInfo) {
 	if err := st.Commit(ctx); err != nil {
 		ssn.Logger().Error(err, "Committing evictions failed", "action", action, "job", job.ID)
 	}

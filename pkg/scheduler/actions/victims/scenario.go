@@ -3,18 +3,18 @@ package victims
 import (
 	"slices"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 )
 
 // scenario is the plan under construction, as plugin filters see it: the preemptor and the
 // victim pods chosen so far, grouped by job in the order jobs joined.
 type scenario struct {
-	preemptor *api.JobInfo
-	jobs      []*api.JobInfo
-	pods      map[api.JobID][]*api.PodInfo
-	units     map[api.JobID][][]*api.PodInfo
-	evicted   map[*api.PodInfo]bool
+	preemptor *model.JobInfo
+	jobs      []*model.JobInfo
+	pods      map[model.JobID][]*model.PodInfo
+	units     map[model.JobID][][]*model.PodInfo
+	evicted   map[*model.PodInfo]bool
 	// log holds every unit in joining order; seq numbers them over the scenario's life.
 	log []framework.ScenarioUnit
 	seq uint64
@@ -22,20 +22,20 @@ type scenario struct {
 
 var _ framework.Scenario = &scenario{}
 
-func newScenario(preemptor *api.JobInfo) *scenario {
-	return &scenario{preemptor: preemptor, pods: map[api.JobID][]*api.PodInfo{},
-		units: map[api.JobID][][]*api.PodInfo{}, evicted: map[*api.PodInfo]bool{}}
+func newScenario(preemptor *model.JobInfo) *scenario {
+	return &scenario{preemptor: preemptor, pods: map[model.JobID][]*model.PodInfo{},
+		units: map[model.JobID][][]*model.PodInfo{}, evicted: map[*model.PodInfo]bool{}}
 }
 
-func (s *scenario) Preemptor() *api.JobInfo                    { return s.preemptor }
-func (s *scenario) VictimJobs() []*api.JobInfo                 { return s.jobs }
-func (s *scenario) VictimPods(job api.JobID) []*api.PodInfo    { return s.pods[job] }
-func (s *scenario) VictimUnits(job api.JobID) [][]*api.PodInfo { return s.units[job] }
-func (s *scenario) Units() []framework.ScenarioUnit            { return s.log }
-func (s *scenario) isEvicted(p *api.PodInfo) bool              { return s.evicted[p] }
-func (s *scenario) hasJob(id api.JobID) bool                   { _, ok := s.pods[id]; return ok }
-func (s *scenario) filterLive(pods []*api.PodInfo) []*api.PodInfo {
-	var live []*api.PodInfo
+func (s *scenario) Preemptor() *model.JobInfo                      { return s.preemptor }
+func (s *scenario) VictimJobs() []*model.JobInfo                   { return s.jobs }
+func (s *scenario) VictimPods(job model.JobID) []*model.PodInfo    { return s.pods[job] }
+func (s *scenario) VictimUnits(job model.JobID) [][]*model.PodInfo { return s.units[job] }
+func (s *scenario) Units() []framework.ScenarioUnit                { return s.log }
+func (s *scenario) isEvicted(p *model.PodInfo) bool                { return s.evicted[p] }
+func (s *scenario) hasJob(id model.JobID) bool                     { _, ok := s.pods[id]; return ok }
+func (s *scenario) filterLive(pods []*model.PodInfo) []*model.PodInfo {
+	var live []*model.PodInfo
 	for _, p := range pods {
 		if !s.evicted[p] && isEvictable(p) {
 			live = append(live, p)
@@ -48,13 +48,13 @@ func (s *scenario) filterLive(pods []*api.PodInfo) []*api.PodInfo {
 // whole gang's surplus pods chosen before it). It lists them against the plan as it stands,
 // so a plan rebuilt without some units relists what the rest take. It returns them and an
 // undo function.
-func (s *scenario) addUnit(u *unit) (live []*api.PodInfo, undo func()) {
+func (s *scenario) addUnit(u *unit) (live []*model.PodInfo, undo func()) {
 	live = s.filterLive(u.pods)
 	return live, s.add(u.job, live)
 }
 
 // add puts pods into the plan and returns an undo function.
-func (s *scenario) add(job *api.JobInfo, pods []*api.PodInfo) (undo func()) {
+func (s *scenario) add(job *model.JobInfo, pods []*model.PodInfo) (undo func()) {
 	newJob := !s.hasJob(job.ID)
 	if newJob {
 		s.jobs = append(s.jobs, job)
@@ -88,8 +88,8 @@ func (s *scenario) add(job *api.JobInfo, pods []*api.PodInfo) (undo func()) {
 }
 
 // victims lists the planned pods, job by job in joining order.
-func (s *scenario) victims() []*api.PodInfo {
-	var all []*api.PodInfo
+func (s *scenario) victims() []*model.PodInfo {
+	var all []*model.PodInfo
 	for _, j := range s.jobs {
 		all = append(all, s.pods[j.ID]...)
 	}

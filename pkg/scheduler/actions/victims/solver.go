@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/placement"
 )
 
@@ -15,28 +15,28 @@ type Rules interface {
 	// Action names the action; plugins' hooks receive it.
 	Action() framework.ActionType
 	// MayEvict applies the action's own rules to a victim, before any plugin is asked.
-	MayEvict(preemptor, victim *api.JobInfo) bool
+	MayEvict(preemptor, victim *model.JobInfo) bool
 	// CompareVictimQueues ranks the queues of two victims: negative if l's go first.
-	CompareVictimQueues(ssn *framework.Session, l, r *api.JobInfo) int
+	CompareVictimQueues(ssn *framework.Session, l, r *model.JobInfo) int
 	// OwnQueueOnly reports whether victims always share the preemptor's queue, which lets the
 	// search look at that queue's units alone.
 	OwnQueueOnly() bool
 	// Prospects narrows the candidates before any search: the test it returns is true for
 	// every job MayEvict allows to at least one of the preemptors (and may be true for more).
 	// Leaving a job out must not change how the others rank; nil keeps every job.
-	Prospects(preemptors []*api.JobInfo) func(victim *api.JobInfo) bool
+	Prospects(preemptors []*model.JobInfo) func(victim *model.JobInfo) bool
 }
 
 // Placement is where a gang pod will run once its victims are gone.
 type Placement struct {
-	Pod  *api.PodInfo
+	Pod  *model.PodInfo
 	Node string
 }
 
 // Plan is the outcome of a successful search.
 type Plan struct {
 	// Victims to evict, grouped by job in the order they were chosen.
-	Victims []*api.PodInfo
+	Victims []*model.PodInfo
 	// Placements of every gang pod.
 	Placements []Placement
 }
@@ -44,7 +44,7 @@ type Plan struct {
 // nodeUnit is a victim unit as seen from one node: the unit's pods on that node.
 type nodeUnit struct {
 	unit *unit
-	pods []*api.PodInfo
+	pods []*model.PodInfo
 }
 
 // Solver searches victims for the pending jobs of one action run. Units are collected and
@@ -52,7 +52,7 @@ type nodeUnit struct {
 type Solver struct {
 	ssn       *framework.Session
 	rules     Rules
-	nodes     []*api.NodeInfo
+	nodes     []*model.NodeInfo
 	nodeIndex map[string]int
 	// byNode lists each node's units in rank order; byQueue the same per victim queue.
 	byNode  [][]nodeUnit
@@ -63,7 +63,7 @@ type Solver struct {
 	jobs int
 	// free is what each node has free, kept across searches while the node's version holds
 	// (freeOK, freeVersion); during a search, what it would have free under the plan.
-	free        []api.Resources
+	free        []model.Resources
 	freeOK      []bool
 	freeVersion []uint64
 	// eligible caches, per candidate job, what the action's rules and the plugins answered
@@ -78,24 +78,24 @@ type Solver struct {
 	// askedBy is, per candidate job, the preemptor whose answer eligible holds; unaskedIn the
 	// search (searches counts them) that last noted it as unasked, so that a search notes each
 	// job once.
-	askedBy   []*api.JobInfo
+	askedBy   []*model.JobInfo
 	unaskedIn []uint32
 	searches  uint32
 	// unasked is the buffer of search.unasked, kept between searches: most searches succeed
 	// and never read it, and a list per search would cost refused victims x searches.
-	unasked []*api.JobInfo
+	unasked []*model.JobInfo
 	// options are the nodes' options for the current class of pod (see nodeOptions).
 	options nodeOptions
 }
 
 // NewSolver collects and ranks the candidate victims of the session for the preemptors.
-func NewSolver(ssn *framework.Session, rules Rules, preemptors []*api.JobInfo) *Solver {
+func NewSolver(ssn *framework.Session, rules Rules, preemptors []*model.JobInfo) *Solver {
 	s := &Solver{ssn: ssn, rules: rules, nodes: ssn.Snapshot().Nodes, nodeIndex: map[string]int{}, byQueue: map[string][][]nodeUnit{}}
 	for i, n := range s.nodes {
 		s.nodeIndex[n.Name] = i
 	}
 	s.byNode = make([][]nodeUnit, len(s.nodes))
-	compareQueues := func(l, r *api.JobInfo) int { return rules.CompareVictimQueues(ssn, l, r) }
+	compareQueues := func(l, r *model.JobInfo) int { return rules.CompareVictimQueues(ssn, l, r) }
 	s.ranked = candidates(ssn, rules.Prospects(preemptors), compareQueues)
 	var groups []nodeUnit // one unit's pods per node, reused
 	for _, u := range s.ranked {
@@ -119,7 +119,7 @@ func NewSolver(ssn *framework.Session, rules Rules, preemptors []*api.JobInfo) *
 // first reach them. A unit on one node, as most are, keeps its own pod list.
 func groupByNode(groups []nodeUnit, u *unit) []nodeUnit {
 	first := u.pods[0].NodeName
-	if !slices.ContainsFunc(u.pods, func(p *api.PodInfo) bool { return p.NodeName != first }) {
+	if !slices.ContainsFunc(u.pods, func(p *model.PodInfo) bool { return p.NodeName != first }) {
 		return append(groups, nodeUnit{unit: u, pods: u.pods})
 	}
 	for _, p := range u.pods {
@@ -135,7 +135,7 @@ func groupByNode(groups []nodeUnit, u *unit) []nodeUnit {
 
 // freeAt is what node i has free: under the plan during a search, as the snapshot says
 // otherwise (recomputed only when the node's version moved).
-func (s *Solver) freeAt(i int) api.Resources {
+func (s *Solver) freeAt(i int) model.Resources {
 	if v := s.nodes[i].Version(); !s.freeOK[i] || s.freeVersion[i] != v {
 		s.free[i], s.freeOK[i], s.freeVersion[i] = s.nodes[i].FutureIdle(), true, v
 	}
@@ -146,9 +146,9 @@ func (s *Solver) freeAt(i int) api.Resources {
 // new epoch, which forgets every eligibility.
 func (s *Solver) startSearch(shape string) {
 	if s.free == nil {
-		s.free, s.freeOK, s.freeVersion = make([]api.Resources, len(s.nodes)), make([]bool, len(s.nodes)), make([]uint64, len(s.nodes))
+		s.free, s.freeOK, s.freeVersion = make([]model.Resources, len(s.nodes)), make([]bool, len(s.nodes)), make([]uint64, len(s.nodes))
 		s.eligible, s.eligibleEpoch = make([]bool, s.jobs), make([]uint32, s.jobs)
-		s.askedBy, s.unaskedIn = make([]*api.JobInfo, s.jobs), make([]uint32, s.jobs)
+		s.askedBy, s.unaskedIn = make([]*model.JobInfo, s.jobs), make([]uint32, s.jobs)
 	}
 	s.searches++
 	if shape != s.shape || shape == "" {
@@ -158,7 +158,7 @@ func (s *Solver) startSearch(shape string) {
 }
 
 // planned records what node i would have free under the plan; the node's option is stale.
-func (s *Solver) planned(st *search, i int, free api.Resources) {
+func (s *Solver) planned(st *search, i int, free model.Resources) {
 	s.free[i] = free
 	s.options.invalidate(i)
 	st.touched = append(st.touched, i)
@@ -166,7 +166,7 @@ func (s *Solver) planned(st *search, i int, free api.Resources) {
 
 // portPlanned reports whether a host port of the pod is taken on node i by a gang pod the
 // plan already placed there.
-func (st *search) portPlanned(pod *api.PodInfo, i int) bool {
+func (st *search) portPlanned(pod *model.PodInfo, i int) bool {
 	return pod.Placement != nil && len(st.ports[i]) > 0 && placement.PortsConflict(pod.Placement.HostPorts, st.ports[i])
 }
 
@@ -181,7 +181,7 @@ func (s *Solver) forgetPlan(st *search) {
 
 // search is the state of one Solve.
 type search struct {
-	preemptor *api.JobInfo
+	preemptor *model.JobInfo
 	sc        *scenario
 	filters   []framework.ScenarioFilter
 	rejection framework.Status // the latest refusal of a filter, for the pending reason
@@ -190,11 +190,11 @@ type search struct {
 	touched []int
 	// ports are the host ports of the gang pods the plan placed, per node: the snapshot does
 	// not show them, and two pods of a gang cannot bind one port on one node.
-	ports map[int][]api.HostPort
+	ports map[int][]model.HostPort
 	// unasked are the victim jobs this search found refused from an earlier preemptor's
 	// answers, without asking the plugins for this one: if the search fails, they are asked,
 	// so that the job is told what refused it.
-	unasked []*api.JobInfo
+	unasked []*model.JobInfo
 }
 
 // Solve plans evictions that let gang (the job's pending pods) fit. When limit is set, a
@@ -202,7 +202,7 @@ type search struct {
 // under that queue (see coverLimits). It returns nil and a reason when no allowed set of
 // victims makes room. shape is the job's ShapeKey: the plugins' answers about victims are
 // reused for the next preemptor of the same shape.
-func (s *Solver) Solve(preemptor *api.JobInfo, gang []*api.PodInfo, limit *framework.LimitExceeded, shape string) (*Plan, string) {
+func (s *Solver) Solve(preemptor *model.JobInfo, gang []*model.PodInfo, limit *framework.LimitExceeded, shape string) (*Plan, string) {
 	st := &search{
 		preemptor: preemptor,
 		sc:        newScenario(preemptor),
@@ -223,7 +223,7 @@ func (s *Solver) Solve(preemptor *api.JobInfo, gang []*api.PodInfo, limit *frame
 }
 
 // solve is Solve's search.
-func (s *Solver) solve(st *search, gang []*api.PodInfo, limit *framework.LimitExceeded) (*Plan, string) {
+func (s *Solver) solve(st *search, gang []*model.PodInfo, limit *framework.LimitExceeded) (*Plan, string) {
 	if s.rules.OwnQueueOnly() {
 		if st.units = s.byQueue[st.preemptor.Queue]; st.units == nil {
 			// No victims, but resources being released may still take the gang.
@@ -246,7 +246,7 @@ func (s *Solver) solve(st *search, gang []*api.PodInfo, limit *framework.LimitEx
 		plan.Placements = append(plan.Placements, Placement{Pod: pod, Node: node})
 	}
 	if limit != nil {
-		if reason := s.coverLimits(st, api.Request(gang), limit); reason != "" {
+		if reason := s.coverLimits(st, model.Request(gang), limit); reason != "" {
 			return nil, reason
 		}
 	}
@@ -265,7 +265,7 @@ const maxLimitRounds = 16
 // own Allocatable answers, asked on the session with the plan's victims evicted (and then
 // rolled back); while it names a limit, the next allowed units from under that queue join
 // the plan, best ranked first. It returns why the limits cannot be met, or "".
-func (s *Solver) coverLimits(st *search, request api.Resources, limit *framework.LimitExceeded) string {
+func (s *Solver) coverLimits(st *search, request model.Resources, limit *framework.LimitExceeded) string {
 	for range maxLimitRounds {
 		stmt := s.ssn.NewStatement()
 		for _, p := range st.sc.victims() {
@@ -307,7 +307,7 @@ func (s *Solver) addUnder(st *search, limit *framework.LimitExceeded) bool {
 		}
 		// Listed before adding: most units free none of the resource, and are not tried.
 		live := st.sc.filterLive(u.pods)
-		freed := float64(api.Request(live).Get(limit.Resource))
+		freed := float64(model.Request(live).Get(limit.Resource))
 		if freed <= 0 {
 			continue
 		}
@@ -334,7 +334,7 @@ type option struct {
 // place chooses the cheapest node for pod, commits its evictions to the plan and returns
 // the node's name. The nodes are tried best first: fewest and least precious victims, then
 // the plugins' score, then node order.
-func (s *Solver) place(st *search, pod *api.PodInfo) (string, bool) {
+func (s *Solver) place(st *search, pod *model.PodInfo) (string, bool) {
 	s.refreshOptions(st, pod)
 	opts := &s.options
 	var tried []int
@@ -372,7 +372,7 @@ func better(a, b option) bool {
 // the refused victims the option was computed past, as if it had walked them itself. Only
 // nodes that moved, were touched or have refused victims are visited (in node order, as a
 // walk over every node would meet them): the others' options stand as they are.
-func (s *Solver) refreshOptions(st *search, pod *api.PodInfo) {
+func (s *Solver) refreshOptions(st *search, pod *model.PodInfo) {
 	opts := &s.options
 	if class := classOf(st.preemptor, pod); !opts.set || !opts.class.equal(class) {
 		opts.reset(class, len(s.nodes))
@@ -404,7 +404,7 @@ func (s *Solver) refreshOptions(st *search, pod *api.PodInfo) {
 // cost walks the node's units in rank order, as if every one were allowed, until the pod
 // fits. A unit is counted only if it frees something the pod still lacks. Units whose
 // eviction is refused are added to refused.
-func (s *Solver) cost(st *search, pod *api.PodInfo, i int, refused *[]*unit) option {
+func (s *Solver) cost(st *search, pod *model.PodInfo, i int, refused *[]*unit) option {
 	free := s.freeAt(i)
 	o := option{node: i, worst: -1, feasible: pod.Request.FitsIn(free)}
 	for _, nu := range st.units[i] {
@@ -428,11 +428,11 @@ func (s *Solver) cost(st *search, pod *api.PodInfo, i int, refused *[]*unit) opt
 
 // freedOnNode is what evicting a unit would free on the node of nu, if the unit may be
 // evicted for this preemptor and still has running pods there.
-func (s *Solver) freedOnNode(st *search, nu nodeUnit) (api.Resources, bool) {
+func (s *Solver) freedOnNode(st *search, nu nodeUnit) (model.Resources, bool) {
 	if !s.mayEvict(st, nu.unit) {
-		return api.Resources{}, false
+		return model.Resources{}, false
 	}
-	var freed api.Resources
+	var freed model.Resources
 	for _, p := range nu.pods {
 		if isEvictable(p) && !st.sc.isEvicted(p) {
 			freed = freed.Add(p.Request)
@@ -444,14 +444,14 @@ func (s *Solver) freedOnNode(st *search, nu nodeUnit) (api.Resources, bool) {
 // taken is a unit chosen for a pod: its live pods and what it frees on the pod's node.
 type taken struct {
 	nu    nodeUnit
-	live  []*api.PodInfo
-	freed api.Resources
+	live  []*model.PodInfo
+	freed model.Resources
 }
 
 // take evicts the node's units in rank order, skipping any a filter rejects or that frees
 // nothing the pod lacks, until the pod fits; then drops the units it turned out not to need
 // and commits the rest to the plan. On failure the plan is left as it was.
-func (s *Solver) take(st *search, pod *api.PodInfo, i int) bool {
+func (s *Solver) take(st *search, pod *model.PodInfo, i int) bool {
 	free := s.freeAt(i)
 	var undos []func()
 	var chosen []taken
@@ -498,7 +498,7 @@ func (s *Solver) take(st *search, pod *api.PodInfo, i int) bool {
 	s.planned(st, i, s.freeAt(i).Sub(pod.Request))
 	if pod.Placement != nil && len(pod.Placement.HostPorts) > 0 {
 		if st.ports == nil {
-			st.ports = map[int][]api.HostPort{}
+			st.ports = map[int][]model.HostPort{}
 		}
 		st.ports[i] = append(st.ports[i], pod.Placement.HostPorts...)
 	}
@@ -506,7 +506,7 @@ func (s *Solver) take(st *search, pod *api.PodInfo, i int) bool {
 }
 
 // prune drops, latest (most precious) first, the units without which the pod still fits.
-func prune(chosen []taken, base, request api.Resources) []taken {
+func prune(chosen []taken, base, request model.Resources) []taken {
 	keep := make([]bool, len(chosen))
 	for k := range keep {
 		keep[k] = true

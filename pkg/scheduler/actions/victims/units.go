@@ -4,8 +4,8 @@ import (
 	"cmp"
 	"slices"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 )
 
 // unit is a set of pods evicted together: one surplus pod of an elastic job, or a job's whole
@@ -14,28 +14,28 @@ import (
 // Its fields are laid out to keep it at 64 bytes: every cycle lists a unit or more per
 // running preemptible job.
 type unit struct {
-	job *api.JobInfo
+	job *model.JobInfo
 	// jobIndex numbers the unit's job densely among the candidates, for per-search lookups
 	// that must not allocate; queueIndex numbers its queue the same way.
 	jobIndex, queueIndex int32
-	pods                 []*api.PodInfo
-	// saved is the job's saved point (api.JobInfo.SavedPoint), worked out once per search:
+	pods                 []*model.PodInfo
+	// saved is the job's saved point (model.JobInfo.SavedPoint), worked out once per search:
 	// the comparator asks for it over and over.
-	saved api.SavedOrder
+	saved model.SavedOrder
 	whole bool
 	// rank is the unit's place in the preference order: lower is evicted first.
 	rank int32
 }
 
 // isEvictable reports whether a pod can be a victim: it runs (or is bound) on a node.
-func isEvictable(p *api.PodInfo) bool {
-	return p.Status == api.Running || p.Status == api.Bound
+func isEvictable(p *model.PodInfo) bool {
+	return p.Status == model.Running || p.Status == model.Bound
 }
 
 // unitsOf splits a running preemptible job into its surplus pods (last pods first, each one
 // the job can lose while keeping its gang and every sub-group minimum) and its whole gang.
-func unitsOf(job *api.JobInfo) []*unit {
-	var running []*api.PodInfo
+func unitsOf(job *model.JobInfo) []*unit {
+	var running []*model.PodInfo
 	for _, p := range job.Pods {
 		if isEvictable(p) {
 			running = append(running, p)
@@ -70,9 +70,9 @@ func unitsOf(job *api.JobInfo) []*unit {
 // bound yet, so a whole-gang eviction, which lists the running pods, would leave them
 // running below the job's minimum. Such a job is not offered whole until they are bound, a
 // cycle later (the property suite's G1 checks that no gang is ever left so).
-func grewThisCycle(job *api.JobInfo) bool {
+func grewThisCycle(job *model.JobInfo) bool {
 	for _, p := range job.Pods {
-		if p.Status == api.Allocated {
+		if p.Status == model.Allocated {
 			return true
 		}
 	}
@@ -87,7 +87,7 @@ func grewThisCycle(job *api.JobInfo) bool {
 //
 // queues is how many distinct queueIndex values the units carry: a sort compares the same
 // few queues over and over, so each pair's answer is asked once and remembered.
-func rankUnits(units []*unit, queues int, compareQueues func(l, r *api.JobInfo) int) {
+func rankUnits(units []*unit, queues int, compareQueues func(l, r *model.JobInfo) int) {
 	// known[l*queues+r] is compareQueues' answer plus 2, or 0 while not asked; beyond
 	// maxRememberedQueues the table would outgrow what it saves, and every pair is asked.
 	var known []int8
@@ -119,7 +119,7 @@ func rankUnits(units []*unit, queues int, compareQueues func(l, r *api.JobInfo) 
 			}
 			return 1
 		}
-		if c := api.CompareSavedOrders(l.saved, r.saved); c != 0 {
+		if c := model.CompareSavedOrders(l.saved, r.saved); c != 0 {
 			return c
 		}
 		if c := cmp.Compare(l.job.ID, r.job.ID); c != 0 {
@@ -138,7 +138,7 @@ const maxRememberedQueues = 1024
 // candidates lists, ranked, the units of every job that may lose pods in this action: running,
 // preemptible, not given resources by eviction this cycle, and a prospect (when prospect is
 // set). Rules and plugins are asked per preemptor later.
-func candidates(ssn *framework.Session, prospect func(*api.JobInfo) bool, compareQueues func(l, r *api.JobInfo) int) []*unit {
+func candidates(ssn *framework.Session, prospect func(*model.JobInfo) bool, compareQueues func(l, r *model.JobInfo) int) []*unit {
 	var units []*unit
 	jobs := 0
 	now := ssn.Now()

@@ -3,14 +3,14 @@ package frameworktest
 import (
 	"slices"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 )
 
 // Scenario is a framework.Scenario built as the victim search builds one: units pushed one
 // at a time and removed, mostly the latest first, each numbered once.
 type Scenario struct {
-	Of  *api.JobInfo
+	Of  *model.JobInfo
 	Log []framework.ScenarioUnit
 	seq uint64
 }
@@ -18,7 +18,7 @@ type Scenario struct {
 var _ framework.Scenario = &Scenario{}
 
 // Push adds a unit of job's pods.
-func (s *Scenario) Push(job *api.JobInfo, pods ...*api.PodInfo) {
+func (s *Scenario) Push(job *model.JobInfo, pods ...*model.PodInfo) {
 	s.seq++
 	s.Log = append(s.Log, framework.ScenarioUnit{Job: job, Pods: pods, Seq: s.seq})
 }
@@ -31,11 +31,11 @@ func (s *Scenario) Clone() *Scenario {
 	return &Scenario{Of: s.Of, Log: slices.Clone(s.Log), seq: s.seq}
 }
 
-func (s *Scenario) Preemptor() *api.JobInfo         { return s.Of }
+func (s *Scenario) Preemptor() *model.JobInfo       { return s.Of }
 func (s *Scenario) Units() []framework.ScenarioUnit { return s.Log }
 
-func (s *Scenario) VictimJobs() []*api.JobInfo {
-	var jobs []*api.JobInfo
+func (s *Scenario) VictimJobs() []*model.JobInfo {
+	var jobs []*model.JobInfo
 	for _, u := range s.Log {
 		if !slices.Contains(jobs, u.Job) {
 			jobs = append(jobs, u.Job)
@@ -44,8 +44,8 @@ func (s *Scenario) VictimJobs() []*api.JobInfo {
 	return jobs
 }
 
-func (s *Scenario) VictimUnits(job api.JobID) [][]*api.PodInfo {
-	var units [][]*api.PodInfo
+func (s *Scenario) VictimUnits(job model.JobID) [][]*model.PodInfo {
+	var units [][]*model.PodInfo
 	for _, u := range s.Log {
 		if u.Job.ID == job {
 			units = append(units, u.Pods)
@@ -54,8 +54,8 @@ func (s *Scenario) VictimUnits(job api.JobID) [][]*api.PodInfo {
 	return units
 }
 
-func (s *Scenario) VictimPods(job api.JobID) []*api.PodInfo {
-	var pods []*api.PodInfo
+func (s *Scenario) VictimPods(job model.JobID) []*model.PodInfo {
+	var pods []*model.PodInfo
 	for _, u := range s.VictimUnits(job) {
 		pods = append(pods, u...)
 	}

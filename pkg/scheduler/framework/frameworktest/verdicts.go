@@ -4,8 +4,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 )
 
 // CheckRememberedVerdicts drives a scenario filter that remembers its verdicts (newFilter
@@ -13,7 +13,7 @@ import (
 // victim added (half the time of the latest job), the latest unit removed, or one in the
 // middle — and fails unless every verdict equals fromScratch's on the same scenario. The
 // sequences must meet at least 100 scenarios allowed and 100 refused.
-func CheckRememberedVerdicts(t *testing.T, preemptor *api.JobInfo, victims []*api.JobInfo,
+func CheckRememberedVerdicts(t *testing.T, preemptor *model.JobInfo, victims []*model.JobInfo,
 	newFilter func() framework.ScenarioFilter, fromScratch func(*Scenario) framework.Status) {
 	t.Helper()
 	verdicts := map[bool]int{}

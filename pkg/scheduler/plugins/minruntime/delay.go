@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 )
 
 // The preemption delay is min-runtime's other side. Min-runtime protects a running job's
@@ -26,9 +26,9 @@ const (
 // the end is noted as a time the answer changes (so that the scheduler wakes for it, as for a
 // victim's protection ending), and the refusal is counted. A job whose delay annotation was
 // unusable has no delay and is told so: the event alone scrolls away.
-func (s *session) mayEvictFor(action framework.ActionType, preemptor *api.JobInfo) framework.Status {
+func (s *session) mayEvictFor(action framework.ActionType, preemptor *model.JobInfo) framework.Status {
 	if preemptor.PreemptionDelayProblem != "" {
-		s.ssn.SetPendingReason(preemptor.ID, invalidReasonKey, api.PendingReason{Reason: api.ReasonInvalidPreemptionDelay,
+		s.ssn.SetPendingReason(preemptor.ID, invalidReasonKey, model.PendingReason{Reason: model.ReasonInvalidPreemptionDelay,
 			Message: "preemption delay ignored: " + preemptor.PreemptionDelayProblem})
 		return framework.Status{}
 	}
@@ -39,13 +39,13 @@ func (s *session) mayEvictFor(action framework.ActionType, preemptor *api.JobInf
 	s.ssn.NoteAnswerChangesAt(end)
 	s.ssn.Metrics().PreemptionDelayHeld(string(action), 1)
 	message := delayMessage(preemptor, end)
-	s.ssn.SetPendingReason(preemptor.ID, delayReasonKey, api.PendingReason{Reason: api.ReasonPreemptionDelayNotElapsed, Message: message})
+	s.ssn.SetPendingReason(preemptor.ID, delayReasonKey, model.PendingReason{Reason: model.ReasonPreemptionDelayNotElapsed, Message: message})
 	return framework.NewStatus(framework.Unschedulable, message)
 }
 
 // delayMessage says which delay holds the job and when it ends.
-func delayMessage(job *api.JobInfo, end time.Time) string {
+func delayMessage(job *model.JobInfo, end time.Time) string {
 	_, since := job.PreemptionDelayFrom()
 	return fmt.Sprintf("preemption delay of %s from %s has not elapsed: the job takes free capacity but evicts no job before %s",
-		job.PreemptionDelay, since, api.FormatEnd(end))
+		job.PreemptionDelay, since, model.FormatEnd(end))
 }

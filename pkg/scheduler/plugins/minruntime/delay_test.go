@@ -6,8 +6,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
-	. "github.com/kai-minruntime/kai-scheduler/pkg/scheduler/scenario"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
+	. "github.com/kai-minruntime/kai-scheduler/pkg/testing/scenario"
 )
 
 // delayReason is the pending reason of a job held by its preemption delay.
@@ -37,7 +37,7 @@ var _ = Describe("Preemption delay", func() {
 		Expect(rounds[0].BoundPods()).To(HaveKeyWithValue("small", 1), "free capacity is taken at once")
 		Expect(rounds[0].Evictions).To(BeEmpty())
 		Expect(rounds[0].Reasons("big")).To(ContainElement(delayReason(30*time.Second, "its creation", end)))
-		Expect(rounds[0].ReasonCodes("big")).To(ContainElement(api.ReasonPreemptionDelayNotElapsed))
+		Expect(rounds[0].ReasonCodes("big")).To(ContainElement(model.ReasonPreemptionDelayNotElapsed))
 		Expect(rounds[0].AnswersChangeAt).To(Equal(end), "the scheduler wakes when the window ends")
 		Expect(h.Metrics.Recorded().PreemptionDelayHeld).To(HaveKey("reclaim"))
 
@@ -86,12 +86,12 @@ var _ = Describe("Preemption delay", func() {
 			Job("big").Queue("owner").MinMember(4).Pods(4).GPUs(1).PreemptionDelayAnnotation("300"))
 		rounds, _ := h.RunRounds(ctx, 1)
 		Expect(rounds[0].EvictedPods()).To(Equal(map[string]int{"borrowed": 4}), "no delay: reclaims at once")
-		Expect(h.Job(api.NewJobID(Namespace, "big")).PreemptionDelayProblem).To(ContainSubstring(`"300"`))
+		Expect(h.Job(model.NewJobID(Namespace, "big")).PreemptionDelayProblem).To(ContainSubstring(`"300"`))
 
 		h = borrowedCluster(withMinRuntime(``)).Nodes(Node("n3").GPUs(0)).Jobs(
 			Job("big").Queue("owner").MinMember(8).Pods(8).GPUs(1).PreemptionDelayAnnotation("-5m"))
 		rounds, _ = h.RunRounds(ctx, 1)
-		Expect(rounds[0].ReasonCodes("big")).To(ContainElement(api.ReasonInvalidPreemptionDelay))
+		Expect(rounds[0].ReasonCodes("big")).To(ContainElement(model.ReasonInvalidPreemptionDelay))
 		Expect(rounds[0].Reasons("big")).To(ContainElement(
 			`preemption delay ignored: annotation kai.scheduler/preemption-delay: "-5m" is negative`))
 	})

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/conf"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 )
 
 // Escalation lengthens the protection of a job the scheduler has already evicted: each run
@@ -38,7 +38,7 @@ type Escalation struct {
 // For is the escalation of the jobs of queue: each setting from the nearest queue up its
 // ancestry whose annotation sets it (kai.scheduler/escalation-factor, -ceiling), else the
 // plugin's arguments (e). An unknown or invalid queue gets e.
-func (e Escalation) For(tree *api.QueueTree, queue string) Escalation {
+func (e Escalation) For(tree *model.QueueTree, queue string) Escalation {
 	own := e
 	factorSet, ceilingSet := false, false
 	ancestry := tree.Ancestry(queue)
@@ -81,13 +81,13 @@ func (e Escalation) Escalate(r Resolution, evictions int32) Resolution {
 
 // EscalateLevels is Escalate for each of a job's reclaim levels: levels itself (shared between
 // the queue's jobs) when nothing changes, else a copy.
-func (e Escalation) EscalateLevels(levels []api.ReclaimLevel, evictions int32) []api.ReclaimLevel {
+func (e Escalation) EscalateLevels(levels []model.ReclaimLevel, evictions int32) []model.ReclaimLevel {
 	if e.Off() || evictions <= 0 {
 		return levels
 	}
-	own := make([]api.ReclaimLevel, len(levels))
+	own := make([]model.ReclaimLevel, len(levels))
 	for i, l := range levels {
-		own[i] = api.ReclaimLevel{Outside: l.Outside, MinRuntime: e.Escalate(l.MinRuntime, evictions)}
+		own[i] = model.ReclaimLevel{Outside: l.Outside, MinRuntime: e.Escalate(l.MinRuntime, evictions)}
 	}
 	return own
 }

@@ -8,10 +8,10 @@ import (
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/plugins/minruntime"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/store"
 	"github.com/kai-minruntime/kai-scheduler/pkg/testing/builders"
 )
 
@@ -51,7 +51,7 @@ func TestEscalate(t *testing.T) {
 
 // Levels are shared by a queue's jobs: escalation copies them, never writes into them.
 func TestEscalateLevelsCopies(t *testing.T) {
-	levels := []api.ReclaimLevel{{Outside: "org", MinRuntime: minruntime.Resolution{Duration: time.Minute}}}
+	levels := []model.ReclaimLevel{{Outside: "org", MinRuntime: minruntime.Resolution{Duration: time.Minute}}}
 	e := minruntime.Escalation{Factor: 3, Ceiling: time.Hour}
 	if got := e.EscalateLevels(levels, 0); &got[0] != &levels[0] {
 		t.Error("a job never evicted must share the queue's levels")
@@ -105,7 +105,7 @@ func TestEscalationForQueue(t *testing.T) {
 		}
 		return q
 	}
-	var infos []*api.QueueInfo
+	var infos []*model.QueueInfo
 	for _, q := range []*v2.Queue{
 		queue("org", "", scheduling.EscalationCeilingAnnotation, "2h"),
 		queue("research", "org", scheduling.EscalationFactorAnnotation, "3"),
@@ -113,9 +113,9 @@ func TestEscalationForQueue(t *testing.T) {
 		queue("prod", "org", scheduling.EscalationFactorAnnotation, "1"),
 		queue("loose", "", scheduling.EscalationFactorAnnotation, "2"),
 	} {
-		infos = append(infos, cache.QueueInfo(q))
+		infos = append(infos, store.QueueInfo(q))
 	}
-	tree := api.NewQueueTree(infos)
+	tree := model.NewQueueTree(infos)
 	plugin := minruntime.Escalation{Factor: 2, Ceiling: 4 * time.Hour}
 	off := minruntime.Escalation{Factor: 1}
 	tests := []struct {
@@ -158,19 +158,19 @@ func TestEscalationForQueue(t *testing.T) {
 func TestBadEscalationAnnotationsAreIgnoredAndTold(t *testing.T) {
 	q := builders.MakeQueue("research").Obj()
 	q.Annotations = map[string]string{scheduling.EscalationFactorAnnotation: "0.5", scheduling.EscalationCeilingAnnotation: "soon"}
-	info := cache.QueueInfo(q)
+	info := store.QueueInfo(q)
 	if info.EscalationFactor != nil || info.EscalationCeiling != nil {
 		t.Errorf("bad values were kept: factor %v, ceiling %v", info.EscalationFactor, info.EscalationCeiling)
 	}
-	store := cache.NewStore("kai-scheduler", scheduling.NodePool{})
-	store.Upsert(q)
-	_, problems, err := (&cache.Builder{Store: store}).Snapshot(context.Background())
+	converted := store.New("kai-scheduler", scheduling.NodePool{})
+	converted.Upsert(q)
+	_, problems, err := (&store.Builder{Store: converted}).Snapshot(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	var told []string
 	for _, p := range problems {
-		if p.Object.GetName() == "research" && p.Reason == api.ReasonInvalidEscalationAnnotation {
+		if p.Object.GetName() == "research" && p.Reason == model.ReasonInvalidEscalationAnnotation {
 			told = append(told, p.Message)
 		}
 	}

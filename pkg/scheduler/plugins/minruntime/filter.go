@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 )
 
 // elasticFilter rejects a candidate set of victims that would take a protected elastic job
@@ -36,14 +36,14 @@ func (f *elasticFilter) Allows(sc framework.Scenario) framework.Status {
 	// scenario — usually one, judged without walking the others.
 	jobs := sc.VictimJobs()
 	if k > 0 {
-		var touched []*api.JobInfo
+		var touched []*model.JobInfo
 		for _, u := range units[k:] {
 			if !slices.Contains(touched, u.Job) {
 				touched = append(touched, u.Job)
 			}
 		}
 		if len(touched) > 1 {
-			touched = slices.DeleteFunc(slices.Clone(jobs), func(j *api.JobInfo) bool { return !slices.Contains(touched, j) })
+			touched = slices.DeleteFunc(slices.Clone(jobs), func(j *model.JobInfo) bool { return !slices.Contains(touched, j) })
 		}
 		jobs = touched
 	}
@@ -62,7 +62,7 @@ func (f *elasticFilter) Allows(sc framework.Scenario) framework.Status {
 
 // judge checks one victim job: a protected elastic job may lose pods only down to its
 // minimums.
-func (f *elasticFilter) judge(sc framework.Scenario, victim *api.JobInfo) framework.Status {
+func (f *elasticFilter) judge(sc framework.Scenario, victim *model.JobInfo) framework.Status {
 	if !IsElastic(victim) {
 		return framework.Status{}
 	}
@@ -75,7 +75,7 @@ func (f *elasticFilter) judge(sc framework.Scenario, victim *api.JobInfo) framew
 		if short := guard.Shortfall(p); short.Breaks() {
 			f.s.block(f.action, sc.Preemptor(), prot)
 			return framework.NewStatus(framework.Unschedulable, fmt.Sprintf("job %s is protected until %s: these evictions would leave %s",
-				victim.ID, api.FormatEnd(prot.until), short))
+				victim.ID, model.FormatEnd(prot.until), short))
 		}
 		guard.Lose(p)
 	}

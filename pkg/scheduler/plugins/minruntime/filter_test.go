@@ -8,9 +8,9 @@ import (
 
 	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework/frameworktest"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 )
 
 // The filter keeps the latest scenario it allowed and judges only the jobs of units added
@@ -20,25 +20,25 @@ func TestElasticFilterRemembersOnlyWhatStillStands(t *testing.T) {
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	started := now.Add(-10 * time.Minute)
 	protect := time.Hour
-	queues := []*api.QueueInfo{{Name: "owner"}, {Name: "borrower", ReclaimMinRuntime: &protect}}
+	queues := []*model.QueueInfo{{Name: "owner"}, {Name: "borrower", ReclaimMinRuntime: &protect}}
 	for _, q := range queues {
 		for r := range q.Resources {
-			q.Resources[r] = api.QueueResourceShare{Quota: api.Unlimited, OverQuotaWeight: 1, Limit: api.Unlimited}
+			q.Resources[r] = model.QueueResourceShare{Quota: model.Unlimited, OverQuotaWeight: 1, Limit: model.Unlimited}
 		}
 	}
-	node := &api.NodeInfo{Name: "n1", Allocatable: api.NewResources(0, 0, 64).With(api.Pods, 110)}
-	var jobs []*api.JobInfo
+	node := &model.NodeInfo{Name: "n1", Allocatable: model.NewResources(0, 0, 64).With(model.Pods, 110)}
+	var jobs []*model.JobInfo
 	for i, minMember := range []int32{1, 2, 3, 2, 4} {
-		j := &api.JobInfo{ID: api.NewJobID("ns", fmt.Sprint("v", i)), Namespace: "ns", Name: fmt.Sprint("v", i),
+		j := &model.JobInfo{ID: model.NewJobID("ns", fmt.Sprint("v", i)), Namespace: "ns", Name: fmt.Sprint("v", i),
 			Queue: "borrower", MinMember: minMember, Preemptible: true, LastStartTimestamp: &started}
 		for k := range 4 {
-			j.AddPod(&api.PodInfo{Namespace: "ns", Name: fmt.Sprintf("v%d-%d", i, k), Job: j.ID, Status: api.Running,
-				NodeName: "n1", Request: api.NewResources(0, 0, 1).With(api.Pods, 1), StartTime: &started})
+			j.AddPod(&model.PodInfo{Namespace: "ns", Name: fmt.Sprintf("v%d-%d", i, k), Job: j.ID, Status: model.Running,
+				NodeName: "n1", Request: model.NewResources(0, 0, 1).With(model.Pods, 1), StartTime: &started})
 		}
 		jobs = append(jobs, j)
 	}
-	preemptor := &api.JobInfo{ID: "ns/p", Namespace: "ns", Name: "p", Queue: "owner", MinMember: 1}
-	snapshot, err := api.NewSnapshot([]*api.NodeInfo{node}, append(jobs, preemptor), queues)
+	preemptor := &model.JobInfo{ID: "ns/p", Namespace: "ns", Name: "p", Queue: "owner", MinMember: 1}
+	snapshot, err := model.NewSnapshot([]*model.NodeInfo{node}, append(jobs, preemptor), queues)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,7 @@ package minruntime
 import (
 	"time"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 )
 
 // EffectiveStart is when the job's current run began, as far as the scheduler can trust it.
@@ -18,7 +18,7 @@ import (
 //
 // The second result is false when there is no start at all. The third tells why the stamp
 // was not used as written, for reporting; empty when it was.
-func EffectiveStart(job *api.JobInfo, now time.Time) (time.Time, bool, string) {
+func EffectiveStart(job *model.JobInfo, now time.Time) (time.Time, bool, string) {
 	start, known, _ := job.CurrentRun()
 	stamp := job.LastStartTimestamp
 	switch {
@@ -29,7 +29,7 @@ func EffectiveStart(job *api.JobInfo, now time.Time) (time.Time, bool, string) {
 	case job.StampOfEarlierRun():
 		// The pods' own start is the truth.
 		return start, known, "start stamp " + stamp.Format(time.RFC3339Nano) + " predates the job's pods and is ignored"
-	case known && stamp.After(start.Add(api.PodTimePrecision)):
+	case known && stamp.After(start.Add(model.PodTimePrecision)):
 		return start, true, "start stamp " + stamp.Format(time.RFC3339Nano) + " is later than the job's pods started; their start counts"
 	}
 	return *stamp, true, ""
@@ -37,10 +37,10 @@ func EffectiveStart(job *api.JobInfo, now time.Time) (time.Time, bool, string) {
 
 // IsElastic reports whether the job has more pods than its gang needs: such a job may lose
 // surplus pods even while protected, down to its minimum.
-func IsElastic(job *api.JobInfo) bool {
+func IsElastic(job *model.JobInfo) bool {
 	var pods int32
 	for _, p := range job.Pods {
-		if p.Status != api.Succeeded && p.Status != api.Failed {
+		if p.Status != model.Succeeded && p.Status != model.Failed {
 			pods++
 		}
 	}

@@ -5,22 +5,22 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/plugins/minruntime"
 )
 
 func TestEffectiveStartCannotBeExtendedByEditingTheStamp(t *testing.T) {
 	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	at := func(d time.Duration) *time.Time { v := now.Add(d); return &v }
-	job := func(stamp *time.Time, podStarts ...*time.Time) *api.JobInfo {
-		j := &api.JobInfo{LastStartTimestamp: stamp}
+	job := func(stamp *time.Time, podStarts ...*time.Time) *model.JobInfo {
+		j := &model.JobInfo{LastStartTimestamp: stamp}
 		for _, s := range podStarts {
-			j.Pods = append(j.Pods, &api.PodInfo{Status: api.Running, StartTime: s})
+			j.Pods = append(j.Pods, &model.PodInfo{Status: model.Running, StartTime: s})
 		}
 		return j
 	}
-	created := func(j *api.JobInfo, ago time.Duration) *api.JobInfo {
+	created := func(j *model.JobInfo, ago time.Duration) *model.JobInfo {
 		for _, p := range j.Pods {
 			p.CreationTime = now.Add(ago)
 		}
@@ -28,7 +28,7 @@ func TestEffectiveStartCannotBeExtendedByEditingTheStamp(t *testing.T) {
 	}
 	tests := []struct {
 		name      string
-		job       *api.JobInfo
+		job       *model.JobInfo
 		want      *time.Time
 		wantNoted bool
 	}{

@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 )
 
 // ResolveMethod chooses where reclaim resolution starts.
@@ -25,14 +25,14 @@ type Defaults struct {
 }
 
 // Resolution is a resolved min-runtime, the queue that set it and the walk that found it
-// (api.MinRuntime.Path), so that an operator told of a protection can find the value to
+// (model.MinRuntime.Path), so that an operator told of a protection can find the value to
 // change, and kubectl kai explain can show the walk without walking again.
-type Resolution = api.MinRuntime
+type Resolution = model.MinRuntime
 
 // PreemptMinRuntime resolves the preempt min-runtime of a victim's leaf queue: the first value
 // set walking up from the leaf, else the default. An unknown or invalid queue (orphan, cycle)
 // gets the default; the walk uses the tree's validated ancestry, so it always ends.
-func PreemptMinRuntime(tree *api.QueueTree, victimQueue string, defaults Defaults) Resolution {
+func PreemptMinRuntime(tree *model.QueueTree, victimQueue string, defaults Defaults) Resolution {
 	ancestry := tree.Ancestry(victimQueue)
 	return firstSetFrom(tree, ancestry, len(ancestry)-1, preemptOf, defaults.Preempt)
 }
@@ -42,7 +42,7 @@ func PreemptMinRuntime(tree *api.QueueTree, victimQueue string, defaults Default
 // lowest common ancestor that leads to the victim (top-level queues are siblings under an
 // implicit root); with Queue, at the victim's leaf. Either way it walks up to the first value
 // set, else the default.
-func ReclaimMinRuntime(tree *api.QueueTree, method ResolveMethod, reclaimerQueue, victimQueue string, defaults Defaults) Resolution {
+func ReclaimMinRuntime(tree *model.QueueTree, method ResolveMethod, reclaimerQueue, victimQueue string, defaults Defaults) Resolution {
 	victim := tree.Ancestry(victimQueue)
 	start := len(victim) - 1
 	if method == LCA {
@@ -63,16 +63,16 @@ func ReclaimMinRuntime(tree *api.QueueTree, method ResolveMethod, reclaimerQueue
 // without siblings is none (no reclaimer can sit beside it), and adjacent levels that
 // resolve alike are one, named by the deeper queue. With Queue there is one level, the
 // leaf's. No level at all means no other queue can reclaim the job.
-func ReclaimLevels(tree *api.QueueTree, method ResolveMethod, victimQueue string, defaults Defaults) []api.ReclaimLevel {
+func ReclaimLevels(tree *model.QueueTree, method ResolveMethod, victimQueue string, defaults Defaults) []model.ReclaimLevel {
 	victim := tree.Ancestry(victimQueue)
 	if len(victim) == 0 { // an unknown or invalid queue: the default alone
-		return []api.ReclaimLevel{{Outside: victimQueue, MinRuntime: Resolution{Duration: defaults.Reclaim}}}
+		return []model.ReclaimLevel{{Outside: victimQueue, MinRuntime: Resolution{Duration: defaults.Reclaim}}}
 	}
 	if method == Queue {
 		leaf := len(victim) - 1
-		return []api.ReclaimLevel{{Outside: victimQueue, MinRuntime: firstSetFrom(tree, victim, leaf, reclaimOf, defaults.Reclaim)}}
+		return []model.ReclaimLevel{{Outside: victimQueue, MinRuntime: firstSetFrom(tree, victim, leaf, reclaimOf, defaults.Reclaim)}}
 	}
-	var levels []api.ReclaimLevel
+	var levels []model.ReclaimLevel
 	for start := range victim {
 		if !tree.HasSibling(victim[start]) {
 			continue
@@ -80,16 +80,16 @@ func ReclaimLevels(tree *api.QueueTree, method ResolveMethod, victimQueue string
 		r := firstSetFrom(tree, victim, start, reclaimOf, defaults.Reclaim)
 		if n := len(levels); n > 0 && levels[n-1].Same(r) {
 			// One level deeper alike: one entry, the deeper one (its walk asks both), says both.
-			levels[n-1] = api.ReclaimLevel{Outside: victim[start], MinRuntime: r}
+			levels[n-1] = model.ReclaimLevel{Outside: victim[start], MinRuntime: r}
 			continue
 		}
-		levels = append(levels, api.ReclaimLevel{Outside: victim[start], MinRuntime: r})
+		levels = append(levels, model.ReclaimLevel{Outside: victim[start], MinRuntime: r})
 	}
 	return levels
 }
 
 // Longest is the longest of the levels' min-runtimes (the innermost of equals).
-func Longest(levels []api.ReclaimLevel) Resolution {
+func Longest(levels []model.ReclaimLevel) Resolution {
 	var longest Resolution
 	for i := len(levels) - 1; i >= 0; i-- {
 		if r := levels[i].MinRuntime; i == len(levels)-1 || r.Duration > longest.Duration {
@@ -99,13 +99,13 @@ func Longest(levels []api.ReclaimLevel) Resolution {
 	return longest
 }
 
-func preemptOf(q *api.QueueInfo) *time.Duration { return q.PreemptMinRuntime }
-func reclaimOf(q *api.QueueInfo) *time.Duration { return q.ReclaimMinRuntime }
+func preemptOf(q *model.QueueInfo) *time.Duration { return q.PreemptMinRuntime }
+func reclaimOf(q *model.QueueInfo) *time.Duration { return q.ReclaimMinRuntime }
 
 // firstSetFrom walks ancestry from index start toward the top and returns the first value
 // that get finds set; def when none is (or the ancestry is empty). The path it walked is a
 // part of ancestry, which costs nothing to keep: resolutions are asked for every victim.
-func firstSetFrom(tree *api.QueueTree, ancestry []string, start int, get func(*api.QueueInfo) *time.Duration, def time.Duration) Resolution {
+func firstSetFrom(tree *model.QueueTree, ancestry []string, start int, get func(*model.QueueInfo) *time.Duration, def time.Duration) Resolution {
 	for i := start; i >= 0; i-- {
 		if v := get(tree.Get(ancestry[i])); v != nil {
 			return Resolution{Duration: *v, SetBy: ancestry[i], Path: ancestry[i : start+1]}
@@ -129,29 +129,29 @@ func Shorten(r Resolution, own *time.Duration, key string) Resolution {
 		return r
 	}
 	return Resolution{Duration: *own, SetBy: key, Path: r.Path,
-		Shortened: api.Shortened{Duration: r.Duration, SetBy: r.SetBy, EscalatedFrom: r.EscalatedFrom}}
+		Shortened: model.Shortened{Duration: r.Duration, SetBy: r.SetBy, EscalatedFrom: r.EscalatedFrom}}
 }
 
 // ShortenPreempt is Shorten with the job's preempt annotation.
-func ShortenPreempt(r Resolution, job *api.JobInfo) Resolution {
+func ShortenPreempt(r Resolution, job *model.JobInfo) Resolution {
 	return Shorten(r, job.OwnPreemptMinRuntime, scheduling.PreemptMinRuntimeAnnotation)
 }
 
 // ShortenReclaim is Shorten with the job's reclaim annotation.
-func ShortenReclaim(r Resolution, job *api.JobInfo) Resolution {
+func ShortenReclaim(r Resolution, job *model.JobInfo) Resolution {
 	return Shorten(r, job.OwnReclaimMinRuntime, scheduling.ReclaimMinRuntimeAnnotation)
 }
 
 // ShortenLevels is ShortenReclaim for each of a job's reclaim levels: levels itself (shared
 // between the queue's jobs) when the job has no annotation, else a copy. Levels that shorten
 // to the same value stay apart: each still holds against its own reclaimers.
-func ShortenLevels(levels []api.ReclaimLevel, job *api.JobInfo) []api.ReclaimLevel {
+func ShortenLevels(levels []model.ReclaimLevel, job *model.JobInfo) []model.ReclaimLevel {
 	if job.OwnReclaimMinRuntime == nil {
 		return levels
 	}
-	own := make([]api.ReclaimLevel, len(levels))
+	own := make([]model.ReclaimLevel, len(levels))
 	for i, l := range levels {
-		own[i] = api.ReclaimLevel{Outside: l.Outside, MinRuntime: ShortenReclaim(l.MinRuntime, job)}
+		own[i] = model.ReclaimLevel{Outside: l.Outside, MinRuntime: ShortenReclaim(l.MinRuntime, job)}
 	}
 	return own
 }

@@ -14,21 +14,21 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/cache"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/plugins/minruntime"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/store"
 )
 
 // exampleTree reads one of docs/examples' queue files, the manifests operators see, into a
 // queue tree through the same conversion the scheduler's cache uses.
-func exampleTree(t *testing.T, file string) *api.QueueTree {
+func exampleTree(t *testing.T, file string) *model.QueueTree {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "docs", "examples", file))
 	if err != nil {
 		t.Fatal(err)
 	}
 	decoder := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	var queues []*api.QueueInfo
+	var queues []*model.QueueInfo
 	for {
 		queue := &v2.Queue{}
 		if err := decoder.Decode(queue); errors.Is(err, io.EOF) {
@@ -36,9 +36,9 @@ func exampleTree(t *testing.T, file string) *api.QueueTree {
 		} else if err != nil {
 			t.Fatal(err)
 		}
-		queues = append(queues, cache.QueueInfo(queue))
+		queues = append(queues, store.QueueInfo(queue))
 	}
-	return api.NewQueueTree(queues)
+	return model.NewQueueTree(queues)
 }
 
 // The reclaim example of the min-runtime design: A → B (600s) → {C, D (60s)},
@@ -99,7 +99,7 @@ func TestSeedPreemptExamples(t *testing.T) {
 
 func TestResolutionFallsBackToTheNodePoolDefault(t *testing.T) {
 	d := 90 * time.Second
-	tree := api.NewQueueTree([]*api.QueueInfo{
+	tree := model.NewQueueTree([]*model.QueueInfo{
 		{Name: "top-a"}, {Name: "top-b", ReclaimMinRuntime: &d},
 		{Name: "orphan", Parent: "gone", PreemptMinRuntime: &d},
 		{Name: "loop-1", Parent: "loop-2"}, {Name: "loop-2", Parent: "loop-1", ReclaimMinRuntime: &d},
@@ -136,23 +136,23 @@ func TestResolutionFallsBackToTheNodePoolDefault(t *testing.T) {
 func TestReclaimLevelsOfTheDesignTree(t *testing.T) {
 	tree := exampleTree(t, "queues-reclaim-lca-tree.yaml")
 	defaults := minruntime.Defaults{Reclaim: 7 * time.Second}
-	level := func(outside string, d time.Duration, setBy string, path ...string) api.ReclaimLevel {
-		return api.ReclaimLevel{Outside: outside, MinRuntime: api.MinRuntime{Duration: d, SetBy: setBy, Path: path}}
+	level := func(outside string, d time.Duration, setBy string, path ...string) model.ReclaimLevel {
+		return model.ReclaimLevel{Outside: outside, MinRuntime: model.MinRuntime{Duration: d, SetBy: setBy, Path: path}}
 	}
 	tests := []struct {
 		name   string
 		victim string
 		method minruntime.ResolveMethod
-		want   []api.ReclaimLevel
+		want   []model.ReclaimLevel
 	}{
 		{"leaf1: a is the only root and b an only child, so no reclaimer sits beside them; b's 600s holds beside c, its own 0s beside leaf1",
-			"leaf1", minruntime.LCA, []api.ReclaimLevel{level("c", 600*time.Second, "b", "b", "c"), level("leaf1", 0, "leaf1", "leaf1")}},
+			"leaf1", minruntime.LCA, []model.ReclaimLevel{level("c", 600*time.Second, "b", "b", "c"), level("leaf1", 0, "leaf1", "leaf1")}},
 		{"leaf3: d's 60s holds for reclaimers beside d; leaf3, an only child, is no level",
-			"leaf3", minruntime.LCA, []api.ReclaimLevel{level("d", 60*time.Second, "d", "d")}},
+			"leaf3", minruntime.LCA, []model.ReclaimLevel{level("d", 60*time.Second, "d", "d")}},
 		{"the queue method has one level, the victim's leaf",
-			"leaf3", minruntime.Queue, []api.ReclaimLevel{level("leaf3", 60*time.Second, "d", "d", "leaf3")}},
+			"leaf3", minruntime.Queue, []model.ReclaimLevel{level("leaf3", 60*time.Second, "d", "d", "leaf3")}},
 		{"an unknown queue gets the default against everyone",
-			"missing", minruntime.LCA, []api.ReclaimLevel{level("missing", 7*time.Second, "")}},
+			"missing", minruntime.LCA, []model.ReclaimLevel{level("missing", 7*time.Second, "")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -171,7 +171,7 @@ func TestReclaimLevelsOfTheDesignTree(t *testing.T) {
 			if slices.Contains(tree.Ancestry(reclaimer), victim) {
 				continue // its own queue: preemption, not reclaim
 			}
-			k := slices.IndexFunc(levels, func(l api.ReclaimLevel) bool {
+			k := slices.IndexFunc(levels, func(l model.ReclaimLevel) bool {
 				return !slices.Contains(tree.Ancestry(reclaimer), l.Outside)
 			})
 			want := minruntime.ReclaimMinRuntime(tree, minruntime.LCA, reclaimer, victim, defaults)

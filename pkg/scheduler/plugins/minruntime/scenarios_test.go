@@ -10,10 +10,10 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/metrics"
-	. "github.com/kai-minruntime/kai-scheduler/pkg/scheduler/scenario"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
+	. "github.com/kai-minruntime/kai-scheduler/pkg/testing/scenario"
 )
 
 var _ = Describe("Protection over virtual time", func() {
@@ -30,14 +30,14 @@ var _ = Describe("Protection over virtual time", func() {
 		Expect(rounds[0].Reasons("owned")).To(ContainElement(
 			"reclaim: victims are protected by min-runtime: ns/borrowed until " + expiry.Format(time.RFC3339) +
 				" (30s from queue borrower); the first protection ends at " + expiry.Format(time.RFC3339)))
-		Expect(rounds[0].ReasonCodes("owned")).To(ContainElement(api.ReasonMinRuntimeProtected))
+		Expect(rounds[0].ReasonCodes("owned")).To(ContainElement(model.ReasonMinRuntimeProtected))
 		at := firstEviction(rounds)
 		Expect(at).NotTo(Equal(-1), "the reclaim must happen once protection ends")
 		Expect(rounds[at].Time).To(Equal(expiry), "the queue's 30s, not the 5m default, counted from the start stamp")
 		Expect(rounds[at].EvictedPods()).To(Equal(map[string]int{"borrowed": 4}))
 		Expect(rounds[at].Evictions[0].Reason.Note.Text).To(Equal(
 			"it ran 30s; its reclaim min-runtime of 30s from queue borrower ended at 2026-01-01T00:00:20Z"))
-		Expect(h.PodsIn("owned", api.Running)).To(Equal(4))
+		Expect(h.PodsIn("owned", model.Running)).To(Equal(4))
 	})
 
 	// Identical reclaimers are searched once (a second search would fail alike): every one
@@ -61,7 +61,7 @@ var _ = Describe("Protection over virtual time", func() {
 		Expect(rounds[0].EvictedPods()).To(Equal(map[string]int{"borrowed-0": 1}))
 		told := 0
 		for i := range 4 {
-			if slices.Contains(rounds[0].ReasonCodes(fmt.Sprintf("owned-%d", i)), api.ReasonMinRuntimeProtected) {
+			if slices.Contains(rounds[0].ReasonCodes(fmt.Sprintf("owned-%d", i)), model.ReasonMinRuntimeProtected) {
 				told++
 			}
 		}
@@ -79,7 +79,7 @@ var _ = Describe("Protection over virtual time", func() {
 		Expect(at).NotTo(Equal(-1))
 		Expect(rounds[at].Time).To(Equal(Epoch.Add(30 * time.Second)))
 		Expect(rounds[at].Evictions[0].Reason.Action).To(BeEquivalentTo("preempt"))
-		Expect(h.PodsIn("high", api.Running)).To(Equal(2))
+		Expect(h.PodsIn("high", model.Running)).To(Equal(2))
 	})
 
 	It("keeps protecting a job whose start stamp was edited to a later time, from its pods' real start", func() {
@@ -132,8 +132,8 @@ var _ = Describe("Elastic jobs", func() {
 		rounds, stable := h.RunRounds(ctx, 10)
 		Expect(stable).To(BeTrue())
 		Expect(rounds[0].EvictedPods()).To(Equal(map[string]int{"elastic": 2}))
-		Expect(h.PodsIn("elastic", api.Running)).To(Equal(2), "its gang of 2 is protected")
-		Expect(h.PodsIn("urgent-a", api.Running)).To(Equal(2))
+		Expect(h.PodsIn("elastic", model.Running)).To(Equal(2), "its gang of 2 is protected")
+		Expect(h.PodsIn("urgent-a", model.Running)).To(Equal(2))
 		Expect(rounds[len(rounds)-1].Reasons("urgent-b")).To(ContainElement(ContainSubstring("protected by min-runtime")))
 	})
 
@@ -146,8 +146,8 @@ var _ = Describe("Elastic jobs", func() {
 				Job("urgent-a").Queue("team").Priority(90).MinMember(2).Pods(2).GPUs(1),
 				Job("urgent-b").Queue("team").Priority(90).GPUs(1).CreatedAt(Epoch.Add(time.Second)))
 		h.RunRounds(ctx, 10)
-		Expect(h.PodsIn("elastic", api.Running)).To(Equal(0))
-		Expect(h.PodsIn("urgent-b", api.Running)).To(Equal(1))
+		Expect(h.PodsIn("elastic", model.Running)).To(Equal(0))
+		Expect(h.PodsIn("urgent-b", model.Running)).To(Equal(1))
 	})
 })
 
@@ -272,7 +272,7 @@ var _ = Describe("Naming the protected victims", func() {
 		Expect(round.AnswersChangeAt).To(Equal(Epoch.Add(7 * time.Minute)))
 		// The reason also carries the longest protection that refused the job, named or
 		// not: the most it can be held back.
-		reasons := round.PendingReasons[api.NewJobID(Namespace, "owned")]
+		reasons := round.PendingReasons[model.NewJobID(Namespace, "owned")]
 		Expect(reasons).To(ContainElement(HaveField("LongestMinRuntime", 30*time.Minute)))
 	})
 })
@@ -315,12 +315,12 @@ var _ = Describe("The protection a running job's status shows", func() {
 				Job("urgent").Queue("team").Priority(50).GPUs(1))
 
 		first := h.RunCycle(ctx)
-		Expect(first.ProtectionChanges).To(Equal([]api.ProtectionChange{{Job: "ns/train", Protection: api.Protection{
+		Expect(first.ProtectionChanges).To(Equal([]model.ProtectionChange{{Job: "ns/train", Protection: model.Protection{
 			Start:   Epoch.Add(-2 * time.Minute),
-			Preempt: api.MinRuntime{Duration: 10 * time.Minute, SetBy: "team", Path: []string{"team"}},
-			Reclaim: []api.ReclaimLevel{
-				{Outside: "dept", MinRuntime: api.MinRuntime{Duration: time.Hour, SetBy: "dept", Path: []string{"dept"}}},
-				{Outside: "team", MinRuntime: api.MinRuntime{Duration: 2 * time.Minute, SetBy: "team", Path: []string{"team"}}},
+			Preempt: model.MinRuntime{Duration: 10 * time.Minute, SetBy: "team", Path: []string{"team"}},
+			Reclaim: []model.ReclaimLevel{
+				{Outside: "dept", MinRuntime: model.MinRuntime{Duration: time.Hour, SetBy: "dept", Path: []string{"dept"}}},
+				{Outside: "team", MinRuntime: model.MinRuntime{Duration: 2 * time.Minute, SetBy: "team", Path: []string{"team"}}},
 			},
 		}}}), "serve is non-preemptible and urgent is not running: neither has a protection to show")
 		Expect(first.ProtectionChanges[0].Protection.Earliest()).To(Equal(Epoch),
@@ -332,7 +332,7 @@ var _ = Describe("The protection a running job's status shows", func() {
 		for _, r := range rounds[:at] {
 			Expect(r.ProtectionChanges).To(BeEmpty(), "nothing changed at %s: nothing to write", r.Time)
 		}
-		Expect(rounds[at].ProtectionChanges).To(Equal([]api.ProtectionChange{{Job: "ns/train", None: true}}),
+		Expect(rounds[at].ProtectionChanges).To(Equal([]model.ProtectionChange{{Job: "ns/train", None: true}}),
 			"an evicted job no longer runs: its status stops showing a protection")
 	})
 })
@@ -394,11 +394,11 @@ var _ = Describe("Protected elastic jobs counted in sub-groups (minSubGroup)", f
 			Job("owned-a").Queue("owner").MinMember(8).Pods(8).GPUs(1),
 			Job("owned-b").Queue("owner").MinMember(8).Pods(8).GPUs(1).CreatedAt(Epoch.Add(time.Second)))
 		rounds, _ := h.RunRounds(ctx, 6)
-		Expect(h.PodsIn("borrowed", api.Running)).To(Equal(24))
+		Expect(h.PodsIn("borrowed", model.Running)).To(Equal(24))
 		ready := 0
 		perReplica := map[string]int{}
 		for _, p := range h.JobNamed("borrowed").Pods {
-			if p.Status == api.Running {
+			if p.Status == model.Running {
 				perReplica[p.SubGroup]++
 			}
 		}
@@ -408,8 +408,8 @@ var _ = Describe("Protected elastic jobs counted in sub-groups (minSubGroup)", f
 			}
 		}
 		Expect(ready).To(Equal(3), "three whole replicas, not pods taken from each: %v", perReplica)
-		Expect(h.PodsIn("owned-a", api.Running)).To(Equal(8))
-		Expect(h.PodsIn("owned-b", api.Running)).To(Equal(0))
+		Expect(h.PodsIn("owned-a", model.Running)).To(Equal(8))
+		Expect(h.PodsIn("owned-b", model.Running)).To(Equal(0))
 		Expect(rounds[len(rounds)-1].Reasons("owned-b")).To(ContainElement(ContainSubstring(
 			"job ns/borrowed is protected until 2026-01-01T01:00:00Z: these evictions would leave 2 ready sub-groups where its gang needs 3")))
 	})

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/metrics"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 )
 
 // session is the plugin's state for one cycle: resolution caches and what it told pending
@@ -23,7 +23,7 @@ type session struct {
 	reclaim map[[2]string]Resolution
 	// levels caches ReclaimLevels per victim queue, shared by the queue's jobs; escalations
 	// the escalation per victim queue.
-	levels      map[string][]api.ReclaimLevel
+	levels      map[string][]model.ReclaimLevel
 	escalations map[string]Escalation
 	// blocked holds, per action and pending job, the protected victims it was refused, for
 	// its pending reason; lastRefused, per action and victim, the preemptor it was last
@@ -32,25 +32,25 @@ type session struct {
 	// same preemptor is the same refusal. (A set of every refused pair would grow with their
 	// product: thousands of reclaimers waiting on thousands of protected jobs.)
 	blocked     map[blockKey]*blockedBy
-	lastRefused map[refusedVictim]api.JobID
-	reported    map[api.JobID]bool
+	lastRefused map[refusedVictim]model.JobID
+	reported    map[model.JobID]bool
 }
 
 type refusedVictim struct {
 	action framework.ActionType
-	victim api.JobID
+	victim model.JobID
 }
 
 type blockKey struct {
 	action    framework.ActionType
-	preemptor api.JobID
+	preemptor model.JobID
 }
 
 // protection is a victim's min-runtime against one preemptor: the value and where it was
 // set, the start it counts from and when it ends. The start is looked up only when a
 // min-runtime applies (see protectionOf).
 type protection struct {
-	victim     api.JobID
+	victim     model.JobID
 	by         Resolution
 	start      time.Time
 	startKnown bool
@@ -74,7 +74,7 @@ type blockedBy struct {
 	longest time.Duration
 	// told is the reason as last told, until a protection is added: jobs of one shape share
 	// a teller (framework.Session.CopyPendingReasons), and it is formatted once for all.
-	told *api.PendingReason
+	told *model.PendingReason
 }
 
 // maxNamedVictims bounds the victims a pending reason names: enough to act on, short enough
@@ -86,17 +86,17 @@ func newSession(ssn *framework.Session, defaults Defaults, method ResolveMethod,
 		ssn: ssn, defaults: defaults, method: method, escalation: escalation,
 		preempt:     map[string]Resolution{},
 		reclaim:     map[[2]string]Resolution{},
-		levels:      map[string][]api.ReclaimLevel{},
+		levels:      map[string][]model.ReclaimLevel{},
 		escalations: map[string]Escalation{},
 		blocked:     map[blockKey]*blockedBy{},
-		lastRefused: map[refusedVictim]api.JobID{},
-		reported:    map[api.JobID]bool{},
+		lastRefused: map[refusedVictim]model.JobID{},
+		reported:    map[model.JobID]bool{},
 	}
 }
 
 // minRuntime resolves the min-runtime that applies to victim in this action: the queues' (or
 // the default), escalated for the victim's past evictions, shortened by its own annotation.
-func (s *session) minRuntime(action framework.ActionType, preemptor, victim *api.JobInfo) Resolution {
+func (s *session) minRuntime(action framework.ActionType, preemptor, victim *model.JobInfo) Resolution {
 	switch action {
 	case framework.Preempt:
 		return s.ownPreempt(victim)
@@ -115,7 +115,7 @@ func (s *session) minRuntime(action framework.ActionType, preemptor, victim *api
 }
 
 // ownPreempt is the job's preempt min-runtime: its queue's, escalated, then shortened.
-func (s *session) ownPreempt(job *api.JobInfo) Resolution {
+func (s *session) ownPreempt(job *model.JobInfo) Resolution {
 	return ShortenPreempt(s.escalationOf(job.Queue).Escalate(s.preemptMinRuntime(job.Queue), job.Evictions.Total()), job)
 }
 
@@ -143,7 +143,7 @@ func (s *session) preemptMinRuntime(queue string) Resolution {
 // protectionOf returns victim's protection against preemptor in this action. A zero
 // min-runtime protects whatever the start, so the start is left unknown then: the victim
 // search asks for every candidate, and most configurations set no min-runtime for most.
-func (s *session) protectionOf(action framework.ActionType, preemptor, victim *api.JobInfo) protection {
+func (s *session) protectionOf(action framework.ActionType, preemptor, victim *model.JobInfo) protection {
 	p := protection{victim: victim.ID, by: s.minRuntime(action, preemptor, victim)}
 	if p.by.Duration > 0 {
 		p.start, p.startKnown = s.effectiveStart(victim)
@@ -154,7 +154,7 @@ func (s *session) protectionOf(action framework.ActionType, preemptor, victim *a
 
 // effectiveStart is the start min-runtime counts from (see EffectiveStart). A stamp in the
 // future is noted as a time the answers change; a stamp not trusted is logged once.
-func (s *session) effectiveStart(victim *api.JobInfo) (time.Time, bool) {
+func (s *session) effectiveStart(victim *model.JobInfo) (time.Time, bool) {
 	now := s.ssn.Now()
 	start, known, note := EffectiveStart(victim, now)
 	if stamp := victim.LastStartTimestamp; stamp != nil && stamp.After(now) {
@@ -170,7 +170,7 @@ func (s *session) effectiveStart(victim *api.JobInfo) (time.Time, bool) {
 // isPreemptible refuses a protected non-elastic victim and tells the preemptor until when.
 // The victim search asks for every candidate, so the verdict is one constant refusal; the
 // preemptor's pending reason names the victims and when each protection ends.
-func (s *session) isPreemptible(action framework.ActionType, preemptor, victim *api.JobInfo) framework.Status {
+func (s *session) isPreemptible(action framework.ActionType, preemptor, victim *model.JobInfo) framework.Status {
 	if action == framework.Allocate || IsElastic(victim) {
 		return framework.Status{}
 	}
@@ -188,7 +188,7 @@ var protected = framework.NewStatus(framework.Unschedulable, "the victim is prot
 // block records that a protection refused a victim to a preemptor: counted once per cycle
 // (the victim search asks again for every candidate set, the metric counts victims), noted
 // as a time the answer changes, and told in the preemptor's pending reason.
-func (s *session) block(action framework.ActionType, preemptor *api.JobInfo, p protection) {
+func (s *session) block(action framework.ActionType, preemptor *model.JobInfo, p protection) {
 	r := refusedVictim{action, p.victim}
 	if s.lastRefused[r] == preemptor.ID {
 		return
@@ -234,7 +234,7 @@ func compareProtections(a, b protection) int {
 
 // PendingReason tells the pending job which protected jobs hold it back, where each
 // min-runtime was set and until when; the first end is when the job can next hope to move.
-func (b *blockedBy) PendingReason() api.PendingReason {
+func (b *blockedBy) PendingReason() model.PendingReason {
 	if b.told != nil {
 		return *b.told
 	}
@@ -245,20 +245,20 @@ func (b *blockedBy) PendingReason() api.PendingReason {
 		if i > 0 {
 			m.WriteString(", ")
 		}
-		fmt.Fprintf(&m, "%s until %s (%s from %s%s)", p.victim, api.FormatEnd(p.until), p.by.Duration, p.by.Source(), p.by.EscalationNote())
+		fmt.Fprintf(&m, "%s until %s (%s from %s%s)", p.victim, model.FormatEnd(p.until), p.by.Duration, p.by.Source(), p.by.EscalationNote())
 	}
 	if more := b.count - b.named; more > 0 {
 		fmt.Fprintf(&m, " and %d more", more)
 	}
-	fmt.Fprintf(&m, "; the first protection ends at %s", api.FormatEnd(b.earliest[0].until))
-	b.told = &api.PendingReason{Reason: api.ReasonMinRuntimeProtected, Message: m.String(), LongestMinRuntime: b.longest}
+	fmt.Fprintf(&m, "; the first protection ends at %s", model.FormatEnd(b.earliest[0].until))
+	b.told = &model.PendingReason{Reason: model.ReasonMinRuntimeProtected, Message: m.String(), LongestMinRuntime: b.longest}
 	return *b.told
 }
 
 // evictionNote tells a victim's owner how long the job ran, counted from the start this
 // plugin trusts, and which min-runtime applied: the answer to "why was my job killed after
 // three minutes?". Built by appending: reclaiming a large cluster evicts thousands of jobs.
-func (s *session) evictionNote(action framework.ActionType, preemptor, victim *api.JobInfo) framework.EvictionNote {
+func (s *session) evictionNote(action framework.ActionType, preemptor, victim *model.JobInfo) framework.EvictionNote {
 	if action == framework.Allocate {
 		return framework.EvictionNote{}
 	}
@@ -286,10 +286,10 @@ func (s *session) evictionNote(action framework.ActionType, preemptor, victim *a
 	case p.holds(now):
 		// Only an elastic job loses pods while protected, and only those above its minimums.
 		b = append(minRuntime(append(b, "; "...)), " protects it until "...)
-		b = append(api.ShownEnd(until).UTC().AppendFormat(b, time.RFC3339), ", so it keeps its minimum"...)
+		b = append(model.ShownEnd(until).UTC().AppendFormat(b, time.RFC3339), ", so it keeps its minimum"...)
 	default:
 		b = append(minRuntime(append(b, "; "...)), " ended at "...)
-		b = api.ShownEnd(until).UTC().AppendFormat(b, time.RFC3339)
+		b = model.ShownEnd(until).UTC().AppendFormat(b, time.RFC3339)
 	}
 	note := framework.EvictionNote{Text: string(b), RanKnown: known}
 	if known {
@@ -300,20 +300,20 @@ func (s *session) evictionNote(action framework.ActionType, preemptor, victim *a
 
 // jobProtection is how the plugin protects a running job, as its status shows it: none for
 // a job that can never be a victim or has no start to count from.
-func (s *session) jobProtection(job *api.JobInfo) (api.Protection, bool) {
+func (s *session) jobProtection(job *model.JobInfo) (model.Protection, bool) {
 	if !job.Preemptible || job.CountActive() == 0 {
-		return api.Protection{}, false
+		return model.Protection{}, false
 	}
 	start, known, note := EffectiveStart(job, s.ssn.Now())
 	if !known {
-		return api.Protection{}, false
+		return model.Protection{}, false
 	}
 	levels, ok := s.levels[job.Queue]
 	if !ok {
 		levels = ReclaimLevels(s.ssn.Snapshot().Queues, s.method, job.Queue, s.defaults)
 		s.levels[job.Queue] = levels
 	}
-	return api.Protection{Start: start, StartNote: note, Preempt: s.ownPreempt(job),
+	return model.Protection{Start: start, StartNote: note, Preempt: s.ownPreempt(job),
 		Reclaim: ShortenLevels(s.escalationOf(job.Queue).EscalateLevels(levels, job.Evictions.Total()), job)}, true
 }
 
@@ -347,7 +347,7 @@ func (s *session) reportProtected() {
 }
 
 // scenarioFilters returns the elastic filter for eviction actions.
-func (s *session) scenarioFilters(action framework.ActionType, pendingJob *api.JobInfo) []framework.ScenarioFilter {
+func (s *session) scenarioFilters(action framework.ActionType, pendingJob *model.JobInfo) []framework.ScenarioFilter {
 	if action == framework.Allocate {
 		return nil
 	}

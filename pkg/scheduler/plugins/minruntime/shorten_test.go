@@ -8,7 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/plugins/minruntime"
 )
 
@@ -27,11 +27,11 @@ func TestShorten(t *testing.T) {
 		{"a lower reclaim value is honoured, named as the job's annotation, preempt untouched",
 			nil, dur(time.Minute), queues,
 			minruntime.Resolution{Duration: time.Minute, SetBy: scheduling.ReclaimMinRuntimeAnnotation, Path: queues.Path,
-				Shortened: api.Shortened{Duration: 10 * time.Minute, SetBy: "team"}}},
+				Shortened: model.Shortened{Duration: 10 * time.Minute, SetBy: "team"}}},
 		{"0s is the shortest: the job volunteers to be taken at any time",
 			dur(0), nil,
 			minruntime.Resolution{Duration: 0, SetBy: scheduling.PreemptMinRuntimeAnnotation, Path: queues.Path,
-				Shortened: api.Shortened{Duration: 10 * time.Minute, SetBy: "team"}}, queues},
+				Shortened: model.Shortened{Duration: 10 * time.Minute, SetBy: "team"}}, queues},
 		{"an equal value is not honoured: the queues' value stands, declined",
 			dur(10 * time.Minute), nil, declined(queues, 10*time.Minute), queues},
 		{"a higher value is not honoured: the queues' value stands, declined",
@@ -39,7 +39,7 @@ func TestShorten(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			job := &api.JobInfo{OwnPreemptMinRuntime: tt.preempt, OwnReclaimMinRuntime: tt.recl}
+			job := &model.JobInfo{OwnPreemptMinRuntime: tt.preempt, OwnReclaimMinRuntime: tt.recl}
 			if diff := cmp.Diff(tt.wantPreempt, minruntime.ShortenPreempt(queues, job)); diff != "" {
 				t.Errorf("preempt (-want +got):\n%s", diff)
 			}
@@ -58,14 +58,14 @@ func declined(r minruntime.Resolution, asked time.Duration) minruntime.Resolutio
 // Each reclaim level is shortened on its own; a job without the annotation shares the
 // queue's levels (no copy), and a declined one is told with the level it lost to.
 func TestShortenLevels(t *testing.T) {
-	levels := []api.ReclaimLevel{
-		{Outside: "org", MinRuntime: api.MinRuntime{Duration: 30 * time.Minute, SetBy: "org"}},
-		{Outside: "team", MinRuntime: api.MinRuntime{Duration: 5 * time.Minute, SetBy: "team"}},
+	levels := []model.ReclaimLevel{
+		{Outside: "org", MinRuntime: model.MinRuntime{Duration: 30 * time.Minute, SetBy: "org"}},
+		{Outside: "team", MinRuntime: model.MinRuntime{Duration: 5 * time.Minute, SetBy: "team"}},
 	}
-	if got := minruntime.ShortenLevels(levels, &api.JobInfo{}); &got[0] != &levels[0] {
+	if got := minruntime.ShortenLevels(levels, &model.JobInfo{}); &got[0] != &levels[0] {
 		t.Errorf("a job without the annotation got a copy of its queue's levels")
 	}
-	job := &api.JobInfo{OwnReclaimMinRuntime: dur(10 * time.Minute)}
+	job := &model.JobInfo{OwnReclaimMinRuntime: dur(10 * time.Minute)}
 	got := minruntime.ShortenLevels(levels, job)
 	if got[0].Duration != 10*time.Minute || !got[0].ByJob() || got[0].Source() != "the job's annotation "+scheduling.ReclaimMinRuntimeAnnotation {
 		t.Errorf("outer level: got %+v, want 10m from the job's annotation", got[0])
@@ -76,7 +76,7 @@ func TestShortenLevels(t *testing.T) {
 	if levels[0].Duration != 30*time.Minute {
 		t.Errorf("the queue's shared levels were modified")
 	}
-	lines := api.Protection{Reclaim: got}.Declined()
+	lines := model.Protection{Reclaim: got}.Declined()
 	if len(lines) != 1 || !strings.Contains(lines[0], "outside team") || !strings.Contains(lines[0], "queue team") {
 		t.Errorf("declined lines: %q, want one naming the team level", lines)
 	}

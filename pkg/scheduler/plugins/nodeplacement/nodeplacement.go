@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 )
 
 // Name is the plugin's name in the scheduler configuration.
@@ -83,15 +83,15 @@ func (p *plugin) OnSessionClose(*framework.Session) {}
 
 // score is the node's utilisation after placing the pod (binpack) or its complement (spread),
 // for GPUs when the pod asks for GPUs, and for CPU.
-func (p *plugin) score(pod *api.PodInfo, node *api.NodeInfo) float64 {
+func (p *plugin) score(pod *model.PodInfo, node *model.NodeInfo) float64 {
 	var score float64
-	if pod.Request.Get(api.GPU) > 0 {
-		score += gpuWeight * placementScore(pod, node, api.GPU, p.spreadGPU)
+	if pod.Request.Get(model.GPU) > 0 {
+		score += gpuWeight * placementScore(pod, node, model.GPU, p.spreadGPU)
 	}
-	return score + placementScore(pod, node, api.CPU, p.spreadCPU)
+	return score + placementScore(pod, node, model.CPU, p.spreadCPU)
 }
 
-func placementScore(pod *api.PodInfo, node *api.NodeInfo, r api.ResourceName, spread bool) float64 {
+func placementScore(pod *model.PodInfo, node *model.NodeInfo, r model.ResourceName, spread bool) float64 {
 	allocatable := node.Allocatable.Get(r)
 	if allocatable <= 0 {
 		return 0

@@ -7,8 +7,8 @@
 package predicates
 
 import (
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/placement"
 )
 
@@ -45,7 +45,7 @@ func (plugin) OnSessionClose(*framework.Session) {}
 // node-affinity weight the node matches, less each PreferNoSchedule taint it does not
 // tolerate. It runs for every pod on every node; for a pod that prefers nothing on a node
 // without taints it is two nil tests.
-func Score(pod *api.PodInfo, node *api.NodeInfo) float64 {
+func Score(pod *model.PodInfo, node *model.NodeInfo) float64 {
 	if pod.Placement == nil && len(node.Taints) == 0 {
 		return 0
 	}

@@ -5,21 +5,21 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 )
 
 func TestScorePrefersMatchingAffinityAndAvoidsPreferNoSchedule(t *testing.T) {
 	spec := v1.PodSpec{Affinity: &v1.Affinity{NodeAffinity: &v1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []v1.PreferredSchedulingTerm{
 		{Weight: 10, Preference: v1.NodeSelectorTerm{MatchExpressions: []v1.NodeSelectorRequirement{{Key: "zone", Operator: v1.NodeSelectorOpIn, Values: []string{"a"}}}}},
 	}}}}
-	placement, err := api.NewPlacement(&spec)
+	placement, err := model.NewPlacement(&spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pod := &api.PodInfo{Placement: placement}
-	zoneA := &api.NodeInfo{Name: "a", Labels: map[string]string{"zone": "a"}}
-	zoneB := &api.NodeInfo{Name: "b", Labels: map[string]string{"zone": "b"}}
-	spotA := &api.NodeInfo{Name: "spot-a", Labels: map[string]string{"zone": "a"},
+	pod := &model.PodInfo{Placement: placement}
+	zoneA := &model.NodeInfo{Name: "a", Labels: map[string]string{"zone": "a"}}
+	zoneB := &model.NodeInfo{Name: "b", Labels: map[string]string{"zone": "b"}}
+	spotA := &model.NodeInfo{Name: "spot-a", Labels: map[string]string{"zone": "a"},
 		Taints: []v1.Taint{{Key: "spot", Effect: v1.TaintEffectPreferNoSchedule}}}
 	a, b, spot := Score(pod, zoneA), Score(pod, zoneB), Score(pod, spotA)
 	if !(a > b) || !(spot < b) {
@@ -29,7 +29,7 @@ func TestScorePrefersMatchingAffinityAndAvoidsPreferNoSchedule(t *testing.T) {
 	if a-b <= 11 {
 		t.Fatalf("a matched preference adds %v, no more than packing can", a-b)
 	}
-	if got := Score(&api.PodInfo{}, zoneA); got != 0 {
+	if got := Score(&model.PodInfo{}, zoneA); got != 0 {
 		t.Fatalf("a pod without preferences on a node without taints scores %v", got)
 	}
 }

@@ -4,8 +4,8 @@ package priority
 import (
 	"cmp"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 )
 
 // Name is the plugin's name in the scheduler configuration.
@@ -23,7 +23,7 @@ func New(args framework.Arguments) (framework.Plugin, error) {
 func (plugin) Name() string { return Name }
 
 func (plugin) OnSessionOpen(ssn *framework.Session) {
-	ssn.AddJobOrderFn(Name, func(l, r *api.JobInfo) int {
+	ssn.AddJobOrderFn(Name, func(l, r *model.JobInfo) int {
 		return cmp.Compare(r.Priority, l.Priority) // higher first
 	})
 }

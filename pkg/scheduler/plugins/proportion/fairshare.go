@@ -5,13 +5,13 @@ import (
 	"math"
 	"slices"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 )
 
-// Vector holds one float64 per resource, indexed like api.Resources (CPU millicores, memory
+// Vector holds one float64 per resource, indexed like model.Resources (CPU millicores, memory
 // bytes, GPUs). Fair shares are fractional (two queues splitting 3 GPUs get 1.5 each), so they
-// cannot be kept in the integer api.Resources without losing what reclaim decisions compare.
-type Vector [api.NumQuotaResources]float64
+// cannot be kept in the integer model.Resources without losing what reclaim decisions compare.
+type Vector [model.NumQuotaResources]float64
 
 // relativeEpsilon is "nothing left" or "already full", relative to the amount divided, so
 // that float rounding never starts another water-filling round.
@@ -19,7 +19,7 @@ const relativeEpsilon = 1e-9
 
 // shareNode is one valid queue, or the implicit root at index 0, while shares are computed.
 type shareNode struct {
-	info *api.QueueInfo // nil for the implicit root
+	info *model.QueueInfo // nil for the implicit root
 	// first and end delimit the node's children in the node slice: breadth-first order keeps
 	// siblings contiguous, sorted by descending priority and then by name.
 	first, end int
@@ -45,7 +45,7 @@ type shareNode struct {
 // unknown, invalid or non-leaf queues are ignored). It returns the fair share of every valid
 // queue (inner queues included); invalid queues are absent. Capacity nobody requests stays
 // unassigned. Negative or non-finite requests and capacities count as zero.
-func FairShares(tree *api.QueueTree, request map[string]Vector, capacity Vector) map[string]Vector {
+func FairShares(tree *model.QueueTree, request map[string]Vector, capacity Vector) map[string]Vector {
 	nodes := divideTree(tree, request, capacity)
 	fair := make(map[string]Vector, len(nodes))
 	for i := 1; i < len(nodes); i++ {
@@ -59,7 +59,7 @@ func FairShares(tree *api.QueueTree, request map[string]Vector, capacity Vector)
 // share. Deciding "within quota" on this rather than on the configured quota keeps the quota
 // rule and the fair-share rule of reclaim from pointing opposite ways: a queue within its
 // deserved quota is within its fair share too.
-func Shares(tree *api.QueueTree, request map[string]Vector, capacity Vector) (fair, deserved map[string]Vector) {
+func Shares(tree *model.QueueTree, request map[string]Vector, capacity Vector) (fair, deserved map[string]Vector) {
 	nodes := divideTree(tree, request, capacity)
 	fair = make(map[string]Vector, len(nodes))
 	deserved = make(map[string]Vector, len(nodes))
@@ -72,13 +72,13 @@ func Shares(tree *api.QueueTree, request map[string]Vector, capacity Vector) (fa
 
 // divideTree lays out the valid queues (index 0 is the implicit root) and divides capacity
 // among them; nil for a nil tree.
-func divideTree(tree *api.QueueTree, request map[string]Vector, capacity Vector) []shareNode {
+func divideTree(tree *model.QueueTree, request map[string]Vector, capacity Vector) []shareNode {
 	if tree == nil {
 		return nil
 	}
 	nodes := buildNodes(tree)
 	sumRequests(nodes, request)
-	for _, r := range api.QuotaResources {
+	for _, r := range model.QuotaResources {
 		nodes[0].share[r] = clean(capacity[r])
 		for i := range nodes { // breadth-first: every parent is divided before its children
 			divide(nodes, i, r)
@@ -89,7 +89,7 @@ func divideTree(tree *api.QueueTree, request map[string]Vector, capacity Vector)
 
 // buildNodes lays the valid queues out breadth-first below an implicit root, so that the
 // division needs no recursion, no name lookups and no allocation per resource.
-func buildNodes(tree *api.QueueTree) []shareNode {
+func buildNodes(tree *model.QueueTree) []shareNode {
 	names := tree.Names()
 	nodes := make([]shareNode, 1, len(names)+1)
 	for _, name := range names { // sorted, so the top level is in name order
@@ -150,8 +150,8 @@ func clean(v float64) float64 {
 }
 
 // ceiling is the most a queue can use of resource r: its request, capped by its limit.
-// Any negative limit (api.Unlimited) means no cap; a limit of 0 caps at zero, as in KAI.
-func (n *shareNode) ceiling(r api.ResourceName) float64 {
+// Any negative limit (model.Unlimited) means no cap; a limit of 0 caps at zero, as in KAI.
+func (n *shareNode) ceiling(r model.ResourceName) float64 {
 	if limit := n.info.Resources[r].Limit; limit >= 0 {
 		return min(n.request[r], limit)
 	}
@@ -160,7 +160,7 @@ func (n *shareNode) ceiling(r api.ResourceName) float64 {
 
 // divide hands node p's share of resource r to its children: each its deserved quota in
 // full, then what is left, if anything, level by level.
-func divide(nodes []shareNode, p int, r api.ResourceName) {
+func divide(nodes []shareNode, p int, r model.ResourceName) {
 	amount := nodes[p].share[r]
 	children := nodes[nodes[p].first:nodes[p].end]
 	deserved := 0.0
@@ -183,7 +183,7 @@ func divide(nodes []shareNode, p int, r api.ResourceName) {
 
 // deservedOf is what the queue's quota of r earns under a parent that has parentAmount: the
 // quota, or for an unlimited one (-1) all the parent has, capped by its request and limit.
-func (n *shareNode) deservedOf(r api.ResourceName, parentAmount float64) float64 {
+func (n *shareNode) deservedOf(r model.ResourceName, parentAmount float64) float64 {
 	quota := n.info.Resources[r].Quota
 	if quota < 0 {
 		quota = parentAmount
@@ -195,7 +195,7 @@ func (n *shareNode) deservedOf(r api.ResourceName, parentAmount float64) float64
 // a child that reaches its ceiling keeps only what it can use, and the excess goes round
 // again to the others. Each round either fills a child or spends everything, so it takes at
 // most len(level)+1 rounds. It returns what the level could not take.
-func fillLevel(level []shareNode, r api.ResourceName, left, eps float64) float64 {
+func fillLevel(level []shareNode, r model.ResourceName, left, eps float64) float64 {
 	for left > eps {
 		weight := 0.0
 		for i := range level {
@@ -229,6 +229,6 @@ func fillLevel(level []shareNode, r api.ResourceName, left, eps float64) float64
 
 // hungry reports whether the queue takes over-quota capacity of r: it has a positive weight
 // and is still below its ceiling.
-func (n *shareNode) hungry(r api.ResourceName, eps float64) bool {
+func (n *shareNode) hungry(r model.ResourceName, eps float64) bool {
 	return n.info.Resources[r].OverQuotaWeight > 0 && n.share[r] < n.ceiling(r)-eps
 }

@@ -3,8 +3,8 @@ package proportion
 import (
 	"fmt"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 )
 
 // growthFilter judges a finished eviction plan by what it does to the preemptor's queues: a
@@ -16,17 +16,17 @@ import (
 // evict one another in a ring. Partial plans are not judged: more victims only help.
 type growthFilter struct {
 	st        *shareState
-	preemptor *api.JobInfo
+	preemptor *model.JobInfo
 	gang      Vector
 	action    framework.ActionType
 }
 
 var _ framework.PlanFilter = &growthFilter{}
 
-func newGrowthFilter(st *shareState, job *api.JobInfo, taskOrder func(l, r *api.PodInfo) int, action framework.ActionType) *growthFilter {
+func newGrowthFilter(st *shareState, job *model.JobInfo, taskOrder func(l, r *model.PodInfo) int, action framework.ActionType) *growthFilter {
 	f := &growthFilter{st: st, preemptor: job, action: action}
 	if gang, err := job.GangPods(taskOrder); err == nil {
-		f.gang = fromResources(api.Request(gang))
+		f.gang = fromResources(model.Request(gang))
 	}
 	return f
 }
@@ -41,11 +41,11 @@ func (f *growthFilter) AllowsPlan(sc framework.Scenario) framework.Status {
 	chain := f.st.chain(f.preemptor.Queue)
 	for k, q := range chain {
 		released := f.releasedUnder(sc, chain[:k+1])
-		for _, r := range api.QuotaResources {
+		for _, r := range model.QuotaResources {
 			grows := f.gang[r] - released[r]
 			if f.gang[r] > 0 && grows > 0 && exceeds(q.allocated[r]+grows, q.fair[r]) {
 				return framework.NewStatus(framework.Unschedulable, fmt.Sprintf("%s would take queue %q above its fair share of %s: %s with the gang, fair share %s",
-					f.action, q.info.Name, r, api.FormatQueueAmount(r, q.allocated[r]+grows), api.FormatQueueNumber(r, q.fair[r])))
+					f.action, q.info.Name, r, model.FormatQueueAmount(r, q.allocated[r]+grows), model.FormatQueueNumber(r, q.fair[r])))
 			}
 		}
 	}

@@ -14,8 +14,8 @@
 package proportion
 
 import (
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 )
 
 // Name is the plugin's name in the scheduler configuration.
@@ -40,7 +40,7 @@ func (plugin) OnSessionOpen(ssn *framework.Session) {
 	ssn.AddAllocatableFn(Name, st.allocatable)
 	ssn.AddPodStatusChangeFn(Name, st.podStatusChanged)
 	ssn.AddQueueShareFn(Name, st.queueShare)
-	ssn.AddScenarioFiltersFn(Name, func(action framework.ActionType, job *api.JobInfo) []framework.ScenarioFilter {
+	ssn.AddScenarioFiltersFn(Name, func(action framework.ActionType, job *model.JobInfo) []framework.ScenarioFilter {
 		switch action {
 		case framework.Reclaim:
 			return []framework.ScenarioFilter{newReclaimFilter(st, job, ssn.TaskOrder)}

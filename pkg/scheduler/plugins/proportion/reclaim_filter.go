@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 )
 
 // reclaimFilter vets a reclaim scenario against fair share. For each victim job, in the order
@@ -25,14 +25,14 @@ type reclaimFilter struct {
 	// share state's generation they were judged at.
 	judged     []judgedUnit
 	taken      map[*queueState]Vector
-	perJob     map[api.JobID]int
+	perJob     map[model.JobID]int
 	generation uint64
 }
 
 // judgedUnit is the verdict on one unit: what it took from which branch, or why it was refused.
 type judgedUnit struct {
 	seq      uint64
-	job      api.JobID
+	job      model.JobID
 	branch   *queueState
 	evicting Vector
 	refusal  error // nil: allowed
@@ -40,9 +40,9 @@ type judgedUnit struct {
 
 var _ framework.PlanFilter = &reclaimFilter{}
 
-func newReclaimFilter(st *shareState, job *api.JobInfo, taskOrder func(l, r *api.PodInfo) int) *reclaimFilter {
+func newReclaimFilter(st *shareState, job *model.JobInfo, taskOrder func(l, r *model.PodInfo) int) *reclaimFilter {
 	return &reclaimFilter{growthFilter: *newGrowthFilter(st, job, taskOrder, framework.Reclaim),
-		taken: map[*queueState]Vector{}, perJob: map[api.JobID]int{}}
+		taken: map[*queueState]Vector{}, perJob: map[model.JobID]int{}}
 }
 
 func (f *reclaimFilter) Name() string { return Name }
@@ -106,7 +106,7 @@ func refused(reason error) framework.Status {
 }
 
 // latestJob is the job of the latest judged unit, or "".
-func (f *reclaimFilter) latestJob() api.JobID {
+func (f *reclaimFilter) latestJob() model.JobID {
 	if len(f.judged) == 0 {
 		return ""
 	}
@@ -198,7 +198,7 @@ func (f *reclaimFilter) fitsQuota(q *queueState) bool {
 
 // shownFirst is the order in which a refusal looks for the resource to give numbers for:
 // GPUs, what fair sharing is about, before CPU and memory.
-var shownFirst = [api.NumQuotaResources]api.ResourceName{api.GPU, api.CPU, api.Memory}
+var shownFirst = [model.NumQuotaResources]model.ResourceName{model.GPU, model.CPU, model.Memory}
 
 // overShare says why queue q, with the gang added, is within neither its fair share nor its
 // deserved quota, with the numbers of the first resource (GPUs first) that takes it above its
@@ -218,7 +218,7 @@ func (f *reclaimFilter) overShare(q *queueState) *overShare {
 // the numbers it was judged on (when known). It is worded once, when first read.
 type overShare struct {
 	queue                       string
-	resource                    api.ResourceName
+	resource                    model.ResourceName
 	known                       bool
 	held, asked, fair, deserved float64
 	text                        string
@@ -231,10 +231,10 @@ func (e *overShare) Error() string {
 	b := append(strconv.AppendQuote(append(make([]byte, 0, 192), "queue "...), e.queue), " is at or above its fair share"...)
 	if e.known {
 		r := e.resource
-		b = api.AppendQueueAmount(append(b, ": it holds "...), r, e.held)
-		b = api.AppendQueueNumber(append(b, " and this job asks for "...), r, e.asked)
-		b = api.AppendQueueAmount(append(b, " more; its fair share is "...), r, e.fair)
-		b = append(api.AppendQueueNumber(append(b, ", "...), r, e.deserved), " of them its deserved quota"...)
+		b = model.AppendQueueAmount(append(b, ": it holds "...), r, e.held)
+		b = model.AppendQueueNumber(append(b, " and this job asks for "...), r, e.asked)
+		b = model.AppendQueueAmount(append(b, " more; its fair share is "...), r, e.fair)
+		b = append(model.AppendQueueNumber(append(b, ", "...), r, e.deserved), " of them its deserved quota"...)
 	}
 	e.text = string(b)
 	return e.text
@@ -242,7 +242,7 @@ func (e *overShare) Error() string {
 
 // sharesQueue is the refusal of a victim in the reclaimer's own queue.
 type sharesQueue struct {
-	job   api.JobID
+	job   model.JobID
 	queue string
 }
 
@@ -271,7 +271,7 @@ func (f *reclaimFilter) unfair(mine, theirs *queueState, remaining, evicting Vec
 // first read.
 type unfair struct {
 	mine, theirs                           string
-	resource                               api.ResourceName
+	resource                               model.ResourceName
 	known                                  bool
 	mineWith, mineFair, mineDeserved       float64
 	theirsHeld, theirsFair, theirsDeserved float64
@@ -286,12 +286,12 @@ func (e *unfair) Error() string {
 	b = append(strconv.AppendQuote(append(b, " for queue "...), e.mine), " would not be fair"...)
 	if e.known {
 		r := e.resource
-		b = api.AppendQueueAmount(append(append(append(b, ": "...), e.mine...), " would hold "...), r, e.mineWith)
-		b = api.AppendQueueNumber(append(b, " with this job (fair share "...), r, e.mineFair)
-		b = api.AppendQueueNumber(append(b, ", deserved quota "...), r, e.mineDeserved)
-		b = api.AppendQueueAmount(append(append(append(b, ") while "...), e.theirs...), " holds "...), r, e.theirsHeld)
-		b = api.AppendQueueNumber(append(b, " (fair share "...), r, e.theirsFair)
-		b = append(api.AppendQueueNumber(append(b, ", deserved quota "...), r, e.theirsDeserved), ')')
+		b = model.AppendQueueAmount(append(append(append(b, ": "...), e.mine...), " would hold "...), r, e.mineWith)
+		b = model.AppendQueueNumber(append(b, " with this job (fair share "...), r, e.mineFair)
+		b = model.AppendQueueNumber(append(b, ", deserved quota "...), r, e.mineDeserved)
+		b = model.AppendQueueAmount(append(append(append(b, ") while "...), e.theirs...), " holds "...), r, e.theirsHeld)
+		b = model.AppendQueueNumber(append(b, " (fair share "...), r, e.theirsFair)
+		b = append(model.AppendQueueNumber(append(b, ", deserved quota "...), r, e.theirsDeserved), ')')
 	}
 	e.text = string(b)
 	return e.text
@@ -299,7 +299,7 @@ func (e *unfair) Error() string {
 
 // within reports whether have <= limit in every resource the request asks for.
 func within(have, limit, request Vector) bool {
-	for _, r := range api.QuotaResources {
+	for _, r := range model.QuotaResources {
 		if request[r] > 0 && exceeds(have[r], limit[r]) {
 			return false
 		}
@@ -320,8 +320,8 @@ func within(have, limit, request Vector) bool {
 // before it (earlier): a small job taken while the branch was still above its quota fits
 // back once a large one takes it below (the property suite's seed 5889: round and round).
 func keepsQuota(q *queueState, left, victims Vector, earlier []judgedUnit) bool {
-	for _, r := range api.QuotaResources {
-		if victims[r] == 0 || q.info.Resources[r].Quota == api.Unlimited || !exceeds(q.deserved[r], left[r]) {
+	for _, r := range model.QuotaResources {
+		if victims[r] == 0 || q.info.Resources[r].Quota == model.Unlimited || !exceeds(q.deserved[r], left[r]) {
 			continue
 		}
 		waiting := exceeds(q.request[r], q.allocated[r])
@@ -340,7 +340,7 @@ func keepsQuota(q *queueState, left, victims Vector, earlier []judgedUnit) bool 
 
 // above reports whether have > limit in some resource the victim pods hold.
 func above(have, limit, victims Vector) bool {
-	for _, r := range api.QuotaResources {
+	for _, r := range model.QuotaResources {
 		if victims[r] > 0 && exceeds(have[r], limit[r]) {
 			return true
 		}

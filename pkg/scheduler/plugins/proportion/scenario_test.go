@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
-	. "github.com/kai-minruntime/kai-scheduler/pkg/scheduler/scenario"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
+	. "github.com/kai-minruntime/kai-scheduler/pkg/testing/scenario"
 )
 
 // Idle GPUs above quotas are shared by over-quota weight: allocation serves the queue
@@ -80,10 +80,10 @@ func TestAWaitingNotebookDoesNotCancelAQuota(t *testing.T) {
 					t.Errorf("at %s evicted %v: research is protected until %s, and nothing else may go", round.Time, evicted, protectedUntil)
 				}
 			}
-			if got := h.PodsIn("serve", api.Running); got != 2 {
+			if got := h.PodsIn("serve", model.Running); got != 2 {
 				t.Errorf("production runs %d pods of 2 after research's protection ended", got)
 			}
-			if got := h.PodsIn("notebook", api.Pending); got != 1 {
+			if got := h.PodsIn("notebook", model.Pending); got != 1 {
 				t.Errorf("the notebook has %d pods pending, want 1: it waits for GPUs no quota is owed", got)
 			}
 		})

@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 )
 
 // queueState is one queue's numbers for the cycle.
 type queueState struct {
-	info *api.QueueInfo
+	info *model.QueueInfo
 	// fair is the fair share, request what its jobs want, both per resource; deserved is the
 	// part of fair its quota earns (see Shares); divided is what its parent had to divide
 	// (the cluster's capacity, for a top-level queue).
@@ -26,7 +26,7 @@ type queueState struct {
 	// one, turn after turn, asking the same questions while nothing changes.
 	standingCache struct {
 		generation uint64
-		job        *api.JobInfo
+		job        *model.JobInfo
 		standings  []standing // by depth
 	}
 	// ratio caches shareRatio until allocated changes (ratioOK false); comparing queues asks
@@ -37,36 +37,36 @@ type queueState struct {
 
 // shareState holds every valid queue's numbers and the chain of queues above each leaf.
 type shareState struct {
-	snapshot *api.Snapshot
+	snapshot *model.Snapshot
 	queues   map[string]*queueState
 	chains   map[string][]*queueState // leaf name -> states from top level down to the leaf
 	// byInfo holds the same chains by queue, for comparisons, which have the queue at hand
 	// and would otherwise hash its name twice per comparison.
-	byInfo map[*api.QueueInfo][]*queueState
+	byInfo map[*model.QueueInfo][]*queueState
 	// next memoises nextRequest per job; taskOrder picks a gang's pods as allocate does.
-	next      map[*api.JobInfo]Vector // by pointer: looked up on every queue comparison
-	taskOrder func(l, r *api.PodInfo) int
+	next      map[*model.JobInfo]Vector // by pointer: looked up on every queue comparison
+	taskOrder func(l, r *model.PodInfo) int
 	// generation counts pod status changes (from 1), which invalidate cached answers.
 	generation uint64
 }
 
 // holdsShare reports whether a pod in this status counts against its queue's share. Releasing
 // pods do not: they are leaving, and counting them would reclaim twice for the same GPUs.
-func holdsShare(s api.PodStatus) bool {
-	return s.IsActive() || s == api.Pipelined
+func holdsShare(s model.PodStatus) bool {
+	return s.IsActive() || s == model.Pipelined
 }
 
 // wantsShare reports whether a pod in this status is part of its queue's request. A
 // releasing pod is not: its replacement, pending, is already counted, and counting both
 // would inflate the queue's share while victims terminate.
-func wantsShare(s api.PodStatus) bool {
-	return s != api.Succeeded && s != api.Failed && s != api.Releasing
+func wantsShare(s model.PodStatus) bool {
+	return s != model.Succeeded && s != model.Failed && s != model.Releasing
 }
 
-func newShareState(snapshot *api.Snapshot, taskOrder func(l, r *api.PodInfo) int) *shareState {
+func newShareState(snapshot *model.Snapshot, taskOrder func(l, r *model.PodInfo) int) *shareState {
 	st := &shareState{snapshot: snapshot, queues: map[string]*queueState{}, chains: map[string][]*queueState{},
-		byInfo: map[*api.QueueInfo][]*queueState{},
-		next:   map[*api.JobInfo]Vector{}, taskOrder: taskOrder, generation: 1}
+		byInfo: map[*model.QueueInfo][]*queueState{},
+		next:   map[*model.JobInfo]Vector{}, taskOrder: taskOrder, generation: 1}
 	tree := snapshot.Queues
 	for _, name := range tree.Names() {
 		if q := tree.Get(name); q.IsValid() {
@@ -111,12 +111,12 @@ func newShareState(snapshot *api.Snapshot, taskOrder func(l, r *api.PodInfo) int
 
 // queueShare is where the named queue stands: this session's division, and what it holds as
 // the session's decisions left it; false for a queue that is not valid.
-func (st *shareState) queueShare(name string) (api.QueueShare, bool) {
+func (st *shareState) queueShare(name string) (model.QueueShare, bool) {
 	q := st.queues[name]
 	if q == nil {
-		return api.QueueShare{}, false
+		return model.QueueShare{}, false
 	}
-	return api.QueueShare{Deserved: q.deserved, FairShare: q.fair, Requested: q.request, Allocated: q.allocated, Divided: q.divided}, true
+	return model.QueueShare{Deserved: q.deserved, FairShare: q.fair, Requested: q.request, Allocated: q.allocated, Divided: q.divided}, true
 }
 
 // chain returns the states from the top-level queue down to a valid leaf; nil otherwise.
@@ -135,7 +135,7 @@ func (st *shareState) chain(leaf string) []*queueState {
 }
 
 // chainOf is chain(q.Name), kept by queue.
-func (st *shareState) chainOf(q *api.QueueInfo) []*queueState {
+func (st *shareState) chainOf(q *model.QueueInfo) []*queueState {
 	if c, ok := st.byInfo[q]; ok {
 		return c
 	}
@@ -145,7 +145,7 @@ func (st *shareState) chainOf(q *api.QueueInfo) []*queueState {
 }
 
 // charge adds (sign 1) or removes (sign -1) a request from every queue of a chain.
-func (st *shareState) charge(chain []*queueState, job *api.JobInfo, request api.Resources, sign float64) {
+func (st *shareState) charge(chain []*queueState, job *model.JobInfo, request model.Resources, sign float64) {
 	delta := fromResources(request).scale(sign)
 	for _, q := range chain {
 		q.allocated, q.ratioOK = q.allocated.add(delta), false
@@ -156,14 +156,14 @@ func (st *shareState) charge(chain []*queueState, job *api.JobInfo, request api.
 }
 
 // podStatusChanged keeps allocated current as the session allocates, evicts and rolls back.
-func (st *shareState) podStatusChanged(pod *api.PodInfo, from api.PodStatus) {
+func (st *shareState) podStatusChanged(pod *model.PodInfo, from model.PodStatus) {
 	job := st.snapshot.Job(pod.Job)
 	delete(st.next, job)
 	st.generation++
 	chain := st.chain(job.Queue)
-	if pod.PromisedAt == 0 && (from == api.Pipelined) != (pod.Status == api.Pipelined) {
+	if pod.PromisedAt == 0 && (from == model.Pipelined) != (pod.Status == model.Pipelined) {
 		sign := 1.0
-		if from == api.Pipelined {
+		if from == model.Pipelined {
 			sign = -1
 		}
 		delta := fromResources(pod.Request).scale(sign)
@@ -185,19 +185,19 @@ func (st *shareState) podStatusChanged(pod *api.PodInfo, from api.PodStatus) {
 // allocatable refuses a request that would take any queue above the job past its limit
 // (which evictions under that queue lift), or a non-preemptible job past deserved quota
 // (which none does).
-func (st *shareState) allocatable(job *api.JobInfo, request api.Resources) framework.Status {
+func (st *shareState) allocatable(job *model.JobInfo, request model.Resources) framework.Status {
 	want := fromResources(request)
 	for _, q := range st.chain(job.Queue) {
-		for _, r := range api.QuotaResources {
+		for _, r := range model.QuotaResources {
 			if want[r] == 0 {
 				continue
 			}
 			share := q.info.Resources[r]
-			if share.Limit != api.Unlimited && exceeds(q.allocated[r]+want[r], share.Limit) {
+			if share.Limit != model.Unlimited && exceeds(q.allocated[r]+want[r], share.Limit) {
 				return framework.AsStatus(framework.Unschedulable, &framework.LimitExceeded{Queue: q.info.Name, Resource: r,
 					Limit: share.Limit, Excess: q.allocated[r] + want[r] - share.Limit})
 			}
-			if !job.Preemptible && share.Quota != api.Unlimited && exceeds(q.nonPreemptible[r]+want[r], share.Quota) {
+			if !job.Preemptible && share.Quota != model.Unlimited && exceeds(q.nonPreemptible[r]+want[r], share.Quota) {
 				return framework.AsStatus(framework.UnschedulableAndUnresolvable,
 					&quotaExceeded{queue: q.info.Name, resource: r, quota: share.Quota})
 			}
@@ -211,7 +211,7 @@ func (st *shareState) allocatable(job *api.JobInfo, request api.Resources) frame
 // job and turn, and reads few of the answers.
 type quotaExceeded struct {
 	queue    string
-	resource api.ResourceName
+	resource model.ResourceName
 	quota    float64
 }
 
@@ -256,7 +256,7 @@ func (st *shareState) compareQueues(l, r framework.QueueTurn) int {
 
 // standingFor is chain[depth].standing for job's next request, remembered on the chain's
 // leaf until a pod changes status or the leaf serves another job.
-func (st *shareState) standingFor(chain []*queueState, depth int, job *api.JobInfo) standing {
+func (st *shareState) standingFor(chain []*queueState, depth int, job *model.JobInfo) standing {
 	c := &chain[len(chain)-1].standingCache
 	if c.generation != st.generation || c.job != job {
 		c.generation, c.job = st.generation, job
@@ -300,7 +300,7 @@ func (q *queueState) standing(request Vector) standing {
 // nextRequest is what a job would take in its next turn: the rest of its gang, or one more
 // pod once the gang is placed. It is computed once per job and forgotten when one of the
 // job's pods changes status.
-func (st *shareState) nextRequest(job *api.JobInfo) Vector {
+func (st *shareState) nextRequest(job *model.JobInfo) Vector {
 	if job == nil {
 		return Vector{}
 	}
@@ -310,11 +310,11 @@ func (st *shareState) nextRequest(job *api.JobInfo) Vector {
 	var v Vector
 	if !job.IsGangSatisfied() {
 		if gang, err := job.GangPods(st.taskOrder); err == nil {
-			v = fromResources(api.Request(gang))
+			v = fromResources(model.Request(gang))
 		}
 	} else {
 		for _, p := range job.Pods {
-			if p.Status == api.Pending {
+			if p.Status == model.Pending {
 				v = fromResources(p.Request)
 				break
 			}
@@ -334,8 +334,8 @@ func (q *queueState) owed(request Vector) bool {
 		return within(q.allocated.add(request), q.deserved, request)
 	}
 	below := false
-	for _, r := range api.QuotaResources {
-		if q.info.Resources[r].Quota != api.Unlimited && exceeds(q.allocated[r], q.deserved[r]) {
+	for _, r := range model.QuotaResources {
+		if q.info.Resources[r].Quota != model.Unlimited && exceeds(q.allocated[r], q.deserved[r]) {
 			return false
 		}
 		below = below || exceeds(q.deserved[r], q.allocated[r])
@@ -355,7 +355,7 @@ func (q *queueState) shareRatio() float64 {
 
 func (q *queueState) computeShareRatio() float64 {
 	ratio := 0.0
-	for _, r := range api.QuotaResources {
+	for _, r := range model.QuotaResources {
 		switch {
 		case q.fair[r] > 0:
 			ratio = math.Max(ratio, q.allocated[r]/q.fair[r])

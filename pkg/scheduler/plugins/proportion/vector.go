@@ -1,11 +1,11 @@
 package proportion
 
-import "github.com/kai-minruntime/kai-scheduler/pkg/scheduler/api"
+import "github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 
 // fromResources converts an exact resource vector for share arithmetic.
-func fromResources(r api.Resources) Vector {
+func fromResources(r model.Resources) Vector {
 	var v Vector
-	for _, name := range api.QuotaResources {
+	for _, name := range model.QuotaResources {
 		v[name] = float64(r.Get(name))
 	}
 	return v
