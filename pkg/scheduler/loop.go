@@ -134,9 +134,6 @@ func (l *Loop) RunOnce(ctx context.Context) CycleResult {
 	l.endReports()
 	recorder := metrics.OrDiscard(l.Metrics)
 	l.observeProtectionWaits(recorder, began, result.PendingReasons)
-	for action, n := range result.ProtectedRefusals {
-		recorder.MinRuntimeRefused(string(action), n)
-	}
 	recorder.QueueShares(shareSeries(result.QueueShares))
 	recorder.CycleEnded(l.Clock.Since(began), len(result.PendingReasons), len(result.QueueProblems))
 	return result

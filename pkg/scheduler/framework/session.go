@@ -182,9 +182,11 @@ func (ssn *Session) GainedByEviction(job model.JobID) bool {
 // because a protection (min-runtime) still held until the given time, so that operators can
 // see how often protection holds a reclaim or preemption back. Plugins record each victim
 // once per preemptor and cycle, however often the victim search asks (and the search asks
-// once for jobs of one shape, see actions.ShapeKey).
+// once for jobs of one shape, see actions.ShapeKey). The refusal goes to the metrics the way
+// every plugin measure does (Metrics), and is counted for the cycle's result.
 func (ssn *Session) RecordProtectedRefusal(action ActionType, until time.Time) {
 	ssn.protectedRefusals[action]++
+	ssn.metrics.MinRuntimeRefused(string(action), 1)
 	ssn.NoteAnswerChangesAt(until)
 }
 

@@ -200,6 +200,8 @@ var _ = Describe("Counting refusals", func() {
 		round := h.RunCycle(ctx)
 		Expect(round.Evictions).To(BeEmpty())
 		Expect(round.ProtectedRefusals).To(Equal(map[framework.ActionType]int{framework.Preempt: 1}))
+		Expect(h.Metrics.Recorded().MinRuntimeRefusals).To(Equal(map[string]int{"preempt": 1}),
+			"the metric counts what the cycle counts, by the route every plugin measure takes (the session's recorder)")
 	})
 })
 
