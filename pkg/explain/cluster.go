@@ -12,7 +12,6 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/plugins/minruntime"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/store"
 	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
 )
@@ -39,7 +38,11 @@ func Load(ctx context.Context, reader client.Reader, schedulerName string, confi
 	if err != nil {
 		return nil, fmt.Errorf("the scheduler configuration is invalid (the scheduler would not start with it): %w", err)
 	}
-	snapshot, _, err := (&store.Builder{Reader: reader, SchedulerName: schedulerName}).Snapshot(ctx)
+	view, err := scheduler.NewView(scheduler.ViewOptions{Name: schedulerName, Policy: policy, Clock: clk, Lister: reader})
+	if err != nil {
+		return nil, err
+	}
+	snapshot, _, err := view.Builder.Snapshot(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("reading the cluster: %w", err)
 	}

@@ -69,6 +69,46 @@ type Scheduler struct {
 	Loop       *Loop
 }
 
+// View is the read half of a scheduler: its policy, and the snapshot builder over the store
+// it converts the cluster's objects in, with the overlay of its own writes. A tool that only
+// looks (kubectl kai explain) uses it alone, so that it sees the cluster as the scheduler
+// does; New builds every scheduler on one.
+type View struct {
+	Policy  *Policy
+	Store   *store.Store
+	Overlay *store.Overlay
+	Builder *store.Builder
+}
+
+// ViewOptions are what a View is built from: the parts of Options that reading needs.
+type ViewOptions struct {
+	Name   string
+	Pool   scheduling.NodePool
+	Policy *Policy
+	Clock  clock.PassiveClock
+	// Lister, when set, is listed at every snapshot (a tool reading the cluster once); a
+	// scheduler's store is fed by its cluster side instead.
+	Lister client.Reader
+}
+
+// NewView assembles the read half of a scheduler; a missing policy or clock is an error.
+func NewView(opts ViewOptions) (*View, error) {
+	var missing []error
+	if opts.Policy == nil {
+		missing = append(missing, errors.New("a policy (the actions and plugins to run)"))
+	}
+	if opts.Clock == nil {
+		missing = append(missing, errors.New("a clock"))
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("assembling the scheduler needs %w", errors.Join(missing...))
+	}
+	converted := store.New(opts.Name, opts.Pool)
+	overlay := store.NewOverlay(opts.Clock)
+	return &View{Policy: opts.Policy, Store: converted, Overlay: overlay,
+		Builder: &store.Builder{Store: converted, Overlay: overlay, Reader: opts.Lister}}, nil
+}
+
 // New assembles a scheduler from opts; a missing required part is an error naming it.
 func New(opts Options) (*Scheduler, error) {
 	var missing []error
@@ -90,11 +130,15 @@ func New(opts Options) (*Scheduler, error) {
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("assembling the scheduler needs %w", errors.Join(missing...))
 	}
+	view, err := NewView(ViewOptions{Name: opts.Name, Pool: opts.Pool, Policy: opts.Policy, Clock: opts.Clock})
+	if err != nil {
+		return nil, err
+	}
 	statusClient := opts.StatusClient
 	if statusClient == nil {
 		statusClient = opts.Client
 	}
-	overlay := store.NewOverlay(opts.Clock)
+	overlay := view.Overlay
 	updater := status.NewUpdater(statusClient, opts.Events, opts.Clock)
 	updater.Metrics, updater.NodePool = opts.Metrics, opts.Pool.String()
 	if opts.StatusWorkers > 0 {
@@ -104,7 +148,7 @@ func New(opts Options) (*Scheduler, error) {
 		updater.StampGrace = opts.StampGrace
 	}
 	direct := &apiwriter.Effects{Client: opts.Client, Recorder: opts.Events, Overlay: overlay, Status: updater, Metrics: opts.Metrics, Clock: opts.Clock}
-	s := &Scheduler{Store: store.New(opts.Name, opts.Pool), Overlay: overlay, Status: updater}
+	s := &Scheduler{Store: view.Store, Overlay: overlay, Status: updater}
 	var effects framework.Effects = direct
 	if opts.DispatchWorkers > 0 {
 		s.Dispatcher = apiwriter.NewDispatcher(direct, opts.DispatchWorkers)
@@ -112,7 +156,7 @@ func New(opts Options) (*Scheduler, error) {
 		effects = s.Dispatcher
 	}
 	s.Loop = &Loop{
-		Builder: &store.Builder{Store: s.Store, Overlay: overlay},
+		Builder: view.Builder,
 		Changes: s.Store.Changes(),
 		Policy:  opts.Policy,
 		Effects: effects,
