@@ -9,5 +9,5 @@ import (
 
 func TestFramework(t *testing.T) {
 	RegisterFailHandler(Fail)
-	RunSpecs(t, "framework: session, hooks and statements")
+	RunSpecs(t, "framework: statements on scenario clusters")
 }

@@ -3,10 +3,9 @@ package framework_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
@@ -69,9 +68,12 @@ func (f refusingPlanFilter) AllowsPlan(framework.Scenario) framework.Status {
 // no is a refusal in a plugin's words, without its name: the session adds it.
 func no(reason string) framework.Status { return framework.NewStatus(framework.Unschedulable, reason) }
 
-func openSession(plugins ...framework.Plugin) *framework.Session {
+func openSession(t *testing.T, plugins ...framework.Plugin) *framework.Session {
+	t.Helper()
 	snapshot, err := model.NewSnapshot(nil, nil, nil)
-	Expect(err).NotTo(HaveOccurred())
+	if err != nil {
+		t.Fatal(err)
+	}
 	return framework.OpenSession(context.Background(), framework.SessionOptions{
 		Snapshot: snapshot, Clock: clocktesting.NewFakePassiveClock(scenario.Epoch), Plugins: plugins,
 	})
@@ -80,180 +82,244 @@ func openSession(plugins ...framework.Plugin) *framework.Session {
 var preemptor = &model.JobInfo{ID: "ns/preemptor"}
 var victim = &model.JobInfo{ID: "ns/victim"}
 
-var _ = Describe("IsPreemptible", func() {
-	answer := func(name string, yes bool, calls *[]framework.ActionType) *fakePlugin {
-		return &fakePlugin{name: name, isPreemptible: func(action framework.ActionType, p, v *model.JobInfo) framework.Status {
-			Expect(p).To(BeIdenticalTo(preemptor))
-			Expect(v).To(BeIdenticalTo(victim))
-			*calls = append(*calls, action)
-			if yes {
-				return framework.Status{}
-			}
-			return no(name + " protects it")
-		}}
+// answer is a plugin whose IsPreemptible says yes or no, checking it is asked about
+// preemptor and victim and recording the action it is asked for.
+func answer(t *testing.T, name string, yes bool, calls *[]framework.ActionType) *fakePlugin {
+	return &fakePlugin{name: name, isPreemptible: func(action framework.ActionType, p, v *model.JobInfo) framework.Status {
+		if p != preemptor || v != victim {
+			t.Errorf("%s asked about %s evicting %s, want the preemptor and the victim the session was given", name, p.ID, v.ID)
+		}
+		*calls = append(*calls, action)
+		if yes {
+			return framework.Status{}
+		}
+		return no(name + " protects it")
+	}}
+}
+
+func TestIsPreemptibleWithoutHooksIsASuccess(t *testing.T) {
+	if verdict := openSession(t).IsPreemptible(framework.Reclaim, preemptor, victim); !verdict.IsSuccess() {
+		t.Errorf("no plugin registered the hook, yet the verdict is %q", verdict.Message())
 	}
+}
 
-	It("is a success when no plugin registered the hook", func() {
-		Expect(openSession().IsPreemptible(framework.Reclaim, preemptor, victim).IsSuccess()).To(BeTrue())
-	})
-
-	DescribeTable("ANDs every plugin's answer: the first refusal is the verdict, naming its plugin",
-		func(answers []bool, wantMessage string) {
+// IsPreemptible ANDs every plugin's answer: the first refusal is the verdict, naming its plugin.
+func TestIsPreemptibleANDsEveryPluginsAnswer(t *testing.T) {
+	for _, tt := range []struct {
+		name        string
+		answers     []bool
+		wantMessage string
+	}{
+		{"all yes: preemptible", []bool{true, true, true}, ""},
+		{"one no: protected", []bool{true, false, true}, "b: b protects it"},
+		{"first no: protected", []bool{false, true}, "a: a protects it"},
+		{"all no: protected, by the first", []bool{false, false}, "a: a protects it"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
 			var calls []framework.ActionType
 			var plugins []framework.Plugin
-			for i, yes := range answers {
-				plugins = append(plugins, answer(string(rune('a'+i)), yes, &calls))
+			for i, yes := range tt.answers {
+				plugins = append(plugins, answer(t, string(rune('a'+i)), yes, &calls))
 			}
-			verdict := openSession(plugins...).IsPreemptible(framework.Preempt, preemptor, victim)
-			Expect(verdict.IsSuccess()).To(Equal(wantMessage == ""))
-			Expect(verdict.Message()).To(Equal(wantMessage))
-		},
-		Entry("all yes: preemptible", []bool{true, true, true}, ""),
-		Entry("one no: protected", []bool{true, false, true}, "b: b protects it"),
-		Entry("first no: protected", []bool{false, true}, "a: a protects it"),
-		Entry("all no: protected, by the first", []bool{false, false}, "a: a protects it"),
+			verdict := openSession(t, plugins...).IsPreemptible(framework.Preempt, preemptor, victim)
+			if verdict.IsSuccess() != (tt.wantMessage == "") || verdict.Message() != tt.wantMessage {
+				t.Errorf("verdict: success %v, message %q; want message %q", verdict.IsSuccess(), verdict.Message(), tt.wantMessage)
+			}
+		})
+	}
+}
+
+func TestIsPreemptiblePassesTheActionTypeToEveryPlugin(t *testing.T) {
+	var calls []framework.ActionType
+	ssn := openSession(t, answer(t, "a", true, &calls), answer(t, "b", true, &calls))
+	ssn.IsPreemptible(framework.Reclaim, preemptor, victim)
+	ssn.IsPreemptible(framework.Preempt, preemptor, victim)
+	if want := []framework.ActionType{framework.Reclaim, framework.Reclaim, framework.Preempt, framework.Preempt}; !slices.Equal(calls, want) {
+		t.Errorf("plugins asked for %v, want %v", calls, want)
+	}
+}
+
+// GetAccumulatedScenarioFilters concatenates every plugin's filters in plugin order, passing
+// action and job through.
+func TestScenarioFiltersConcatenateInPluginOrder(t *testing.T) {
+	var seen []framework.ActionType
+	source := func(names ...string) framework.ScenarioFiltersFn {
+		return func(action framework.ActionType, pending *model.JobInfo) []framework.ScenarioFilter {
+			if pending != preemptor {
+				t.Errorf("filters asked for %s, want the preemptor", pending.ID)
+			}
+			seen = append(seen, action)
+			var filters []framework.ScenarioFilter
+			for _, n := range names {
+				filters = append(filters, namedFilter(n))
+			}
+			return filters
+		}
+	}
+	ssn := openSession(t,
+		&fakePlugin{name: "first", filters: source("f1", "f2")},
+		&fakePlugin{name: "none", filters: source()},
+		&fakePlugin{name: "last", filters: source("f3")},
 	)
+	filters := ssn.GetAccumulatedScenarioFilters(framework.Reclaim, preemptor)
+	var names []string
+	for _, f := range filters {
+		names = append(names, f.Name())
+	}
+	if want := []string{"f1", "f2", "f3"}; !slices.Equal(names, want) {
+		t.Errorf("filters %v, want %v", names, want)
+	}
+	if want := []framework.ActionType{framework.Reclaim, framework.Reclaim, framework.Reclaim}; !slices.Equal(seen, want) {
+		t.Errorf("plugins asked for %v, want %v", seen, want)
+	}
+}
 
-	It("passes the action type through to every plugin", func() {
-		var calls []framework.ActionType
-		ssn := openSession(answer("a", true, &calls), answer("b", true, &calls))
-		ssn.IsPreemptible(framework.Reclaim, preemptor, victim)
-		ssn.IsPreemptible(framework.Preempt, preemptor, victim)
-		Expect(calls).To(Equal([]framework.ActionType{framework.Reclaim, framework.Reclaim, framework.Preempt, framework.Preempt}))
-	})
-})
+func TestScenarioFiltersWithoutHooksAreEmpty(t *testing.T) {
+	if got := openSession(t).GetAccumulatedScenarioFilters(framework.Preempt, preemptor); len(got) != 0 {
+		t.Errorf("no plugin registered the hook, yet %d filters", len(got))
+	}
+}
 
-var _ = Describe("GetAccumulatedScenarioFilters", func() {
-	It("concatenates every plugin's filters in plugin order, passing action and job through", func() {
-		var seen []framework.ActionType
-		source := func(names ...string) framework.ScenarioFiltersFn {
-			return func(action framework.ActionType, pending *model.JobInfo) []framework.ScenarioFilter {
-				Expect(pending).To(BeIdenticalTo(preemptor))
-				seen = append(seen, action)
-				var filters []framework.ScenarioFilter
-				for _, n := range names {
-					filters = append(filters, namedFilter(n))
-				}
-				return filters
-			}
+func TestSessionFreezesNowAtOpen(t *testing.T) {
+	clock := clocktesting.NewFakeClock(scenario.Epoch)
+	snapshot, _ := model.NewSnapshot(nil, nil, nil)
+	ssn := framework.OpenSession(context.Background(), framework.SessionOptions{Snapshot: snapshot, Clock: clock})
+	clock.Step(3600e9)
+	if got := ssn.Now(); !got.Equal(scenario.Epoch) {
+		t.Errorf("now is %s after the clock moved on, want %s, the time the session opened", got, scenario.Epoch)
+	}
+}
+
+func TestSessionClosesPluginsInReverseOrderAndDropsTheirHooks(t *testing.T) {
+	var closed []string
+	ssn := openSession(t,
+		&fakePlugin{name: "a", closed: &closed, isPreemptible: func(framework.ActionType, *model.JobInfo, *model.JobInfo) framework.Status { return no("never") }},
+		&fakePlugin{name: "b", closed: &closed},
+	)
+	if ssn.IsPreemptible(framework.Reclaim, preemptor, victim).IsSuccess() {
+		t.Fatal("a's refusal is not the verdict before close")
+	}
+	ssn.Close()
+	if want := []string{"b", "a"}; !slices.Equal(closed, want) {
+		t.Errorf("closed %v, want %v", closed, want)
+	}
+	if !ssn.IsPreemptible(framework.Reclaim, preemptor, victim).IsSuccess() {
+		t.Error("a hook answers after close")
+	}
+}
+
+// Eviction messages read back the action and preemptor they were made with, and nothing else.
+func TestEvictionMessagesReadBack(t *testing.T) {
+	reason := framework.NewEvictionReason(framework.Reclaim, "team-a/train-7")
+	action, preemptor, ok := framework.ParseEvictionMessage(reason.Message)
+	if !ok || action != framework.Reclaim || preemptor != "team-a/train-7" {
+		t.Errorf("ParseEvictionMessage(%q) = %v, %q, %v; want Reclaim, team-a/train-7, true", reason.Message, action, preemptor, ok)
+	}
+	if _, _, ok := framework.ParseEvictionMessage("Taint manager: deleting due to NoExecute taint"); ok {
+		t.Error("another component's eviction message parsed as the scheduler's")
+	}
+}
+
+// A verdict is a success when zero, and a refusal says who and why.
+func TestVerdictsSayWhoAndWhy(t *testing.T) {
+	var zero framework.Status
+	if !zero.IsSuccess() || zero.Code() != framework.Success || zero.Message() != "" {
+		t.Errorf("zero verdict: success %v, code %v, message %q; want a silent success", zero.IsSuccess(), zero.Code(), zero.Message())
+	}
+	if !framework.AsStatus(framework.Unschedulable, nil).IsSuccess() {
+		t.Error("no error, no objection: AsStatus of nil must be a success")
+	}
+
+	refusal := no("queue full").WithPlugin("proportion")
+	if refusal.IsSuccess() || refusal.Code() != framework.Unschedulable {
+		t.Errorf("refusal: success %v, code %v; want Unschedulable", refusal.IsSuccess(), refusal.Code())
+	}
+	for _, c := range []struct{ what, got, want string }{
+		{"code's name", refusal.Code().String(), "Unschedulable"},
+		{"plugin", refusal.Plugin(), "proportion"},
+		{"reason", refusal.Reason(), "queue full"},
+		{"message", refusal.Message(), "proportion: queue full"},
+		// a rule no plugin gives reads as kube-scheduler's words alone
+		{"message without a plugin", no("node(s) were unschedulable").Message(), "node(s) were unschedulable"},
+	} {
+		if c.got != c.want {
+			t.Errorf("refusal's %s: %s, want %s", c.what, c.got, c.want)
 		}
-		ssn := openSession(
-			&fakePlugin{name: "first", filters: source("f1", "f2")},
-			&fakePlugin{name: "none", filters: source()},
-			&fakePlugin{name: "last", filters: source("f3")},
-		)
-		filters := ssn.GetAccumulatedScenarioFilters(framework.Reclaim, preemptor)
-		var names []string
-		for _, f := range filters {
-			names = append(names, f.Name())
-		}
-		Expect(names).To(Equal([]string{"f1", "f2", "f3"}))
-		Expect(seen).To(Equal([]framework.ActionType{framework.Reclaim, framework.Reclaim, framework.Reclaim}))
-	})
+	}
+}
 
-	It("is empty when no plugin registered the hook", func() {
-		Expect(openSession().GetAccumulatedScenarioFilters(framework.Preempt, preemptor)).To(BeEmpty())
-	})
-})
+// A verdict keeps the error it was made of, for a caller that acts on it.
+func TestVerdictsKeepTheirError(t *testing.T) {
+	limit := &framework.LimitExceeded{Queue: "team", Resource: model.GPU, Limit: 4, Excess: 1}
+	verdict := framework.AsStatus(framework.Unschedulable, limit).WithPlugin("proportion")
+	var got *framework.LimitExceeded
+	if !errors.As(verdict.Err(), &got) || got != limit {
+		t.Errorf("the verdict's error is %v, want the LimitExceeded it was made of", verdict.Err())
+	}
+	if want := `proportion: queue "team" would exceed its nvidia.com/gpu limit of 4`; verdict.Message() != want {
+		t.Errorf("message %q, want %q", verdict.Message(), want)
+	}
+}
 
-var _ = Describe("Session lifecycle", func() {
-	It("freezes now at open, whatever the clock does later", func() {
-		clock := clocktesting.NewFakeClock(scenario.Epoch)
-		snapshot, _ := model.NewSnapshot(nil, nil, nil)
-		ssn := framework.OpenSession(context.Background(), framework.SessionOptions{Snapshot: snapshot, Clock: clock})
-		clock.Step(3600e9)
-		Expect(ssn.Now()).To(Equal(scenario.Epoch))
-	})
+// Every combining function names the plugin: predicates, allocatable and scenario filters.
+func TestVerdictsNameThePluginInEveryCombiningFunction(t *testing.T) {
+	ssn := openSession(t,
+		&fakePlugin{name: "yes", predicate: func(*model.PodInfo, *model.NodeInfo) framework.Status { return framework.Status{} },
+			allocatable: func(*model.JobInfo, model.Resources) framework.Status { return framework.Status{} }},
+		&fakePlugin{name: "fence", predicate: func(*model.PodInfo, *model.NodeInfo) framework.Status { return no("not here") },
+			allocatable: func(*model.JobInfo, model.Resources) framework.Status {
+				return framework.AsStatus(framework.UnschedulableAndUnresolvable, errors.New("never more"))
+			}},
+	)
+	pod, node := &model.PodInfo{Name: "p"}, &model.NodeInfo{Name: "n"}
+	if got := ssn.Predicate(pod, node).Message(); got != "fence: not here" {
+		t.Errorf("predicate: %q, want %q", got, "fence: not here")
+	}
+	verdict := ssn.Allocatable(preemptor, model.Resources{})
+	if verdict.Plugin() != "fence" || verdict.Code() != framework.UnschedulableAndUnresolvable || verdict.Message() != "fence: never more" {
+		t.Errorf("allocatable: plugin %q, code %v, message %q; want fence, UnschedulableAndUnresolvable, %q",
+			verdict.Plugin(), verdict.Code(), verdict.Message(), "fence: never more")
+	}
+	if !openSession(t).Allocatable(preemptor, model.Resources{}).IsSuccess() {
+		t.Error("allocatable without hooks is not a success")
+	}
 
-	It("closes plugins in reverse order and drops their hooks", func() {
-		var closed []string
-		ssn := openSession(
-			&fakePlugin{name: "a", closed: &closed, isPreemptible: func(framework.ActionType, *model.JobInfo, *model.JobInfo) framework.Status { return no("never") }},
-			&fakePlugin{name: "b", closed: &closed},
-		)
-		Expect(ssn.IsPreemptible(framework.Reclaim, preemptor, victim).IsSuccess()).To(BeFalse())
-		ssn.Close()
-		Expect(closed).To(Equal([]string{"b", "a"}))
-		Expect(ssn.IsPreemptible(framework.Reclaim, preemptor, victim).IsSuccess()).To(BeTrue(), "no hooks after close")
-	})
-})
+	filters := []framework.ScenarioFilter{namedFilter("open"), refusingPlanFilter{refusingFilter{"growth", "too big"}},
+		refusingFilter{"fair", "unfair"}}
+	if got := framework.ScenarioAllows(filters, nil).Message(); got != "fair: unfair" {
+		t.Errorf("ScenarioAllows: %q, want %q", got, "fair: unfair")
+	}
+	if got := framework.PlanAllows(filters, nil).Message(); got != "growth: too big" {
+		t.Errorf("PlanAllows: %q, want %q: only plan filters judge plans", got, "growth: too big")
+	}
+	if !framework.ScenarioAllows(filters[:2], nil).IsSuccess() {
+		t.Error("ScenarioAllows refused with no scenario filter refusing")
+	}
+}
 
-var _ = Describe("Eviction messages", func() {
-	It("read back the action and preemptor they were made with, and nothing else", func() {
-		reason := framework.NewEvictionReason(framework.Reclaim, "team-a/train-7")
-		action, preemptor, ok := framework.ParseEvictionMessage(reason.Message)
-		Expect(ok).To(BeTrue())
-		Expect(action).To(Equal(framework.Reclaim))
-		Expect(preemptor).To(BeEquivalentTo("team-a/train-7"))
-		_, _, ok = framework.ParseEvictionMessage("Taint manager: deleting due to NoExecute taint")
-		Expect(ok).To(BeFalse())
-	})
-})
-
-var _ = Describe("Verdicts", func() {
-	It("are a success when zero, and a refusal says who and why", func() {
-		var zero framework.Status
-		Expect(zero.IsSuccess()).To(BeTrue())
-		Expect(zero.Code()).To(Equal(framework.Success))
-		Expect(zero.Message()).To(BeEmpty())
-		Expect(framework.AsStatus(framework.Unschedulable, nil).IsSuccess()).To(BeTrue(), "no error, no objection")
-
-		refusal := no("queue full").WithPlugin("proportion")
-		Expect(refusal.IsSuccess()).To(BeFalse())
-		Expect(refusal.Code()).To(Equal(framework.Unschedulable))
-		Expect(refusal.Code().String()).To(Equal("Unschedulable"))
-		Expect(refusal.Plugin()).To(Equal("proportion"))
-		Expect(refusal.Reason()).To(Equal("queue full"))
-		Expect(refusal.Message()).To(Equal("proportion: queue full"))
-		Expect(no("node(s) were unschedulable").Message()).To(Equal("node(s) were unschedulable"),
-			"a rule no plugin gives reads as kube-scheduler's words alone")
-	})
-
-	It("keep the error they were made of, for a caller that acts on it", func() {
-		limit := &framework.LimitExceeded{Queue: "team", Resource: model.GPU, Limit: 4, Excess: 1}
-		verdict := framework.AsStatus(framework.Unschedulable, limit).WithPlugin("proportion")
-		var got *framework.LimitExceeded
-		Expect(errors.As(verdict.Err(), &got)).To(BeTrue())
-		Expect(got).To(BeIdenticalTo(limit))
-		Expect(verdict.Message()).To(Equal(`proportion: queue "team" would exceed its nvidia.com/gpu limit of 4`))
-	})
-
-	It("name the plugin in every combining function: predicates, allocatable and scenario filters", func() {
-		ssn := openSession(
-			&fakePlugin{name: "yes", predicate: func(*model.PodInfo, *model.NodeInfo) framework.Status { return framework.Status{} },
-				allocatable: func(*model.JobInfo, model.Resources) framework.Status { return framework.Status{} }},
-			&fakePlugin{name: "fence", predicate: func(*model.PodInfo, *model.NodeInfo) framework.Status { return no("not here") },
-				allocatable: func(*model.JobInfo, model.Resources) framework.Status {
-					return framework.AsStatus(framework.UnschedulableAndUnresolvable, errors.New("never more"))
-				}},
-		)
-		pod, node := &model.PodInfo{Name: "p"}, &model.NodeInfo{Name: "n"}
-		Expect(ssn.Predicate(pod, node).Message()).To(Equal("fence: not here"))
-		verdict := ssn.Allocatable(preemptor, model.Resources{})
-		Expect(verdict.Plugin()).To(Equal("fence"))
-		Expect(verdict.Code()).To(Equal(framework.UnschedulableAndUnresolvable))
-		Expect(verdict.Message()).To(Equal("fence: never more"))
-		Expect(openSession().Allocatable(preemptor, model.Resources{}).IsSuccess()).To(BeTrue())
-
-		filters := []framework.ScenarioFilter{namedFilter("open"), refusingPlanFilter{refusingFilter{"growth", "too big"}},
-			refusingFilter{"fair", "unfair"}}
-		Expect(framework.ScenarioAllows(filters, nil).Message()).To(Equal("fair: unfair"))
-		Expect(framework.PlanAllows(filters, nil).Message()).To(Equal("growth: too big"), "only plan filters judge plans")
-		Expect(framework.ScenarioAllows(filters[:2], nil).IsSuccess()).To(BeTrue())
-	})
-
-	It("cost no allocation, refusals included: the victim search asks thousands of times a cycle", func() {
-		protected := no("protected")
-		ssn := openSession(&fakePlugin{name: "minruntime",
-			isPreemptible: func(framework.ActionType, *model.JobInfo, *model.JobInfo) framework.Status { return protected }})
-		var verdict framework.Status
-		Expect(testing.AllocsPerRun(100, func() { verdict = ssn.IsPreemptible(framework.Reclaim, preemptor, victim) })).To(BeZero())
-		Expect(verdict.Plugin()).To(Equal("minruntime"))
-		Expect(protected.Plugin()).To(BeEmpty(), "naming the plugin changes the session's copy, not the plugin's")
-		cordoned := &model.NodeInfo{Name: "n", Unschedulable: true}
-		pod := &model.PodInfo{Name: "p"}
-		Expect(testing.AllocsPerRun(100, func() { verdict = ssn.Predicate(pod, cordoned) })).To(BeZero())
-		Expect(verdict.Code()).To(Equal(framework.UnschedulableAndUnresolvable))
-		Expect(verdict.Message()).To(Equal("node(s) were unschedulable"), "kube-scheduler's words, no plugin's name")
-	})
-})
+// Verdicts cost no allocation, refusals included: the victim search asks thousands of times a
+// cycle.
+func TestVerdictsCostNoAllocation(t *testing.T) {
+	protected := no("protected")
+	ssn := openSession(t, &fakePlugin{name: "minruntime",
+		isPreemptible: func(framework.ActionType, *model.JobInfo, *model.JobInfo) framework.Status { return protected }})
+	var verdict framework.Status
+	if allocs := testing.AllocsPerRun(100, func() { verdict = ssn.IsPreemptible(framework.Reclaim, preemptor, victim) }); allocs != 0 {
+		t.Errorf("IsPreemptible allocates %v times a call, want 0", allocs)
+	}
+	if verdict.Plugin() != "minruntime" {
+		t.Errorf("the refusal names %q, want minruntime", verdict.Plugin())
+	}
+	if protected.Plugin() != "" {
+		t.Errorf("the plugin's own verdict names %q: naming the plugin must change the session's copy, not the plugin's", protected.Plugin())
+	}
+	cordoned := &model.NodeInfo{Name: "n", Unschedulable: true}
+	pod := &model.PodInfo{Name: "p"}
+	if allocs := testing.AllocsPerRun(100, func() { verdict = ssn.Predicate(pod, cordoned) }); allocs != 0 {
+		t.Errorf("Predicate allocates %v times a call, want 0", allocs)
+	}
+	if verdict.Code() != framework.UnschedulableAndUnresolvable || verdict.Message() != "node(s) were unschedulable" {
+		t.Errorf("cordoned node: code %v, message %q; want UnschedulableAndUnresolvable and kube-scheduler's words, no plugin's name",
+			verdict.Code(), verdict.Message())
+	}
+}
