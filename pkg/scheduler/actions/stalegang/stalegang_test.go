@@ -8,10 +8,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/actions/stalegang"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/conf"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 	. "github.com/kai-minruntime/kai-scheduler/pkg/testing/scenario"
 )
 
@@ -144,28 +142,5 @@ var _ = Describe("Stale gang eviction", func() {
 				Job("elastic").MinMember(2).Pods(3).GPUs(1).Running("n1", "n1", "n1"),
 				Job("waiting").MinMember(9).Pods(9).GPUs(1))
 		Expect(evictedAt(h.RunUntil(ctx, Epoch.Add(10*time.Second)))).To(BeEmpty())
-	})
-})
-
-var _ = Describe("Judge", func() {
-	now := Epoch.Add(time.Hour)
-	job := func() *model.JobInfo {
-		j := &model.JobInfo{ID: "ns/j", MinMember: 2}
-		j.AddPod(&model.PodInfo{Name: "j-0", Status: model.Running, CreationTime: Epoch})
-		return j
-	}
-	It("finds a job below its minimum short since now without a trace", func() {
-		v := stalegang.Judge(job(), time.Minute, now)
-		Expect(v).To(Equal(stalegang.Verdict{Short: true, Group: "gang", Have: 1, Minimum: 2, Since: now, Grace: time.Minute, EvictAt: now.Add(time.Minute)}))
-	})
-	It("finds a job whose pods began to succeed finishing, not short", func() {
-		j := job()
-		j.SucceededPods = 1
-		Expect(stalegang.Judge(j, time.Minute, now).Short).To(BeFalse())
-	})
-	It("ignores a failure older than the pods running now (an earlier run's)", func() {
-		j := job()
-		j.LastPodFailure = Epoch.Add(-time.Second)
-		Expect(stalegang.Judge(j, time.Minute, now).Traced).To(BeFalse())
 	})
 })
