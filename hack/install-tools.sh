@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
-# Builds the pinned developer tools of hack/tools/go.mod into ./bin.
+# Builds the pinned developer tools of hack/tools/go.mod (and golangci-lint, of
+# hack/tools/lint/go.mod) into ./bin.
 #
-# Each tool is rebuilt only when hack/tools/go.mod or go.sum is newer than the binary, so a
+# Each tool is rebuilt only when its module's go.mod or go.sum is newer than the binary, so a
 # pin change takes effect on the next run and an unchanged pin costs nothing.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 mkdir -p "${root}/bin"
 
+# install_tool NAME PACKAGE [MODULE_DIR]: MODULE_DIR (default hack/tools) holds the pin.
 install_tool() {
-  local name="$1" package="$2" target="${root}/bin/$1"
-  if [[ -x "${target}" && "${target}" -nt "${root}/hack/tools/go.mod" && "${target}" -nt "${root}/hack/tools/go.sum" ]]; then
+  local name="$1" package="$2" module="${root}/${3:-hack/tools}" target="${root}/bin/$1"
+  if [[ -x "${target}" && "${target}" -nt "${module}/go.mod" && "${target}" -nt "${module}/go.sum" ]]; then
     return
   fi
   echo "install-tools: building ${name}" >&2
-  (cd "${root}/hack/tools" && go build -trimpath -o "${target}" "${package}")
+  (cd "${module}" && go build -trimpath -o "${target}" "${package}")
 }
 
 install_tool controller-gen sigs.k8s.io/controller-tools/cmd/controller-gen
@@ -21,6 +23,9 @@ install_tool benchstat golang.org/x/perf/cmd/benchstat
 # actionlint checks .github/workflows (make test); crane pushes the image a release builds.
 install_tool actionlint github.com/rhysd/actionlint/cmd/actionlint
 install_tool crane github.com/google/go-containerregistry/cmd/crane
+# golangci-lint checks the Go code against .golangci.yml (make verify). Its own module, so that
+# its many dependencies do not move those of the tools above (a few minutes to build once).
+install_tool golangci-lint github.com/golangci/golangci-lint/v2/cmd/golangci-lint hack/tools/lint
 
 # Helm, for the chart's tests and for installing it. It carries no replace directives, so it
 # installs from its module at a pinned version; the stamp file records which.
