@@ -96,7 +96,7 @@ func build(opts options) (*built, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(work)
+	defer func() { _ = os.RemoveAll(work) }() // a temporary directory: at worst left behind
 
 	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
 	images := map[string]v1.Image{}

@@ -24,7 +24,6 @@ func main() {
 		os.Exit(2)
 	}
 	w := bufio.NewWriter(os.Stdout)
-	defer w.Flush()
 	gpus := 8 * *nodes
 	for n := range *nodes {
 		fmt.Fprintf(w, "---\napiVersion: v1\nkind: Node\nmetadata: {name: node-%05d}\nstatus:\n  allocatable: {cpu: \"64\", memory: 512Gi, nvidia.com/gpu: \"8\"}\n", n)
@@ -42,5 +41,9 @@ func main() {
 			fmt.Fprintf(w, "---\napiVersion: scheduling.run.ai/v2alpha2\nkind: PodGroup\nmetadata:\n  name: %s-%05d\n  namespace: %s\n  annotations: {sim.kai.scheduler/submit-at: %s}\nspec: {minMember: 1, queue: %s}\n", q.prefix, j, q.name, q.submit, q.name)
 			fmt.Fprintf(w, "---\napiVersion: v1\nkind: Pod\nmetadata: {name: %s-%05d-0, namespace: %s, annotations: {pod-group-name: %s-%05d}}\nspec:\n  containers:\n  - name: main\n    image: worker\n    resources: {requests: {cpu: \"1\", nvidia.com/gpu: \"1\"}}\n", q.prefix, j, q.name, q.prefix, j)
 		}
+	}
+	if err := w.Flush(); err != nil { // the first error of the writes above, kept by w
+		fmt.Fprintln(os.Stderr, "reclaimshape:", err)
+		os.Exit(1)
 	}
 }

@@ -223,7 +223,7 @@ Press Ctrl-C to stop everything.
 		select {
 		case <-ctx.Done():
 			fmt.Fprintln(opts.Out, "\nStopping the scheduler, KWOK, kube-apiserver and etcd.")
-			<-schedulerDone
+			<-schedulerDone //nolint:errcheck // stopped on purpose, by Ctrl-C: only its end matters, not how.
 			return nil
 		case err := <-schedulerDone:
 			return fmt.Errorf("the scheduler stopped: %w", err)
@@ -235,7 +235,7 @@ Press Ctrl-C to stop everything.
 		case <-tick.C():
 			if err := kwok.Err(); err != nil { // no pod would run or go any more
 				stopScheduler() // first: the control plane stops slowly while it still watches
-				<-schedulerDone
+				<-schedulerDone //nolint:errcheck // stopped on purpose: KWOK's error, returned, is the cause.
 				return err
 			}
 			timeline.observe(ctx)

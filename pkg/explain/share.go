@@ -31,10 +31,11 @@ func (c *Cluster) explainQueueShare(p *printer, ssn *framework.Session, name str
 	p.line(0, "Fair share (this cycle's division; amounts as the Queue's spec counts them: GPU devices, CPU millicores, memory MB):")
 	var table bytes.Buffer
 	tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "resource\tquota\tlimit\tweight\trequested\tallocated\tdeserved\tfair share")
+	// Into a bytes.Buffer, whose writes cannot fail.
+	_, _ = fmt.Fprintln(tw, "resource\tquota\tlimit\tweight\trequested\tallocated\tdeserved\tfair share")
 	for _, r := range shownOrder {
 		policy := q.Resources[r]
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%g\t%s\t%s\t%s\t%s\n", model.QueueSpecKey(r), bound(r, policy.Quota), bound(r, policy.Limit), policy.OverQuotaWeight,
+		_, _ = fmt.Fprintf(tw, "%s\t%s\t%s\t%g\t%s\t%s\t%s\t%s\n", model.QueueSpecKey(r), bound(r, policy.Quota), bound(r, policy.Limit), policy.OverQuotaWeight,
 			model.FormatQueueNumber(r, share.Requested[r]), model.FormatQueueNumber(r, share.Allocated[r]),
 			model.FormatQueueNumber(r, share.Deserved[r]), model.FormatQueueNumber(r, share.FairShare[r]))
 	}

@@ -22,24 +22,31 @@ func WriteJSON(w io.Writer, r *Result) error {
 
 // WriteText writes a readable timeline and a per-queue summary.
 func WriteText(w io.Writer, r *Result) error {
-	fmt.Fprintln(w, "Timeline")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	p := &printer{w: w}
+	p.println("Timeline")
+	if p.err != nil {
+		return p.err
+	}
+	tw := newTable(w, 2, 0)
 	for _, e := range r.Events {
 		detail := e.Node
 		if e.Action != "" && e.Type == EventEvict {
 			detail = e.Action + " on " + e.Node
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", ClockTime(e.Time), e.Type, e.PodGroup, e.Queue, detail)
+		tw.printf("  %s\t%s\t%s\t%s\t%s\n", ClockTime(e.Time), e.Type, e.PodGroup, e.Queue, detail)
 	}
-	if err := tw.Flush(); err != nil {
+	if err := tw.flush(); err != nil {
 		return err
 	}
 	delayed := ""
 	if r.Totals.DelayedJobs > 0 { // said only where a scenario uses the delay
 		delayed = fmt.Sprintf("; %s held back by the preemption delay", plural.Count(r.Totals.DelayedJobs, "job", "jobs"))
 	}
-	fmt.Fprintf(w, "\nSummary after %s (%s refused while protected by min-runtime%s)\n",
+	p.printf("\nSummary after %s (%s refused while protected by min-runtime%s)\n",
 		ClockTime(r.Totals.SimulatedSeconds), plural.Count(r.Totals.ProtectedRefusals, "victim", "victims"), delayed)
+	if p.err != nil {
+		return p.err
+	}
 	if err := writeQueueTable(w, r, escalationShown(r)); err != nil {
 		return err
 	}
@@ -62,10 +69,11 @@ func escalationShown(results ...*Result) bool {
 // writeReports writes, when there are any, the problems the scheduler reported, the jobs
 // still waiting with their reasons, and the warnings.
 func writeReports(w io.Writer, r *Result) error {
+	out := &printer{w: w}
 	if len(r.Problems) > 0 {
-		fmt.Fprintln(w, "\nProblems reported by the scheduler")
+		out.println("\nProblems reported by the scheduler")
 		for _, p := range r.Problems {
-			fmt.Fprintf(w, "  %s  %s %s: %s: %s\n", ClockTime(p.Time), p.Kind, p.Name, p.Reason, p.Message)
+			out.printf("  %s  %s %s: %s: %s\n", ClockTime(p.Time), p.Kind, p.Name, p.Reason, p.Message)
 		}
 	}
 	var waiting []JobReport
@@ -75,23 +83,20 @@ func writeReports(w io.Writer, r *Result) error {
 		}
 	}
 	if len(waiting) > 0 {
-		fmt.Fprintln(w, "\nJobs still waiting, and why")
+		out.println("\nJobs still waiting, and why")
 		for _, j := range waiting {
 			for _, reason := range j.Waiting {
-				fmt.Fprintf(w, "  %s: %s\n", j.PodGroup, reason)
+				out.printf("  %s: %s\n", j.PodGroup, reason)
 			}
 		}
 	}
-	if len(r.Warnings) == 0 {
-		return nil
-	}
-	fmt.Fprintln(w, "\nWarnings")
-	for _, warning := range r.Warnings {
-		if _, err := fmt.Fprintf(w, "  %s\n", warning); err != nil {
-			return err
+	if len(r.Warnings) > 0 {
+		out.println("\nWarnings")
+		for _, warning := range r.Warnings {
+			out.printf("  %s\n", warning)
 		}
 	}
-	return nil
+	return out.err
 }
 
 // writeQueueTable writes the queues and the totals; with node pools, each queue's pool, and
@@ -112,43 +117,47 @@ func writeQueueTable(w io.Writer, r *Result, escalation bool) error {
 		}
 		return text
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, poolCell("pool")+"queue\tjobs\tcompleted\tevictions\twasted GPU-hours\tmean wait\tGPU fair share\t"+
+	tw := newTable(w, 2, tabwriter.AlignRight)
+	tw.println(poolCell("pool") + "queue\tjobs\tcompleted\tevictions\twasted GPU-hours\tmean wait\tGPU fair share\t" +
 		escalationCells("max wait\tmost evictions of one job\tescalated protections\t"))
 	for _, q := range r.Totals.Queues {
 		wait, maxWait := "-", "-" // none started
 		if q.Started > 0 {
 			wait, maxWait = ClockTime(q.MeanWaitSeconds), ClockTime(q.MaxWaitSeconds)
 		}
-		fmt.Fprintf(tw, "%s%s\t%d\t%d\t%d\t%.1f\t%s\t%s\t%s\n", poolCell(poolName(q.Pool)), q.Queue, q.Jobs, q.Completed, q.Evictions,
+		tw.printf("%s%s\t%d\t%d\t%d\t%.1f\t%s\t%s\t%s\n", poolCell(poolName(q.Pool)), q.Queue, q.Jobs, q.Completed, q.Evictions,
 			q.WastedGPUSeconds/3600, wait, q.GPUFairShare, escalationCells(fmt.Sprintf("%s\t%d\t%d\t", maxWait, q.MostRunsEnded, q.EscalatedRuns)))
 	}
-	fmt.Fprintf(tw, "%stotal\t%d\t%d\t%d\t%.1f\t\t\t%s\n", poolCell(""), r.Totals.Jobs, r.Totals.Completed, r.Totals.Evictions, r.Totals.WastedGPUSeconds/3600,
+	tw.printf("%stotal\t%d\t%d\t%d\t%.1f\t\t\t%s\n", poolCell(""), r.Totals.Jobs, r.Totals.Completed, r.Totals.Evictions, r.Totals.WastedGPUSeconds/3600,
 		escalationCells(fmt.Sprintf("\t%d\t%d\t", r.Totals.MostRunsEnded, r.Totals.EscalatedRuns)))
-	if err := tw.Flush(); err != nil || !pooled {
+	if err := tw.flush(); err != nil || !pooled {
 		return err
 	}
-	fmt.Fprintln(w, "\nNode pools, one scheduler each")
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "pool\tnodes\tGPUs\tjobs\tcompleted\tevictions\twasted GPU-hours\tprotected refusals\t")
+	out := &printer{w: w}
+	out.println("\nNode pools, one scheduler each")
+	if out.err != nil {
+		return out.err
+	}
+	tw = newTable(w, 2, tabwriter.AlignRight)
+	tw.println("pool\tnodes\tGPUs\tjobs\tcompleted\tevictions\twasted GPU-hours\tprotected refusals\t")
 	for _, p := range r.Pools {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%.1f\t%d\t\n", poolName(p.Pool), p.Nodes, p.GPUs, p.Jobs, p.Completed,
+		tw.printf("%s\t%d\t%d\t%d\t%d\t%d\t%.1f\t%d\t\n", poolName(p.Pool), p.Nodes, p.GPUs, p.Jobs, p.Completed,
 			p.Evictions, p.WastedGPUSeconds/3600, p.ProtectedRefusals)
 	}
-	if err := tw.Flush(); err != nil {
+	if err := tw.flush(); err != nil {
 		return err
 	}
 	for _, p := range r.Pools {
 		for _, setting := range p.Settings {
 			if strings.Contains(setting, ":") { // plugins with settings to say
-				fmt.Fprintf(w, "  %s: %s\n", poolName(p.Pool), setting)
+				out.printf("  %s: %s\n", poolName(p.Pool), setting)
 			}
 		}
 		for _, warning := range p.ConfigWarnings {
-			fmt.Fprintf(w, "  %s: configuration warning: %s\n", poolName(p.Pool), warning)
+			out.printf("  %s: configuration warning: %s\n", poolName(p.Pool), warning)
 		}
 	}
-	return nil
+	return out.err
 }
 
 // poolName names a pool in tables as the scheduler names it in conditions and events: its
@@ -164,7 +173,7 @@ func poolName(name string) string {
 // min-runtime defaults that queues' own values outweigh; then each variant's queue table and
 // reports.
 func WriteComparison(w io.Writer, variants []Variant) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', tabwriter.AlignRight)
+	tw := newTable(w, 3, tabwriter.AlignRight)
 	header := []string{""}
 	for _, v := range variants {
 		header = append(header, v.Name)
@@ -173,7 +182,7 @@ func WriteComparison(w io.Writer, variants []Variant) error {
 	if twoWay {
 		header = append(header, "difference")
 	}
-	fmt.Fprintln(tw, strings.Join(header, "\t")+"\t")
+	tw.println(strings.Join(header, "\t") + "\t")
 	// row writes one figure per variant; value gives its text and number (nil: none), and
 	// diff the text of a difference.
 	row := func(label string, value func(*Result) (string, *float64), diff func(float64) string) {
@@ -190,7 +199,7 @@ func WriteComparison(w io.Writer, variants []Variant) error {
 			}
 			cells = append(cells, d)
 		}
-		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
+		tw.println(strings.Join(cells, "\t") + "\t")
 	}
 	count := func(n int) (string, *float64) { f := float64(n); return fmt.Sprint(n), &f }
 	signed := func(d float64) string { return fmt.Sprintf("%+d", int64(d)) }
@@ -239,17 +248,21 @@ func WriteComparison(w io.Writer, variants []Variant) error {
 	if escalation { // escalation's price is the owner's longest wait, which a mean hides
 		waits("max wait", func(q QueueReport) float64 { return q.MaxWaitSeconds })
 	}
-	if err := tw.Flush(); err != nil {
+	if err := tw.flush(); err != nil {
 		return err
 	}
+	out := &printer{w: w}
 	if notes := outweighedDefaults(variants); len(notes) > 0 {
-		fmt.Fprintln(w, "\nNotes")
+		out.println("\nNotes")
 		for _, note := range notes {
-			fmt.Fprintf(w, "  %s.\n", note)
+			out.printf("  %s.\n", note)
 		}
 	}
 	for _, v := range variants {
-		fmt.Fprintf(w, "\n%s, after %s:\n", v.Name, ClockTime(v.Result.Totals.SimulatedSeconds))
+		out.printf("\n%s, after %s:\n", v.Name, ClockTime(v.Result.Totals.SimulatedSeconds))
+		if out.err != nil {
+			return out.err
+		}
 		if err := writeQueueTable(w, v.Result, escalation); err != nil {
 			return err
 		}
@@ -293,4 +306,43 @@ func signedClock(seconds float64) string {
 func ClockTime(seconds float64) string {
 	s := int64(seconds + 0.5)
 	return fmt.Sprintf("%d:%02d:%02d", s/3600, s/60%60, s%60)
+}
+
+// printer writes formatted text to w and keeps the first error, after which it writes
+// nothing more: a report's many lines check one error, where the report needs it.
+type printer struct {
+	w   io.Writer
+	err error
+}
+
+func (p *printer) printf(format string, args ...any) {
+	if p.err == nil {
+		_, p.err = fmt.Fprintf(p.w, format, args...)
+	}
+}
+
+func (p *printer) println(args ...any) {
+	if p.err == nil {
+		_, p.err = fmt.Fprintln(p.w, args...)
+	}
+}
+
+// table is a printer into a tabwriter, which aligns the columns of its lines on flush.
+type table struct {
+	printer
+	tw *tabwriter.Writer
+}
+
+// newTable returns a table writing to w, its columns padded by padding spaces.
+func newTable(w io.Writer, padding int, flags uint) *table {
+	tw := tabwriter.NewWriter(w, 0, 0, padding, ' ', flags)
+	return &table{printer: printer{w: tw}, tw: tw}
+}
+
+// flush writes the table's lines out, and returns the first error of its writes.
+func (t *table) flush() error {
+	if t.err != nil {
+		return t.err
+	}
+	return t.tw.Flush()
 }
