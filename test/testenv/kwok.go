@@ -109,7 +109,7 @@ func (k *KWOK) Err() error {
 	if k.stopping.Load() {
 		return nil
 	}
-	return fmt.Errorf("kwok, which plays the nodes, exited (%v); the end of its log %s:\n%s", k.exit, k.Log, lastLines(k.Log, 20))
+	return fmt.Errorf("kwok, which plays the nodes, exited (%w); the end of its log %s:\n%s", k.exit, k.Log, lastLines(k.Log, 20))
 }
 
 // Stop ends kwok (SIGTERM, then SIGKILL after five seconds) and waits until it has. It

@@ -2,6 +2,7 @@ package framework
 
 import (
 	"cmp"
+	"errors"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/placement"
@@ -205,7 +206,7 @@ func (ssn *Session) Predicate(pod *model.PodInfo, node *model.NodeInfo) Status {
 	if err := placement.Refusal(pod, node); err != nil {
 		// As kube-scheduler codes them: only a taken host port may be freed.
 		code := UnschedulableAndUnresolvable
-		if err == placement.ErrHostPorts {
+		if errors.Is(err, placement.ErrHostPorts) {
 			code = Unschedulable
 		}
 		return AsStatus(code, err)
