@@ -182,7 +182,7 @@ func newEngine(sc *input.Scenario, opts Options, pools []string, configs map[str
 	// The stores exist: they learn of the cluster as informers would on their first list.
 	for _, n := range sc.Nodes {
 		cluster.Changed(n)
-		gpus := n.Status.Allocatable[v1.ResourceName(model.GPUResourceName)]
+		gpus := n.Status.Allocatable[model.GPUResourceName]
 		e.capacity += gpus.Value()
 	}
 	for _, q := range sc.Queues {
@@ -223,6 +223,7 @@ func (e *engine) verifySnapshot(ctx context.Context) error {
 			return err
 		}
 		// DeepEqual first: a diff of two snapshots is slow, and only a failure needs one.
+		//nolint:govet // deepequalerrors: an unparsable node affinity keeps its parse error, which both snapshots must hold alike.
 		if !reflect.DeepEqual(fromLists, fromStore) {
 			diff := cmp.Diff(fromLists, fromStore, cmp.Exporter(func(reflect.Type) bool { return true }))
 			return fmt.Errorf("pool %s: the snapshot from the store differs from one built from lists (-lists +store):\n%s", in.pool, diff)
@@ -553,7 +554,7 @@ func (e *engine) sample(now time.Time) {
 	series := e.result.Series
 	if !same || !maps.Equal(e.fairShare, e.lastFairShare) || len(series) == 0 || series[len(series)-1].Capacity != e.capacity {
 		fair := e.fairShares()
-		e.result.Series = append(series, report.Sample{Time: e.seconds(now), GPUs: gpus, FairShare: fair, Capacity: e.capacity})
+		e.result.Series = append(e.result.Series, report.Sample{Time: e.seconds(now), GPUs: gpus, FairShare: fair, Capacity: e.capacity})
 		e.lastSample, e.lastFairShare = gpus, fair
 	}
 }

@@ -9,8 +9,6 @@ import (
 	"sort"
 	"time"
 
-	v1 "k8s.io/api/core/v1"
-
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	"github.com/kai-minruntime/kai-scheduler/pkg/plural"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
@@ -181,7 +179,7 @@ func (e *engine) reportPools() []report.PoolReport {
 	for _, n := range e.sc.Nodes {
 		if r := byName[poolOf(e.opts.NodePoolLabelKey, n.Labels)]; r != nil {
 			r.Nodes++
-			gpus := n.Status.Allocatable[v1.ResourceName(model.GPUResourceName)]
+			gpus := n.Status.Allocatable[model.GPUResourceName]
 			r.GPUs += gpus.Value()
 		}
 	}
@@ -241,7 +239,7 @@ func (e *engine) resolveMinRuntimes(ctx context.Context) error {
 			preempt := minruntime.PreemptMinRuntime(snapshot.Queues, queue, defaults)
 			q := report.QueueMinRuntime{Queue: queue, Preempt: report.ResolvedMinRuntime{Duration: preempt.Duration, SetBy: preempt.SetBy}}
 			for _, level := range minruntime.ReclaimLevels(snapshot.Queues, in.minRuntime.Method(), queue, defaults) {
-				q.Reclaim = append(q.Reclaim, report.ResolvedMinRuntime{Duration: level.MinRuntime.Duration, SetBy: level.MinRuntime.SetBy})
+				q.Reclaim = append(q.Reclaim, report.ResolvedMinRuntime{Duration: level.Duration, SetBy: level.SetBy})
 			}
 			resolved.Queues = append(resolved.Queues, q)
 		}

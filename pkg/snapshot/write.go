@@ -233,9 +233,8 @@ func containers(in []v1.Container, include []string) []v1.Container {
 
 // writer writes documents, keeping the first error.
 type writer struct {
-	w     io.Writer
-	err   error
-	first bool
+	w   io.Writer
+	err error
 }
 
 func (o *writer) line(format string, args ...any) {

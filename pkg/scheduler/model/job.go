@@ -261,17 +261,17 @@ func Request(pods []*PodInfo) Resources {
 // GangPods returns the pending pods that would complete the job's gang, in taskOrder: first
 // what each sub-group still lacks, then what the job as a whole still lacks. A job counting
 // sub-groups completes the sub-groups that lack the fewest pods (see MinimumGuard).
-func (job *JobInfo) GangPods(taskOrder func(l, r *PodInfo) int) ([]*PodInfo, error) {
-	pending := job.PendingPods()
+func (j *JobInfo) GangPods(taskOrder func(l, r *PodInfo) int) ([]*PodInfo, error) {
+	pending := j.PendingPods()
 	slices.SortStableFunc(pending, taskOrder)
-	if job.CountsSubGroups() {
-		return job.newGangTree(placedStatus).gangPods(pending)
+	if j.CountsSubGroups() {
+		return j.newGangTree(placedStatus).gangPods(pending)
 	}
 	chosen := make([]*PodInfo, 0, len(pending))
 	taken := make(map[*PodInfo]bool, len(pending))
-	placed := job.CountPlaced()
-	for _, sg := range job.SubGroups {
-		lacking := sg.MinMember - job.CountPlacedIn(sg.Name)
+	placed := j.CountPlaced()
+	for _, sg := range j.SubGroups {
+		lacking := sg.MinMember - j.CountPlacedIn(sg.Name)
 		for _, p := range pending {
 			if lacking <= 0 {
 				break
@@ -286,15 +286,15 @@ func (job *JobInfo) GangPods(taskOrder func(l, r *PodInfo) int) ([]*PodInfo, err
 		}
 	}
 	for _, p := range pending {
-		if placed+int32(len(chosen)) >= job.MinMember {
+		if placed+int32(len(chosen)) >= j.MinMember {
 			break
 		}
 		if !taken[p] {
 			chosen = append(chosen, p)
 		}
 	}
-	if lacking := job.MinMember - placed - int32(len(chosen)); lacking > 0 {
-		return nil, fmt.Errorf("gang needs %d pods but the job has only %d", job.MinMember, placed+int32(len(chosen)))
+	if lacking := j.MinMember - placed - int32(len(chosen)); lacking > 0 {
+		return nil, fmt.Errorf("gang needs %d pods but the job has only %d", j.MinMember, placed+int32(len(chosen)))
 	}
 	return chosen, nil
 }

@@ -42,7 +42,7 @@ func (e Escalation) For(tree *model.QueueTree, queue string) Escalation {
 	own := e
 	factorSet, ceilingSet := false, false
 	ancestry := tree.Ancestry(queue)
-	for i := len(ancestry) - 1; i >= 0 && !(factorSet && ceilingSet); i-- {
+	for i := len(ancestry) - 1; i >= 0 && (!factorSet || !ceilingSet); i-- {
 		q := tree.Get(ancestry[i])
 		if q.EscalationFactor != nil && !factorSet {
 			own.Factor, own.FactorSetBy, factorSet = *q.EscalationFactor, q.Name, true

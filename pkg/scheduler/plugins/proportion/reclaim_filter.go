@@ -135,7 +135,7 @@ func (f *reclaimFilter) judge(u framework.ScenarioUnit, taken map[*queueState]Ve
 		switch {
 		case len(reclaimerChain) == 0:
 			j.refusal = &overShare{queue: f.preemptor.Queue}
-		case !(f.fitsShare(reclaimerChain[0]) || f.fitsQuota(reclaimerChain[0])):
+		case !f.fitsShare(reclaimerChain[0]) && !f.fitsQuota(reclaimerChain[0]):
 			j.refusal = f.overShare(reclaimerChain[0])
 		}
 		return j
