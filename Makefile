@@ -20,9 +20,8 @@ build:
 	$(GO) build ./...
 	stamp="$$($(GO) run ./hack/version)"; $(GO) build -ldflags "$$stamp" -o $(BIN)/ ./cmd/...
 
-## tools: build the pinned developer tools (controller-gen, benchstat, actionlint, crane, helm,
-## gotestsum, kwok)
-## into ./bin.
+## tools: build the pinned developer tools (controller-gen, benchstat, actionlint, crane,
+## golangci-lint, helm, gotestsum, kwok) into ./bin.
 tools:
 	hack/install-tools.sh
 
@@ -34,12 +33,14 @@ control-plane:
 generate: tools
 	hack/generate.sh
 
-## verify: formatting, vet, and the GitHub workflows (actionlint).
+## verify: formatting, vet, golangci-lint (.golangci.yml; needs `make tools`) and the GitHub
+## workflows (actionlint).
 verify:
-	@echo "make verify: gofmt, go vet (compiles every package: a few minutes on a cold cache), actionlint"
+	@echo "make verify: gofmt, go vet (compiles every package: a few minutes on a cold cache), golangci-lint, actionlint"
 	@unformatted="$$(find . -name '*.go' -not -path './bin/*' -print0 | xargs -0 gofmt -l)"; \
 	if [[ -n "$$unformatted" ]]; then echo "gofmt needed on: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	$(BIN)/golangci-lint run ./...
 	$(BIN)/actionlint -color=false
 
 ## test: verify, then run unit, code-generation and integration tests against a real API server.
