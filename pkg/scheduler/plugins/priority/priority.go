@@ -1,4 +1,3 @@
-// Package priority orders jobs by priority: higher-priority jobs are scheduled first.
 package priority
 
 import (
