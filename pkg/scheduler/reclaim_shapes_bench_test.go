@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
-	. "github.com/kai-minruntime/kai-scheduler/pkg/testing/scenario"
+	. "github.com/kai-minruntime/kai-scheduler/pkg/testing/harness"
 )
 
 // reclaimShape is one of upstream KAI-Scheduler's reclaim benchmark shapes

@@ -10,7 +10,7 @@ import (
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
-	"github.com/kai-minruntime/kai-scheduler/pkg/testing/scenario"
+	"github.com/kai-minruntime/kai-scheduler/pkg/testing/harness"
 )
 
 // fakePlugin registers whatever its fields hold.
@@ -75,7 +75,7 @@ func openSession(t *testing.T, plugins ...framework.Plugin) *framework.Session {
 		t.Fatal(err)
 	}
 	return framework.OpenSession(context.Background(), framework.SessionOptions{
-		Snapshot: snapshot, Clock: clocktesting.NewFakePassiveClock(scenario.Epoch), Plugins: plugins,
+		Snapshot: snapshot, Clock: clocktesting.NewFakePassiveClock(harness.Epoch), Plugins: plugins,
 	})
 }
 
@@ -181,12 +181,12 @@ func TestScenarioFiltersWithoutHooksAreEmpty(t *testing.T) {
 }
 
 func TestSessionFreezesNowAtOpen(t *testing.T) {
-	clock := clocktesting.NewFakeClock(scenario.Epoch)
+	clock := clocktesting.NewFakeClock(harness.Epoch)
 	snapshot, _ := model.NewSnapshot(nil, nil, nil)
 	ssn := framework.OpenSession(context.Background(), framework.SessionOptions{Snapshot: snapshot, Clock: clock})
 	clock.Step(3600e9)
-	if got := ssn.Now(); !got.Equal(scenario.Epoch) {
-		t.Errorf("now is %s after the clock moved on, want %s, the time the session opened", got, scenario.Epoch)
+	if got := ssn.Now(); !got.Equal(harness.Epoch) {
+		t.Errorf("now is %s after the clock moved on, want %s, the time the session opened", got, harness.Epoch)
 	}
 }
 

@@ -20,6 +20,6 @@
 // only the API types, so that any package's own tests may use it without an import cycle.
 //
 // The scheduler-internal objects of the snapshot (api.NodeInfo, api.JobInfo, queues) have
-// their builders in pkg/scheduler/scenario, beside the harness that runs cycles on them;
+// their builders in pkg/testing/harness, beside the harness that runs cycles on them;
 // doubles of the framework's interfaces live in pkg/scheduler/framework/frameworktest.
 package builders

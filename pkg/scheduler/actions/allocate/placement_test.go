@@ -6,7 +6,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
-	. "github.com/kai-minruntime/kai-scheduler/pkg/testing/scenario"
+	. "github.com/kai-minruntime/kai-scheduler/pkg/testing/harness"
 )
 
 const fpga v1.ResourceName = "example.com/fpga"

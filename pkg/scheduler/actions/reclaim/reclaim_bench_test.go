@@ -11,7 +11,7 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/actions/reclaim"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework/frameworktest"
-	. "github.com/kai-minruntime/kai-scheduler/pkg/testing/scenario"
+	. "github.com/kai-minruntime/kai-scheduler/pkg/testing/harness"
 )
 
 // largeJobReclaim is the shape of KAI-Scheduler's published reclaim benchmark: n nodes of 8

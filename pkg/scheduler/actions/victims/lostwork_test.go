@@ -7,7 +7,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
-	. "github.com/kai-minruntime/kai-scheduler/pkg/testing/scenario"
+	. "github.com/kai-minruntime/kai-scheduler/pkg/testing/harness"
 )
 
 // Least lost work first: among victims priority, fair share and the kind of unit leave

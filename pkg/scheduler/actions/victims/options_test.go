@@ -10,7 +10,7 @@ import (
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/actions/victims"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
-	. "github.com/kai-minruntime/kai-scheduler/pkg/testing/scenario"
+	. "github.com/kai-minruntime/kai-scheduler/pkg/testing/harness"
 )
 
 // The victim search visits only the nodes that can have changed since it last looked; here

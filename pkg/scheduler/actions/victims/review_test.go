@@ -5,7 +5,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
-	. "github.com/kai-minruntime/kai-scheduler/pkg/testing/scenario"
+	. "github.com/kai-minruntime/kai-scheduler/pkg/testing/harness"
 )
 
 var _ = Describe("Evicting only what is needed", func() {

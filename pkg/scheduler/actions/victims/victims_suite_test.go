@@ -7,7 +7,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/testing/scenario"
+	"github.com/kai-minruntime/kai-scheduler/pkg/testing/harness"
 )
 
 func TestVictims(t *testing.T) {
@@ -18,7 +18,7 @@ func TestVictims(t *testing.T) {
 var ctx = context.Background()
 
 // evictionsOf sums the evictions of every round per job name.
-func evictionsOf(rounds []scenario.Round) map[string]int {
+func evictionsOf(rounds []harness.Round) map[string]int {
 	total := map[string]int{}
 	for _, r := range rounds {
 		for job, n := range r.EvictedPods() {

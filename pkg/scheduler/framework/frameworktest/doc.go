@@ -4,7 +4,7 @@
 // scenario built unit by unit, which CheckRememberedVerdicts drives a scenario filter
 // through. The doubles are written by hand, not generated: comparing a list of calls says
 // their order and arguments in one assertion. The package imports only the framework, so
-// the plugins' own tests use it too (the scenario harness, which runs whole cycles, imports
-// the plugins). The snapshot's objects and whole cycles are pkg/scheduler/scenario's; the
+// the plugins' own tests use it too (the cycle harness, which runs whole cycles, imports the
+// plugins). The snapshot's objects and whole cycles are pkg/testing/harness's; the
 // Kubernetes objects tests make, pkg/testing/builders'.
 package frameworktest

@@ -8,7 +8,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/testing/scenario"
+	"github.com/kai-minruntime/kai-scheduler/pkg/testing/harness"
 )
 
 func TestMinRuntimeScenarios(t *testing.T) {
@@ -34,7 +34,7 @@ tiers:
 }
 
 // firstEviction returns the index of the first round that evicted anything, or -1.
-func firstEviction(rounds []scenario.Round) int {
+func firstEviction(rounds []harness.Round) int {
 	for i, r := range rounds {
 		if len(r.Evictions) > 0 {
 			return i

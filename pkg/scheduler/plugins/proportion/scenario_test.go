@@ -7,7 +7,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
-	. "github.com/kai-minruntime/kai-scheduler/pkg/testing/scenario"
+	. "github.com/kai-minruntime/kai-scheduler/pkg/testing/harness"
 )
 
 // notebookCluster is issue 38's reproduction, the make run-local demo with one more job:

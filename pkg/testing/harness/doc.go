@@ -1,4 +1,4 @@
-// Package scenario is a declarative harness for scheduler tests: describe nodes, queues and
+// Package harness is a declarative harness for scheduler tests: describe nodes, queues and
 // jobs (with pod states and placements) in a few fluent lines, run one cycle or rounds of
 // cycles through the same scheduler.RunCycle the scheduler uses, and read what happened.
 // Between rounds it plays the cluster: bound pods start running, evicted pods terminate and
@@ -9,4 +9,4 @@
 // tools and the suites read are built by pkg/testing/builders, and doubles of the
 // framework's interfaces are pkg/scheduler/framework/frameworktest's (what a round commits
 // is recorded here, into the Round, by the harness itself).
-package scenario
+package harness

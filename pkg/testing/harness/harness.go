@@ -1,4 +1,4 @@
-package scenario
+package harness
 
 import (
 	"context"
