@@ -10,7 +10,7 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/placement"
 )
 
-// Capacity selects which resources of a node a placement may use.
+// Capacity selects which resources of a node the node search may give a pod.
 type Capacity int
 
 const (
@@ -36,7 +36,7 @@ func (c Capacity) free(node *model.NodeInfo) model.Resources {
 // pod's class (its request and placement, and the capacity asked for) and on the node's
 // version, so a search keeps every node's answer for the classes it served lately, with the
 // fitting nodes in a heap, and asks again only about the nodes the snapshot says moved
-// since: a thousand jobs alike cost one pass over the nodes plus the node each placement
+// since: a thousand jobs alike cost one pass over the nodes plus the node each pod
 // changes, and so do jobs of a few classes taking turns (each gang is tried in idle, then
 // in releasing resources; the queues' turns interleave sizes).
 type NodeSearch struct {
