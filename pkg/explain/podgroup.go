@@ -22,7 +22,7 @@ import (
 
 // PodGroup writes what the scheduler makes of one job: for a running job, what protects it
 // against whom until when; for a waiting job, why it waits.
-func (c *Cluster) PodGroup(ctx context.Context, w io.Writer, id model.JobID) error {
+func (c *Explainer) PodGroup(ctx context.Context, w io.Writer, id model.JobID) error {
 	job := c.Snapshot.Job(id)
 	group := &v2alpha2.PodGroup{}
 	if err := c.Reader.Get(ctx, client.ObjectKeyFromObject(id.PodGroupRef()), group); err != nil {
@@ -53,7 +53,7 @@ func (c *Cluster) PodGroup(ctx context.Context, w io.Writer, id model.JobID) err
 }
 
 // describeJob says where the job sits and what it has.
-func (c *Cluster) describeJob(p *printer, job *model.JobInfo) {
+func (c *Explainer) describeJob(p *printer, job *model.JobInfo) {
 	kind := "preemptible"
 	if !job.Preemptible {
 		kind = "non-preemptible"
@@ -70,7 +70,7 @@ func (c *Cluster) describeJob(p *printer, job *model.JobInfo) {
 }
 
 // explainStale tells a running job below its minimum when stalegangeviction evicts it.
-func (c *Cluster) explainStale(p *printer, job *model.JobInfo) {
+func (c *Explainer) explainStale(p *printer, job *model.JobInfo) {
 	var defaultGrace time.Duration // whether a job is short does not depend on it
 	if c.StaleGang != nil {
 		defaultGrace = c.StaleGang.DefaultGrace()
@@ -100,7 +100,7 @@ func (c *Cluster) explainStale(p *printer, job *model.JobInfo) {
 
 // explainRunning tells what protects a running job: the plugin's own account, the one the
 // scheduler writes into the PodGroup's status.
-func (c *Cluster) explainRunning(p *printer, ssn *framework.Session, job *model.JobInfo, group *v2alpha2.PodGroup) {
+func (c *Explainer) explainRunning(p *printer, ssn *framework.Session, job *model.JobInfo, group *v2alpha2.PodGroup) {
 	p.blank()
 	switch {
 	case !job.Preemptible:
@@ -186,7 +186,7 @@ func (c *Cluster) explainRunning(p *printer, ssn *framework.Session, job *model.
 // explainSavedPoint tells what a running job would lose if evicted now: the work since its
 // saved point (model.JobInfo.SavedPoint), which ranks it among victims that priority, fair share
 // and the kind of unit leave equal.
-func (c *Cluster) explainSavedPoint(p *printer, job *model.JobInfo, group *v2alpha2.PodGroup) {
+func (c *Explainer) explainSavedPoint(p *printer, job *model.JobInfo, group *v2alpha2.PodGroup) {
 	if !job.Preemptible {
 		return
 	}
@@ -219,7 +219,7 @@ func (c *Cluster) explainSavedPoint(p *printer, job *model.JobInfo, group *v2alp
 }
 
 // explainEnd says one min-runtime, where it was set and whether it still protects.
-func (c *Cluster) explainEnd(p *printer, depth int, protection model.Protection, m model.MinRuntime) {
+func (c *Explainer) explainEnd(p *printer, depth int, protection model.Protection, m model.MinRuntime) {
 	until := protection.Until(m)
 	switch {
 	case m.Duration <= 0:
@@ -233,7 +233,7 @@ func (c *Cluster) explainEnd(p *printer, depth int, protection model.Protection,
 
 // explainWaiting tells why a job waits: what the scheduler last wrote on it, and the
 // min-runtime protections it would meet now among the jobs it could take from.
-func (c *Cluster) explainWaiting(ctx context.Context, p *printer, ssn *framework.Session, job *model.JobInfo, group *v2alpha2.PodGroup, pending int) {
+func (c *Explainer) explainWaiting(ctx context.Context, p *printer, ssn *framework.Session, job *model.JobInfo, group *v2alpha2.PodGroup, pending int) {
 	p.blank()
 	p.line(0, "It waits: %s pending.", plural.Count(pending, "pod", "pods"))
 	if q := c.Snapshot.Queues.Get(job.Queue); q == nil {
@@ -333,7 +333,7 @@ const maxUnusableNamed = 5
 // explainUnusable says how many protected jobs were left out because they run on nodes the
 // waiting job's pods cannot use, names the first few and says why each node is refused, so
 // that no one waits for a protection to end that would free nothing for this job.
-func (c *Cluster) explainUnusable(p *printer, victims []unusableVictim) {
+func (c *Explainer) explainUnusable(p *printer, victims []unusableVictim) {
 	if len(victims) == 0 {
 		return
 	}
@@ -364,7 +364,7 @@ type usable map[string]string
 // for victims on a node (kube-scheduler's filters: taints, node selector and affinity,
 // cordons, host ports; and the plugins'), and whether the node, even emptied, has every
 // resource the pod asks for, in kube-scheduler's words for a node short of one.
-func (c *Cluster) usableNodes(ssn *framework.Session, job *model.JobInfo) usable {
+func (c *Explainer) usableNodes(ssn *framework.Session, job *model.JobInfo) usable {
 	pending := job.PendingPods()
 	nodes := usable{}
 	for _, node := range c.Snapshot.Nodes {
@@ -412,7 +412,7 @@ func (u usable) refusedNodes(victim *model.JobInfo) []refusedNode {
 
 // explainDelay tells a waiting job's preemption delay: its window and its end, or why the
 // annotation that asked for one was not used. The delay is the minruntime plugin's rule.
-func (c *Cluster) explainDelay(p *printer, job *model.JobInfo) {
+func (c *Explainer) explainDelay(p *printer, job *model.JobInfo) {
 	until, ok := job.PreemptionDelayEnd()
 	switch {
 	case job.PreemptionDelayProblem != "":
@@ -452,7 +452,7 @@ func walk(m model.MinRuntime, reclaim bool) string {
 
 // walk is the queues' walk for a job's min-runtime, then what the job's past evictions
 // (escalation) and its own annotation made of it.
-func (c *Cluster) walk(m model.MinRuntime, reclaim bool, job *model.JobInfo) string {
+func (c *Explainer) walk(m model.MinRuntime, reclaim bool, job *model.JobInfo) string {
 	if m.ByJob() {
 		// The walk found the queues' value (maybe escalated); the job's annotation then shortened it.
 		found := model.MinRuntime{Duration: m.Shortened.Duration, SetBy: m.Shortened.SetBy, EscalatedFrom: m.Shortened.EscalatedFrom, Path: m.Path}
@@ -467,18 +467,18 @@ func (c *Cluster) walk(m model.MinRuntime, reclaim bool, job *model.JobInfo) str
 }
 
 // escalationOf is the escalation of the jobs of queue, as the plugin resolves it.
-func (c *Cluster) escalationOf(queue string) minruntime.Escalation {
+func (c *Explainer) escalationOf(queue string) minruntime.Escalation {
 	return c.MinRuntime.Escalation().For(c.Snapshot.Queues, queue)
 }
 
 // escalation says what lengthened a job's protection: its evictions and the rule.
-func (c *Cluster) escalation(job *model.JobInfo) string {
+func (c *Explainer) escalation(job *model.JobInfo) string {
 	return fmt.Sprintf("its %s (%d by preempt, %d by reclaim; the minruntime plugin's escalation: %s)",
 		plural.Count(int(job.Evictions.Total()), "eviction", "evictions"), job.Evictions.Preempt, job.Evictions.Reclaim, c.escalationOf(job.Queue).Describe())
 }
 
 // queuePath names a queue with its ancestry, or says why it has none.
-func (c *Cluster) queuePath(name string) string {
+func (c *Explainer) queuePath(name string) string {
 	tree := c.Snapshot.Queues
 	q := tree.Get(name)
 	switch {

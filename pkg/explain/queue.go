@@ -15,7 +15,7 @@ import (
 // Queue writes where a queue stands in the fair-share division, and the min-runtimes its
 // jobs get and where each comes from; for a queue with children, those of every leaf below
 // it.
-func (c *Cluster) Queue(ctx context.Context, w io.Writer, name string) error {
+func (c *Explainer) Queue(ctx context.Context, w io.Writer, name string) error {
 	tree := c.Snapshot.Queues
 	q := tree.Get(name)
 	if q == nil {
@@ -66,7 +66,7 @@ func (c *Cluster) Queue(ctx context.Context, w io.Writer, name string) error {
 }
 
 // explainLeaf says what the jobs of a leaf queue get, with the resolution paths when detailed.
-func (c *Cluster) explainLeaf(p *printer, ssn *framework.Session, leaf string, detailed bool) {
+func (c *Explainer) explainLeaf(p *printer, ssn *framework.Session, leaf string, detailed bool) {
 	tree := c.Snapshot.Queues
 	defaults := c.MinRuntime.Defaults()
 	preempt := minruntime.PreemptMinRuntime(tree, leaf, defaults)
@@ -96,7 +96,7 @@ func (c *Cluster) explainLeaf(p *printer, ssn *framework.Session, leaf string, d
 
 // summarizeJobs counts a leaf's jobs and the protections of those running, as the plugin
 // gives them to the scheduler.
-func (c *Cluster) summarizeJobs(p *printer, ssn *framework.Session, leaf string) {
+func (c *Explainer) summarizeJobs(p *printer, ssn *framework.Session, leaf string) {
 	var running, pending, some, all int
 	for _, job := range c.Snapshot.Jobs {
 		if job.Queue != leaf {

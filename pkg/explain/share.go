@@ -21,7 +21,7 @@ var shownOrder = [model.NumQuotaResources]model.ResourceName{model.GPU, model.CP
 // explainQueueShare writes where queue name stands in the division: its settings and numbers
 // per resource, what they let its jobs do, and how its parent's share was divided among it
 // and its siblings.
-func (c *Cluster) explainQueueShare(p *printer, ssn *framework.Session, name string) {
+func (c *Explainer) explainQueueShare(p *printer, ssn *framework.Session, name string) {
 	share, ok := ssn.QueueShare(name)
 	if !ok {
 		return // an invalid queue, told above; or no proportion, told by the caller
@@ -81,7 +81,7 @@ func standing(share model.QueueShare, r model.ResourceName) string {
 // divided among q and its siblings: their deserved quotas, and what was left over them, or
 // that their quotas are over-subscribed. Resources no queue there deserves any of are left
 // out.
-func (c *Cluster) explainSiblings(p *printer, ssn *framework.Session, q *model.QueueInfo, share model.QueueShare) {
+func (c *Explainer) explainSiblings(p *printer, ssn *framework.Session, q *model.QueueInfo, share model.QueueShare) {
 	tree := c.Snapshot.Queues
 	var siblings []string
 	for _, name := range tree.Names() {
@@ -126,7 +126,7 @@ func (c *Cluster) explainSiblings(p *printer, ssn *framework.Session, q *model.Q
 // path, what the queue holds with the job's next request added, against its deserved quota
 // and fair share. A job may reclaim only when some level stays within one of them, and then
 // only from queues beside that level above theirs.
-func (c *Cluster) explainJobShare(p *printer, ssn *framework.Session, job *model.JobInfo) {
+func (c *Explainer) explainJobShare(p *printer, ssn *framework.Session, job *model.JobInfo) {
 	path := c.Snapshot.Queues.Ancestry(job.Queue)
 	if len(path) == 0 {
 		return

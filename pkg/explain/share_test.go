@@ -18,11 +18,11 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/testing/builders"
 )
 
-// notebookCluster is issue 38's cluster: research (quota 0) runs 16 GPUs on two 8-GPU
+// notebookExplainer is issue 38's cluster: research (quota 0) runs 16 GPUs on two 8-GPU
 // nodes, production (quota 16) waits with a gang of 2 x 8, and a one-GPU notebook waits in
 // default-queue, whose queues have the given GPU quota (-1 as the chart had them, 0 as
 // upstream's).
-func notebookCluster(t *testing.T, defaultQuota float64) *explain.Cluster {
+func notebookExplainer(t *testing.T, defaultQuota float64) *explain.Explainer {
 	t.Helper()
 	started := now.Add(-time.Minute)
 	unlimited := v2.QueueResource{Quota: -1, OverQuotaWeight: 1, Limit: -1}
@@ -54,7 +54,7 @@ func notebookCluster(t *testing.T, defaultQuota float64) *explain.Cluster {
 	return c
 }
 
-func explainQueue(t *testing.T, c *explain.Cluster, name string) string {
+func explainQueue(t *testing.T, c *explain.Explainer, name string) string {
 	t.Helper()
 	var out strings.Builder
 	if err := c.Queue(context.Background(), &out, name); err != nil {
@@ -63,7 +63,7 @@ func explainQueue(t *testing.T, c *explain.Cluster, name string) string {
 	return out.String()
 }
 
-func explainPG(t *testing.T, c *explain.Cluster, id string) string {
+func explainPG(t *testing.T, c *explain.Explainer, id string) string {
 	t.Helper()
 	var out strings.Builder
 	if err := c.PodGroup(context.Background(), &out, model.JobID(id)); err != nil {
@@ -85,7 +85,7 @@ func expectLines(t *testing.T, what, out string, want ...string) {
 // queue's settings, request, holding, deserved quota and fair share, how its parent's
 // share was divided, and what its waiting job would add at each level of its path.
 func TestExplainShowsTheNumbersBehindFairShare(t *testing.T) {
-	c := notebookCluster(t, 0)
+	c := notebookExplainer(t, 0)
 	expectLines(t, "explain queue production", explainQueue(t, c, "production"),
 		"resource  quota  limit  weight  requested  allocated  deserved  fair share",
 		"gpu       16     -1     1       16         0          16        16",
@@ -105,7 +105,7 @@ func TestExplainShowsTheNumbersBehindFairShare(t *testing.T) {
 // A quota of -1 beside finite quotas over-subscribes them; explain says so, and that each
 // quota is still owed in full.
 func TestExplainTellsOverSubscribedAndUnlimitedQuotas(t *testing.T) {
-	c := notebookCluster(t, -1)
+	c := notebookExplainer(t, -1)
 	expectLines(t, "explain queue production", explainQueue(t, c, "production"),
 		"they deserve 17 in all (default-parent-queue 1, production 16, research 0).",
 		"Their quotas are over-subscribed: each is still owed in full, none is reduced for another, and nothing is left over quota.",

@@ -16,9 +16,9 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 )
 
-// Cluster is what an explanation reads: the cluster as the scheduler would see it in a
-// cycle at Now, and the scheduler's policy.
-type Cluster struct {
+// Explainer answers why, from what an explanation reads: the cluster as the scheduler would
+// see it in a cycle at Now (through scheduler.NewView), and the scheduler's policy.
+type Explainer struct {
 	Reader   client.Reader
 	Snapshot *model.Snapshot
 	Policy   *scheduler.Policy
@@ -33,7 +33,7 @@ type Cluster struct {
 
 // Load reads the cluster through reader, as the scheduler named schedulerName would, and
 // builds the policy of config (the built-in default when config is nil).
-func Load(ctx context.Context, reader client.Reader, schedulerName string, config []byte, clk clock.PassiveClock) (*Cluster, error) {
+func Load(ctx context.Context, reader client.Reader, schedulerName string, config []byte, clk clock.PassiveClock) (*Explainer, error) {
 	policy, warnings, err := scheduler.LoadPolicy(config)
 	if err != nil {
 		return nil, fmt.Errorf("the scheduler configuration is invalid (the scheduler would not start with it): %w", err)
@@ -46,7 +46,7 @@ func Load(ctx context.Context, reader client.Reader, schedulerName string, confi
 	if err != nil {
 		return nil, fmt.Errorf("reading the cluster: %w", err)
 	}
-	c := &Cluster{Reader: reader, Snapshot: snapshot, Policy: policy, Warnings: warnings, Now: clk.Now()}
+	c := &Explainer{Reader: reader, Snapshot: snapshot, Policy: policy, Warnings: warnings, Now: clk.Now()}
 	for _, p := range policy.Plugins {
 		if m, ok := p.(*minruntime.Plugin); ok {
 			c.MinRuntime = m
@@ -64,7 +64,7 @@ func Load(ctx context.Context, reader client.Reader, schedulerName string, confi
 // plugins answer with the code they answer the scheduler with. Nothing it decides is sent
 // anywhere: it runs no action, has no effects and records no metric (no recorder: what the
 // plugins measure is discarded, and the process's metrics stay as they were).
-func (c *Cluster) session(ctx context.Context) *framework.Session {
+func (c *Explainer) session(ctx context.Context) *framework.Session {
 	return framework.OpenSession(ctx, framework.SessionOptions{
 		// An explanation is about one moment: a clock that stays at Now.
 		Snapshot: c.Snapshot, Clock: clocktesting.NewFakePassiveClock(c.Now), Plugins: c.Policy.Plugins,
