@@ -93,15 +93,8 @@ type ViewOptions struct {
 
 // NewView assembles the read half of a scheduler; a missing policy or clock is an error.
 func NewView(opts ViewOptions) (*View, error) {
-	var missing []error
-	if opts.Policy == nil {
-		missing = append(missing, errors.New("a policy (the actions and plugins to run)"))
-	}
-	if opts.Clock == nil {
-		missing = append(missing, errors.New("a clock"))
-	}
-	if len(missing) > 0 {
-		return nil, fmt.Errorf("assembling the scheduler needs %w", errors.Join(missing...))
+	if err := assemblyNeeds(opts.missing()); err != nil {
+		return nil, err
 	}
 	converted := store.New(opts.Name, opts.Pool)
 	overlay := store.NewOverlay(opts.Clock)
@@ -109,8 +102,8 @@ func NewView(opts ViewOptions) (*View, error) {
 		Builder: &store.Builder{Store: converted, Overlay: overlay, Reader: opts.Lister}}, nil
 }
 
-// New assembles a scheduler from opts; a missing required part is an error naming it.
-func New(opts Options) (*Scheduler, error) {
+// missing names the parts a view needs that opts lacks.
+func (opts ViewOptions) missing() []error {
 	var missing []error
 	if opts.Policy == nil {
 		missing = append(missing, errors.New("a policy (the actions and plugins to run)"))
@@ -118,6 +111,21 @@ func New(opts Options) (*Scheduler, error) {
 	if opts.Clock == nil {
 		missing = append(missing, errors.New("a clock"))
 	}
+	return missing
+}
+
+// assemblyNeeds is the error naming every missing part at once, or nil.
+func assemblyNeeds(missing []error) error {
+	if len(missing) == 0 {
+		return nil
+	}
+	return fmt.Errorf("assembling the scheduler needs %w", errors.Join(missing...))
+}
+
+// New assembles a scheduler from opts; a missing required part is an error naming it.
+func New(opts Options) (*Scheduler, error) {
+	viewOpts := ViewOptions{Name: opts.Name, Pool: opts.Pool, Policy: opts.Policy, Clock: opts.Clock}
+	missing := viewOpts.missing()
 	if opts.Period <= 0 {
 		missing = append(missing, fmt.Errorf("a period between cycles above zero (got %s)", opts.Period))
 	}
@@ -127,10 +135,10 @@ func New(opts Options) (*Scheduler, error) {
 	if opts.Metrics == nil {
 		missing = append(missing, errors.New("a metrics recorder (metrics.Discard{} for none)"))
 	}
-	if len(missing) > 0 {
-		return nil, fmt.Errorf("assembling the scheduler needs %w", errors.Join(missing...))
+	if err := assemblyNeeds(missing); err != nil {
+		return nil, err
 	}
-	view, err := NewView(ViewOptions{Name: opts.Name, Pool: opts.Pool, Policy: opts.Policy, Clock: opts.Clock})
+	view, err := NewView(viewOpts)
 	if err != nil {
 		return nil, err
 	}
