@@ -5,6 +5,7 @@ import (
 	"bufio"
 	"bytes"
 	"debug/elf"
+	"errors"
 	"io"
 	"log"
 	"net/http/httptest"
@@ -291,7 +292,7 @@ func untar(t *testing.T, archive, dir string) {
 	r := tar.NewReader(f)
 	for {
 		h, err := r.Next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return
 		}
 		if err != nil {

@@ -91,7 +91,7 @@ func TestSchedulerConfigOf(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			config, err := schedulerConfigOf(tc.objects, "s")
-			got := ""
+			var got string
 			if err != nil {
 				got = err.Error()
 			} else {

@@ -21,9 +21,9 @@ func TestMakeBuildLeavesTheCommandsStamped(t *testing.T) {
 	}
 	before, _ := release.Version(root)
 	bin := t.TempDir()
-	make := exec.Command("make", "build", "BIN="+bin)
-	make.Dir = root
-	if out, err := make.CombinedOutput(); err != nil {
+	build := exec.Command("make", "build", "BIN="+bin)
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("make build: %v\n%s", err, out)
 	}
 	version, err := release.Version(root)

@@ -32,9 +32,9 @@ func TestScenarioPreemptionDelayHoldsTheReclaimer(t *testing.T) {
 		}
 		return result
 	}
-	edit := func(t *testing.T, old, new string) string {
+	edit := func(t *testing.T, old, replacement string) string {
 		t.Helper()
-		edited := strings.Replace(example, old, new, 1)
+		edited := strings.Replace(example, old, replacement, 1)
 		if edited == example {
 			t.Fatalf("the example has no %q", old)
 		}

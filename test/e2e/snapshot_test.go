@@ -84,12 +84,12 @@ var _ = Describe("kubectl kai snapshot", func() {
 		Expect(simulated.evicted).To(BeEmpty())
 		Expect(simulated.waiting[ns+"/second"]).To(Equal(relativeReasons(ns, "second", at)))
 		for _, job := range []string{"held", "first"} {
-			real := relativeProtection(ns, job, at)
+			shown := relativeProtection(ns, job, at)
 			// The scheduler stamped first's start itself, to the nanosecond: its status shows
 			// the start rounded down, the snapshot counts from it rounded up. The ends agree.
-			Expect(simulated.protection[ns+"/"+job].Start).To(BeNumerically("~", real.Start, 1))
-			simulated.protection[ns+"/"+job].Start = real.Start
-			Expect(simulated.protection[ns+"/"+job]).To(Equal(real), "the protection of %s", job)
+			Expect(simulated.protection[ns+"/"+job].Start).To(BeNumerically("~", shown.Start, 1))
+			simulated.protection[ns+"/"+job].Start = shown.Start
+			Expect(simulated.protection[ns+"/"+job]).To(Equal(shown), "the protection of %s", job)
 		}
 	})
 })

@@ -207,8 +207,8 @@ func TestRepeatPendingCyclesThroughTodaysMix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if copy := jobReport(t, result, "team/a-r3"); copy.Submitted != 3600 {
-		t.Errorf("team/a-r3 submitted at %v s, want 3600", copy.Submitted)
+	if repeated := jobReport(t, result, "team/a-r3"); repeated.Submitted != 3600 {
+		t.Errorf("team/a-r3 submitted at %v s, want 3600", repeated.Submitted)
 	}
 }
 
