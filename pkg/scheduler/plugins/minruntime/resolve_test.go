@@ -20,7 +20,7 @@ import (
 )
 
 // exampleTree reads one of docs/examples' queue files, the manifests operators see, into a
-// queue tree through the same conversion the scheduler's cache uses.
+// queue tree through the same conversion the scheduler's store uses.
 func exampleTree(t *testing.T, file string) *model.QueueTree {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "docs", "examples", file))

@@ -108,7 +108,7 @@ func (s *session) minRuntime(action framework.ActionType, preemptor, victim *mod
 			r = ReclaimMinRuntime(tree, s.method, preemptor.Queue, victim.Queue, s.defaults)
 			s.reclaim[key] = r
 		}
-		// After the cache: it holds the queues' value.
+		// After the memo: it holds the queues' value, which each victim then escalates and shortens.
 		return ShortenReclaim(s.escalationOf(victim.Queue).Escalate(r, victim.Evictions.Total()), victim)
 	}
 	return Resolution{}
