@@ -69,10 +69,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 // groupFor describes the PodGroup of a pod's top owner: a batch Job (gang of its
 // parallelism) or the pod itself (gang of one). The PodGroup is owned by that owner, so it
-// goes away with it. It is nil for a workload of another node pool.
+// goes away with it. It is nil for a workload of another node pool, and for one whose pod or
+// owner asks to be left to a PodGroup its user makes (SkipPodGrouperAnnotation).
 func (r *Reconciler) groupFor(ctx context.Context, pod *v1.Pod) (*v2alpha2.PodGroup, error) {
+	if skipped(pod.Annotations) {
+		return nil, nil
+	}
 	owner := metav1.OwnerReference{APIVersion: "v1", Kind: "Pod", Name: pod.Name, UID: pod.UID}
-	// The queue and the pool may each be labelled on the pod or on its owner.
+	// The queue is the top owner's label, else the pod's, as upstream reads it: the workload
+	// says where it runs, whatever its pods' templates carry. The pool may be labelled on
+	// either.
 	labels, poolLabels := pod.Labels, pod.Labels
 	var ownerAnnotations map[string]string
 	minMember := int32(1)
@@ -80,6 +86,9 @@ func (r *Reconciler) groupFor(ctx context.Context, pod *v1.Pod) (*v2alpha2.PodGr
 		job := &batchv1.Job{}
 		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: pod.Namespace, Name: ref.Name}, job); err != nil {
 			return nil, fmt.Errorf("reading owner Job %s of pod %s/%s: %w", ref.Name, pod.Namespace, pod.Name, err)
+		}
+		if skipped(job.Annotations) {
+			return nil, nil
 		}
 		owner = metav1.OwnerReference{APIVersion: "batch/v1", Kind: "Job", Name: job.Name, UID: job.UID}
 		ownerAnnotations = job.Annotations
@@ -90,7 +99,7 @@ func (r *Reconciler) groupFor(ctx context.Context, pod *v1.Pod) (*v2alpha2.PodGr
 		if job.Spec.Completions != nil && *job.Spec.Completions > 0 && *job.Spec.Completions < minMember {
 			minMember = *job.Spec.Completions
 		}
-		if _, ok := labels[scheduling.QueueLabel]; !ok {
+		if _, ok := job.Labels[scheduling.QueueLabel]; ok {
 			labels = job.Labels
 		}
 		if _, ok := poolLabels[r.Pool.LabelKey]; !ok {
@@ -130,6 +139,11 @@ func (r *Reconciler) groupFor(ctx context.Context, pod *v1.Pod) (*v2alpha2.PodGr
 		}
 	}
 	return group, nil
+}
+
+// skipped reports whether an object's annotations leave its pods to a PodGroup its user makes.
+func skipped(annotations map[string]string) bool {
+	return annotations[scheduling.SkipPodGrouperAnnotation] == "true"
 }
 
 // groupName is pg-<owner>-<uid>, the owner's name cut so that the whole stays a valid

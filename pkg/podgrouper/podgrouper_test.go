@@ -7,6 +7,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -94,5 +95,60 @@ func TestPodGroupCarriesItsJobsDelayAndGracePeriod(t *testing.T) {
 	}
 	if len(group.Annotations) != 0 {
 		t.Errorf("the bare pod's PodGroup has annotations %v, want none (the pod's own are read from it)", group.Annotations)
+	}
+}
+
+// The queue a workload runs in is its top owner's label, else its pod's, else default-queue,
+// as upstream reads it; a pod or an owner annotated kai.scheduler/skip-podgrouper is left to a
+// PodGroup its user makes.
+func TestPodGroupQueueAndSkip(t *testing.T) {
+	scheme, err := install.Scheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobOf := func(name string, labels, annotations map[string]string) *batchv1.Job {
+		return &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: types.UID("uid-" + name),
+			Labels: labels, Annotations: annotations}}
+	}
+	queue := func(name string) map[string]string { return map[string]string{scheduling.QueueLabel: name} }
+	skip := map[string]string{scheduling.SkipPodGrouperAnnotation: "true"}
+	for _, tc := range []struct {
+		name      string
+		job       *batchv1.Job // nil: a bare pod
+		podLabels map[string]string
+		podNotes  map[string]string
+		want      string // the PodGroup's queue; empty: no PodGroup
+	}{
+		{name: "the Job's queue outweighs its pod's", job: jobOf("train", queue("research"), nil), podLabels: queue("other"), want: "research"},
+		{name: "a Job without one takes its pod's", job: jobOf("eval", nil, nil), podLabels: queue("prod"), want: "prod"},
+		{name: "neither: default-queue", job: jobOf("plain", nil, nil), want: podgrouper.DefaultQueue},
+		{name: "a bare pod's own", podLabels: queue("prod"), want: "prod"},
+		{name: "a skipped pod", podLabels: queue("prod"), podNotes: skip},
+		{name: "a skipped Job", job: jobOf("mine", queue("prod"), skip)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := builders.MakePod("ns", "p-0").UID("uid-p-0").Obj()
+			pod.Labels, pod.Annotations = tc.podLabels, tc.podNotes
+			objects := []client.Object{pod}
+			if tc.job != nil {
+				pod.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(tc.job, batchv1.SchemeGroupVersion.WithKind("Job"))}
+				objects = append(objects, tc.job)
+			}
+			c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objects...).Build()
+			r := &podgrouper.Reconciler{Client: c, SchedulerName: "kai-scheduler"}
+			if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(pod)}); err != nil {
+				t.Fatal(err)
+			}
+			groups := &v2alpha2.PodGroupList{}
+			if err := c.List(context.Background(), groups); err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case tc.want == "" && len(groups.Items) != 0:
+				t.Errorf("made PodGroup %s for a workload that asked to be skipped", groups.Items[0].Name)
+			case tc.want != "" && (len(groups.Items) != 1 || groups.Items[0].Spec.Queue != tc.want):
+				t.Errorf("PodGroups %v, want one in queue %s", groups.Items, tc.want)
+			}
+		})
 	}
 }

@@ -56,6 +56,10 @@ const (
 	SubGroupLabel = "kai.scheduler/subgroup-name"
 	// NodePoolLabel on Nodes, Queues and PodGroups selects a node pool (scheduler shard).
 	NodePoolLabel = "kai.scheduler/node-pool"
+	// SkipPodGrouperAnnotation "true" on a Pod or one of its owners leaves the pod to a
+	// PodGroup its user makes (and names with PodGroupNameAnnotation): the pod grouper makes
+	// none for it.
+	SkipPodGrouperAnnotation = "kai.scheduler/skip-podgrouper"
 )
 
 // PromisedCondition is the condition the scheduler sets on a pending pod with its nominated
