@@ -18,12 +18,16 @@ var _ = Describe("A queue's quota", func() {
 	// min-runtime ends, though a notebook waits in default-queue, and every number behind the
 	// verdicts is where a user looks: the Queue's status, the metrics, explain.
 	It("is owed: one waiting notebook does not cancel it, and its numbers are shown", func() {
+		const protection = 16 * time.Second
 		createNamespace("owed")
 		for _, q := range designQueues("queues-default.yaml") {
 			create(q)
 		}
 		create(builders.MakeQueue("production").GPUQuota(16).Obj())
-		create(builders.MakeQueue("research").GPUQuota(0).ReclaimMinRuntime(6 * time.Second).Obj())
+		// Research's protection outlasts the status updater's 10 s between rewrites of a job's
+		// condition: serve's first cycles may see its gang before all its pods exist and tell
+		// that first; the protection must still hold when the next condition may be written.
+		create(builders.MakeQueue("research").GPUQuota(0).ReclaimMinRuntime(protection).Obj())
 		createNode("owed-a", 8)
 		createNode("owed-b", 8)
 		opts := schedulerOptions("")
@@ -31,7 +35,7 @@ var _ = Describe("A queue's quota", func() {
 
 		createJob(builders.MakePodGroup("owed", "pretrain").Queue("research").PriorityClass("train").MinMember(2), 2, 8)
 		Eventually(runningPods("owed", "pretrain")).Should(Equal(2))
-		protectedUntil := startStamp(k8sClient, "owed", "pretrain").Add(6 * time.Second)
+		protectedUntil := startStamp(k8sClient, "owed", "pretrain").Add(protection)
 		createJob(builders.MakePodGroup("owed", "serve").Queue("production").PriorityClass("train").MinMember(2), 2, 8)
 		createJob(builders.MakePodGroup("owed", "notebook").Queue("default-queue").PriorityClass("train"), 1, 1)
 
