@@ -76,11 +76,7 @@ func (r *Reconciler) groupFor(ctx context.Context, pod *v1.Pod) (*v2alpha2.PodGr
 		return nil, nil
 	}
 	owner := metav1.OwnerReference{APIVersion: "v1", Kind: "Pod", Name: pod.Name, UID: pod.UID}
-	// The queue is the top owner's label, else the pod's, as upstream reads it: the workload
-	// says where it runs, whatever its pods' templates carry. The pool may be labelled on
-	// either.
-	labels, poolLabels := pod.Labels, pod.Labels
-	var ownerAnnotations map[string]string
+	var ownerLabels, ownerAnnotations map[string]string
 	minMember := int32(1)
 	if ref := metav1.GetControllerOf(pod); ref != nil && ref.Kind == "Job" && strings.HasPrefix(ref.APIVersion, "batch/") {
 		job := &batchv1.Job{}
@@ -91,7 +87,7 @@ func (r *Reconciler) groupFor(ctx context.Context, pod *v1.Pod) (*v2alpha2.PodGr
 			return nil, nil
 		}
 		owner = metav1.OwnerReference{APIVersion: "batch/v1", Kind: "Job", Name: job.Name, UID: job.UID}
-		ownerAnnotations = job.Annotations
+		ownerLabels, ownerAnnotations = job.Labels, job.Annotations
 		// The Job controller never runs more than min(parallelism, completions) pods at once.
 		if job.Spec.Parallelism != nil && *job.Spec.Parallelism > 0 {
 			minMember = *job.Spec.Parallelism
@@ -99,17 +95,15 @@ func (r *Reconciler) groupFor(ctx context.Context, pod *v1.Pod) (*v2alpha2.PodGr
 		if job.Spec.Completions != nil && *job.Spec.Completions > 0 && *job.Spec.Completions < minMember {
 			minMember = *job.Spec.Completions
 		}
-		if _, ok := job.Labels[scheduling.QueueLabel]; ok {
-			labels = job.Labels
-		}
-		if _, ok := poolLabels[r.Pool.LabelKey]; !ok {
-			poolLabels = job.Labels
-		}
 	}
+	// The queue and the preemptibility are the top owner's labels, else the pod's, as upstream
+	// reads them: the workload says where and how it runs, whatever its pods' templates carry.
+	// The pool is the pod's label, else its owner's.
+	poolLabels := firstWith(r.Pool.LabelKey, pod.Labels, ownerLabels)
 	if !r.Pool.Includes(poolLabels) {
 		return nil, nil
 	}
-	queue := labels[scheduling.QueueLabel]
+	queue := firstWith(scheduling.QueueLabel, ownerLabels, pod.Labels)[scheduling.QueueLabel]
 	if queue == "" {
 		queue = DefaultQueue
 	}
@@ -124,7 +118,7 @@ func (r *Reconciler) groupFor(ctx context.Context, pod *v1.Pod) (*v2alpha2.PodGr
 	if pool, ok := poolLabels[r.Pool.LabelKey]; ok && r.Pool.LabelKey != "" {
 		group.Labels[r.Pool.LabelKey] = pool
 	}
-	if p := labels[scheduling.PreemptibilityLabel]; p == string(v2alpha2.Preemptible) || p == string(v2alpha2.NonPreemptible) {
+	if p := firstWith(scheduling.PreemptibilityLabel, ownerLabels, pod.Labels)[scheduling.PreemptibilityLabel]; p == string(v2alpha2.Preemptible) || p == string(v2alpha2.NonPreemptible) {
 		group.Spec.Preemptibility = v2alpha2.Preemptibility(p)
 	}
 	// A workload may set its preemption delay and staleness grace period on itself, as
@@ -139,6 +133,16 @@ func (r *Reconciler) groupFor(ctx context.Context, pod *v1.Pod) (*v2alpha2.PodGr
 		}
 	}
 	return group, nil
+}
+
+// firstWith is the first of the label sets that has key, nil when none has it.
+func firstWith(key string, sets ...map[string]string) map[string]string {
+	for _, labels := range sets {
+		if _, ok := labels[key]; ok {
+			return labels
+		}
+	}
+	return nil
 }
 
 // skipped reports whether an object's annotations leave its pods to a PodGroup its user makes.

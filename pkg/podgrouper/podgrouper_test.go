@@ -99,8 +99,8 @@ func TestPodGroupCarriesItsJobsDelayAndGracePeriod(t *testing.T) {
 }
 
 // The queue a workload runs in is its top owner's label, else its pod's, else default-queue,
-// as upstream reads it; a pod or an owner annotated kai.scheduler/skip-podgrouper is left to a
-// PodGroup its user makes.
+// as upstream reads it, and so is its preemptibility, each label on its own; a pod or an owner
+// annotated kai.scheduler/skip-podgrouper is left to a PodGroup its user makes.
 func TestPodGroupQueueAndSkip(t *testing.T) {
 	scheme, err := install.Scheme()
 	if err != nil {
@@ -118,6 +118,7 @@ func TestPodGroupQueueAndSkip(t *testing.T) {
 		podLabels map[string]string
 		podNotes  map[string]string
 		want      string // the PodGroup's queue; empty: no PodGroup
+		preempt   v2alpha2.Preemptibility
 	}{
 		{name: "the Job's queue outweighs its pod's", job: jobOf("train", queue("research"), nil), podLabels: queue("other"), want: "research"},
 		{name: "a Job without one takes its pod's", job: jobOf("eval", nil, nil), podLabels: queue("prod"), want: "prod"},
@@ -125,6 +126,10 @@ func TestPodGroupQueueAndSkip(t *testing.T) {
 		{name: "a bare pod's own", podLabels: queue("prod"), want: "prod"},
 		{name: "a skipped pod", podLabels: queue("prod"), podNotes: skip},
 		{name: "a skipped Job", job: jobOf("mine", queue("prod"), skip)},
+		{name: "a Job's preemptibility, though its queue is its pod's",
+			job:       jobOf("tune", map[string]string{scheduling.PreemptibilityLabel: "non-preemptible"}, nil),
+			podLabels: map[string]string{scheduling.QueueLabel: "prod", scheduling.PreemptibilityLabel: "preemptible"},
+			want:      "prod", preempt: v2alpha2.NonPreemptible},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pod := builders.MakePod("ns", "p-0").UID("uid-p-0").Obj()
@@ -148,6 +153,8 @@ func TestPodGroupQueueAndSkip(t *testing.T) {
 				t.Errorf("made PodGroup %s for a workload that asked to be skipped", groups.Items[0].Name)
 			case tc.want != "" && (len(groups.Items) != 1 || groups.Items[0].Spec.Queue != tc.want):
 				t.Errorf("PodGroups %v, want one in queue %s", groups.Items, tc.want)
+			case tc.want != "" && groups.Items[0].Spec.Preemptibility != tc.preempt:
+				t.Errorf("preemptibility %q, want %q", groups.Items[0].Spec.Preemptibility, tc.preempt)
 			}
 		})
 	}
