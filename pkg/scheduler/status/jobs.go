@@ -165,9 +165,13 @@ func (u *Updater) writeJobStatus(ctx context.Context, job model.JobID) (time.Dur
 		delete(u.pending, job) // the condition shows it already
 		conditionQueued = false
 	}
+	var shape string // of the reasons to write; compared, then kept with them
+	if conditionQueued && len(reasons) > 0 {
+		shape = reasonsShape(reasons)
+	}
 	if conditionQueued && wasPending && len(reasons) > 0 {
 		refresh := conditionRefresh
-		if written.shape == reasonsShape(reasons) {
+		if written.shape == shape {
 			refresh = figuresRefresh // only its figures moved
 		}
 		if since := u.Clock.Since(written.at); since < refresh {
@@ -222,7 +226,7 @@ func (u *Updater) writeJobStatus(ctx context.Context, job model.JobID) (time.Dur
 		if len(reasons) == 0 {
 			delete(u.written, job)
 		} else {
-			u.written[job] = writtenCondition{reasons: slices.Clone(reasons), shape: reasonsShape(reasons), at: u.Clock.Now()}
+			u.written[job] = writtenCondition{reasons: slices.Clone(reasons), shape: shape, at: u.Clock.Now()}
 		}
 	}
 	u.mu.Unlock()
