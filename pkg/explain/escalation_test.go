@@ -9,12 +9,14 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/install"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/explain"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 	"github.com/kai-minruntime/kai-scheduler/pkg/testing/builders"
 )
 
@@ -97,21 +99,28 @@ func explainEscalated(t *testing.T, config string, annotations map[string]string
 	team := builders.MakeQueue("team").ReclaimMinRuntime(30 * time.Minute).Obj()
 	team.Annotations = annotations
 	other := builders.MakeQueue("other").Obj()
+	return explainJobAndQueue(t, config, "ns/train", "team", group, pod, node, team, other)
+}
+
+// explainJobAndQueue is what explain says, under config, of the job and of the queue, on a
+// cluster of the given objects.
+func explainJobAndQueue(t *testing.T, config, job, queue string, objects ...client.Object) (string, string) {
+	t.Helper()
 	scheme, err := install.Scheme()
 	if err != nil {
 		t.Fatal(err)
 	}
-	reader := fake.NewClientBuilder().WithScheme(scheme).WithObjects(group, pod, node, team, other).Build()
+	reader := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objects...).Build()
 	ctx := context.Background()
 	c, err := explain.Load(ctx, reader, "kai-scheduler", []byte(config), clocktesting.NewFakePassiveClock(now))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var j, q strings.Builder
-	if err := c.PodGroup(ctx, &j, "ns/train"); err != nil {
+	if err := c.PodGroup(ctx, &j, model.JobID(job)); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Queue(ctx, &q, "team"); err != nil {
+	if err := c.Queue(ctx, &q, queue); err != nil {
 		t.Fatal(err)
 	}
 	return j.String(), q.String()

@@ -1,19 +1,14 @@
 package explain_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	clocktesting "k8s.io/utils/clock/testing"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
-	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/install"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
-	"github.com/kai-minruntime/kai-scheduler/pkg/explain"
 	"github.com/kai-minruntime/kai-scheduler/pkg/testing/builders"
 )
 
@@ -22,16 +17,6 @@ func TestExplainSaysOneInTheSingular(t *testing.T) {
 	started := now.Add(-2 * time.Minute)
 	group := builders.MakePodGroup("ns", "train").Queue("team").StartedAt(started).Obj()
 	group.Status.Evictions = &v2alpha2.EvictionCount{Total: 1, Reclaim: 1, Last: metav1.NewMicroTime(started.Add(-time.Hour))}
-	scheme, err := install.Scheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	reader := fake.NewClientBuilder().WithScheme(scheme).WithObjects(group,
-		builders.MakePod("ns", "train-0").PodGroup("train").GPUs(1).Node("n1").StartedAt(started).Obj(),
-		builders.MakeNode("n1").Allocatable(v1.ResourceCPU, "8").MaxPods(110).GPUs(2).Obj(),
-		builders.MakeQueue("org").ReclaimMinRuntime(30*time.Minute).Obj(), builders.MakeQueue("team").Parent("org").Obj(),
-		builders.MakeQueue("other").Obj()).Build()
-	ctx := context.Background()
 	const escalating = `actions: "allocate, reclaim, preempt"
 tiers:
 - plugins:
@@ -39,18 +24,12 @@ tiers:
   - name: minruntime
     arguments: {escalationFactor: "2", escalationCeiling: 2h}
 `
-	c, err := explain.Load(ctx, reader, "kai-scheduler", []byte(escalating), clocktesting.NewFakePassiveClock(now))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var job, queue strings.Builder
-	if err := c.PodGroup(ctx, &job, "ns/train"); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Queue(ctx, &queue, "org"); err != nil {
-		t.Fatal(err)
-	}
-	out := job.String() + queue.String()
+	job, queue := explainJobAndQueue(t, escalating, "ns/train", "org", group,
+		builders.MakePod("ns", "train-0").PodGroup("train").GPUs(1).Node("n1").StartedAt(started).Obj(),
+		builders.MakeNode("n1").Allocatable(v1.ResourceCPU, "8").MaxPods(110).GPUs(2).Obj(),
+		builders.MakeQueue("org").ReclaimMinRuntime(30*time.Minute).Obj(), builders.MakeQueue("team").Parent("org").Obj(),
+		builders.MakeQueue("other").Obj())
+	out := job + queue
 	expectAll(t, out, "Evicted before: 1 time (0 by preempt, 1 by reclaim; status.evictions)",
 		"for its 1 eviction (0 by preempt, 1 by reclaim;",
 		"Only leaf queues hold jobs. The 1 leaf under org gets:")
