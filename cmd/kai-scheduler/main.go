@@ -32,10 +32,11 @@ func run(args []string, stdout, output io.Writer) int {
 		args = args[1:]
 	}
 	flags := newFlags(&opts)
-	var configMap string
+	var configMap, defaultsConfigMap string
 	var showVersion bool
 	flags.BoolVar(&showVersion, "version", false, "Print the version, the commit and the Go that built the binary, and exit.")
 	flags.StringVar(&configMap, "scheduler-conf-configmap", "", "[NAMESPACE/]NAME of the ConfigMap --scheduler-conf is mounted from: the leader posts events on it saying what it runs and what it ignored. The namespace defaults to the scheduler's ($POD_NAMESPACE); the chart's RBAC lets it read only its own ConfigMaps there.")
+	flags.StringVar(&defaultsConfigMap, "podgrouper-defaults-configmap", "", "[NAMESPACE/]NAME of a ConfigMap whose key \"defaults\" lists, per workload kind, the priority class and preemptibility the pod grouper gives workloads that name none (YAML: [{typeName, group, priorityName, preemptibility}]); read again each minute. Empty: the built-in defaults (train; inference for Deployments and Knative; build for Notebooks).")
 	flags.Usage = func() {
 		fmt.Fprintf(output, "Usage: kai-scheduler [flags]\n       kai-scheduler check-config [--scheduler-conf FILE]\n"+
 			"\ncheck-config prints what the scheduler would do with the configuration (actions, plugins and\n"+
@@ -74,6 +75,14 @@ func run(args []string, stdout, output io.Writer) int {
 			return 2
 		}
 		opts.ConfigMap = key
+	}
+	if defaultsConfigMap != "" {
+		key, err := app.ParseConfigMap(defaultsConfigMap)
+		if err != nil {
+			fmt.Fprintf(output, "--podgrouper-defaults-configmap: %v\n", err)
+			return 2
+		}
+		opts.PodGrouperDefaults = key
 	}
 	if opts.DispatchWorkers < 0 {
 		fmt.Fprintf(output, "--dispatch-workers: must be 0 or more, got %d\n", opts.DispatchWorkers)

@@ -11,9 +11,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
@@ -78,6 +80,9 @@ type Options struct {
 	// leader, posts on it what it made of the configuration, as events that `kubectl
 	// describe configmap` shows to whoever edits it (see postConfiguration). Empty: none.
 	ConfigMap types.NamespacedName
+	// PodGrouperDefaults is the ConfigMap of per-kind default priority classes and
+	// preemptibility (podgrouper.DefaultsConfigMap); empty: the built-in defaults.
+	PodGrouperDefaults types.NamespacedName
 	// ConfigWarnings are the warnings of loading Policy, when the caller loaded it.
 	ConfigWarnings []string
 	// WrapClient lets tests interpose on the writes of the status updater (nil: none).
@@ -237,13 +242,35 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 			return err
 		}
 	}
-	grouper := &podgrouper.Reconciler{Client: mgr.GetClient(), SchedulerName: opts.SchedulerName, Pool: pool}
-	if err := grouper.SetupWithManager(mgr); err != nil {
+	if err := newPodGrouper(mgr, opts, pool, clk, recorder).SetupWithManager(mgr); err != nil {
 		return err
 	}
 	log.Info("Starting scheduler", "name", opts.SchedulerName, "nodePool", pool.String(), "poolLabel", pool.LabelKey,
 		"period", opts.SchedulePeriod, "leaderElect", opts.LeaderElect, "lease", opts.LeaderElectionID)
 	return mgr.Start(ctx)
+}
+
+// newPodGrouper reads workloads' owners straight from the API server (no informer of every
+// Deployment and Job in the cluster: each workload's chain is read once, when its first pod
+// comes), and PriorityClasses from the manager's cache.
+func newPodGrouper(mgr ctrl.Manager, opts Options, pool scheduling.NodePool, clk clock.WithTicker, recorder record.EventRecorder) *podgrouper.Reconciler {
+	grouper := podgrouper.NewGrouper(podgrouper.APIOwners{Reader: mgr.GetAPIReader()}, clk, pool)
+	grouper.PriorityClassExists = func(ctx context.Context, name string) (bool, error) {
+		err := mgr.GetClient().Get(ctx, client.ObjectKey{Name: name}, &schedulingv1.PriorityClass{})
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return err == nil, err
+	}
+	if key := opts.PodGrouperDefaults; key.Name != "" {
+		defaults := &podgrouper.DefaultsConfigMap{Reader: mgr.GetAPIReader(), Key: key, Clock: clk, Refresh: time.Minute,
+			Report: func(cm *v1.ConfigMap, err error) {
+				recorder.AnnotatedEventf(cm, scheduling.ProblemEventAnnotations(), v1.EventTypeWarning, "InvalidPodGrouperDefaults",
+					"the pod grouper keeps its last good defaults: %v", err)
+			}}
+		grouper.Defaults = defaults.Table
+	}
+	return podgrouper.NewReconciler(mgr.GetClient(), grouper, opts.SchedulerName, recorder)
 }
 
 // profilingHandlers are Go's profiling endpoints, when asked for.

@@ -3,11 +3,13 @@ package podgrouper_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -19,6 +21,12 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/podgrouper"
 	"github.com/kai-minruntime/kai-scheduler/pkg/testing/builders"
 )
+
+// reconciler groups the pods of kai-scheduler, reading owners through c.
+func reconciler(c client.Client, pool scheduling.NodePool) *podgrouper.Reconciler {
+	grouper := podgrouper.NewGrouper(podgrouper.APIOwners{Reader: c}, clocktesting.NewFakePassiveClock(time.Now()), pool)
+	return podgrouper.NewReconciler(c, grouper, "kai-scheduler", nil)
+}
 
 // A pool's pod grouper groups the workloads labelled for its pool, on the pod or on its
 // owning Job, and labels their PodGroups with the pool, which is how the pool's scheduler
@@ -35,8 +43,7 @@ func TestPodGrouperGroupsOnlyItsPool(t *testing.T) {
 	mine, theirs := pod("mine").NodePool("a100").Obj(), pod("theirs").NodePool("h100").Obj()
 	byJob := pod("train-0").ControlledBy(job, batchv1.SchemeGroupVersion.WithKind("Job")).Obj()
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(job, mine, theirs, byJob).Build()
-	r := &podgrouper.Reconciler{Client: c, SchedulerName: "kai-scheduler",
-		Pool: scheduling.NodePool{LabelKey: scheduling.NodePoolLabel, Name: "a100"}}
+	r := reconciler(c, scheduling.NodePool{LabelKey: scheduling.NodePoolLabel, Name: "a100"})
 	for _, p := range []*v1.Pod{mine, theirs, byJob} {
 		if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(p)}); err != nil {
 			t.Fatalf("Reconcile %s: %v", p.Name, err)
@@ -77,7 +84,7 @@ func TestPodGroupCarriesItsJobsDelayAndGracePeriod(t *testing.T) {
 	byJob := builders.MakePod("ns", "train-0").UID("uid-train-0").ControlledBy(job, batchv1.SchemeGroupVersion.WithKind("Job")).Obj()
 	bare := builders.MakePod("ns", "bare").UID("uid-bare").Annotation(scheduling.PreemptionDelayAnnotation, "1m").Obj()
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(job, byJob, bare).Build()
-	r := &podgrouper.Reconciler{Client: c, SchedulerName: "kai-scheduler"}
+	r := reconciler(c, scheduling.NodePool{})
 	for _, p := range []*v1.Pod{byJob, bare} {
 		if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(p)}); err != nil {
 			t.Fatalf("Reconcile %s: %v", p.Name, err)
@@ -140,7 +147,7 @@ func TestPodGroupQueueAndSkip(t *testing.T) {
 				objects = append(objects, tc.job)
 			}
 			c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objects...).Build()
-			r := &podgrouper.Reconciler{Client: c, SchedulerName: "kai-scheduler"}
+			r := reconciler(c, scheduling.NodePool{})
 			if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(pod)}); err != nil {
 				t.Fatal(err)
 			}

@@ -189,13 +189,10 @@ func (l *Loop) report(ctx context.Context, problems []store.Problem) {
 	}
 }
 
-// problemMark is the annotation that tells a problem's event from a decision's.
-var problemMark = map[string]string{scheduling.ProblemEventAnnotation: "true"}
-
 // problem posts a Warning event about a problem with one of the cluster's objects.
 func (l *Loop) problem(object runtime.Object, reason, message string) {
 	if l.Events != nil {
-		l.Events.AnnotatedEventf(object, problemMark, v1.EventTypeWarning, reason, "%s", message)
+		l.Events.AnnotatedEventf(object, scheduling.ProblemEventAnnotations(), v1.EventTypeWarning, reason, "%s", message)
 	}
 }
 

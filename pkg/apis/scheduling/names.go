@@ -74,3 +74,9 @@ const PromisedCondition = "kai.scheduler/Promised"
 // cannot honour), as opposed to the events of its decisions (a bind, an eviction, why a job
 // waits). kai-sim lists the events so marked as the run's problems.
 const ProblemEventAnnotation = "kai.scheduler/problem"
+
+// ProblemEventAnnotations are the annotations of a problem's event (record.EventRecorder's
+// AnnotatedEventf), a fresh map each time so that no recorder can change another's.
+func ProblemEventAnnotations() map[string]string {
+	return map[string]string{ProblemEventAnnotation: "true"}
+}

@@ -1,0 +1,357 @@
+package podgrouper
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
+)
+
+// DefaultQueue takes workloads without a kai.scheduler/queue label.
+const DefaultQueue = "default-queue"
+
+// Labels and annotations the grouper reads on a workload besides the scheduler's own.
+const (
+	// PriorityClassLabel names a workload's priority class on the workload or its pods.
+	PriorityClassLabel = "priorityClassName"
+	// MinMemberAnnotation replaces the gang a kind's rule computes, for any kind.
+	MinMemberAnnotation = "kai.scheduler/min-member"
+	// BatchMinMemberAnnotation replaces the gang of a batch Job or a JobSet.
+	BatchMinMemberAnnotation = "kai.scheduler/batch-min-member"
+	// SparkAppLabel groups all pods of a Spark application, driver and executors.
+	SparkAppLabel = "spark-app-selector"
+	// Topology annotations become the PodGroup's topologyConstraint.
+	TopologyAnnotation                   = "kai.scheduler/topology"
+	TopologyRequiredPlacementAnnotation  = "kai.scheduler/topology-required-placement"
+	TopologyPreferredPlacementAnnotation = "kai.scheduler/topology-preferred-placement"
+	// lastAppliedAnnotation is kubectl's copy of the whole object: not for a PodGroup.
+	lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
+)
+
+// Problem is something wrong with a workload that the user should hear about, on the pod:
+// the pod is still grouped (on its own when its workload cannot be read).
+type Problem struct {
+	Reason, Message string
+}
+
+// Problem reasons.
+const (
+	ReasonOwnerUnreadable           = "WorkloadOwnerUnreadable"
+	ReasonWorkloadFieldInvalid      = "WorkloadFieldInvalid"
+	ReasonWorkloadAnnotationInvalid = "WorkloadAnnotationInvalid"
+)
+
+// Grouping is what the grouper decided for one pod.
+type Grouping struct {
+	// PodGroup is the pod's PodGroup as it would be created; nil when the pod is not this
+	// grouper's (skipped, or another node pool's).
+	PodGroup *v2alpha2.PodGroup
+	// SubGroup labels the pod within its PodGroup; empty without sub-groups.
+	SubGroup string
+	// Workload is the top owner's kind and name ("PyTorchJob train"), empty for a bare pod.
+	Workload string
+	Problems []Problem
+}
+
+// Grouper decides pods' PodGroups from their workloads; it writes nothing (Reconciler and
+// kai-sim do).
+type Grouper struct {
+	// Pool is the node pool of the scheduler: it groups the workloads labelled for the pool
+	// (on the pod, or on an owner), and labels their PodGroups so, which is how that pool's
+	// scheduler finds them.
+	Pool scheduling.NodePool
+	// PriorityClassExists says whether a pod's spec.priorityClassName names a PriorityClass;
+	// nil trusts every name.
+	PriorityClassExists func(ctx context.Context, name string) (bool, error)
+	// Defaults are the per-kind default priority classes and preemptibility that replace the
+	// built-in ones; nil has none.
+	Defaults func(ctx context.Context) KindDefaults
+
+	chains *chains
+}
+
+// NewGrouper reads owners with reader, remembering chains by clk's time.
+func NewGrouper(reader OwnerReader, clk clock.PassiveClock, pool scheduling.NodePool) *Grouper {
+	return &Grouper{Pool: pool, chains: newChains(reader, clk)}
+}
+
+// Group decides a pod's PodGroup. The error is one worth retrying (the API server did not
+// answer); anything wrong with the workload itself is a Problem, and the pod still gets a
+// PodGroup.
+func (g *Grouper) Group(ctx context.Context, pod *v1.Pod) (Grouping, error) {
+	if skipped(pod.Annotations) {
+		return Grouping{}, nil
+	}
+	var problems []Problem
+	owners, err := g.chains.ownersOf(ctx, pod)
+	var unreadable *UnreadableOwner
+	switch {
+	case errors.As(err, &unreadable):
+		problems = append(problems, Problem{Reason: ReasonOwnerUnreadable, Message: fmt.Sprintf(
+			"%v; the pod is grouped on its own until it is recreated with an owner that can be read", err)})
+		owners = nil
+	case err != nil:
+		return Grouping{}, err
+	}
+	for _, o := range owners {
+		if skipped(o.GetAnnotations()) {
+			return Grouping{}, nil
+		}
+	}
+	w := &Workload{Pod: pod, Owners: owners}
+	if !g.Pool.Includes(firstWith(g.Pool.LabelKey, w.labelSets(true)...)) {
+		return Grouping{}, nil
+	}
+	gang, err := g.gangOf(w)
+	if err != nil {
+		problems = append(problems, Problem{Reason: ReasonWorkloadFieldInvalid, Message: fmt.Sprintf(
+			"%v; the pod is grouped on its own until the workload is fixed", err)})
+		gang = Gang{MinMember: 1, DefaultPriority: TrainPriority}
+	}
+	group, problem := g.podGroup(ctx, w, gang)
+	if problem != nil {
+		problems = append(problems, *problem)
+	}
+	grouping := Grouping{PodGroup: group, SubGroup: gang.SubGroup, Problems: problems}
+	if top := w.Top(); top != nil {
+		grouping.Workload = top.GetKind() + " " + top.GetName()
+	}
+	return grouping, nil
+}
+
+// gangOf applies the rule of the workload's kind.
+func (g *Grouper) gangOf(w *Workload) (Gang, error) {
+	if app := w.Pod.Labels[SparkAppLabel]; app != "" {
+		return sparkApplication(w, app), nil
+	}
+	top := w.Top()
+	if top == nil {
+		return perOwner(w)
+	}
+	if r, ok := rules[top.GroupVersionKind().GroupKind()]; ok {
+		return r(w)
+	}
+	return perOwner(w)
+}
+
+// sparkApplication groups a Spark application's driver and executors, whose owners differ
+// (the executors are the driver's), by the application's selector label.
+func sparkApplication(w *Workload, app string) Gang {
+	return Gang{Object: w.Top(), Name: app, MinMember: 1, DefaultPriority: TrainPriority}
+}
+
+// podGroup is the PodGroup of a gang, with what the user set on the workload: queue,
+// priority, preemptibility, protection windows, topology and gang overrides.
+func (g *Grouper) podGroup(ctx context.Context, w *Workload, gang Gang) (*v2alpha2.PodGroup, *Problem) {
+	owner := metav1.OwnerReference{APIVersion: "v1", Kind: "Pod", Name: w.Pod.Name, UID: w.Pod.UID}
+	if gang.Object != nil {
+		owner = metav1.OwnerReference{APIVersion: gang.Object.GetAPIVersion(), Kind: gang.Object.GetKind(),
+			Name: gang.Object.GetName(), UID: gang.Object.GetUID()}
+	}
+	name := gang.Name
+	if name == "" {
+		name = groupName(owner, gang.NameSuffix)
+	}
+	group := &v2alpha2.PodGroup{
+		ObjectMeta: metav1.ObjectMeta{Namespace: w.Pod.Namespace, Name: name, OwnerReferences: []metav1.OwnerReference{owner}},
+		Spec:       v2alpha2.PodGroupSpec{MinMember: gang.MinMember, MinSubGroup: gang.MinSubGroup, SubGroups: gang.SubGroups},
+	}
+	// The PodGroup carries the top owner's labels and annotations, so that whatever the
+	// user set on the workload (a preemption delay, a staleness grace period) reads as if
+	// written on the PodGroup, with the scheduler's own checks and reports.
+	if top := w.Top(); top != nil {
+		group.Labels = copyWithout(top.GetLabels(), "")
+		group.Annotations = copyWithout(top.GetAnnotations(), lastAppliedAnnotation)
+	}
+	for _, key := range []string{scheduling.PreemptionDelayAnnotation, scheduling.StalenessGracePeriodAnnotation} {
+		if value, ok := w.firstAnnotation(key, false); ok {
+			setString(&group.Annotations, key, value)
+		}
+	}
+
+	// The queue and the preemptibility are the workload's labels (top owner first), else the
+	// pod's, as upstream reads them: the workload says where and how it runs, whatever its
+	// pods' templates carry. The pool is the pod's label, else its owners'.
+	queue := firstWith(scheduling.QueueLabel, w.labelSets(false)...)[scheduling.QueueLabel]
+	if queue == "" {
+		queue = DefaultQueue
+	}
+	group.Spec.Queue = queue
+	setString(&group.Labels, scheduling.QueueLabel, queue)
+	if pool, ok := firstWith(g.Pool.LabelKey, w.labelSets(true)...)[g.Pool.LabelKey]; ok && g.Pool.LabelKey != "" {
+		setString(&group.Labels, g.Pool.LabelKey, pool)
+	}
+	defaults := g.kindDefault(ctx, w)
+	if p := firstWith(scheduling.PreemptibilityLabel, w.labelSets(false)...)[scheduling.PreemptibilityLabel]; p == string(v2alpha2.Preemptible) || p == string(v2alpha2.NonPreemptible) {
+		group.Spec.Preemptibility = v2alpha2.Preemptibility(p)
+	} else if defaults.Preemptibility != "" {
+		group.Spec.Preemptibility = defaults.Preemptibility
+	}
+	group.Spec.PriorityClassName = g.priorityClass(ctx, w, gang, defaults)
+	group.Spec.TopologyConstraint = topologyOf(w)
+	return group, overrideGang(w, gang, group)
+}
+
+// priorityClass is the workload's priority class: a label on the workload (top owner first)
+// or the pod, else the pod's spec when it names a PriorityClass that exists, else the kind's
+// default (the cluster's defaults ConfigMap first).
+func (g *Grouper) priorityClass(ctx context.Context, w *Workload, gang Gang, defaults KindDefault) string {
+	for _, key := range append([]string{PriorityClassLabel}, gang.PriorityLabels...) {
+		if name := firstWith(key, w.labelSets(false)...)[key]; name != "" {
+			return name
+		}
+	}
+	if name := w.Pod.Spec.PriorityClassName; name != "" {
+		exists := true
+		if g.PriorityClassExists != nil {
+			var err error
+			if exists, err = g.PriorityClassExists(ctx, name); err != nil {
+				exists = true // the scheduler reports a missing class on the PodGroup itself
+			}
+		}
+		if exists {
+			return name
+		}
+	}
+	if defaults.PriorityName != "" {
+		return defaults.PriorityName
+	}
+	return gang.DefaultPriority
+}
+
+// kindDefault is the cluster's default for the workload's top kind (the pod's, for a bare pod).
+func (g *Grouper) kindDefault(ctx context.Context, w *Workload) KindDefault {
+	if g.Defaults == nil {
+		return KindDefault{}
+	}
+	gk := podKind
+	if top := w.Top(); top != nil {
+		gk = top.GroupVersionKind().GroupKind()
+	}
+	return g.Defaults(ctx)[gk]
+}
+
+// overrideGang applies kai.scheduler/min-member (any kind) or kai.scheduler/batch-min-member
+// (batch Jobs, JobSets): either replaces the whole gang with that many pods, sub-groups and
+// all. A value that is not a positive whole number is reported and ignored.
+func overrideGang(w *Workload, gang Gang, group *v2alpha2.PodGroup) *Problem {
+	keys := []string{MinMemberAnnotation}
+	if gang.BatchMinMember {
+		keys = append(keys, BatchMinMemberAnnotation)
+	}
+	for _, key := range keys {
+		value, ok := w.firstAnnotation(key, true)
+		if !ok {
+			continue
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(value), 10, 32)
+		if err != nil || n < 1 {
+			return &Problem{Reason: ReasonWorkloadAnnotationInvalid, Message: fmt.Sprintf(
+				"annotation %s is %q, not a positive whole number of pods: the gang stays %s", key, value, gangString(group))}
+		}
+		group.Spec.MinMember, group.Spec.MinSubGroup, group.Spec.SubGroups = int32(n), nil, nil
+		return nil
+	}
+	return nil
+}
+
+func gangString(group *v2alpha2.PodGroup) string {
+	if group.Spec.MinSubGroup != nil {
+		return fmt.Sprintf("%d sub-groups", *group.Spec.MinSubGroup)
+	}
+	return fmt.Sprintf("%d pods", group.Spec.MinMember)
+}
+
+// topologyOf is the topology constraint the workload asks for, nil when none.
+func topologyOf(w *Workload) *v2alpha2.TopologyConstraint {
+	topology, _ := w.firstAnnotation(TopologyAnnotation, true)
+	required, _ := w.firstAnnotation(TopologyRequiredPlacementAnnotation, true)
+	preferred, _ := w.firstAnnotation(TopologyPreferredPlacementAnnotation, true)
+	if topology == "" && required == "" && preferred == "" {
+		return nil
+	}
+	return &v2alpha2.TopologyConstraint{Topology: topology, RequiredTopologyLevel: required, PreferredTopologyLevel: preferred}
+}
+
+// labelSets are the label sets the workload's settings are read from, in order: the owners
+// from the top down, then the pod; or, podFirst, the pod and then the owners.
+func (w *Workload) labelSets(podFirst bool) []map[string]string {
+	sets := make([]map[string]string, 0, len(w.Owners)+1)
+	if podFirst {
+		sets = append(sets, w.Pod.Labels)
+	}
+	for i := len(w.Owners) - 1; i >= 0; i-- {
+		sets = append(sets, w.Owners[i].GetLabels())
+	}
+	if !podFirst {
+		sets = append(sets, w.Pod.Labels)
+	}
+	return sets
+}
+
+// firstAnnotation is the annotation on the owners, top first, and then, withPod, on the pod.
+func (w *Workload) firstAnnotation(key string, withPod bool) (string, bool) {
+	for i := len(w.Owners) - 1; i >= 0; i-- {
+		if value, ok := w.Owners[i].GetAnnotations()[key]; ok {
+			return value, true
+		}
+	}
+	if withPod {
+		value, ok := w.Pod.Annotations[key]
+		return value, ok
+	}
+	return "", false
+}
+
+// firstWith is the first of the label sets that has key, nil when none has it.
+func firstWith(key string, sets ...map[string]string) map[string]string {
+	for _, labels := range sets {
+		if _, ok := labels[key]; ok {
+			return labels
+		}
+	}
+	return nil
+}
+
+// skipped reports whether an object's annotations leave its pods to a PodGroup its user makes.
+func skipped(annotations map[string]string) bool {
+	return annotations[scheduling.SkipPodGrouperAnnotation] == "true"
+}
+
+// groupName is pg-<owner>-<uid><suffix>, the owner's name cut so that the whole stays a valid
+// object name (at most 253 characters).
+func groupName(owner metav1.OwnerReference, suffix string) string {
+	name := owner.Name
+	if limit := 253 - len("pg--") - len(owner.UID) - len(suffix); len(name) > limit {
+		name = strings.TrimRight(name[:limit], "-.")
+	}
+	return fmt.Sprintf("pg-%s-%s%s", name, owner.UID, suffix)
+}
+
+func copyWithout(m map[string]string, skip string) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		if k != skip {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func setString(m *map[string]string, key, value string) {
+	if *m == nil {
+		*m = map[string]string{}
+	}
+	(*m)[key] = value
+}

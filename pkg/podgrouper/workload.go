@@ -1,0 +1,170 @@
+package podgrouper
+
+import (
+	"fmt"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
+)
+
+// Workload is a pod and the chain of controllers above it, as the API server holds them.
+type Workload struct {
+	Pod *v1.Pod
+	// Owners are the pod's controllers, nearest first: Owners[0] controls the pod, and the
+	// last one is the top owner, controlled by no one (wrappers such as an Argo Workflow are
+	// left off the top: the workload is what they wrap). Empty for a bare pod.
+	Owners []*unstructured.Unstructured
+}
+
+// Top is the workload's top owner, nil for a bare pod.
+func (w *Workload) Top() *unstructured.Unstructured {
+	if len(w.Owners) == 0 {
+		return nil
+	}
+	return w.Owners[len(w.Owners)-1]
+}
+
+// Nearest is the owner of that group and kind closest to the pod, nil when the chain has none.
+func (w *Workload) Nearest(gk schema.GroupKind) *unstructured.Unstructured {
+	for _, o := range w.Owners {
+		if o.GroupVersionKind().GroupKind() == gk {
+			return o
+		}
+	}
+	return nil
+}
+
+// Gang is what a kind's rule says about a workload: which object its PodGroup stands for, and
+// the gang that object needs to run.
+type Gang struct {
+	// Object is the part of the workload that runs as one gang, which names and owns the
+	// PodGroup: most often the top owner, but a CronJob's Job, a RayService's RayCluster, a
+	// Knative Service's Revision. Nil: the pod itself.
+	Object *unstructured.Unstructured
+	// NameSuffix follows pg-<object>-<uid>, for kinds with several gangs per object (a
+	// LeaderWorkerSet's groups).
+	NameSuffix string
+	// Name, when set, is the PodGroup's whole name (a Spark application's selector).
+	Name string
+	// MinMember is the gang in pods; MinSubGroup, when set, the gang in ready sub-groups.
+	MinMember   int32
+	MinSubGroup *int32
+	SubGroups   []v2alpha2.SubGroup
+	// SubGroup is the sub-group this pod belongs to, empty without sub-groups.
+	SubGroup string
+	// DefaultPriority is the kind's priority class when neither the workload nor the pod
+	// names one.
+	DefaultPriority string
+	// PriorityLabels are labels besides priorityClassName with which the kind's users name a
+	// priority class on the workload (Ray's ray.io/priority-class-name).
+	PriorityLabels []string
+	// BatchMinMember says kai.scheduler/batch-min-member applies (batch Jobs and JobSets).
+	BatchMinMember bool
+}
+
+// Priority classes upstream gives a workload that names none, by kind.
+const (
+	TrainPriority     = "train"
+	InferencePriority = "inference"
+	BuildPriority     = "build"
+)
+
+// A rule reads one workload kind: it is chosen by the group and kind of the workload's top
+// owner, and says what gang the workload needs. An error is a workload field the rule cannot
+// use (a *FieldError): the pod is then grouped on its own, and the error is reported on it.
+type rule func(w *Workload) (Gang, error)
+
+// rules are the kinds with a rule of their own; every other top owner gets perOwner.
+var rules = map[schema.GroupKind]rule{}
+
+// register adds a kind's rule; each kind's file registers its own in init.
+func register(r rule, kinds ...schema.GroupKind) {
+	for _, gk := range kinds {
+		if _, dup := rules[gk]; dup {
+			panic("podgrouper: two rules for " + gk.String())
+		}
+		rules[gk] = r
+	}
+}
+
+// wrappers are top owners that only wrap a workload: the pods are grouped by what they wrap.
+var wrappers = map[schema.GroupKind]bool{
+	{Group: "argoproj.io", Kind: "Workflow"}: true,
+}
+
+// perOwner is the rule for kinds without one: the top owner is one gang of one pod (its pods
+// run and are reclaimed on their own, but share a queue, a priority and a PodGroup), and a
+// bare pod is its own.
+func perOwner(w *Workload) (Gang, error) {
+	return Gang{Object: w.Top(), MinMember: 1, DefaultPriority: TrainPriority}, nil
+}
+
+// FieldError is a workload field a rule cannot use: negative replicas, an unknown policy, a
+// number where none can be. It names the object and the field, so the user can fix it.
+type FieldError struct {
+	Object  *unstructured.Unstructured
+	Field   string
+	Problem string
+}
+
+func (e *FieldError) Error() string {
+	return fmt.Sprintf("%s %s: %s %s", e.Object.GetKind(), objectKey(e.Object), e.Field, e.Problem)
+}
+
+// objectKey is namespace/name, or name for a cluster-scoped object.
+func objectKey(o metav1.Object) string {
+	if o.GetNamespace() == "" {
+		return o.GetName()
+	}
+	return o.GetNamespace() + "/" + o.GetName()
+}
+
+// count reads a non-negative whole number at a path of an object: ok is false when the field
+// is absent; a negative or non-whole value, or one of another type, is a FieldError.
+func count(o *unstructured.Unstructured, path ...string) (n int32, ok bool, err error) {
+	value, found, err := unstructured.NestedFieldNoCopy(o.Object, path...)
+	if err != nil || !found || value == nil {
+		return 0, false, nil
+	}
+	field := strings.Join(path, ".")
+	var whole int64
+	switch v := value.(type) {
+	case int64:
+		whole = v
+	case int32:
+		whole = int64(v)
+	case int:
+		whole = int64(v)
+	case float64:
+		if v != float64(int64(v)) {
+			return 0, false, &FieldError{Object: o, Field: field, Problem: fmt.Sprintf("is %v, not a whole number", v)}
+		}
+		whole = int64(v)
+	default:
+		return 0, false, &FieldError{Object: o, Field: field, Problem: fmt.Sprintf("is %v, not a number", value)}
+	}
+	if whole < 0 || whole > 1<<30 {
+		return 0, false, &FieldError{Object: o, Field: field, Problem: fmt.Sprintf("is %d, not a count of pods", whole)}
+	}
+	return int32(whole), true, nil
+}
+
+// countOr is count with a default for an absent field.
+func countOr(o *unstructured.Unstructured, fallback int32, path ...string) (int32, error) {
+	n, ok, err := count(o, path...)
+	if err != nil || !ok {
+		return fallback, err
+	}
+	return n, nil
+}
+
+// text reads a string field, empty when absent or of another type.
+func text(o *unstructured.Unstructured, path ...string) string {
+	s, _, _ := unstructured.NestedString(o.Object, path...)
+	return s
+}
