@@ -9,6 +9,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/clock"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
@@ -32,6 +33,9 @@ const (
 	TopologyAnnotation                   = "kai.scheduler/topology"
 	TopologyRequiredPlacementAnnotation  = "kai.scheduler/topology-required-placement"
 	TopologyPreferredPlacementAnnotation = "kai.scheduler/topology-preferred-placement"
+	// WorkloadAnnotation on a PodGroup names the workload it was made for, <Kind>[.<group>]/<name>
+	// of its top owner ("PyTorchJob.kubeflow.org/train"), for explain and kai-sim.
+	WorkloadAnnotation = "kai.scheduler/workload"
 	// lastAppliedAnnotation is kubectl's copy of the whole object: not for a PodGroup.
 	lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
 )
@@ -56,8 +60,6 @@ type Grouping struct {
 	PodGroup *v2alpha2.PodGroup
 	// SubGroup labels the pod within its PodGroup; empty without sub-groups.
 	SubGroup string
-	// Workload is the top owner's kind and name ("PyTorchJob train"), empty for a bare pod.
-	Workload string
 	Problems []Problem
 }
 
@@ -120,11 +122,7 @@ func (g *Grouper) Group(ctx context.Context, pod *v1.Pod) (Grouping, error) {
 	if problem != nil {
 		problems = append(problems, *problem)
 	}
-	grouping := Grouping{PodGroup: group, SubGroup: gang.SubGroup, Problems: problems}
-	if top := w.Top(); top != nil {
-		grouping.Workload = top.GetKind() + " " + top.GetName()
-	}
-	return grouping, nil
+	return Grouping{PodGroup: group, SubGroup: gang.SubGroup, Problems: problems}, nil
 }
 
 // gangOf applies the rule of the workload's kind.
@@ -170,6 +168,7 @@ func (g *Grouper) podGroup(ctx context.Context, w *Workload, gang Gang) (*v2alph
 	if top := w.Top(); top != nil {
 		group.Labels = copyWithout(top.GetLabels(), "")
 		group.Annotations = copyWithout(top.GetAnnotations(), lastAppliedAnnotation)
+		setString(&group.Annotations, WorkloadAnnotation, workloadName(top))
 	}
 	for _, key := range []string{scheduling.PreemptionDelayAnnotation, scheduling.StalenessGracePeriodAnnotation} {
 		if value, ok := w.firstAnnotation(key, false); ok {
@@ -309,6 +308,12 @@ func (w *Workload) firstAnnotation(key string, withPod bool) (string, bool) {
 		return value, ok
 	}
 	return "", false
+}
+
+// workloadName is <Kind>[.<group>]/<name>, the way kubectl names an object of any kind.
+func workloadName(o *unstructured.Unstructured) string {
+	gk := o.GroupVersionKind().GroupKind()
+	return gk.String() + "/" + o.GetName()
 }
 
 // firstWith is the first of the label sets that has key, nil when none has it.
