@@ -332,13 +332,18 @@ func skipped(annotations map[string]string) bool {
 }
 
 // groupName is pg-<owner>-<uid><suffix>, the owner's name cut so that the whole stays a valid
-// object name (at most 253 characters).
+// object name (at most 253 characters); pg-<owner><suffix> for an owner without a UID (one
+// written in a kai-sim file).
 func groupName(owner metav1.OwnerReference, suffix string) string {
+	uid := ""
+	if owner.UID != "" {
+		uid = "-" + string(owner.UID)
+	}
 	name := owner.Name
-	if limit := 253 - len("pg--") - len(owner.UID) - len(suffix); len(name) > limit {
+	if limit := 253 - len("pg-") - len(uid) - len(suffix); len(name) > limit {
 		name = strings.TrimRight(name[:limit], "-.")
 	}
-	return fmt.Sprintf("pg-%s-%s%s", name, owner.UID, suffix)
+	return "pg-" + name + uid + suffix
 }
 
 func copyWithout(m map[string]string, skip string) map[string]string {
