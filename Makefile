@@ -9,7 +9,7 @@ BIN := $(CURDIR)/bin
 export CONTROLLER_GEN := $(BIN)/controller-gen
 export HELM := $(BIN)/helm
 
-.PHONY: all build test unit-test verify generate tools control-plane bench soak scale run-local image dist clean
+.PHONY: all build test unit-test verify generate tools control-plane workload-crds bench soak scale run-local image dist clean
 
 all: build
 
@@ -28,6 +28,11 @@ tools:
 ## control-plane: build kube-apiserver and etcd for envtest into ./bin/k8s (slow only once).
 control-plane:
 	hack/build-control-plane.sh >/dev/null
+
+## workload-crds: gather the pinned CRDs of the workload kinds the pod grouper groups (Kubeflow,
+## Ray, Knative from the Go module cache; test/crds' hand-written ones) into ./bin/crds/workloads.
+workload-crds:
+	$(GO) run ./hack/workloadcrds >/dev/null
 
 ## generate: regenerate deepcopy functions and CRD manifests.
 generate: tools
@@ -50,7 +55,8 @@ verify:
 test: tools control-plane verify
 	@echo "make test: compiling the test binaries, then running them; a line per test as it ends"
 	mkdir -p _output
-	KUBEBUILDER_ASSETS="$$(hack/build-control-plane.sh)" $(BIN)/gotestsum --format testname \
+	KUBEBUILDER_ASSETS="$$(hack/build-control-plane.sh)" WORKLOAD_CRDS="$$($(GO) run ./hack/workloadcrds)" \
+	  $(BIN)/gotestsum --format testname \
 	  --format-hide-empty-pkg --jsonfile _output/test.json -- ./... -count=1
 
 ## unit-test: only the tests that need no tools or API server.
