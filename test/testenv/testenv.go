@@ -26,6 +26,28 @@ func CRDDir() string {
 	return filepath.Join(RepoRoot(), "deployments", "kai-scheduler", "crds")
 }
 
+// WorkloadCRDDir is the directory of the workload kinds' CRDs (Kubeflow, Ray, Knative, JobSet,
+// LeaderWorkerSet, MPIJob, Notebook, Argo Workflow) that hack/workloadcrds gathers, from
+// WORKLOAD_CRDS, which `make test` sets.
+func WorkloadCRDDir() (string, error) {
+	dir := os.Getenv("WORKLOAD_CRDS")
+	if dir == "" {
+		return "", errors.New("WORKLOAD_CRDS is not set: run the suite with `make test`, " +
+			"or export WORKLOAD_CRDS=$(go run ./hack/workloadcrds)")
+	}
+	if _, err := os.Stat(dir); err != nil {
+		return "", fmt.Errorf("WORKLOAD_CRDS: %w: export WORKLOAD_CRDS=$(go run ./hack/workloadcrds) again", err)
+	}
+	return dir, nil
+}
+
+// Options say what a control plane starts with besides this repository's CRDs.
+type Options struct {
+	// WorkloadCRDs installs the workload kinds' CRDs too (WorkloadCRDDir), for the objects
+	// of workloads.go.
+	WorkloadCRDs bool
+}
+
 // Environment is a running control plane with the CRDs installed.
 type Environment struct {
 	env    *envtest.Environment
@@ -36,13 +58,27 @@ type Environment struct {
 // Start launches etcd and kube-apiserver and waits until the CRDs are served. The binaries
 // come from KUBEBUILDER_ASSETS, which `make test` sets after building them.
 func Start() (*Environment, error) {
+	return StartWith(Options{})
+}
+
+// StartWith is Start with options: StartWith(Options{WorkloadCRDs: true}) installs the
+// workload kinds' CRDs as well as the chart's.
+func StartWith(opts Options) (*Environment, error) {
 	assets := os.Getenv("KUBEBUILDER_ASSETS")
 	if assets == "" {
 		return nil, errors.New("KUBEBUILDER_ASSETS is not set: run the suite with `make test`, " +
 			"or export KUBEBUILDER_ASSETS=$(hack/build-control-plane.sh)")
 	}
+	crds := []string{CRDDir()}
+	if opts.WorkloadCRDs {
+		dir, err := WorkloadCRDDir()
+		if err != nil {
+			return nil, err
+		}
+		crds = append(crds, dir)
+	}
 	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{CRDDir()},
+		CRDDirectoryPaths:     crds,
 		ErrorIfCRDPathMissing: true,
 		BinaryAssetsDirectory: assets,
 	}

@@ -1,6 +1,7 @@
 package testenv_test
 
 import (
+	"os"
 	"testing"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -14,15 +15,18 @@ var env *testenv.Environment
 
 func TestTestEnv(t *testing.T) {
 	RegisterFailHandler(Fail)
-	RunSpecs(t, "testenv: KWOK against a real API server")
+	RunSpecs(t, "testenv: KWOK and the workload CRDs against a real API server")
 }
 
 var _ = BeforeSuite(func() {
 	var err error
-	env, err = testenv.Start()
-	if err != nil {
+	// One API server for every spec, with the workload kinds' CRDs for workloads_test.go.
+	env, err = testenv.StartWith(testenv.Options{WorkloadCRDs: true})
+	if err != nil && os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		Skip(err.Error()) // needs KUBEBUILDER_ASSETS (make test builds the control plane)
 	}
+	// With the control plane there, a missing WORKLOAD_CRDS fails, saying how to set it.
+	Expect(err).NotTo(HaveOccurred())
 })
 
 var _ = AfterSuite(func() {
