@@ -1,6 +1,7 @@
 package podgrouper
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -116,13 +117,20 @@ func (g *Grouper) Group(ctx context.Context, pod *v1.Pod) (Grouping, error) {
 	if err != nil {
 		problems = append(problems, Problem{Reason: ReasonWorkloadFieldInvalid, Message: fmt.Sprintf(
 			"%v; the pod is grouped on its own until the workload is fixed", err)})
-		gang = Gang{MinMember: 1, DefaultPriority: TrainPriority}
+		// The pod's own gang of one: an override written for the whole workload must not make
+		// it wait for pods that will never join it.
+		group, _ := g.podGroup(ctx, w, Gang{MinMember: 1, DefaultPriority: cmp.Or(gang.DefaultPriority, TrainPriority)})
+		return Grouping{PodGroup: group, Problems: problems}, nil
 	}
 	group, problem := g.podGroup(ctx, w, gang)
 	if problem != nil {
 		problems = append(problems, *problem)
 	}
-	return Grouping{PodGroup: group, SubGroup: gang.SubGroup, Problems: problems}, nil
+	subGroup := gang.SubGroup
+	if len(group.Spec.SubGroups) == 0 {
+		subGroup = "" // an override replaced the sub-groups with a gang of pods
+	}
+	return Grouping{PodGroup: group, SubGroup: subGroup, Problems: problems}, nil
 }
 
 // gangOf applies the rule of the workload's kind.
@@ -146,7 +154,7 @@ func sparkApplication(w *Workload, app string) Gang {
 	return Gang{Object: w.Top(), Name: app, MinMember: 1, DefaultPriority: TrainPriority}
 }
 
-// podGroup is the PodGroup of a gang, with what the user set on the workload: queue,
+// podGroup is the PodGroup of a gang (the pod's own, without Gang.Object), with what the user set on the workload: queue,
 // priority, preemptibility, protection windows, topology and gang overrides.
 func (g *Grouper) podGroup(ctx context.Context, w *Workload, gang Gang) (*v2alpha2.PodGroup, *Problem) {
 	owner := metav1.OwnerReference{APIVersion: "v1", Kind: "Pod", Name: w.Pod.Name, UID: w.Pod.UID}
@@ -196,6 +204,9 @@ func (g *Grouper) podGroup(ctx context.Context, w *Workload, gang Gang) (*v2alph
 	}
 	group.Spec.PriorityClassName = g.priorityClass(ctx, w, gang, defaults)
 	group.Spec.TopologyConstraint = topologyOf(w)
+	if gang.Object == nil && len(w.Owners) > 0 {
+		return group, nil // a pod grouped alone, away from the workload its overrides are for
+	}
 	return group, overrideGang(w, gang, group)
 }
 

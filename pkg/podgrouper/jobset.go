@@ -35,8 +35,8 @@ func init() {
 
 // jobSet groups a JobSet into one PodGroup shaped like it: a sub-group per replicated job,
 // ready when all its replicas (its Jobs) are, and under it a sub-group per replica,
-// <rj>-replica-<i>, needing the pods that Job runs at once: min(parallelism, completions), as
-// for a batch Job, since a Job never runs more pods than it has completions left and a
+// <rj>-replica-<i>, needing the gang of that Job's pods as for a batch Job (jobGang), since a
+// Job never runs more pods than it has completions left and a
 // larger gang would never start. kai.scheduler/batch-min-member may ask for another gang.
 //
 // The JobSet needs all its replicated jobs ready when the controller creates them together
@@ -158,10 +158,11 @@ func jobSetReplicatedJobs(js *unstructured.Unstructured) (running []jobSetReplic
 		if completions, set, err = jobSetCount(js, field, spec, 0, "template", "spec", "completions"); err != nil {
 			return nil, false, err
 		}
-		if set {
-			rj.pods = min(rj.pods, completions)
+		if set && completions == 0 {
+			rj.pods = 0
 		}
 		if rj.replicas > 0 && rj.pods > 0 {
+			rj.pods = jobGang(rj.pods, completions, set)
 			running = append(running, rj)
 			if deps, _ := spec["dependsOn"].([]any); len(deps) > 0 {
 				dependent = true

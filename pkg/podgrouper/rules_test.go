@@ -38,6 +38,11 @@ func TestBuiltInKinds(t *testing.T) {
 	flow := workload("argoproj.io/v1alpha1", "Workflow", "pipeline", nil)
 	step := job("pipeline-step", map[string]any{"parallelism": int64(2)})
 	controls(flow, step)
+	experiment := workload("kubeflow.org/v1beta1", "Experiment", "sweep", nil)
+	trial := workload("kubeflow.org/v1beta1", "Trial", "sweep-1", nil)
+	controls(experiment, trial)
+	tuned := job("tune", map[string]any{"parallelism": int64(2)})
+	controls(trial, tuned)
 	driver := podOf("spark-driver", map[string]string{podgrouper.SparkAppLabel: "spark-abc"}, nil)
 	driverObject := &unstructured.Unstructured{}
 	driverObject.SetAPIVersion("v1")
@@ -58,6 +63,11 @@ func TestBuiltInKinds(t *testing.T) {
 		{name: "a Job runs min(parallelism, completions)", pod: podOf("a-0", nil, job("a", map[string]any{"parallelism": int64(8), "completions": int64(3)})),
 			objects: []*unstructured.Unstructured{job("a", map[string]any{"parallelism": int64(8), "completions": int64(3)})},
 			group:   "pg-a-uid-a", minMember: 3, priority: "train", workload: "Job.batch/a"},
+		{name: "a Job of more completions than parallelism runs independent pods", pod: podOf("q-0", nil, job("q", map[string]any{"parallelism": int64(4), "completions": int64(5)})),
+			objects: []*unstructured.Unstructured{job("q", map[string]any{"parallelism": int64(4), "completions": int64(5)})},
+			group:   "pg-q-uid-q", minMember: 1, priority: "train", workload: "Job.batch/q"},
+		{name: "a Katib Trial is looked through", pod: podOf("tune-0", nil, tuned), objects: []*unstructured.Unstructured{experiment, trial, tuned},
+			group: "pg-tune-uid-tune", minMember: 2, priority: "train", workload: "Job.batch/tune"},
 		{name: "a Job without parallelism is a gang of one", pod: podOf("b-0", nil, job("b", nil)), objects: []*unstructured.Unstructured{job("b", nil)},
 			group: "pg-b-uid-b", minMember: 1, priority: "train", workload: "Job.batch/b"},
 		{name: "a CronJob's Job is the gang, the CronJob the workload", pod: podOf("nightly-29000-x", nil, nightlyRun),
@@ -224,6 +234,16 @@ func TestUnreadableOrSkippedOwners(t *testing.T) {
 		grouping, err := grouper.Group(context.Background(), podOf("train-0", nil, job))
 		if err != nil || grouping.PodGroup == nil || len(grouping.Problems) != 1 || !strings.Contains(grouping.Problems[0].Message, "forbidden") {
 			t.Errorf("grouping %+v, err %v; want the pod's own PodGroup and a problem saying forbidden", grouping, err)
+		}
+	})
+	t.Run("a malformed workload's override is not for the pod alone", func(t *testing.T) {
+		broken := workload("batch/v1", "Job", "broken", map[string]any{"parallelism": int64(-1)})
+		broken.SetAnnotations(map[string]string{podgrouper.MinMemberAnnotation: "4"})
+		grouping := groupOf(t, podOf("broken-0", nil, broken), broken)
+		if g := grouping.PodGroup; g.Name != "pg-broken-0-uid-broken-0" || g.Spec.MinMember != 1 ||
+			len(grouping.Problems) != 1 || !strings.Contains(grouping.Problems[0].Message, "spec.parallelism") {
+			t.Errorf("PodGroup %s of gang %d, problems %v; want the pod's own gang of one and a problem naming spec.parallelism",
+				g.Name, g.Spec.MinMember, grouping.Problems)
 		}
 	})
 	t.Run("a timeout is retried, not reported", func(t *testing.T) {

@@ -1,7 +1,9 @@
 package podgrouper
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -93,8 +95,26 @@ func register(r rule, kinds ...schema.GroupKind) {
 }
 
 // wrappers are top owners that only wrap a workload: the pods are grouped by what they wrap.
+// A Katib Trial (and its Experiment) wraps the training job it tunes, whose gang it is.
 var wrappers = map[schema.GroupKind]bool{
-	{Group: "argoproj.io", Kind: "Workflow"}: true,
+	{Group: "argoproj.io", Kind: "Workflow"}:    true,
+	{Group: "kubeflow.org", Kind: "Trial"}:      true,
+	{Group: "kubeflow.org", Kind: "Experiment"}: true,
+}
+
+// ReadKinds are the kinds whose objects the grouper reads above a pod, sorted by group and
+// kind: those it has a rule for and the wrappers it looks through. The chart's RBAC grants
+// exactly these reads.
+func ReadKinds() []schema.GroupKind {
+	kinds := make([]schema.GroupKind, 0, len(rules)+len(wrappers))
+	for gk := range rules {
+		kinds = append(kinds, gk)
+	}
+	for gk := range wrappers {
+		kinds = append(kinds, gk)
+	}
+	slices.SortFunc(kinds, func(a, b schema.GroupKind) int { return cmp.Or(cmp.Compare(a.Group, b.Group), cmp.Compare(a.Kind, b.Kind)) })
+	return kinds
 }
 
 // perOwner is the rule for kinds without one: the top owner is one gang of one pod (its pods
