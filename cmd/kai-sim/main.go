@@ -90,7 +90,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if len(poolFiles) > 0 && *poolKey == "" {
 		mistakes = append(mistakes, "--pool-conf: needs --nodepool-label-key, which is empty")
 	}
-	additions := input.Additions{Until: *until}
+	additions := input.Additions{Until: *until, NodePoolLabelKey: *poolKey}
 	if *repeatPending != "" {
 		rate, err := input.ParseRate(*repeatPending)
 		additions.Repeat = rate

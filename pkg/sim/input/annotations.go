@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -48,6 +49,30 @@ var annotationKinds = map[string]string{
 // one on a kind it is not read on, and a label (kai-sim reads only annotations). line finds
 // the file line a key is written on (0: not found), for the message.
 func checkSimulationKeys(kind string, meta *metav1.ObjectMeta, line func(key string) int) error {
+	return checkKeys(kind, meta, line, func(readOn string) bool { return readOn == kind }, "")
+}
+
+// checkWorkloadSimulationKeys checks a workload's keys as checkSimulationKeys does: its
+// annotations are its PodGroup's (the pod grouper copies them), so a PodGroup's settings are
+// read on it, and a misspelt one is named as on a PodGroup.
+func checkWorkloadSimulationKeys(kind string, meta *metav1.ObjectMeta, line func(key string) int) error {
+	return checkKeys(kind, meta, line, func(readOn string) bool { return readOn == "PodGroup" }, "")
+}
+
+// checkPodSimulationKeys checks a pod's keys; one read on a PodGroup may instead go on the
+// pod's workload, when it has one.
+func checkPodSimulationKeys(pod *v1.Pod, line func(key string) int) error {
+	hint := ""
+	if metav1.GetControllerOfNoCopy(pod) != nil {
+		hint = ", or to the workload at the top of the pod's owners, whose annotations its PodGroup carries"
+	}
+	return checkKeys("Pod", &pod.ObjectMeta, line, func(readOn string) bool { return readOn == "Pod" }, hint)
+}
+
+// checkKeys refuses the keys under annotationPrefix that kai-sim would ignore on an object of
+// kind: readHere says whether an annotation read on a kind is read on this one; workloadHint
+// follows the advice to move a PodGroup's annotation.
+func checkKeys(kind string, meta *metav1.ObjectMeta, line func(key string) int, readHere func(readOn string) bool, workloadHint string) error {
 	at := func(key string) string {
 		if n := line(key); n > 0 {
 			return fmt.Sprintf("line %d: ", n)
@@ -69,9 +94,13 @@ func checkSimulationKeys(kind string, meta *metav1.ObjectMeta, line func(key str
 		case !known:
 			return fmt.Errorf("%smetadata.annotations.%s: kai-sim has no such annotation; did you mean %s? (it reads %s)",
 				at(key), key, closestAnnotation(key), strings.Join(slices.Sorted(maps.Keys(annotationKinds)), ", "))
-		case readOn != kind:
-			return fmt.Errorf("%smetadata.annotations.%s: kai-sim reads it on a %s, not on a %s: move it there",
-				at(key), key, readOn, kind)
+		case !readHere(readOn):
+			hint := ""
+			if readOn == "PodGroup" {
+				hint = workloadHint
+			}
+			return fmt.Errorf("%smetadata.annotations.%s: kai-sim reads it on a %s, not on a %s: move it there%s",
+				at(key), key, readOn, kind, hint)
 		}
 	}
 	return nil

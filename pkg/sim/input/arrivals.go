@@ -13,6 +13,7 @@ import (
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	"github.com/kai-minruntime/kai-scheduler/pkg/plural"
+	"github.com/kai-minruntime/kai-scheduler/pkg/podgrouper"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/conf"
 )
 
@@ -90,6 +91,10 @@ type Additions struct {
 	Arrivals []File
 	Repeat   Rate
 	Until    time.Duration
+	// NodePoolLabelKey is the node-pool label key the simulation runs with
+	// (sim.Options.NodePoolLabelKey), by which the pods of the files' workloads are grouped,
+	// one pod grouper per pool (see ParseForPools); empty: one for everything.
+	NodePoolLabelKey string
 }
 
 // maxRepeats bounds the copies of one run: a rate mistyped by a few orders of magnitude
@@ -101,7 +106,7 @@ const maxRepeats = 100000
 // description of what was added ("today.yaml + 14 arrivals from arrivals.yaml + 36
 // repeated pending jobs (6/h)"). Errors name the file they are about.
 func Load(scenario File, add Additions) (*Scenario, string, error) {
-	sc, err := Parse(scenario.Data)
+	sc, err := ParseForPools(scenario.Data, add.NodePoolLabelKey)
 	if err != nil {
 		return nil, "", fmt.Errorf("%s: %w", scenario.Name, err)
 	}
@@ -115,7 +120,7 @@ func Load(scenario File, add Additions) (*Scenario, string, error) {
 	names := newNameOrigins(sc, scenario.Name)
 	description := scenario.Name
 	for _, file := range add.Arrivals {
-		arrivals, err := parse(file.Data, true)
+		arrivals, err := parse(file.Data, true, add.NodePoolLabelKey)
 		if err != nil {
 			return nil, "", fmt.Errorf("%s: %w", file.Name, err)
 		}
@@ -178,6 +183,10 @@ func repeatOf(original *Job, k int, at time.Duration) *Job {
 	job.Group.Annotations[SubmitAtAnnotation] = at.String()
 	job.SubmitAt = at
 	job.Pods = make([]*v1.Pod, len(original.Pods))
+	if workload, ok := job.Group.Annotations[podgrouper.WorkloadAnnotation]; ok {
+		// A copy is another workload of the same shape, as a resubmitted one is.
+		job.Group.Annotations[podgrouper.WorkloadAnnotation] = workload + suffix
+	}
 	for i, template := range original.Pods {
 		pod := template.DeepCopy()
 		pod.Name += suffix

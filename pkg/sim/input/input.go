@@ -19,6 +19,7 @@ import (
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
@@ -63,20 +64,32 @@ const SchedulerName = "kai-scheduler"
 var defaultClasses = map[string]int32{"train": 50, "build-preemptible": 75, "build": 100, "inference": 125}
 
 // Parse reads a scenario: ordinary manifests of Nodes, Queues, PodGroups (with simulation
-// annotations), Pods (with the pod-group-name annotation) and optionally PriorityClasses.
-// Errors name the document (by position, and kind and name or, for one that has none, its
-// lines) and the field, in the terms of the YAML written. A scenario of no objects is an
-// error, as an empty scheduler configuration is.
+// annotations), Pods (with the pod-group-name annotation, or owned by a workload of the
+// file) and optionally PriorityClasses, and workloads of any other kind (a batch Job, a
+// PyTorchJob) whose pods KAI's pod grouper groups into PodGroups, as on a cluster (see
+// workloads.go), for kai-sim's default node-pool label key. Errors name the document (by
+// position, and kind and name or, for one that has none, its lines) and the field, in the
+// terms of the YAML written. A scenario of no objects is an error, as an empty scheduler
+// configuration is.
 func Parse(data []byte) (*Scenario, error) {
-	return parse(data, false)
+	return parse(data, false, scheduling.NodePoolLabel)
+}
+
+// ParseForPools is Parse for a simulation whose node pools are told apart by poolKey
+// (empty: one scheduler for everything): each pool's pod grouper groups the workloads
+// labelled for it, and labels their PodGroups so.
+func ParseForPools(data []byte, poolKey string) (*Scenario, error) {
+	return parse(data, false, poolKey)
 }
 
 // parse reads a scenario or, with arrivals, an arrivals file: jobs to add to a scenario,
-// which may hold only PodGroups and Pods of jobs not submitted yet (see checkArrival).
-func parse(data []byte, arrivals bool) (*Scenario, error) {
+// which may hold only PodGroups, Pods and workloads of jobs not submitted yet (see
+// checkArrival). poolKey is the node-pool label key the pods of workloads are grouped by.
+func parse(data []byte, arrivals bool, poolKey string) (*Scenario, error) {
 	sc := &Scenario{}
 	groups := map[string]*Job{}
 	var pods []*v1.Pod
+	ws := newWorkloads(poolKey)
 	// seen maps kind and name to the document that defined it: an API server holds one
 	// object per name, so a second one is a mistake, not a replacement.
 	seen := map[string]int{}
@@ -105,20 +118,24 @@ func parse(data []byte, arrivals bool) (*Scenario, error) {
 		}
 		meta := metav1.TypeMeta{APIVersion: head.APIVersion, Kind: head.Kind}
 		name := head.name()
-		if meta.Kind == "Pod" || meta.Kind == "PodGroup" {
+		workload := isWorkloadKind(meta)
+		if meta.Kind == "Pod" || meta.Kind == "PodGroup" || workload {
 			if !strings.Contains(name, "/") {
 				name = "default/" + name
 			}
 		}
-		if arrivals && meta.Kind != "Pod" && meta.Kind != "PodGroup" {
-			return nil, fmt.Errorf("document %d (%s %s): an arrivals file holds only PodGroups and Pods", index, meta.Kind, name)
+		if arrivals && meta.Kind != "Pod" && meta.Kind != "PodGroup" && !workload {
+			return nil, fmt.Errorf("document %d (%s %s): an arrivals file holds only PodGroups and Pods, and the workloads that own its pods", index, meta.Kind, name)
 		}
 		key := meta.Kind + " " + name
+		if workload { // a Job of batch and one of another group are two kinds
+			key = schema.FromAPIVersionAndKind(meta.APIVersion, meta.Kind).GroupKind().String() + " " + name
+		}
 		if first, dup := seen[key]; dup {
 			return nil, fmt.Errorf("document %d (%s %s): the same %s as document %d; names must be unique", index, meta.Kind, name, meta.Kind, first)
 		}
 		seen[key] = index
-		if err := sc.add(index, meta, head.name(), document{yaml: raw.data, json: doc, offset: raw.offset}, groups, &pods); err != nil {
+		if err := sc.add(index, meta, head.name(), document{yaml: raw.data, json: doc, offset: raw.offset}, groups, &pods, ws); err != nil {
 			return nil, err
 		}
 	}
@@ -130,6 +147,9 @@ func parse(data []byte, arrivals bool) (*Scenario, error) {
 			return nil, errors.New("the arrivals file is empty; write the PodGroups and Pods that arrive, or pass no --arrivals")
 		}
 		return nil, errors.New("the scenario is empty; write its Nodes, Queues, PodGroups and Pods, or pass no file for the built-in comparison")
+	}
+	if err := groupPods(pods, groups, seen, ws); err != nil {
+		return nil, err
 	}
 	nodes := map[string]bool{}
 	for _, n := range sc.Nodes {
@@ -158,6 +178,10 @@ func parse(data []byte, arrivals bool) (*Scenario, error) {
 		}
 		job := groups[pod.Namespace+"/"+name]
 		if pod.Spec.NodeName != "" && job != nil && !job.Running {
+			if w := ws.workloadOf(job.Group); w != nil {
+				return nil, fmt.Errorf("Pod %s/%s: spec.nodeName %q: only the pods of a running job start on a node: annotate its workload, %s, with %s",
+					pod.Namespace, pod.Name, pod.Spec.NodeName, w.describe(), RunningForAnnotation)
+			}
 			return nil, fmt.Errorf("Pod %s/%s: spec.nodeName %q: only the pods of a running job (PodGroup annotation %s) start on a node",
 				pod.Namespace, pod.Name, pod.Spec.NodeName, RunningForAnnotation)
 		}
@@ -215,9 +239,19 @@ func noPodGroupMessage(pod *v1.Pod) string {
 	if _, ok := pod.Annotations[key]; ok {
 		return fmt.Sprintf("its %s annotation is empty: write the name of its PodGroup, of the same namespace", key)
 	}
-	return fmt.Sprintf("has no %s annotation, so it belongs to no job: add metadata.annotations.%s with the name of its PodGroup, "+
-		"of the same namespace (on a cluster, KAI's pod grouper writes it); a pod of another scheduler sets spec.schedulerName and spec.nodeName instead",
-		key, key)
+	if metav1.GetControllerOfNoCopy(pod) != nil {
+		// Grouped by no pool's grouper: its workload or it says its user makes its PodGroup.
+		return fmt.Sprintf("has no %s annotation, and its workload leaves its PodGroup to its user (%s: \"true\"): "+
+			"add metadata.annotations.%s with the name of its PodGroup, of the same namespace", key, scheduling.SkipPodGrouperAnnotation, key)
+	}
+	uncontrolled := ""
+	if len(pod.OwnerReferences) > 0 {
+		uncontrolled = " (its metadata.ownerReferences mark no owner controller: true, which is how the pod grouper finds its workload)"
+	}
+	return fmt.Sprintf("has no %s annotation, so it belongs to no job%s: add metadata.annotations.%s with the name of its PodGroup, "+
+		"of the same namespace, or metadata.ownerReferences naming the workload of the file its controller would create it for "+
+		"(on a cluster, KAI's pod grouper groups it by its workload); a pod of another scheduler sets spec.schedulerName and spec.nodeName instead",
+		key, uncontrolled, key)
 }
 
 // sortJobs puts jobs in submission order, then name order, the order the engine submits them.
@@ -316,7 +350,8 @@ func yamlMessage(err error, offset int) string {
 }
 
 // supportedKinds is what a scenario may hold.
-const supportedKinds = "v1 Node or Pod, scheduling.run.ai/v2 Queue, scheduling.run.ai/v2alpha2 PodGroup, scheduling.k8s.io/v1 PriorityClass"
+const supportedKinds = "v1 Node or Pod, scheduling.run.ai/v2 Queue, scheduling.run.ai/v2alpha2 PodGroup, scheduling.k8s.io/v1 PriorityClass, " +
+	"or a workload of another group (batch/v1 Job, kubeflow.org/v1 PyTorchJob) that owns pods of the file"
 
 // headMessage says why a document's apiVersion, kind and metadata do not read: it is not a
 // mapping (a file that is not a manifest at all), or one of them is not what it must be.
@@ -383,7 +418,7 @@ func toJSON(raws []rawDocument) []convertedDocument {
 const DefaultMaxPods = 110
 
 // add decodes one document strictly (a misspelt field is an error) into its kind.
-func (sc *Scenario) add(index int, meta metav1.TypeMeta, name string, doc document, groups map[string]*Job, pods *[]*v1.Pod) error {
+func (sc *Scenario) add(index int, meta metav1.TypeMeta, name string, doc document, groups map[string]*Job, pods *[]*v1.Pod, ws *workloads) error {
 	fail := func(err error) error {
 		return fmt.Errorf("document %d (%s): %w", index, strings.TrimSpace(meta.Kind+" "+name), err)
 	}
@@ -454,7 +489,7 @@ func (sc *Scenario) add(index int, meta metav1.TypeMeta, name string, doc docume
 			return fail(err)
 		}
 		defaultNamespace(&pod.ObjectMeta)
-		if err := checkSimulationKeys(meta.Kind, &pod.ObjectMeta, doc.line); err != nil {
+		if err := checkPodSimulationKeys(pod, doc.line); err != nil {
 			return fail(err)
 		}
 		if err := podQuantitiesNonNegative(pod); err != nil {
@@ -465,7 +500,18 @@ func (sc *Scenario) add(index int, meta metav1.TypeMeta, name string, doc docume
 		}
 		*pods = append(*pods, pod)
 	default:
-		return fmt.Errorf("document %d: unsupported kind %q of apiVersion %q (want %s)", index, meta.Kind, meta.APIVersion, supportedKinds)
+		if !isWorkloadKind(meta) {
+			return fmt.Errorf("document %d: unsupported kind %q of apiVersion %q (want %s)", index, meta.Kind, meta.APIVersion, supportedKinds)
+		}
+		object, err := decodeWorkload(doc)
+		if err != nil {
+			return fail(err)
+		}
+		m := metav1.ObjectMeta{Labels: object.GetLabels(), Annotations: object.GetAnnotations()}
+		if err := checkWorkloadSimulationKeys(meta.Kind, &m, doc.line); err != nil {
+			return fail(err)
+		}
+		ws.add(index, object)
 	}
 	if object != nil {
 		if err := checkSimulationKeys(meta.Kind, object, doc.line); err != nil {
