@@ -3,6 +3,7 @@ package sim
 import (
 	"sort"
 
+	"github.com/kai-minruntime/kai-scheduler/pkg/podgrouper"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/report"
 )
 
@@ -26,7 +27,7 @@ func (e *engine) summarize() *report.Result {
 			queueNames[js.queue] = true
 			r.Queues = append(r.Queues, js.queue)
 		}
-		jr := report.JobReport{PodGroup: js.name(), Queue: js.queue, Pool: js.pool, Submitted: js.spec.SubmitAt.Seconds(),
+		jr := report.JobReport{PodGroup: js.name(), Workload: js.spec.Group.Annotations[podgrouper.WorkloadAnnotation], Queue: js.queue, Pool: js.pool, Submitted: js.spec.SubmitAt.Seconds(),
 			Evictions: js.evictions, WastedGPUSeconds: js.wastedGPUSeconds, PreemptionDelayed: js.delayed,
 			RunsEnded: js.seen.runsEnded, EscalatedRuns: js.seen.escalatedRuns, LongestProtectionMetSeconds: js.seen.longestMet.Seconds()}
 		if js.delayed {

@@ -85,8 +85,12 @@ func writeReports(w io.Writer, r *Result) error {
 	if len(waiting) > 0 {
 		out.println("\nJobs still waiting, and why")
 		for _, j := range waiting {
+			job := j.PodGroup
+			if j.Workload != "" {
+				job += " (" + j.Workload + ")"
+			}
 			for _, reason := range j.Waiting {
-				out.printf("  %s: %s\n", j.PodGroup, reason)
+				out.printf("  %s: %s\n", job, reason)
 			}
 		}
 	}

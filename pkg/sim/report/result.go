@@ -38,7 +38,11 @@ type Event struct {
 // JobReport is what happened to one job. Times are seconds from the start; FirstStart and
 // Completed are null when it never happened.
 type JobReport struct {
-	PodGroup         string   `json:"podGroup"`
+	PodGroup string `json:"podGroup"`
+	// Workload is the workload the pod grouper made the job's PodGroup for (its
+	// kai.scheduler/workload annotation, <Kind>[.<group>]/<name>); empty for a PodGroup of
+	// the scenario's own.
+	Workload         string   `json:"workload,omitempty"`
 	Queue            string   `json:"queue"`
 	Pool             string   `json:"pool,omitempty"`
 	Submitted        float64  `json:"submitted"`
