@@ -8,11 +8,14 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/plural"
+	"github.com/kai-minruntime/kai-scheduler/pkg/podgrouper"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/actions/stalegang"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
@@ -35,7 +38,7 @@ func (c *Explainer) PodGroup(ctx context.Context, w io.Writer, id model.JobID) e
 		return fmt.Errorf("PodGroup %s exists but the scheduler does not see it as a job", id)
 	}
 	p := &printer{w: w}
-	c.describeJob(p, job)
+	c.describeJob(p, job, group)
 	ssn := c.session(ctx)
 	defer ssn.Close()
 	if job.CountActive() > 0 {
@@ -52,13 +55,16 @@ func (c *Explainer) PodGroup(ctx context.Context, w io.Writer, id model.JobID) e
 	return p.err
 }
 
-// describeJob says where the job sits and what it has.
-func (c *Explainer) describeJob(p *printer, job *model.JobInfo) {
+// describeJob says where the job sits and what it has, and the workload it was made for.
+func (c *Explainer) describeJob(p *printer, job *model.JobInfo, group *v2alpha2.PodGroup) {
 	kind := "preemptible"
 	if !job.Preemptible {
 		kind = "non-preemptible"
 	}
 	p.line(0, "PodGroup %s", job.ID)
+	if workload := workloadOf(group); workload != "" {
+		p.line(1, "workload: %s", workload)
+	}
 	p.line(1, "queue:    %s", c.queuePath(job.Queue))
 	p.line(1, "priority: %d (%s)", job.Priority, kind)
 	p.line(1, "pods:     %d running, %d pending; gang of %d", job.CountActive(), len(job.PendingPods()), job.GangSize())
@@ -512,3 +518,21 @@ func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 func end(t time.Time) string { return model.FormatEnd(t) }
 
 func ago(d time.Duration) string { return d.Round(time.Second).String() }
+
+// workloadOf names the workload behind a PodGroup, <Kind>[.<group>]/<name> as kubectl names
+// an object of any kind: the pod grouper's kai.scheduler/workload annotation, else the
+// PodGroup's controller (its only owner when none is marked controller, as the pod grouper
+// writes it); empty for a PodGroup made by hand.
+func workloadOf(group *v2alpha2.PodGroup) string {
+	if name := group.Annotations[podgrouper.WorkloadAnnotation]; name != "" {
+		return name
+	}
+	owner := metav1.GetControllerOfNoCopy(group)
+	if owner == nil && len(group.OwnerReferences) == 1 {
+		owner = &group.OwnerReferences[0]
+	}
+	if owner == nil || owner.Kind == "" || owner.Name == "" {
+		return ""
+	}
+	return schema.FromAPIVersionAndKind(owner.APIVersion, owner.Kind).GroupKind().String() + "/" + owner.Name
+}

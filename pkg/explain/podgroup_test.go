@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/install"
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/explain"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 	"github.com/kai-minruntime/kai-scheduler/pkg/testing/builders"
@@ -245,5 +246,55 @@ func TestExplainNamesSubGroupsShortOfTheirMinimum(t *testing.T) {
 		if !strings.Contains(out, w) {
 			t.Errorf("output lacks %q:\n%s", w, out)
 		}
+	}
+}
+
+// explain names the workload behind a PodGroup, under its name: the pod grouper's
+// kai.scheduler/workload annotation, else the PodGroup's controller; a PodGroup made by hand
+// names none, and its explanation is as it was.
+func TestExplainNamesTheWorkload(t *testing.T) {
+	controller := true
+	for _, c := range []struct {
+		name   string
+		group  func(*v2alpha2.PodGroup)
+		want   string
+		absent bool
+	}{
+		{"the grouper's annotation", func(g *v2alpha2.PodGroup) {
+			g.Annotations = map[string]string{"kai.scheduler/workload": "PyTorchJob.kubeflow.org/train"}
+			// The annotation names the top owner, where the reference may name the gang's
+			// object (a CronJob's Job): the annotation wins.
+			g.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: "train-28", Controller: &controller}}
+		}, "PodGroup ns/train\n  workload: PyTorchJob.kubeflow.org/train\n  queue:    team\n", false},
+		{"the controller", func(g *v2alpha2.PodGroup) {
+			g.OwnerReferences = []metav1.OwnerReference{
+				{APIVersion: "v1", Kind: "ConfigMap", Name: "settings"},
+				{APIVersion: "ray.io/v1", Kind: "RayCluster", Name: "raycluster", Controller: &controller},
+			}
+		}, "  workload: RayCluster.ray.io/raycluster\n", false},
+		{"the only owner", func(g *v2alpha2.PodGroup) {
+			g.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: "nightly"}}
+		}, "  workload: Job.batch/nightly\n", false},
+		{"a core kind", func(g *v2alpha2.PodGroup) {
+			g.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: "notebook", Controller: &controller}}
+		}, "  workload: Pod/notebook\n", false},
+		{"made by hand", func(*v2alpha2.PodGroup) {}, "PodGroup ns/train\n  queue:    team\n", true},
+		{"two owners, no controller", func(g *v2alpha2.PodGroup) {
+			g.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: "a"}, {APIVersion: "v1", Kind: "ConfigMap", Name: "b"}}
+		}, "PodGroup ns/train\n  queue:    team\n", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			group := builders.MakePodGroup("ns", "train").Queue("team").Obj()
+			c.group(group)
+			pod := builders.MakePod("ns", "train-0").PodGroup("train").GPUs(1).Obj()
+			node := builders.MakeNode("n1").Allocatable(v1.ResourceCPU, "8").Allocatable(v1.ResourceMemory, "32Gi").MaxPods(110).GPUs(2).Obj()
+			out := explainJob(t, "ns/train", group, pod, node, builders.MakeQueue("team").Obj())
+			if !strings.Contains(out, c.want) {
+				t.Errorf("explain says:\n%s\nwant it to say %q", out, c.want)
+			}
+			if c.absent && strings.Contains(out, "workload") {
+				t.Errorf("explain names a workload of a PodGroup made by hand:\n%s", out)
+			}
+		})
 	}
 }
