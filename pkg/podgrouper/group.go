@@ -5,12 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/clock"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
@@ -126,9 +128,12 @@ func (g *Grouper) Group(ctx context.Context, pod *v1.Pod) (Grouping, error) {
 	if problem != nil {
 		problems = append(problems, *problem)
 	}
-	subGroup := gang.SubGroup
-	if len(group.Spec.SubGroups) == 0 {
-		subGroup = "" // an override replaced the sub-groups with a gang of pods
+	// A pod joins a sub-group the PodGroup has, or none: an override replaces the sub-groups
+	// with a gang of pods, and a part that needs no pods (an LWS of size 1 has no workers) has
+	// no sub-group.
+	subGroup := ""
+	if slices.ContainsFunc(group.Spec.SubGroups, func(sg v2alpha2.SubGroup) bool { return sg.Name == gang.SubGroup }) {
+		subGroup = gang.SubGroup
 	}
 	return Grouping{PodGroup: group, SubGroup: subGroup, Problems: problems}, nil
 }
@@ -136,7 +141,7 @@ func (g *Grouper) Group(ctx context.Context, pod *v1.Pod) (Grouping, error) {
 // gangOf applies the rule of the workload's kind.
 func (g *Grouper) gangOf(w *Workload) (Gang, error) {
 	if app := w.Pod.Labels[SparkAppLabel]; app != "" {
-		return sparkApplication(w, app), nil
+		return sparkApplication(w, app)
 	}
 	top := w.Top()
 	if top == nil {
@@ -149,9 +154,14 @@ func (g *Grouper) gangOf(w *Workload) (Gang, error) {
 }
 
 // sparkApplication groups a Spark application's driver and executors, whose owners differ
-// (the executors are the driver's), by the application's selector label.
-func sparkApplication(w *Workload, app string) Gang {
-	return Gang{Object: w.Top(), Name: app, MinMember: 1, DefaultPriority: TrainPriority}
+// (the executors are the driver's), by the application's selector label, which names the
+// PodGroup (Spark makes it spark-<hex>, a valid name; another value is reported).
+func sparkApplication(w *Workload, app string) (Gang, error) {
+	if errs := validation.IsDNS1123Subdomain(app); len(errs) > 0 {
+		return Gang{}, &FieldError{Object: podObject(w.Pod), Field: "metadata.labels[" + SparkAppLabel + "]",
+			Problem: fmt.Sprintf("is %q, which cannot name a PodGroup: %s", app, strings.Join(errs, "; "))}
+	}
+	return Gang{Object: w.Top(), Name: app, MinMember: 1, DefaultPriority: TrainPriority}, nil
 }
 
 // podGroup is the PodGroup of a gang (the pod's own, without Gang.Object), with what the user set on the workload: queue,

@@ -5,7 +5,6 @@ import (
 	"strconv"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
@@ -78,7 +77,7 @@ func lwsGroupIndex(pod *v1.Pod) (uint64, error) {
 		}
 		problem = fmt.Sprintf("is %q, not a group index", value)
 	}
-	return 0, &FieldError{Object: lwsPodObject(pod), Field: "metadata.labels[" + lwsGroupIndexLabel + "]", Problem: problem}
+	return 0, &FieldError{Object: podObject(pod), Field: "metadata.labels[" + lwsGroupIndexLabel + "]", Problem: problem}
 }
 
 // lwsLeader says whether the pod is its group's leader: worker index 0, or, unlabelled, a pod
@@ -88,15 +87,4 @@ func lwsLeader(w *Workload) bool {
 		return index == "0"
 	}
 	return w.Nearest(podKind) == nil
-}
-
-// lwsPodObject is the pod as an object a FieldError can name.
-func lwsPodObject(pod *v1.Pod) *unstructured.Unstructured {
-	o := &unstructured.Unstructured{}
-	o.SetAPIVersion("v1")
-	o.SetKind("Pod")
-	o.SetNamespace(pod.Namespace)
-	o.SetName(pod.Name)
-	o.SetUID(pod.UID)
-	return o
 }

@@ -136,6 +136,17 @@ func (e *FieldError) Error() string {
 	return fmt.Sprintf("%s %s: %s %s", e.Object.GetKind(), objectKey(e.Object), e.Field, e.Problem)
 }
 
+// podObject is the pod as an object a FieldError can name (a label of the pod's is wrong).
+func podObject(pod *v1.Pod) *unstructured.Unstructured {
+	o := &unstructured.Unstructured{}
+	o.SetAPIVersion("v1")
+	o.SetKind("Pod")
+	o.SetNamespace(pod.Namespace)
+	o.SetName(pod.Name)
+	o.SetUID(pod.UID)
+	return o
+}
+
 // objectKey is namespace/name, or name for a cluster-scoped object.
 func objectKey(o metav1.Object) string {
 	if o.GetNamespace() == "" {
