@@ -113,7 +113,9 @@ func ReadKinds() []schema.GroupKind {
 	for gk := range wrappers {
 		kinds = append(kinds, gk)
 	}
-	slices.SortFunc(kinds, func(a, b schema.GroupKind) int { return cmp.Or(cmp.Compare(a.Group, b.Group), cmp.Compare(a.Kind, b.Kind)) })
+	slices.SortFunc(kinds, func(a, b schema.GroupKind) int {
+		return cmp.Or(cmp.Compare(a.Group, b.Group), cmp.Compare(a.Kind, b.Kind))
+	})
 	return kinds
 }
 
