@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -28,8 +29,9 @@ type Reconciler struct {
 	// Recorder posts a workload's problems as events on the pod; nil posts none.
 	Recorder record.EventRecorder
 
-	// created remembers the PodGroups this grouper created or found (namespace/name), so
-	// that a workload's later pods cost a patch each and no create.
+	// created remembers when this grouper created or found each PodGroup (namespace/name), so
+	// that a workload's later pods cost a patch each and no create; after chainTTL it is
+	// created again if it is gone (a user deleted it to start the job over).
 	created *lru.Cache
 }
 
@@ -76,11 +78,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil // skipped, or another pool's scheduler groups it
 	}
 	key := group.Namespace + "/" + group.Name
-	if _, known := r.created.Get(key); !known {
+	now := r.Grouper.chains.clock.Now()
+	if at, known := r.created.Get(key); !known || now.Sub(at.(time.Time)) >= chainTTL {
 		if err := r.Client.Create(ctx, group); err != nil && !apierrors.IsAlreadyExists(err) {
 			return ctrl.Result{}, fmt.Errorf("creating PodGroup %s: %w", key, err)
 		}
-		r.created.Add(key, struct{}{})
+		r.created.Add(key, now)
 	}
 	metadata := map[string]any{"annotations": map[string]string{scheduling.PodGroupNameAnnotation: group.Name}}
 	if grouping.SubGroup != "" {
