@@ -166,3 +166,43 @@ func TestPodGroupQueueAndSkip(t *testing.T) {
 		})
 	}
 }
+
+// A PodGroup the user deleted while the workload's pods keep coming is made again for the
+// next pod once the grouper's memory of it has lapsed, so that no pod names a PodGroup that
+// does not exist for longer than that.
+func TestDeletedPodGroupIsMadeAgain(t *testing.T) {
+	scheme, err := install.Scheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "train", UID: "uid-train"}}
+	pod := func(name string) *v1.Pod {
+		return builders.MakePod("ns", name).UID("uid-"+name).ControlledBy(job, batchv1.SchemeGroupVersion.WithKind("Job")).Obj()
+	}
+	first, second, third := pod("train-0"), pod("train-1"), pod("train-2")
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(job, first, second, third).Build()
+	clk := clocktesting.NewFakePassiveClock(time.Now())
+	r := podgrouper.NewReconciler(c, podgrouper.NewGrouper(podgrouper.APIOwners{Reader: c}, clk, scheduling.NodePool{}), "kai-scheduler", nil)
+	groupExists := func() bool {
+		err := c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "pg-train-uid-train"}, &v2alpha2.PodGroup{})
+		return err == nil
+	}
+	reconcile := func(p *v1.Pod) {
+		if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(p)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reconcile(first)
+	if !groupExists() {
+		t.Fatal("no PodGroup for the Job's first pod")
+	}
+	if err := c.Delete(context.Background(), &v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "pg-train-uid-train"}}); err != nil {
+		t.Fatal(err)
+	}
+	reconcile(second) // within the grouper's memory: annotated, the PodGroup not looked for
+	clk.SetTime(clk.Now().Add(10 * time.Minute))
+	reconcile(third)
+	if !groupExists() {
+		t.Error("ten minutes after its PodGroup was deleted, the Job's next pod names a PodGroup that does not exist")
+	}
+}
