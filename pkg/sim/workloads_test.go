@@ -63,6 +63,13 @@ func TestWorkloadsExampleRunsThePyTorchJobAsOneGang(t *testing.T) {
 		!strings.Contains(waiting.Waiting[0], "gang of 4 pods does not fit") {
 		t.Errorf("train at 0:10:00: %+v, want it waiting as a gang of 4, by its workload's name", waiting)
 	}
+	var text strings.Builder
+	if err := report.WriteText(&text, early); err != nil {
+		t.Fatal(err)
+	}
+	if want := "\n  ml/pg-train (PyTorchJob.kubeflow.org/train): gang of 4 pods does not fit"; !strings.Contains(text.String(), want) {
+		t.Errorf("the text lacks %q:\n%s", want, text.String())
+	}
 
 	sc, err = input.Parse(simtest.Example(t, "workloads.yaml"))
 	if err != nil {
