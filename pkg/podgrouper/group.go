@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
@@ -167,10 +168,11 @@ func sparkApplication(w *Workload, app string) (Gang, error) {
 // podGroup is the PodGroup of a gang (the pod's own, without Gang.Object), with what the user set on the workload: queue,
 // priority, preemptibility, protection windows, topology and gang overrides.
 func (g *Grouper) podGroup(ctx context.Context, w *Workload, gang Gang) (*v2alpha2.PodGroup, *Problem) {
-	owner := metav1.OwnerReference{APIVersion: "v1", Kind: "Pod", Name: w.Pod.Name, UID: w.Pod.UID}
+	// The workload controls its PodGroup: it goes when the workload goes.
+	owner := metav1.OwnerReference{APIVersion: "v1", Kind: "Pod", Name: w.Pod.Name, UID: w.Pod.UID, Controller: ptr.To(true)}
 	if gang.Object != nil {
 		owner = metav1.OwnerReference{APIVersion: gang.Object.GetAPIVersion(), Kind: gang.Object.GetKind(),
-			Name: gang.Object.GetName(), UID: gang.Object.GetUID()}
+			Name: gang.Object.GetName(), UID: gang.Object.GetUID(), Controller: ptr.To(true)}
 	}
 	name := gang.Name
 	if name == "" {

@@ -13,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/lru"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -90,7 +89,7 @@ func (e *UnreadableOwner) Error() string {
 
 func (e *UnreadableOwner) Unwrap() error { return e.Err }
 
-// chains reads owner chains, remembering each for a while by the UID of the pod's controller,
+// chains reads owner chains, remembering each for a while by the pod's controller,
 // so that the pods of one workload, which share it, cost one read of the chain together.
 // Concurrent reads of one chain wait for the first.
 type chains struct {
@@ -99,8 +98,8 @@ type chains struct {
 	ttl    time.Duration
 
 	mu       sync.Mutex
-	known    *lru.Cache // controller UID → chainEntry
-	inFlight map[types.UID]*pendingChain
+	known    *lru.Cache // the controller's key (ownersOf) → chainEntry
+	inFlight map[string]*pendingChain
 }
 
 type chainEntry struct {
@@ -124,7 +123,7 @@ const chainCacheSize = 4096
 const chainTTL = 5 * time.Minute
 
 func newChains(reader OwnerReader, clk clock.PassiveClock) *chains {
-	return &chains{reader: reader, clock: clk, ttl: chainTTL, known: lru.New(chainCacheSize), inFlight: map[types.UID]*pendingChain{}}
+	return &chains{reader: reader, clock: clk, ttl: chainTTL, known: lru.New(chainCacheSize), inFlight: map[string]*pendingChain{}}
 }
 
 // ownersOf reads the pod's controllers up to the top. An owner that cannot be read is an
@@ -134,16 +133,21 @@ func (c *chains) ownersOf(ctx context.Context, pod *v1.Pod) ([]*unstructured.Uns
 	if ref == nil {
 		return nil, nil
 	}
+	// An owner is known by its UID; one without (written in a kai-sim file) by what it is.
+	key := string(ref.UID)
+	if key == "" {
+		key = ref.APIVersion + "/" + ref.Kind + "/" + pod.Namespace + "/" + ref.Name
+	}
 	c.mu.Lock()
-	if v, ok := c.known.Get(ref.UID); ok {
+	if v, ok := c.known.Get(key); ok {
 		entry := v.(chainEntry)
 		if c.clock.Since(entry.read) < c.ttl {
 			c.mu.Unlock()
 			return entry.owners, nil
 		}
-		c.known.Remove(ref.UID)
+		c.known.Remove(key)
 	}
-	if pending, ok := c.inFlight[ref.UID]; ok {
+	if pending, ok := c.inFlight[key]; ok {
 		c.mu.Unlock()
 		select {
 		case <-pending.done:
@@ -153,14 +157,14 @@ func (c *chains) ownersOf(ctx context.Context, pod *v1.Pod) ([]*unstructured.Uns
 		}
 	}
 	pending := &pendingChain{done: make(chan struct{})}
-	c.inFlight[ref.UID] = pending
+	c.inFlight[key] = pending
 	c.mu.Unlock()
 
 	pending.owners, pending.err = c.walk(ctx, pod.Namespace, *ref)
 	c.mu.Lock()
-	delete(c.inFlight, ref.UID)
+	delete(c.inFlight, key)
 	if pending.err == nil {
-		c.known.Add(ref.UID, chainEntry{owners: pending.owners, read: c.clock.Now()})
+		c.known.Add(key, chainEntry{owners: pending.owners, read: c.clock.Now()})
 	}
 	c.mu.Unlock()
 	close(pending.done)

@@ -331,3 +331,23 @@ type ownerReaderFunc func(ref metav1.OwnerReference) (*unstructured.Unstructured
 func (f ownerReaderFunc) ReadOwner(_ context.Context, _ string, ref metav1.OwnerReference) (*unstructured.Unstructured, error) {
 	return f(ref)
 }
+
+// Owners written without UIDs (a kai-sim file's) are still told apart: each Job's pods get
+// their own Job's PodGroup, named pg-<job>.
+func TestOwnersWithoutUIDs(t *testing.T) {
+	a, b := workload("batch/v1", "Job", "a", nil), workload("batch/v1", "Job", "b", nil)
+	a.SetUID("")
+	b.SetUID("")
+	grouper := podgrouper.NewGrouper(podgrouper.NewObjectOwners(a, b), clocktesting.NewFakePassiveClock(time.Now()), scheduling.NodePool{})
+	for _, owner := range []*unstructured.Unstructured{a, b, a} {
+		pod := podOf(owner.GetName()+"-0", nil, owner)
+		pod.OwnerReferences[0].UID = ""
+		grouping, err := grouper.Group(context.Background(), pod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := "pg-" + owner.GetName(); grouping.PodGroup.Name != want {
+			t.Errorf("a pod of Job %s grouped into %s, want %s", owner.GetName(), grouping.PodGroup.Name, want)
+		}
+	}
+}

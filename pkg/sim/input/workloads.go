@@ -8,12 +8,13 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/utils/clock"
+	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
@@ -72,7 +73,7 @@ type workloads struct {
 	// poolKey is the node-pool label key the simulation runs with: each pool's pod grouper
 	// groups the pods labelled for it, as on a cluster.
 	poolKey  string
-	groupers map[grouperKey]*podgrouper.Grouper
+	groupers map[string]*podgrouper.Grouper // by pool
 	owners   *podgrouper.ObjectOwners
 }
 
@@ -81,13 +82,8 @@ type workloadKey struct {
 	namespace, name string
 }
 
-type grouperKey struct {
-	pool       string
-	controller workloadKey
-}
-
 func newWorkloads(poolKey string) *workloads {
-	return &workloads{byKey: map[workloadKey]*workloadDocument{}, poolKey: poolKey, groupers: map[grouperKey]*podgrouper.Grouper{}}
+	return &workloads{byKey: map[workloadKey]*workloadDocument{}, poolKey: poolKey, groupers: map[string]*podgrouper.Grouper{}}
 }
 
 // decodeWorkload reads a workload document: any kind, its metadata as strictly as a Pod's
@@ -229,7 +225,7 @@ func (ws *workloads) group(pod *v1.Pod) (*v2alpha2.PodGroup, string, error) {
 	}
 	sort.Strings(names)
 	for _, pool := range names {
-		grouping, err := ws.grouperFor(pool, chain[0]).Group(context.Background(), pod)
+		grouping, err := ws.grouperFor(pool).Group(context.Background(), pod)
 		if err != nil {
 			return nil, "", err
 		}
@@ -249,15 +245,14 @@ func (ws *workloads) group(pod *v1.Pod) (*v2alpha2.PodGroup, string, error) {
 	return nil, "", nil // skipped: the user makes its PodGroup
 }
 
-// grouperFor is the pod grouper of a pool for the pods of one controller. The grouper
-// remembers a workload's owners by the UID of the pod's controller, which a file's owner
-// references mostly leave out: one grouper per controller keeps two workloads apart.
-func (ws *workloads) grouperFor(pool string, controller *workloadDocument) *podgrouper.Grouper {
-	key := grouperKey{pool: pool, controller: keyOf(controller.object)}
-	g, ok := ws.groupers[key]
+// grouperFor is the pod grouper of a pool. Its memory of owner chains lasts minutes of its
+// clock, which a file's parse never reaches: the clock is a fixed one, so that grouping a file
+// depends on the file alone.
+func (ws *workloads) grouperFor(pool string) *podgrouper.Grouper {
+	g, ok := ws.groupers[pool]
 	if !ok {
-		g = podgrouper.NewGrouper(ws.owners, clock.RealClock{}, scheduling.NodePool{LabelKey: ws.poolKey, Name: pool})
-		ws.groupers[key] = g
+		g = podgrouper.NewGrouper(ws.owners, clocktesting.NewFakePassiveClock(time.Time{}), scheduling.NodePool{LabelKey: ws.poolKey, Name: pool})
+		ws.groupers[pool] = g
 	}
 	return g
 }
