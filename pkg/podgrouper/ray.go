@@ -166,20 +166,8 @@ func rayMaxReplicas(group *unstructured.Unstructured) (most int32, set bool, err
 	if !found || value == nil {
 		return 0, false, nil
 	}
-	var whole int64
-	switch v := value.(type) {
-	case int64:
-		whole = v
-	case int32:
-		whole = int64(v)
-	case int:
-		whole = int64(v)
-	case float64:
-		whole = int64(v)
-		if float64(whole) != v {
-			whole = -1
-		}
-	default:
+	whole, isWhole := wholeNumber(value)
+	if !isWhole {
 		whole = -1
 	}
 	if whole < 0 {

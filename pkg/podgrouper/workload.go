@@ -165,26 +165,29 @@ func count(o *unstructured.Unstructured, path ...string) (n int32, ok bool, err 
 		return 0, false, nil
 	}
 	field := strings.Join(path, ".")
-	var whole int64
-	switch v := value.(type) {
-	case int64:
-		whole = v
-	case int32:
-		whole = int64(v)
-	case int:
-		whole = int64(v)
-	case float64:
-		if v != float64(int64(v)) {
-			return 0, false, &FieldError{Object: o, Field: field, Problem: fmt.Sprintf("is %v, not a whole number", v)}
-		}
-		whole = int64(v)
-	default:
-		return 0, false, &FieldError{Object: o, Field: field, Problem: fmt.Sprintf("is %v, not a number", value)}
-	}
-	if whole < 0 || whole > 1<<30 {
+	whole, isWhole := wholeNumber(value)
+	switch {
+	case !isWhole:
+		return 0, false, &FieldError{Object: o, Field: field, Problem: fmt.Sprintf("is %v, not a whole number", value)}
+	case whole < 0 || whole > 1<<30:
 		return 0, false, &FieldError{Object: o, Field: field, Problem: fmt.Sprintf("is %d, not a count of pods", whole)}
 	}
 	return int32(whole), true, nil
+}
+
+// wholeNumber is a decoded JSON value as a whole number, if it is one.
+func wholeNumber(value any) (int64, bool) {
+	switch v := value.(type) {
+	case int64:
+		return v, true
+	case int32:
+		return int64(v), true
+	case int:
+		return int64(v), true
+	case float64:
+		return int64(v), v == float64(int64(v))
+	}
+	return 0, false
 }
 
 // countOr is count with a default for an absent field.
