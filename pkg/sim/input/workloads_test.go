@@ -152,7 +152,7 @@ func TestWorkloadMistakesAreErrors(t *testing.T) {
 				"PyTorchJob default/train: spec.pytorchReplicaSpecs.Worker.replicas is -1, not a count of pods"},
 		{"an owner reference's UID", strings.Replace(train, "name: train, controller: true}", "name: train, uid: 1234, controller: true}", 1),
 			"Pod default/train-master-0 names its owner PyTorchJob train (apiVersion kubeflow.org/v1) with UID 1234, and document 3 (PyTorchJob default/train) has UID none"},
-		{"the same workload twice", train + pyTorchJob("train", 1, "")[:strings.Index(pyTorchJob("train", 1, ""), "---")],
+		{"the same workload twice", train + strings.SplitN(pyTorchJob("train", 1, ""), "---", 2)[0],
 			"document 6 (PyTorchJob default/train): the same PyTorchJob as document 3; names must be unique"},
 		{"a misspelt simulation annotation", strings.Replace(train, "sim.kai.scheduler/duration: 1h", "sim.kai.scheduler/durration: 1h", 1),
 			"document 3 (PyTorchJob train): line 16: metadata.annotations.sim.kai.scheduler/durration: kai-sim has no such annotation; did you mean sim.kai.scheduler/duration?"},
