@@ -41,7 +41,7 @@ func TestE2E(t *testing.T) {
 var _ = BeforeSuite(func() {
 	ctrl.SetLogger(klog.NewKlogr())
 	var err error
-	env, err = testenv.Start()
+	env, err = testenv.StartWith(testenv.Options{WorkloadCRDs: true})
 	Expect(err).NotTo(HaveOccurred())
 	// Cleanups run last registered first: kwok stops before the control plane it talks to.
 	DeferCleanup(env.Stop)
