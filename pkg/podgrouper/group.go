@@ -107,12 +107,12 @@ func (g *Grouper) Group(ctx context.Context, pod *v1.Pod) (Grouping, error) {
 	case err != nil:
 		return Grouping{}, err
 	}
-	for _, o := range owners {
+	w := newWorkload(pod, owners)
+	for _, o := range w.fromTheTop() {
 		if skipped(o.GetAnnotations()) {
 			return Grouping{}, nil
 		}
 	}
-	w := &Workload{Pod: pod, Owners: owners}
 	if !g.Pool.Includes(firstWith(g.Pool.LabelKey, w.labelSets(true)...)) {
 		return Grouping{}, nil
 	}
@@ -182,12 +182,25 @@ func (g *Grouper) podGroup(ctx context.Context, w *Workload, gang Gang) (*v2alph
 		ObjectMeta: metav1.ObjectMeta{Namespace: w.Pod.Namespace, Name: name, OwnerReferences: []metav1.OwnerReference{owner}},
 		Spec:       v2alpha2.PodGroupSpec{MinMember: gang.MinMember, MinSubGroup: gang.MinSubGroup, SubGroups: gang.SubGroups},
 	}
-	// The PodGroup carries the top owner's labels and annotations, so that whatever the
-	// user set on the workload (a preemption delay, a staleness grace period) reads as if
-	// written on the PodGroup, with the scheduler's own checks and reports.
+	// The PodGroup carries the top owner's labels and annotations (and its wrappers', which
+	// come first), so that whatever the user set on the workload (a preemption delay, a
+	// staleness grace period) reads as if written on the PodGroup, with the scheduler's own
+	// checks and reports.
 	if top := w.Top(); top != nil {
-		group.Labels = copyWithout(top.GetLabels(), "")
-		group.Annotations = copyWithout(top.GetAnnotations(), lastAppliedAnnotation)
+		copied := []*unstructured.Unstructured{top}
+		for _, wrapper := range w.Wrappers {
+			copied = append([]*unstructured.Unstructured{wrapper}, copied...)
+		}
+		for _, o := range copied {
+			for key, value := range o.GetLabels() {
+				setIfAbsent(&group.Labels, key, value)
+			}
+			for key, value := range o.GetAnnotations() {
+				if key != lastAppliedAnnotation {
+					setIfAbsent(&group.Annotations, key, value)
+				}
+			}
+		}
 		setString(&group.Annotations, WorkloadAnnotation, workloadName(top))
 	}
 	for _, key := range []string{scheduling.PreemptionDelayAnnotation, scheduling.StalenessGracePeriodAnnotation} {
@@ -303,15 +316,15 @@ func topologyOf(w *Workload) *v2alpha2.TopologyConstraint {
 	return &v2alpha2.TopologyConstraint{Topology: topology, RequiredTopologyLevel: required, PreferredTopologyLevel: preferred}
 }
 
-// labelSets are the label sets the workload's settings are read from, in order: the owners
-// from the top down, then the pod; or, podFirst, the pod and then the owners.
+// labelSets are the label sets the workload's settings are read from, in order: the wrappers
+// and owners from the top down, then the pod; or, podFirst, the pod and then the others.
 func (w *Workload) labelSets(podFirst bool) []map[string]string {
-	sets := make([]map[string]string, 0, len(w.Owners)+1)
+	sets := make([]map[string]string, 0, len(w.Owners)+len(w.Wrappers)+1)
 	if podFirst {
 		sets = append(sets, w.Pod.Labels)
 	}
-	for i := len(w.Owners) - 1; i >= 0; i-- {
-		sets = append(sets, w.Owners[i].GetLabels())
+	for _, o := range w.fromTheTop() {
+		sets = append(sets, o.GetLabels())
 	}
 	if !podFirst {
 		sets = append(sets, w.Pod.Labels)
@@ -319,10 +332,11 @@ func (w *Workload) labelSets(podFirst bool) []map[string]string {
 	return sets
 }
 
-// firstAnnotation is the annotation on the owners, top first, and then, withPod, on the pod.
+// firstAnnotation is the annotation on the wrappers and owners, top first, and then, withPod,
+// on the pod.
 func (w *Workload) firstAnnotation(key string, withPod bool) (string, bool) {
-	for i := len(w.Owners) - 1; i >= 0; i-- {
-		if value, ok := w.Owners[i].GetAnnotations()[key]; ok {
+	for _, o := range w.fromTheTop() {
+		if value, ok := o.GetAnnotations()[key]; ok {
 			return value, true
 		}
 	}
@@ -369,17 +383,10 @@ func groupName(owner metav1.OwnerReference, suffix string) string {
 	return "pg-" + name + uid + suffix
 }
 
-func copyWithout(m map[string]string, skip string) map[string]string {
-	if len(m) == 0 {
-		return nil
+func setIfAbsent(m *map[string]string, key, value string) {
+	if _, ok := (*m)[key]; !ok {
+		setString(m, key, value)
 	}
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		if k != skip {
-			out[k] = v
-		}
-	}
-	return out
 }
 
 func setString(m *map[string]string, key, value string) {

@@ -189,8 +189,5 @@ func (c *chains) walk(ctx context.Context, namespace string, ref metav1.OwnerRef
 		owners = append(owners, owner)
 		next = metav1.GetControllerOfNoCopy(owner)
 	}
-	for len(owners) > 0 && wrappers[owners[len(owners)-1].GroupVersionKind().GroupKind()] {
-		owners = owners[:len(owners)-1]
-	}
 	return owners, nil
 }

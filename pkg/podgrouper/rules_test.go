@@ -351,3 +351,25 @@ func TestOwnersWithoutUIDs(t *testing.T) {
 		}
 	}
 }
+
+// What a user sets on a wrapper (an Argo Workflow's queue and priority) reaches the PodGroup
+// of the workload it wraps, before what the workload sets, as upstream copies it down; and a
+// step pod the Workflow owns itself is grouped on its own, in the Workflow's queue.
+func TestWrappersSettingsReachTheWorkload(t *testing.T) {
+	flow := workload("argoproj.io/v1alpha1", "Workflow", "pipeline", nil)
+	flow.SetLabels(map[string]string{scheduling.QueueLabel: "research", podgrouper.PriorityClassLabel: "build"})
+	step := workload("batch/v1", "Job", "pipeline-train", map[string]any{"parallelism": int64(2)})
+	step.SetLabels(map[string]string{scheduling.QueueLabel: "other", "app": "train"})
+	controls(flow, step)
+
+	g := groupOf(t, podOf("pipeline-train-0", nil, step), flow, step).PodGroup
+	if g.Name != "pg-pipeline-train-uid-pipeline-train" || g.Spec.Queue != "research" || g.Spec.PriorityClassName != "build" ||
+		g.Labels["app"] != "train" || g.Spec.MinMember != 2 {
+		t.Errorf("PodGroup %s in queue %s at %s, labels %v, gang %d; want the Job's gang in the Workflow's queue and priority, with the Job's labels",
+			g.Name, g.Spec.Queue, g.Spec.PriorityClassName, g.Labels, g.Spec.MinMember)
+	}
+	g = groupOf(t, podOf("pipeline-step-1", nil, flow), flow).PodGroup
+	if g.Name != "pg-pipeline-step-1-uid-pipeline-step-1" || g.Spec.Queue != "research" {
+		t.Errorf("the Workflow's own step pod is in PodGroup %s, queue %s; want its own, in research", g.Name, g.Spec.Queue)
+	}
+}

@@ -18,9 +18,35 @@ import (
 type Workload struct {
 	Pod *v1.Pod
 	// Owners are the pod's controllers, nearest first: Owners[0] controls the pod, and the
-	// last one is the top owner, controlled by no one (wrappers such as an Argo Workflow are
-	// left off the top: the workload is what they wrap). Empty for a bare pod.
+	// last one is the top owner, controlled by no one but a wrapper. Empty for a bare pod.
 	Owners []*unstructured.Unstructured
+	// Wrappers are the owners above the top owner that only wrap the workload (an Argo
+	// Workflow, a Katib Trial), nearest first: the workload is what they wrap, but what the
+	// user set on them (a queue, a priority) is read first, as set on the workload.
+	Wrappers []*unstructured.Unstructured
+}
+
+// newWorkload splits a pod's chain of controllers into the workload's owners and the
+// wrappers above them.
+func newWorkload(pod *v1.Pod, chain []*unstructured.Unstructured) *Workload {
+	top := len(chain)
+	for top > 0 && wrappers[chain[top-1].GroupVersionKind().GroupKind()] {
+		top--
+	}
+	return &Workload{Pod: pod, Owners: chain[:top], Wrappers: chain[top:]}
+}
+
+// fromTheTop are the wrappers and owners from the top down, the order in which the user's
+// settings on them are read.
+func (w *Workload) fromTheTop() []*unstructured.Unstructured {
+	objects := make([]*unstructured.Unstructured, 0, len(w.Owners)+len(w.Wrappers))
+	for i := len(w.Wrappers) - 1; i >= 0; i-- {
+		objects = append(objects, w.Wrappers[i])
+	}
+	for i := len(w.Owners) - 1; i >= 0; i-- {
+		objects = append(objects, w.Owners[i])
+	}
+	return objects
 }
 
 // Top is the workload's top owner, nil for a bare pod.

@@ -266,11 +266,9 @@ spec:
 			w.pods(2, "pipeline-train", job, "")
 			return want{owner: job, minMember: 2, priority: "train"}
 		}),
-		// Upstream's skip-top-owner grouper copies the skipped Workflow's labels onto the
-		// workload it wraps, so a Workflow labelled with a queue (or a priority class, or a
-		// preemptibility) puts its Job there. This grouper drops the Workflow from the chain,
-		// labels and all: the PodGroup goes to default-queue. Pending until that is decided.
-		PEntry("Argo Workflow: in the queue its Workflow is labelled with, as upstream", "argo-labels", 2, func(w *workload) want {
+		// As upstream copies a skipped Workflow's labels onto the workload it wraps, a
+		// Workflow labelled with a queue puts its Job there.
+		Entry("Argo Workflow: in the queue its Workflow is labelled with, as upstream", "argo-labels", 2, func(w *workload) want {
 			wf := w.top(testenv.ArgoWorkflow(w.ns, "pipeline"))
 			job := w.owned(batchJob(w.ns, "pipeline-train", 2), wf)
 			w.pods(2, "pipeline-train", job, "")
