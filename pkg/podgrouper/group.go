@@ -165,8 +165,9 @@ func sparkApplication(w *Workload, app string) (Gang, error) {
 	return Gang{Object: w.Top(), Name: app, MinMember: 1, DefaultPriority: TrainPriority}, nil
 }
 
-// podGroup is the PodGroup of a gang (the pod's own, without Gang.Object), with what the user set on the workload: queue,
-// priority, preemptibility, protection windows, topology and gang overrides.
+// podGroup is the PodGroup of a gang (the pod's own, without Gang.Object), with what the user
+// set on the workload: queue, priority, preemptibility, protection windows, topology and gang
+// overrides.
 func (g *Grouper) podGroup(ctx context.Context, w *Workload, gang Gang) (*v2alpha2.PodGroup, *Problem) {
 	// The workload controls its PodGroup: it goes when the workload goes.
 	owner := metav1.OwnerReference{APIVersion: "v1", Kind: "Pod", Name: w.Pod.Name, UID: w.Pod.UID, Controller: ptr.To(true)}
