@@ -139,8 +139,9 @@ func TestEachPoolHasItsOwnLease(t *testing.T) {
 	}
 }
 
-// The ConfigMap to post configuration events on is named as [NAMESPACE/]NAME; anything that
-// cannot name one stops the start, naming the flag, before anything connects.
+// The ConfigMap to post configuration events on, and the pod grouper's defaults ConfigMap, are
+// named as [NAMESPACE/]NAME; anything that cannot name one stops the start, naming the flag,
+// before anything connects.
 func TestConfigMapFlag(t *testing.T) {
 	t.Setenv("POD_NAMESPACE", "kai-system")
 	for value, want := range map[string]string{"kai-config": "kai-system/kai-config", "ops/sched.conf": "ops/sched.conf"} {
@@ -149,11 +150,12 @@ func TestConfigMapFlag(t *testing.T) {
 			t.Errorf("%q: %v, %v; want %s", value, key, err, want)
 		}
 	}
-	for _, value := range []string{"Kai_Config", "a/b/c", "/kai-config"} {
-		var out bytes.Buffer
-		if code := run([]string{"--scheduler-conf-configmap=" + value}, &out, &out); code != 2 ||
-			!strings.Contains(out.String(), "--scheduler-conf-configmap: ") {
-			t.Errorf("%q: exit %d, output %q; want 2 and the flag named", value, code, out.String())
+	for _, flag := range []string{"--scheduler-conf-configmap", "--podgrouper-defaults-configmap"} {
+		for _, value := range []string{"Kai_Config", "a/b/c", "/kai-config"} {
+			var out bytes.Buffer
+			if code := run([]string{flag + "=" + value}, &out, &out); code != 2 || !strings.Contains(out.String(), flag+": ") {
+				t.Errorf("%s=%q: exit %d, output %q; want 2 and the flag named", flag, value, code, out.String())
+			}
 		}
 	}
 }

@@ -2,6 +2,7 @@ package podgrouper_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -204,5 +206,46 @@ func TestDeletedPodGroupIsMadeAgain(t *testing.T) {
 	reconcile(third)
 	if !groupExists() {
 		t.Error("ten minutes after its PodGroup was deleted, the Job's next pod names a PodGroup that does not exist")
+	}
+}
+
+// A workload the grouper cannot read is told on the pod as a Warning event marked as a
+// problem (kai-sim and dashboards collect those), naming the owner, and the pod still gets a
+// PodGroup of its own and its annotation: it never waits for a grouping that cannot come.
+func TestUnreadableOwnerIsAnEventAndThePodStillGrouped(t *testing.T) {
+	scheme, err := install.Scheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "gone", UID: "uid-gone"}}
+	pod := builders.MakePod("ns", "gone-0").UID("uid-gone-0").ControlledBy(gone, batchv1.SchemeGroupVersion.WithKind("Job")).Obj()
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(pod).Build()
+	recorder := record.NewFakeRecorder(10)
+	recorder.IncludeObject = true
+	grouper := podgrouper.NewGrouper(podgrouper.APIOwners{Reader: c}, clocktesting.NewFakePassiveClock(time.Now()), scheduling.NodePool{})
+	r := podgrouper.NewReconciler(c, grouper, "kai-scheduler", recorder)
+	if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(pod)}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case event := <-recorder.Events:
+		for _, want := range []string{"Warning", podgrouper.ReasonOwnerUnreadable, "Job gone", scheduling.ProblemEventAnnotation} {
+			if !strings.Contains(event, want) {
+				t.Errorf("event %q does not say %q", event, want)
+			}
+		}
+	default:
+		t.Error("no event on the pod")
+	}
+	got := &v1.Pod{}
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(pod), got); err != nil {
+		t.Fatal(err)
+	}
+	name := got.Annotations[scheduling.PodGroupNameAnnotation]
+	if name != "pg-gone-0-uid-gone-0" {
+		t.Fatalf("the pod names PodGroup %q, want its own pg-gone-0-uid-gone-0", name)
+	}
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: name}, &v2alpha2.PodGroup{}); err != nil {
+		t.Errorf("its PodGroup: %v", err)
 	}
 }

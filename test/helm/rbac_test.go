@@ -1,9 +1,13 @@
 package helm
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/podgrouper"
 )
@@ -43,5 +47,44 @@ func TestTheChartGrantsThePodGroupersReads(t *testing.T) {
 		if slices.Equal(verbs, []string{"get"}) && !read[key] {
 			t.Errorf("the chart grants get on %s, which the grouper never reads", key)
 		}
+	}
+}
+
+// podGrouper.defaults becomes the defaults ConfigMap, which the parsing the scheduler does
+// accepts, the flag naming it, and the scheduler's right to read that ConfigMap alone; without
+// defaults, none of the three.
+func TestPodGrouperDefaultsReachTheScheduler(t *testing.T) {
+	objects, err := Template("--set-json", `podGrouper.defaults=[{"typeName":"Notebook","group":"kubeflow.org","priorityName":"build-preemptible","preemptibility":"preemptible"}]`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := Find(objects, "ConfigMap", "kai-podgrouper-defaults")
+	if cm == nil {
+		t.Fatal("no ConfigMap kai-podgrouper-defaults")
+	}
+	data, _, _ := unstructured.NestedString(cm.Object, "data", podgrouper.DefaultsKey)
+	table, err := podgrouper.ParseKindDefaults(data)
+	if err != nil {
+		t.Fatalf("the scheduler would refuse the rendered table: %v\n%s", err, data)
+	}
+	if d := table[schema.GroupKind{Group: "kubeflow.org", Kind: "Notebook"}]; d.PriorityName != "build-preemptible" || d.Preemptibility != "preemptible" {
+		t.Errorf("Notebook's default %+v", d)
+	}
+	deployment := Find(objects, "Deployment", "kai")
+	args, _, _ := unstructured.NestedSlice(deployment.Object, "spec", "template", "spec", "containers")
+	if !slices.Contains(toStrings(args[0].(map[string]any)["args"]), "--podgrouper-defaults-configmap=kai-podgrouper-defaults") {
+		t.Errorf("the scheduler's args %v do not name the defaults ConfigMap", args[0].(map[string]any)["args"])
+	}
+	role := Find(objects, "Role", "kai-leader-election")
+	if role == nil || !strings.Contains(fmt.Sprint(role.Object["rules"]), "kai-podgrouper-defaults") {
+		t.Errorf("the scheduler may not read its defaults ConfigMap: %v", role)
+	}
+
+	plain, err := Template()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if Find(plain, "ConfigMap", "kai-podgrouper-defaults") != nil {
+		t.Error("a defaults ConfigMap rendered without podGrouper.defaults")
 	}
 }

@@ -1,0 +1,63 @@
+package podgrouper_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/podgrouper"
+)
+
+// The defaults ConfigMap is read again after each refresh period, so an edit takes effect
+// without a restart; an edit that does not parse is reported once per read and the last good
+// table kept; a ConfigMap deleted leaves the built-in defaults.
+func TestDefaultsConfigMapFollowsEdits(t *testing.T) {
+	notebook := schema.GroupKind{Group: "kubeflow.org", Kind: "Notebook"}
+	cm := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "kai", Name: "defaults"},
+		Data: map[string]string{podgrouper.DefaultsKey: "- {typeName: Notebook, group: kubeflow.org, priorityName: build-preemptible}"}}
+	c := fake.NewClientBuilder().WithObjects(cm).Build()
+	clk := clocktesting.NewFakePassiveClock(time.Now())
+	var reports []string
+	d := &podgrouper.DefaultsConfigMap{Reader: c, Key: client.ObjectKeyFromObject(cm), Clock: clk, Refresh: time.Minute,
+		Report: func(_ *v1.ConfigMap, err error) { reports = append(reports, err.Error()) }}
+	ctx := context.Background()
+	priority := func() string { return d.Table(ctx)[notebook].PriorityName }
+	edit := func(data string) {
+		cm.Data[podgrouper.DefaultsKey] = data
+		if err := c.Update(ctx, cm); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	if got := priority(); got != "build-preemptible" {
+		t.Fatalf("Notebook's default %q, want the ConfigMap's build-preemptible", got)
+	}
+	edit("- {typeName: Notebook, group: kubeflow.org, priorityName: inference}")
+	if got := priority(); got != "build-preemptible" {
+		t.Errorf("within the refresh period the default is %q, want the table read before", got)
+	}
+	clk.SetTime(clk.Now().Add(time.Minute))
+	if got := priority(); got != "inference" {
+		t.Errorf("after the refresh period the default is %q, want the edit's inference", got)
+	}
+	edit("- {typeName: Notebook, preemptibility: sometimes}")
+	clk.SetTime(clk.Now().Add(time.Minute))
+	if got := priority(); got != "inference" || len(reports) != 1 || !strings.Contains(reports[0], `"sometimes"`) {
+		t.Errorf("after a bad edit: default %q, reports %q; want the last good table (inference) and one report naming the value", got, reports)
+	}
+	if err := c.Delete(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	clk.SetTime(clk.Now().Add(time.Minute))
+	if got := priority(); got != "" {
+		t.Errorf("with the ConfigMap deleted the default is %q, want none (the kind's built-in)", got)
+	}
+}
