@@ -62,6 +62,19 @@ const (
 	SkipPodGrouperAnnotation = "kai.scheduler/skip-podgrouper"
 )
 
+// A pod asks for part of a GPU with these annotations, as upstream KAI reads them (GPU
+// sharing): such a pod requests no whole nvidia.com/gpu.
+const (
+	// GPUFractionAnnotation is the share of one device the pod asks for: 0 < f < 1.
+	GPUFractionAnnotation = "gpu-fraction"
+	// GPUMemoryAnnotation is the MiB of one device the pod asks for, instead of a fraction.
+	GPUMemoryAnnotation = "gpu-memory"
+	// GPUFractionNumDevicesAnnotation asks for that share of each of n devices (default 1).
+	GPUFractionNumDevicesAnnotation = "gpu-fraction-num-devices"
+	// GPUFractionContainerNameAnnotation names the container given the share (default the first).
+	GPUFractionContainerNameAnnotation = "gpu-fraction-container-name"
+)
+
 // PromisedCondition is the condition the scheduler sets on a pending pod with its nominated
 // node, when reclaim or preempt evicts for its job: its lastTransitionTime is when the
 // promise was made, and promises are kept in that order (first come, first served) when

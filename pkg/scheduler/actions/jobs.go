@@ -12,7 +12,8 @@ import (
 
 // SchedulableJobs returns the jobs with pods waiting for a node (pending, or pipelined onto
 // resources still being released) whose queue can take them, in ID order. Jobs whose queue
-// is missing, invalid or not a leaf get a pending reason instead.
+// is missing, invalid or not a leaf, and jobs refused (JobInfo.Refusal), get a pending
+// reason instead.
 func SchedulableJobs(ssn *framework.Session) []*model.JobInfo {
 	var jobs []*model.JobInfo
 	queues := ssn.Snapshot().Queues
@@ -28,6 +29,8 @@ func SchedulableJobs(ssn *framework.Session) []*model.JobInfo {
 			ssn.RecordPendingReason(job.ID, fmt.Sprintf("queue %q is invalid: %s", job.Queue, queue.Problem))
 		case !queue.IsLeaf():
 			ssn.RecordPendingReason(job.ID, fmt.Sprintf("queue %q has child queues; only leaf queues hold jobs", job.Queue))
+		case job.Refusal != "":
+			ssn.RecordPendingReason(job.ID, job.Refusal)
 		default:
 			jobs = append(jobs, job)
 		}

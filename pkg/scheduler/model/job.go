@@ -76,6 +76,9 @@ type JobInfo struct {
 	// PreemptionDelayProblem says why a preemption-delay annotation was not used; the job
 	// then has no delay, and is told so in its pending reasons. Empty when there was none.
 	PreemptionDelayProblem string
+	// Refusal says why the job is not scheduled at all (a pod's GPU-share request that
+	// upstream refuses): it waits with this reason until the pod is fixed. Empty for most.
+	Refusal string
 	// LastEvictionTimestamp is when the scheduler last evicted pods of the job, as the
 	// PodGroup records it; nil if never. The preemption delay re-arms from it.
 	LastEvictionTimestamp *time.Time

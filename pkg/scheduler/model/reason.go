@@ -48,6 +48,10 @@ const (
 	// releasing, which are promised to it; the message says where. It is on its way, not
 	// stuck.
 	ReasonAwaitingReleasedResources = "AwaitingReleasedResources"
+	// ReasonInvalidGPUShare: a pod's GPU-sharing annotations ask for a share upstream KAI
+	// refuses (gpu-fraction outside (0, 1), a share beside whole GPUs, ...): its job is not
+	// scheduled.
+	ReasonInvalidGPUShare = "InvalidGPUShare"
 )
 
 // Unschedulable is a pending reason with the general reason and the given message.

@@ -324,6 +324,12 @@ func (a *assembly) staleness(job *model.JobInfo, e *podEntry) {
 func (a *assembly) place(e *podEntry) {
 	job := &a.jobInfos[len(a.jobInfos)-1]
 	v := a.view(e)
+	if e.shareProblem != nil {
+		a.problems = append(a.problems, *e.shareProblem)
+		if v.nodeName == "" && job.Refusal == "" {
+			job.Refusal = fmt.Sprintf("pod %s: %s", e.name, e.shareProblem.Message)
+		}
+	}
 	if e.spec.err != nil {
 		// The API server refuses such a spec; if one gets through, the pod waits, saying why.
 		reason := "InvalidPlacement"

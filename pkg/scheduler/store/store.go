@@ -442,6 +442,9 @@ type podEntry struct {
 	// wrong with it.
 	staleGrace   *time.Duration
 	staleProblem *Problem
+	// shareProblem is what is wrong with the pod's GPU-share request, nil when nothing is:
+	// the pod's job is then refused (JobInfo.Refusal).
+	shareProblem *Problem
 }
 
 // upsertPod records a pod and says whether it may let a job move: it newly waits to be placed
@@ -458,6 +461,11 @@ func (s *Store) upsertPod(pod *v1.Pod) bool {
 	e.staleGrace, e.staleProblem = stalenessAnnotation(pod)
 	if !e.terminal {
 		e.spec = podSpec(pod, old)
+		// Read on every version, not with the spec: annotations change without a new generation.
+		if _, err := model.ParseGPUShare(pod); err != nil {
+			e.shareProblem = &Problem{Object: pod, Reason: model.ReasonInvalidGPUShare,
+				Message: err.Error() + "; the pod is not scheduled until it asks for a share upstream KAI accepts"}
+		}
 		e.deleting, e.gated, e.running = pod.DeletionTimestamp != nil, len(pod.Spec.SchedulingGates) > 0, pod.Status.Phase == v1.PodRunning
 		e.nodeName, e.nominated, e.evictedFor = pod.Spec.NodeName, pod.Status.NominatedNodeName, evictionPreemptor(pod)
 		e.promisedAt = promisedAt(pod)
