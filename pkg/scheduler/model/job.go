@@ -105,7 +105,8 @@ type JobInfo struct {
 	// It is how a restarted scheduler still knows since when a gang has been short.
 	LastPodFailure time.Time
 	// SucceededPods counts the job's pods that finished successfully; finished pods are not
-	// in Pods.
+	// in Pods. They count toward the gang of a job without sub-group minimums (a pod retried
+	// after its peers succeeded completes the gang alone).
 	SucceededPods int32
 	// MarkUnschedulable asks for PodScheduled=False on the pods of a job left pending, which
 	// is what cluster autoscalers look for.
@@ -207,7 +208,7 @@ func (j *JobInfo) IsGangSatisfied() bool {
 	if j.CountsSubGroups() {
 		return j.newGangTree(placedStatus).rootReady()
 	}
-	if j.CountPlaced() < j.MinMember {
+	if j.CountPlaced()+j.SucceededPods < j.MinMember {
 		return false
 	}
 	for _, sg := range j.SubGroups {
@@ -272,7 +273,10 @@ func (j *JobInfo) GangPods(taskOrder func(l, r *PodInfo) int) ([]*PodInfo, error
 	}
 	chosen := make([]*PodInfo, 0, len(pending))
 	taken := make(map[*PodInfo]bool, len(pending))
-	placed := j.CountPlaced()
+	// Pods that finished their work count toward the gang: a Job's pod retried after its
+	// peers succeeded is all that is left of the gang, and would otherwise wait for peers
+	// that will never come again.
+	placed := j.CountPlaced() + j.SucceededPods
 	for _, sg := range j.SubGroups {
 		lacking := sg.MinMember - j.CountPlacedIn(sg.Name)
 		for _, p := range pending {

@@ -226,3 +226,23 @@ func TestMinimumGuardFlatJobUnchanged(t *testing.T) {
 		t.Fatalf("want %q\n got %q", want, got)
 	}
 }
+
+// A Job of 4 parallel pods whose 3 pods succeeded and whose fourth failed and was recreated:
+// the retried pod is all that is left of the gang, so it is the gang (upstream KAI's Jobs
+// deadlock here, waiting for peers that will never come again).
+func TestSucceededPodsCountTowardTheGang(t *testing.T) {
+	j := &JobInfo{ID: "ns/j", Name: "j", MinMember: 4, SucceededPods: 3}
+	retry := &PodInfo{Namespace: "ns", Name: "j-3", Job: j.ID, Status: Pending}
+	j.AddPod(retry)
+	gang, err := j.GangPods(func(l, r *PodInfo) int { return strings.Compare(l.Name, r.Name) })
+	if err != nil || len(gang) != 1 || gang[0] != retry {
+		t.Fatalf("gang %v, %v; want the retried pod alone", gang, err)
+	}
+	if j.IsGangSatisfied() {
+		t.Error("the gang is satisfied before the retried pod is placed")
+	}
+	retry.Status = Allocated
+	if !j.IsGangSatisfied() {
+		t.Error("with 3 succeeded and the retry placed, the gang of 4 is not satisfied")
+	}
+}
