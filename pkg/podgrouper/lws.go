@@ -20,6 +20,10 @@ const (
 
 func init() { register(leaderWorkerSet, leaderWorkerSetKind) }
 
+// lwsExclusiveTopologyAnnotation places each group alone in a topology domain; the controller
+// then makes a group's workers once its leader is placed.
+const lwsExclusiveTopologyAnnotation = "leaderworkerset.sigs.k8s.io/exclusive-topology"
+
 // leaderWorkerSet groups each group of a LeaderWorkerSet (a leader and size-1 workers, which
 // serve one model replica together) into a PodGroup of its own, pg-<lws>-<uid>-group-<index>:
 // a group is useless unless all its pods run, while the groups come and go on their own
@@ -27,8 +31,10 @@ func init() { register(leaderWorkerSet, leaderWorkerSetKind) }
 // sub-groups "leader" (1) and "workers" (size-1, none when size is 1).
 //
 // With startupPolicy LeaderReady the controller makes the workers only once the leader is
-// ready, so a gang of the whole group would wait for pods that wait for it: the gang is then
-// the leader alone, and the workers join the PodGroup as they come, each scheduled on its own.
+// ready, and with exclusive placement (the exclusive-topology annotation) only once the leader
+// has a node, so a gang of the whole group would wait for pods that wait for it: the gang is
+// then the leader alone, and the workers join the PodGroup as they come, each scheduled on
+// its own.
 //
 // The default priority is train, as upstream's. A LeaderWorkerSet mostly serves (multi-host
 // inference), so inference would often fit better, but a workload that names no priority
@@ -51,7 +57,7 @@ func leaderWorkerSet(w *Workload) (Gang, error) {
 		return Gang{}, &FieldError{Object: lws, Field: "spec.leaderWorkerTemplate.size", Problem: "is 0, but a group has at least its leader"}
 	}
 	gang := Gang{Object: lws, NameSuffix: fmt.Sprintf("-group-%d", index), MinMember: size, DefaultPriority: TrainPriority}
-	if text(lws, "spec", "startupPolicy") == "LeaderReady" {
+	if text(lws, "spec", "startupPolicy") == "LeaderReady" || lws.GetAnnotations()[lwsExclusiveTopologyAnnotation] != "" {
 		gang.MinMember = 1
 		return gang, nil
 	}

@@ -39,8 +39,8 @@ func lwsObject(name string, spec map[string]any) *unstructured.Unstructured {
 }
 
 // Each group of a LeaderWorkerSet is a PodGroup of its own, pg-<lws>-<uid>-group-<index>, of
-// the group's size in sub-groups leader and workers; with startupPolicy LeaderReady the gang
-// is the leader alone, since the workers come only once it is ready.
+// the group's size in sub-groups leader and workers; with startupPolicy LeaderReady, or
+// exclusive placement, the gang is the leader alone, since the workers come only after it.
 func TestLeaderWorkerSetGang(t *testing.T) {
 	size := func(n int64, policy string) map[string]any {
 		return map[string]any{"replicas": int64(3), "startupPolicy": policy, "leaderWorkerTemplate": map[string]any{"size": n}}
@@ -49,6 +49,9 @@ func TestLeaderWorkerSetGang(t *testing.T) {
 	leader, worker, owners := lwsGroup(lwsObject("llm", size(4, "LeaderCreated")), 2, nil)
 	soloLeader, _, soloOwners := lwsGroup(lwsObject("solo", map[string]any{"leaderWorkerTemplate": map[string]any{}}), 0, nil)
 	readyLeader, readyWorker, readyOwners := lwsGroup(lwsObject("ready", size(4, "LeaderReady")), 1, nil)
+	exclusive := lwsObject("excl", size(4, "LeaderCreated"))
+	exclusive.SetAnnotations(map[string]string{"leaderworkerset.sigs.k8s.io/exclusive-topology": "cloud.google.com/gke-nodepool"})
+	exclusiveLeader, _, exclusiveOwners := lwsGroup(exclusive, 0, nil)
 	byChain := func(int) map[string]string {
 		return map[string]string{"leaderworkerset.sigs.k8s.io/group-index": "5"}
 	}
@@ -71,6 +74,8 @@ func TestLeaderWorkerSetGang(t *testing.T) {
 			group: "pg-ready-uid-ready-group-1", minMember: 1, priority: "train"},
 		{name: "LeaderReady: a worker joins it", pod: readyWorker, objects: readyOwners,
 			group: "pg-ready-uid-ready-group-1", minMember: 1, priority: "train"},
+		{name: "exclusive placement: the leader alone, whose node the workers wait for", pod: exclusiveLeader, objects: exclusiveOwners,
+			group: "pg-excl-uid-excl-group-0", minMember: 1, priority: "train"},
 		{name: "without a worker index, a leader by its chain", pod: chainLeader, objects: chainOwners,
 			group: "pg-chain-uid-chain-group-5", minMember: 2, subGroups: []v2alpha2.SubGroup{{Name: "leader", MinMember: 1}, {Name: "workers", MinMember: 1}},
 			subGroup: "leader", priority: "train"},
