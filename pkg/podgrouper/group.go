@@ -100,10 +100,12 @@ func (g *Grouper) Group(ctx context.Context, pod *v1.Pod) (Grouping, error) {
 	owners, err := g.chains.ownersOf(ctx, pod)
 	var unreadable *UnreadableOwner
 	switch {
-	case errors.As(err, &unreadable):
+	case errors.As(err, &unreadable) && len(owners) == 0:
 		problems = append(problems, Problem{Reason: ReasonOwnerUnreadable, Message: fmt.Sprintf(
 			"%v; the pod is grouped on its own until it is recreated with an owner that can be read", err)})
-		owners = nil
+	case errors.As(err, &unreadable):
+		problems = append(problems, Problem{Reason: ReasonOwnerUnreadable, Message: fmt.Sprintf(
+			"%v; the pod is grouped by the owners below it", err)})
 	case err != nil:
 		return Grouping{}, err
 	}

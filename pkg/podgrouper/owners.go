@@ -171,23 +171,49 @@ func (c *chains) ownersOf(ctx context.Context, pod *v1.Pod) ([]*unstructured.Uns
 	return pending.owners, pending.err
 }
 
+// walk reads the chain of controllers from ref up. An owner of a kind the grouper has no rule
+// for (nor looks through) is not read: it stands in the chain as its reference says, and the
+// walk stops there (the chart grants no read of it, and what is above it cannot change the
+// grouping). An owner that cannot be read is an *UnreadableOwner, returned with the owners
+// read below it.
 func (c *chains) walk(ctx context.Context, namespace string, ref metav1.OwnerReference) ([]*unstructured.Unstructured, error) {
 	var owners []*unstructured.Unstructured
 	for next := &ref; next != nil; {
 		if len(owners) == maxOwnerDepth {
-			return nil, &UnreadableOwner{Ref: *next, Err: fmt.Errorf("more than %d owners above the pod: a loop of owner references?", maxOwnerDepth)}
+			return owners, &UnreadableOwner{Ref: *next, Err: fmt.Errorf("more than %d owners above the pod: a loop of owner references?", maxOwnerDepth)}
+		}
+		gk := schema.FromAPIVersionAndKind(next.APIVersion, next.Kind).GroupKind()
+		if !readable(gk) {
+			return append(owners, unread(namespace, *next)), nil
 		}
 		owner, err := c.reader.ReadOwner(ctx, namespace, *next)
 		switch {
 		case apierrors.IsNotFound(err) || apierrors.IsForbidden(err) || meta.IsNoMatchError(err):
-			return nil, &UnreadableOwner{Ref: *next, Err: err}
+			return owners, &UnreadableOwner{Ref: *next, Err: err}
 		case err != nil:
 			return nil, fmt.Errorf("reading owner %s %s: %w", next.Kind, next.Name, err)
 		case next.UID != "" && owner.GetUID() != next.UID:
-			return nil, &UnreadableOwner{Ref: *next, Err: errors.New("it was deleted: an object of that name has another UID")}
+			return owners, &UnreadableOwner{Ref: *next, Err: errors.New("it was deleted: an object of that name has another UID")}
 		}
 		owners = append(owners, owner)
 		next = metav1.GetControllerOfNoCopy(owner)
 	}
 	return owners, nil
+}
+
+// readable says whether the grouper reads owners of a kind: those it has a rule for, those it
+// looks through, and pods (a LeaderWorkerSet's workers are their leader pod's).
+func readable(gk schema.GroupKind) bool {
+	return rules[gk] != nil || wrappers[gk] || gk == podKind
+}
+
+// unread is an owner as its reference names it, not read.
+func unread(namespace string, ref metav1.OwnerReference) *unstructured.Unstructured {
+	o := &unstructured.Unstructured{}
+	o.SetAPIVersion(ref.APIVersion)
+	o.SetKind(ref.Kind)
+	o.SetNamespace(namespace)
+	o.SetName(ref.Name)
+	o.SetUID(ref.UID)
+	return o
 }

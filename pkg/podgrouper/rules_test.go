@@ -373,3 +373,61 @@ func TestWrappersSettingsReachTheWorkload(t *testing.T) {
 		t.Errorf("the Workflow's own step pod is in PodGroup %s, queue %s; want its own, in research", g.Name, g.Spec.Queue)
 	}
 }
+
+// An owner of a kind the grouper has no rule for is not read (the chart grants no read of
+// it): it stands as its reference names it. Above a workload with a rule (a Flyte workflow
+// above a PyTorchJob) it is looked through, so the workload keeps its gang; as a pod's only
+// owner (a DaemonSet) it is the PodGroup's owner, one PodGroup of gang one for its pods. A
+// known owner that cannot be read above another leaves the pod grouped by the owners below.
+func TestOwnersOfKindsWithoutRules(t *testing.T) {
+	flyte := workload("flyte.lyft.com/v1alpha1", "FlyteWorkflow", "wf", nil)
+	train := workload("kubeflow.org/v1", "PyTorchJob", "train", map[string]any{"pytorchReplicaSpecs": map[string]any{
+		"Master": map[string]any{"replicas": int64(1)}, "Worker": map[string]any{"replicas": int64(3)}}})
+	controls(flyte, train)
+	rollout := workload("argoproj.io/v1alpha1", "Rollout", "web", nil)
+	rs := workload("apps/v1", "ReplicaSet", "web-7f9", nil)
+	controls(rollout, rs)
+	daemons := workload("apps/v1", "DaemonSet", "agent", nil)
+	cron := workload("batch/v1", "CronJob", "nightly", nil)
+	run := workload("batch/v1", "Job", "nightly-1", map[string]any{"parallelism": int64(2)})
+	controls(cron, run)
+
+	var reads []string
+	objects := podgrouper.NewObjectOwners(train, rs, run) // neither Flyte, the Rollout, the DaemonSet nor the CronJob
+	grouper := podgrouper.NewGrouper(ownerReaderFunc(func(ref metav1.OwnerReference) (*unstructured.Unstructured, error) {
+		reads = append(reads, ref.Kind)
+		return objects.ReadOwner(context.Background(), "ns", ref)
+	}), clocktesting.NewFakePassiveClock(time.Now()), scheduling.NodePool{})
+	for _, tc := range []struct {
+		pod     *v1.Pod
+		group   string
+		gang    int32
+		problem string
+		reads   string
+	}{
+		{pod: podOf("train-worker-0", map[string]string{"training.kubeflow.org/replica-type": "worker"}, train),
+			group: "pg-train-uid-train", gang: 4, reads: "PyTorchJob"},
+		{pod: podOf("web-7f9-a", nil, rs), group: "pg-web-7f9-uid-web-7f9", gang: 1, reads: "ReplicaSet"},
+		{pod: podOf("agent-x", nil, daemons), group: "pg-agent-uid-agent", gang: 1},
+		{pod: podOf("nightly-1-a", nil, run), group: "pg-nightly-1-uid-nightly-1", gang: 2, problem: "CronJob nightly", reads: "Job,CronJob"},
+	} {
+		reads = nil
+		grouping, err := grouper.Group(context.Background(), tc.pod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := grouping.PodGroup
+		if g.Name != tc.group || g.Spec.MinMember != tc.gang {
+			t.Errorf("pod %s: PodGroup %s of gang %d, want %s of %d", tc.pod.Name, g.Name, g.Spec.MinMember, tc.group, tc.gang)
+		}
+		if got := strings.Join(reads, ","); got != tc.reads {
+			t.Errorf("pod %s: read %q, want %q", tc.pod.Name, got, tc.reads)
+		}
+		switch {
+		case tc.problem == "" && len(grouping.Problems) != 0:
+			t.Errorf("pod %s: problems %v, want none", tc.pod.Name, grouping.Problems)
+		case tc.problem != "" && (len(grouping.Problems) != 1 || !strings.Contains(grouping.Problems[0].Message, tc.problem)):
+			t.Errorf("pod %s: problems %v, want one naming %s", tc.pod.Name, grouping.Problems, tc.problem)
+		}
+	}
+}

@@ -27,11 +27,21 @@ type Workload struct {
 }
 
 // newWorkload splits a pod's chain of controllers into the workload's owners and the
-// wrappers above them.
+// wrappers above them. The top owner is the highest owner of a kind with a rule: what is above
+// it only wraps the workload (an Argo Workflow, a Flyte workflow above a PyTorchJob, a KServe
+// service above a Knative Service), and merging every workload it runs into one gang of one
+// would lose each one's gang. Without a rule in the chain, the top is the highest owner that
+// is not a known wrapper.
 func newWorkload(pod *v1.Pod, chain []*unstructured.Unstructured) *Workload {
 	top := len(chain)
-	for top > 0 && wrappers[chain[top-1].GroupVersionKind().GroupKind()] {
+	for top > 0 && rules[chain[top-1].GroupVersionKind().GroupKind()] == nil {
 		top--
+	}
+	if top == 0 {
+		top = len(chain)
+		for top > 0 && wrappers[chain[top-1].GroupVersionKind().GroupKind()] {
+			top--
+		}
 	}
 	return &Workload{Pod: pod, Owners: chain[:top], Wrappers: chain[top:]}
 }
