@@ -118,8 +118,8 @@ type pendingChain struct {
 const chainCacheSize = 4096
 
 // chainTTL is how long a chain read serves a workload's pods: long enough for a large
-// workload's pods to arrive, short enough that a changed owner (a resized Job) is read again
-// for the next PodGroup.
+// workload's pods to arrive, short enough that a changed owner (a resized Job) is read again,
+// and its PodGroup's gang follows, when its next pod comes.
 const chainTTL = 5 * time.Minute
 
 func newChains(reader OwnerReader, clk clock.PassiveClock) *chains {

@@ -4,13 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
-	"k8s.io/utils/lru"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -18,26 +17,22 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 )
 
-// Reconciler groups pods into PodGroups: it asks the Grouper, creates the PodGroup once per
-// workload, and annotates (and labels with its sub-group) each pod.
+// Reconciler groups pods into PodGroups: it asks the Grouper, makes the PodGroup exist with
+// the workload's gang, and annotates (and labels with its sub-group) each pod.
 type Reconciler struct {
 	Client        client.Client
 	Grouper       *Grouper
 	SchedulerName string
 	// Recorder posts a workload's problems as events on the pod; nil posts none.
 	Recorder record.EventRecorder
-
-	// created remembers when this grouper created or found each PodGroup (namespace/name), so
-	// that a workload's later pods cost a patch each and no create; after chainTTL it is
-	// created again if it is gone (a user deleted it to start the job over).
-	created *lru.Cache
 }
 
 // NewReconciler groups the pods of schedulerName with grouper.
 func NewReconciler(c client.Client, grouper *Grouper, schedulerName string, recorder record.EventRecorder) *Reconciler {
-	return &Reconciler{Client: c, Grouper: grouper, SchedulerName: schedulerName, Recorder: recorder, created: lru.New(chainCacheSize)}
+	return &Reconciler{Client: c, Grouper: grouper, SchedulerName: schedulerName, Recorder: recorder}
 }
 
 // concurrentGroupings lets a burst of pods (a 500-pod job's) be annotated a few at a time; the
@@ -77,18 +72,51 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if group == nil {
 		return ctrl.Result{}, nil // skipped, or another pool's scheduler groups it
 	}
-	key := group.Namespace + "/" + group.Name
-	now := r.Grouper.chains.clock.Now()
-	if at, known := r.created.Get(key); !known || now.Sub(at.(time.Time)) >= chainTTL {
-		if err := r.Client.Create(ctx, group); err != nil && !apierrors.IsAlreadyExists(err) {
-			return ctrl.Result{}, fmt.Errorf("creating PodGroup %s: %w", key, err)
-		}
-		r.created.Add(key, now)
+	if err := r.ensure(ctx, group); err != nil {
+		return ctrl.Result{}, err
 	}
 	metadata := map[string]any{"annotations": map[string]string{scheduling.PodGroupNameAnnotation: group.Name}}
 	if grouping.SubGroup != "" {
 		metadata["labels"] = map[string]string{scheduling.SubGroupLabel: grouping.SubGroup}
 	}
+	// The pod as read (its resourceVersion, checked by the API server): a pod deleted and made
+	// again under its name since must not take the old one's PodGroup, which goes with it.
+	metadata["resourceVersion"] = pod.ResourceVersion
 	patch, _ := json.Marshal(map[string]any{"metadata": metadata})
-	return ctrl.Result{}, client.IgnoreNotFound(r.Client.Patch(ctx, pod, client.RawPatch(types.MergePatchType, patch)))
+	err = r.Client.Patch(ctx, pod, client.RawPatch(types.MergePatchType, patch))
+	if apierrors.IsConflict(err) {
+		return ctrl.Result{Requeue: true}, nil // changed since it was read: read it again
+	}
+	return ctrl.Result{}, client.IgnoreNotFound(err)
+}
+
+// ensure makes the PodGroup exist with the gang its workload asks for now: created when it
+// is missing (the workload's first pod, or a user deleted it), its gang updated when the
+// workload was resized (a Job's parallelism, a RayCluster's replicas, a LeaderWorkerSet's
+// size), as upstream's grouper applies it. The PodGroup is read from the manager's cache.
+func (r *Reconciler) ensure(ctx context.Context, group *v2alpha2.PodGroup) error {
+	existing := &v2alpha2.PodGroup{}
+	err := r.Client.Get(ctx, client.ObjectKeyFromObject(group), existing)
+	switch {
+	case apierrors.IsNotFound(err):
+		if err := r.Client.Create(ctx, group); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating PodGroup %s/%s: %w", group.Namespace, group.Name, err)
+		}
+		return nil
+	case err != nil:
+		return err
+	case existing.Spec.MinMember == group.Spec.MinMember && equality.Semantic.DeepEqual(existing.Spec.MinSubGroup, group.Spec.MinSubGroup) &&
+		equality.Semantic.DeepEqual(existing.Spec.SubGroups, group.Spec.SubGroups):
+		return nil
+	}
+	// null removes a field a merge patch does not set: minMember and minSubGroup exclude each other.
+	gang := map[string]any{"minMember": nil, "minSubGroup": group.Spec.MinSubGroup, "subGroups": group.Spec.SubGroups}
+	if group.Spec.MinMember != 0 {
+		gang["minMember"] = group.Spec.MinMember
+	}
+	patch, _ := json.Marshal(map[string]any{"spec": gang})
+	if err := r.Client.Patch(ctx, existing, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return fmt.Errorf("resizing PodGroup %s/%s to its workload's gang: %w", group.Namespace, group.Name, err)
+	}
+	return nil
 }

@@ -170,14 +170,15 @@ func TestPodGroupQueueAndSkip(t *testing.T) {
 }
 
 // A PodGroup the user deleted while the workload's pods keep coming is made again for the
-// next pod once the grouper's memory of it has lapsed, so that no pod names a PodGroup that
-// does not exist for longer than that.
+// next pod, and a workload resized (a Job's parallelism) has its PodGroup's gang follow once
+// its owners are read again: no pod names a PodGroup that does not exist, or one whose gang
+// its workload can no longer meet.
 func TestDeletedPodGroupIsMadeAgain(t *testing.T) {
 	scheme, err := install.Scheme()
 	if err != nil {
 		t.Fatal(err)
 	}
-	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "train", UID: "uid-train"}}
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "train", UID: "uid-train"}, Spec: batchv1.JobSpec{Parallelism: ptr.To[int32](4)}}
 	pod := func(name string) *v1.Pod {
 		return builders.MakePod("ns", name).UID("uid-"+name).ControlledBy(job, batchv1.SchemeGroupVersion.WithKind("Job")).Obj()
 	}
@@ -201,11 +202,22 @@ func TestDeletedPodGroupIsMadeAgain(t *testing.T) {
 	if err := c.Delete(context.Background(), &v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "pg-train-uid-train"}}); err != nil {
 		t.Fatal(err)
 	}
-	reconcile(second) // within the grouper's memory: annotated, the PodGroup not looked for
-	clk.SetTime(clk.Now().Add(10 * time.Minute))
-	reconcile(third)
+	reconcile(second)
 	if !groupExists() {
-		t.Error("ten minutes after its PodGroup was deleted, the Job's next pod names a PodGroup that does not exist")
+		t.Fatal("the Job's next pod names a PodGroup that was deleted, and it was not made again")
+	}
+	job.Spec.Parallelism = ptr.To[int32](2)
+	if err := c.Update(context.Background(), job); err != nil {
+		t.Fatal(err)
+	}
+	clk.SetTime(clk.Now().Add(10 * time.Minute)) // past the time its owners are remembered
+	reconcile(third)
+	group := &v2alpha2.PodGroup{}
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "pg-train-uid-train"}, group); err != nil {
+		t.Fatal(err)
+	}
+	if group.Spec.MinMember != 2 {
+		t.Errorf("the Job now runs 2 pods at once; its PodGroup's gang is %d", group.Spec.MinMember)
 	}
 }
 
