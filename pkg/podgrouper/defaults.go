@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -65,7 +66,9 @@ func ParseKindDefaults(data string) (KindDefaults, error) {
 
 // DefaultsConfigMap reads the per-kind defaults from a ConfigMap, again after each refresh
 // period so that an edit takes effect without a restart. A ConfigMap that is missing has no
-// defaults; one that does not parse is reported (Report) and its last good table kept.
+// defaults; one that does not parse is reported (Report) and its last good table kept; one
+// the scheduler may not read is logged and has none. Any other failure (the API server did
+// not answer) is an error, so that no PodGroup is made with defaults that may be wrong.
 type DefaultsConfigMap struct {
 	Reader   client.Reader
 	Key      client.ObjectKey
@@ -79,19 +82,21 @@ type DefaultsConfigMap struct {
 }
 
 // Table is the current table.
-func (d *DefaultsConfigMap) Table(ctx context.Context) KindDefaults {
+func (d *DefaultsConfigMap) Table(ctx context.Context) (KindDefaults, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.readOnce && d.Clock.Since(d.read) < d.Refresh {
-		return d.table
+		return d.table, nil
 	}
-	d.read, d.readOnce = d.Clock.Now(), true
 	cm := &v1.ConfigMap{}
 	switch err := d.Reader.Get(ctx, d.Key, cm); {
 	case apierrors.IsNotFound(err):
 		d.table = nil
+	case apierrors.IsForbidden(err):
+		klog.FromContext(ctx).Error(err, "The pod grouper may not read its defaults ConfigMap; it uses the built-in defaults", "configMap", d.Key)
+		d.table = nil
 	case err != nil:
-		// keep the last table: the API server did not answer
+		return nil, fmt.Errorf("reading the pod grouper's defaults ConfigMap %s: %w", d.Key, err)
 	default:
 		table, err := ParseKindDefaults(cm.Data[DefaultsKey])
 		if err != nil {
@@ -102,5 +107,6 @@ func (d *DefaultsConfigMap) Table(ctx context.Context) KindDefaults {
 		}
 		d.table = table
 	}
-	return d.table
+	d.read, d.readOnce = d.Clock.Now(), true
+	return d.table, nil
 }

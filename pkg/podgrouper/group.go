@@ -78,8 +78,8 @@ type Grouper struct {
 	// nil trusts every name.
 	PriorityClassExists func(ctx context.Context, name string) (bool, error)
 	// Defaults are the per-kind default priority classes and preemptibility that replace the
-	// built-in ones; nil has none.
-	Defaults func(ctx context.Context) KindDefaults
+	// built-in ones; nil has none. An error is worth retrying.
+	Defaults func(ctx context.Context) (KindDefaults, error)
 
 	chains *chains
 }
@@ -118,16 +118,23 @@ func (g *Grouper) Group(ctx context.Context, pod *v1.Pod) (Grouping, error) {
 	if !g.Pool.Includes(firstWith(g.Pool.LabelKey, w.labelSets(true)...)) {
 		return Grouping{}, nil
 	}
+	defaults, err := g.kindDefault(ctx, w)
+	if err != nil {
+		return Grouping{}, err
+	}
 	gang, err := g.gangOf(w)
+	if err == nil {
+		err = storableSubGroups(w, gang)
+	}
 	if err != nil {
 		problems = append(problems, Problem{Reason: ReasonWorkloadFieldInvalid, Message: fmt.Sprintf(
 			"%v; the pod is grouped on its own until the workload is fixed", err)})
 		// The pod's own gang of one: an override written for the whole workload must not make
 		// it wait for pods that will never join it.
-		group, _ := g.podGroup(ctx, w, Gang{MinMember: 1, DefaultPriority: cmp.Or(gang.DefaultPriority, TrainPriority)})
+		group, _ := g.podGroup(ctx, w, Gang{MinMember: 1, DefaultPriority: cmp.Or(gang.DefaultPriority, TrainPriority)}, defaults)
 		return Grouping{PodGroup: group, Problems: problems}, nil
 	}
-	group, problem := g.podGroup(ctx, w, gang)
+	group, problem := g.podGroup(ctx, w, gang, defaults)
 	if problem != nil {
 		problems = append(problems, *problem)
 	}
@@ -139,6 +146,33 @@ func (g *Grouper) Group(ctx context.Context, pod *v1.Pod) (Grouping, error) {
 		subGroup = gang.SubGroup
 	}
 	return Grouping{PodGroup: group, SubGroup: subGroup, Problems: problems}, nil
+}
+
+// maxSubGroups is the most sub-groups the PodGroup CRD stores.
+const maxSubGroups = 128
+
+// storableSubGroups refuses a gang whose sub-groups the API server would refuse (two of one
+// name, too many): its PodGroup could never be made, and the pod would wait for it for ever.
+// Such a workload (a JobSet whose replicated jobs "a" and "a-replica-0" name the same replica)
+// is reported, and its pods grouped alone.
+func storableSubGroups(w *Workload, gang Gang) error {
+	object := gang.Object
+	if object == nil {
+		object = podObject(w.Pod)
+	}
+	if len(gang.SubGroups) > maxSubGroups {
+		return &FieldError{Object: object, Field: "spec", Problem: fmt.Sprintf(
+			"makes %d sub-groups, more than a PodGroup holds (%d)", len(gang.SubGroups), maxSubGroups)}
+	}
+	seen := make(map[string]bool, len(gang.SubGroups))
+	for _, sg := range gang.SubGroups {
+		if seen[sg.Name] {
+			return &FieldError{Object: object, Field: "spec", Problem: fmt.Sprintf(
+				"makes two sub-groups named %q (rename one of the parts they stand for)", sg.Name)}
+		}
+		seen[sg.Name] = true
+	}
+	return nil
 }
 
 // gangOf applies the rule of the workload's kind.
@@ -164,13 +198,26 @@ func sparkApplication(w *Workload, app string) (Gang, error) {
 		return Gang{}, &FieldError{Object: podObject(w.Pod), Field: "metadata.labels[" + SparkAppLabel + "]",
 			Problem: fmt.Sprintf("is %q, which cannot name a PodGroup: %s", app, strings.Join(errs, "; "))}
 	}
-	return Gang{Object: w.Top(), Name: app, MinMember: 1, DefaultPriority: TrainPriority}, nil
+	gang := Gang{Object: w.Top(), Name: app, MinMember: 1, DefaultPriority: TrainPriority}
+	if gang.Object == nil {
+		// The driver owns its executors, and so the application's PodGroup; an executor
+		// without an owner (client mode) must not own it, or the PodGroup would go with it.
+		if w.Pod.Labels[sparkRoleLabel] == "driver" {
+			gang.Object = podObject(w.Pod)
+		} else {
+			gang.Unowned = true
+		}
+	}
+	return gang, nil
 }
+
+// sparkRoleLabel is driver or executor on a Spark application's pods.
+const sparkRoleLabel = "spark-role"
 
 // podGroup is the PodGroup of a gang (the pod's own, without Gang.Object), with what the user
 // set on the workload: queue, priority, preemptibility, protection windows, topology and gang
 // overrides.
-func (g *Grouper) podGroup(ctx context.Context, w *Workload, gang Gang) (*v2alpha2.PodGroup, *Problem) {
+func (g *Grouper) podGroup(ctx context.Context, w *Workload, gang Gang, defaults KindDefault) (*v2alpha2.PodGroup, *Problem) {
 	// The workload controls its PodGroup: it goes when the workload goes.
 	owner := metav1.OwnerReference{APIVersion: "v1", Kind: "Pod", Name: w.Pod.Name, UID: w.Pod.UID, Controller: ptr.To(true)}
 	if gang.Object != nil {
@@ -181,8 +228,12 @@ func (g *Grouper) podGroup(ctx context.Context, w *Workload, gang Gang) (*v2alph
 	if name == "" {
 		name = groupName(owner, gang.NameSuffix)
 	}
+	owners := []metav1.OwnerReference{owner}
+	if gang.Unowned {
+		owners = nil
+	}
 	group := &v2alpha2.PodGroup{
-		ObjectMeta: metav1.ObjectMeta{Namespace: w.Pod.Namespace, Name: name, OwnerReferences: []metav1.OwnerReference{owner}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: w.Pod.Namespace, Name: name, OwnerReferences: owners},
 		Spec:       v2alpha2.PodGroupSpec{MinMember: gang.MinMember, MinSubGroup: gang.MinSubGroup, SubGroups: gang.SubGroups},
 	}
 	// The PodGroup carries the top owner's labels and annotations (and its wrappers', which
@@ -224,7 +275,6 @@ func (g *Grouper) podGroup(ctx context.Context, w *Workload, gang Gang) (*v2alph
 	if pool, ok := firstWith(g.Pool.LabelKey, w.labelSets(true)...)[g.Pool.LabelKey]; ok && g.Pool.LabelKey != "" {
 		setString(&group.Labels, g.Pool.LabelKey, pool)
 	}
-	defaults := g.kindDefault(ctx, w)
 	if p := firstWith(scheduling.PreemptibilityLabel, w.labelSets(false)...)[scheduling.PreemptibilityLabel]; p == string(v2alpha2.Preemptible) || p == string(v2alpha2.NonPreemptible) {
 		group.Spec.Preemptibility = v2alpha2.Preemptibility(p)
 	} else if defaults.Preemptibility != "" {
@@ -266,15 +316,16 @@ func (g *Grouper) priorityClass(ctx context.Context, w *Workload, gang Gang, def
 }
 
 // kindDefault is the cluster's default for the workload's top kind (the pod's, for a bare pod).
-func (g *Grouper) kindDefault(ctx context.Context, w *Workload) KindDefault {
+func (g *Grouper) kindDefault(ctx context.Context, w *Workload) (KindDefault, error) {
 	if g.Defaults == nil {
-		return KindDefault{}
+		return KindDefault{}, nil
 	}
 	gk := podKind
 	if top := w.Top(); top != nil {
 		gk = top.GroupVersionKind().GroupKind()
 	}
-	return g.Defaults(ctx)[gk]
+	table, err := g.Defaults(ctx)
+	return table[gk], err
 }
 
 // overrideGang applies kai.scheduler/min-member (any kind) or kai.scheduler/batch-min-member

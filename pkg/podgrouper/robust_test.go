@@ -69,6 +69,9 @@ func storable(g *v2alpha2.PodGroup, podSubGroup string) string {
 	case g.Spec.MinSubGroup != nil && g.Spec.MinMember != 0:
 		return "minMember and minSubGroup both set"
 	}
+	if len(g.Spec.SubGroups) > 128 {
+		return fmt.Sprintf("%d sub-groups, above the CRD's 128", len(g.Spec.SubGroups))
+	}
 	children := map[string]int32{}
 	names := map[string]bool{}
 	for _, sg := range g.Spec.SubGroups {

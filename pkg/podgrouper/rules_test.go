@@ -114,8 +114,8 @@ func TestWorkloadSettingsReachThePodGroup(t *testing.T) {
 	grouper := func(objects ...*unstructured.Unstructured) *podgrouper.Grouper {
 		g := podgrouper.NewGrouper(podgrouper.NewObjectOwners(objects...), clocktesting.NewFakePassiveClock(time.Now()), scheduling.NodePool{})
 		g.PriorityClassExists = func(_ context.Context, name string) (bool, error) { return name == "real", nil }
-		g.Defaults = func(context.Context) podgrouper.KindDefaults {
-			return podgrouper.KindDefaults{schema.GroupKind{Group: "apps", Kind: "StatefulSet"}: {PriorityName: "build", Preemptibility: v2alpha2.NonPreemptible}}
+		g.Defaults = func(context.Context) (podgrouper.KindDefaults, error) {
+			return podgrouper.KindDefaults{schema.GroupKind{Group: "apps", Kind: "StatefulSet"}: {PriorityName: "build", Preemptibility: v2alpha2.NonPreemptible}}, nil
 		}
 		return g
 	}
@@ -428,6 +428,56 @@ func TestOwnersOfKindsWithoutRules(t *testing.T) {
 			t.Errorf("pod %s: problems %v, want none", tc.pod.Name, grouping.Problems)
 		case tc.problem != "" && (len(grouping.Problems) != 1 || !strings.Contains(grouping.Problems[0].Message, tc.problem)):
 			t.Errorf("pod %s: problems %v, want one naming %s", tc.pod.Name, grouping.Problems, tc.problem)
+		}
+	}
+}
+
+// A workload whose sub-groups the API server would refuse (here a JobSet whose replicated
+// jobs "a" and "a-replica-0" both name a sub-group "a-replica-0") is reported and its pods
+// grouped alone, rather than waiting for ever for a PodGroup that can never be made.
+func TestUnstorableSubGroupsAreReported(t *testing.T) {
+	replicated := func(name string) map[string]any {
+		return map[string]any{"name": name, "replicas": int64(1), "template": map[string]any{"spec": map[string]any{"parallelism": int64(1)}}}
+	}
+	js := workload("jobset.x-k8s.io/v1alpha2", "JobSet", "clash", map[string]any{"replicatedJobs": []any{replicated("a"), replicated("a-replica-0")}})
+	job := workload("batch/v1", "Job", "clash-a-0", nil)
+	controls(js, job)
+	pod := podOf("clash-a-0-x", map[string]string{"jobset.sigs.k8s.io/replicatedjob-name": "a", "jobset.sigs.k8s.io/job-index": "0"}, job)
+	grouping := groupOf(t, pod, js, job)
+	if g := grouping.PodGroup; g.Name != "pg-clash-a-0-x-uid-clash-a-0-x" || len(g.Spec.SubGroups) != 0 {
+		t.Errorf("PodGroup %s with sub-groups %v, want the pod's own", g.Name, g.Spec.SubGroups)
+	}
+	if len(grouping.Problems) != 1 || !strings.Contains(grouping.Problems[0].Message, `two sub-groups named "a-replica-0"`) {
+		t.Errorf("problems %v, want one naming the clash", grouping.Problems)
+	}
+}
+
+// A Spark application's PodGroup is owned by its driver, whichever pod comes first; in client
+// mode, whose executors have no owner and whose driver runs outside the cluster, by no one:
+// an executor that owned it would take it away when dynamic allocation removes that executor.
+func TestSparkApplicationsOwner(t *testing.T) {
+	labels := func(role string) map[string]string {
+		return map[string]string{podgrouper.SparkAppLabel: "spark-1", "spark-role": role}
+	}
+	driver := podOf("driver", labels("driver"), nil)
+	driverObject := workload("v1", "Pod", "driver", nil)
+	owner := func(g *v2alpha2.PodGroup) string {
+		if len(g.OwnerReferences) == 0 {
+			return "none"
+		}
+		return g.OwnerReferences[0].Kind + " " + g.OwnerReferences[0].Name
+	}
+	for name, tc := range map[string]struct {
+		pod     *v1.Pod
+		objects []*unstructured.Unstructured
+		want    string
+	}{
+		"the driver":                 {pod: driver, want: "Pod driver"},
+		"an executor of the driver":  {pod: podOf("exec-1", labels("executor"), driverObject), objects: []*unstructured.Unstructured{driverObject}, want: "Pod driver"},
+		"an executor in client mode": {pod: podOf("exec-2", labels("executor"), nil), want: "none"},
+	} {
+		if got := owner(groupOf(t, tc.pod, tc.objects...).PodGroup); got != tc.want {
+			t.Errorf("%s: the PodGroup is owned by %s, want %s", name, got, tc.want)
 		}
 	}
 }

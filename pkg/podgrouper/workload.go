@@ -89,6 +89,9 @@ type Gang struct {
 	NameSuffix string
 	// Name, when set, is the PodGroup's whole name (a Spark application's selector).
 	Name string
+	// Unowned leaves the PodGroup without an owner: no object outlives all its pods (a Spark
+	// application's executors in client mode, whose driver runs outside the cluster).
+	Unowned bool
 	// MinMember is the gang in pods; MinSubGroup, when set, the gang in ready sub-groups.
 	MinMember   int32
 	MinSubGroup *int32
