@@ -79,7 +79,10 @@ func ray(w *Workload) (Gang, error) {
 
 // rayWorkerGroups are the worker groups of the cluster spec at path spec of o that need pods,
 // each as a sub-group needing its share: minReplicas when set above 0 (the autoscaler never
-// goes below it, and may not keep more), else replicas (as the CRD defaults them: 0), at most
+// goes below it, and may not keep more) or when the cluster autoscales
+// (enableInTreeAutoscaling: the autoscaler may take the group down to minReplicas, and a gang
+// of more would then be stale, evicted, and never met again), else replicas (as the CRD
+// defaults them: 0), at most
 // maxReplicas (the operator never makes more), times numOfHosts (pods per replica, default
 // 1). A suspended group, or one of 0 replicas, has no pods (the operator deletes them), so it
 // needs none and is left out: a sub-group needs at least one pod, and counting pods that are
@@ -95,6 +98,7 @@ func rayWorkerGroups(o *unstructured.Unstructured, spec []string) ([]v2alpha2.Su
 	if !ok {
 		return nil, &FieldError{Object: o, Field: field, Problem: "is not a list of worker groups"}
 	}
+	autoscaled, _, _ := unstructured.NestedBool(o.Object, append(slices.Clone(spec), "enableInTreeAutoscaling")...)
 	var groups []v2alpha2.SubGroup
 	for i, item := range list {
 		at := fmt.Sprintf("%s[%d]", field, i)
@@ -102,7 +106,7 @@ func rayWorkerGroups(o *unstructured.Unstructured, spec []string) ([]v2alpha2.Su
 		if !ok {
 			return nil, &FieldError{Object: o, Field: at, Problem: "is not a worker group"}
 		}
-		share, err := rayShare(o, at, &unstructured.Unstructured{Object: group})
+		share, err := rayShare(o, at, &unstructured.Unstructured{Object: group}, autoscaled)
 		if err != nil {
 			return nil, err
 		}
@@ -123,7 +127,7 @@ func rayWorkerGroups(o *unstructured.Unstructured, spec []string) ([]v2alpha2.Su
 
 // rayShare is the pods one worker group (group, at path at of o) is sure to have; see
 // rayWorkerGroups.
-func rayShare(o *unstructured.Unstructured, at string, group *unstructured.Unstructured) (int32, error) {
+func rayShare(o *unstructured.Unstructured, at string, group *unstructured.Unstructured, autoscaled bool) (int32, error) {
 	// A FieldError of the group's fields names o and the field's whole path.
 	named := func(err error) error {
 		var fe *FieldError
@@ -139,7 +143,7 @@ func rayShare(o *unstructured.Unstructured, at string, group *unstructured.Unstr
 	if err != nil {
 		return 0, named(err)
 	}
-	if replicas == 0 {
+	if replicas == 0 && !autoscaled {
 		if replicas, err = countOr(group, 0, "replicas"); err != nil {
 			return 0, named(err)
 		}

@@ -112,6 +112,11 @@ func TestRayGang(t *testing.T) {
 	variantShape := []v2alpha2.SubGroup{{Name: "headgroup", MinMember: 1}, {Name: "tpu", MinMember: 8},
 		{Name: "capped", MinMember: 3}, {Name: "floor", MinMember: 2}}
 
+	autoscaledSpec := rayClusterSpec(rayGroup("gpu", map[string]any{"replicas": int64(3)}),
+		rayGroup("cpu", map[string]any{"minReplicas": int64(1), "replicas": int64(2)}))
+	autoscaledSpec["enableInTreeAutoscaling"] = true
+	autoscaled := workload("ray.io/v1", "RayCluster", "auto", autoscaledSpec)
+
 	twice := workload("ray.io/v1", "RayCluster", "twice", rayClusterSpec(
 		rayGroup("gpu", map[string]any{"replicas": int64(1)}), rayGroup("gpu", map[string]any{"replicas": int64(2)})))
 
@@ -150,6 +155,10 @@ func TestRayGang(t *testing.T) {
 			group: "pg-multi-uid-multi", minMember: 14, subGroups: variantShape, subGroup: "tpu", priority: "train"},
 		{name: "a pod of a suspended group is in no sub-group", pod: podOf("multi-paused-x", rayWorker("paused"), variants), objects: kindObjects(variants),
 			group: "pg-multi-uid-multi", minMember: 14, subGroups: variantShape, priority: "train"},
+		{name: "an autoscaled cluster: the autoscaler's floors, 0 for gpu, whose pods then join no sub-group",
+			pod: podOf("auto-gpu-x", rayWorker("gpu"), autoscaled), objects: kindObjects(autoscaled),
+			group: "pg-auto-uid-auto", minMember: 2, subGroups: []v2alpha2.SubGroup{{Name: "headgroup", MinMember: 1}, {Name: "cpu", MinMember: 1}},
+			priority: "train"},
 		{name: "two groups of one name are one sub-group", pod: podOf("twice-gpu-x", rayWorker("gpu"), twice), objects: kindObjects(twice),
 			group: "pg-twice-uid-twice", minMember: 4, subGroups: []v2alpha2.SubGroup{{Name: "headgroup", MinMember: 1}, {Name: "gpu", MinMember: 3}},
 			subGroup: "gpu", priority: "train"},
