@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -34,6 +35,10 @@ type Reconciler struct {
 func NewReconciler(c client.Client, grouper *Grouper, schedulerName string, recorder record.EventRecorder) *Reconciler {
 	return &Reconciler{Client: c, Grouper: grouper, SchedulerName: schedulerName, Recorder: recorder}
 }
+
+// conflictRetry is how soon a pod that changed while it was grouped is grouped again: by
+// then the cache holds its new version.
+const conflictRetry = 200 * time.Millisecond
 
 // concurrentGroupings lets a burst of pods (a 500-pod job's) be annotated a few at a time; the
 // pods of one workload still read its owners once (chains waits for the first reader).
@@ -85,7 +90,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	patch, _ := json.Marshal(map[string]any{"metadata": metadata})
 	err = r.Client.Patch(ctx, pod, client.RawPatch(types.MergePatchType, patch))
 	if apierrors.IsConflict(err) {
-		return ctrl.Result{Requeue: true}, nil // changed since it was read: read it again
+		return ctrl.Result{RequeueAfter: conflictRetry}, nil // changed since it was read: read it again
 	}
 	return ctrl.Result{}, client.IgnoreNotFound(err)
 }
