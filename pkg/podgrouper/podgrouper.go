@@ -11,11 +11,15 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
@@ -44,15 +48,57 @@ const conflictRetry = 200 * time.Millisecond
 // pods of one workload still read its owners once (chains waits for the first reader).
 const concurrentGroupings = 4
 
-// SetupWithManager watches the pods of this scheduler that still lack a PodGroup.
+// SetupWithManager watches the pods of this scheduler that still lack a PodGroup, and the
+// deletion of PodGroups, whose pods it gives them back (restore).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	ungrouped := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		pod, ok := o.(*v1.Pod)
 		return ok && pod.Spec.SchedulerName == r.SchedulerName && pod.Annotations[scheduling.PodGroupNameAnnotation] == ""
 	})
+	deleted := predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		UpdateFunc:  func(event.UpdateEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
 	return ctrl.NewControllerManagedBy(mgr).Named("podgrouper").
 		WithOptions(controller.Options{MaxConcurrentReconciles: concurrentGroupings}).
-		For(&v1.Pod{}, builder.WithPredicates(ungrouped)).Complete(r)
+		For(&v1.Pod{}, builder.WithPredicates(ungrouped)).
+		Watches(&v2alpha2.PodGroup{}, handler.EnqueueRequestsFromMapFunc(r.podsOf), builder.WithPredicates(deleted)).
+		Complete(r)
+}
+
+// podsOf are the live pods of this scheduler annotated with a PodGroup (one just deleted).
+func (r *Reconciler) podsOf(ctx context.Context, group client.Object) []reconcile.Request {
+	pods := &v1.PodList{}
+	if err := r.Client.List(ctx, pods, client.InNamespace(group.GetNamespace())); err != nil {
+		klog.FromContext(ctx).Error(err, "Listing the pods of a deleted PodGroup", "podGroup", client.ObjectKeyFromObject(group))
+		return nil
+	}
+	var requests []reconcile.Request
+	for i := range pods.Items {
+		pod := &pods.Items[i]
+		if pod.Spec.SchedulerName == r.SchedulerName && pod.DeletionTimestamp == nil &&
+			pod.Annotations[scheduling.PodGroupNameAnnotation] == group.GetName() {
+			requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(pod)})
+		}
+	}
+	return requests
+}
+
+// restore makes again the PodGroup a grouped pod names, when it is missing (a user deleted it
+// to start the job over) and it is the one the grouper would make: the pod would otherwise
+// name a PodGroup that does not exist until it is deleted. A PodGroup the user made (and
+// named on the pod) is left to them.
+func (r *Reconciler) restore(ctx context.Context, pod *v1.Pod, name string) error {
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: pod.Namespace, Name: name}, &v2alpha2.PodGroup{})
+	if !apierrors.IsNotFound(err) {
+		return err
+	}
+	grouping, err := r.Grouper.Group(ctx, pod)
+	if err != nil || grouping.PodGroup == nil || grouping.PodGroup.Name != name {
+		return err
+	}
+	return r.ensure(ctx, grouping.PodGroup)
 }
 
 // Reconcile groups one pod.
@@ -61,8 +107,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Get(ctx, req.NamespacedName, pod); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if pod.Spec.SchedulerName != r.SchedulerName || pod.Annotations[scheduling.PodGroupNameAnnotation] != "" || pod.DeletionTimestamp != nil {
+	if pod.Spec.SchedulerName != r.SchedulerName || pod.DeletionTimestamp != nil {
 		return ctrl.Result{}, nil
+	}
+	if name := pod.Annotations[scheduling.PodGroupNameAnnotation]; name != "" {
+		return ctrl.Result{}, r.restore(ctx, pod, name)
 	}
 	grouping, err := r.Grouper.Group(ctx, pod)
 	if err != nil {

@@ -202,9 +202,24 @@ func TestDeletedPodGroupIsMadeAgain(t *testing.T) {
 	if err := c.Delete(context.Background(), &v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "pg-train-uid-train"}}); err != nil {
 		t.Fatal(err)
 	}
+	reconcile(first) // annotated already: as when the PodGroup's deletion is watched
+	if !groupExists() {
+		t.Fatal("the Job's pod names a PodGroup that was deleted, and it was not made again")
+	}
+	if err := c.Delete(context.Background(), &v2alpha2.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "pg-train-uid-train"}}); err != nil {
+		t.Fatal(err)
+	}
 	reconcile(second)
 	if !groupExists() {
 		t.Fatal("the Job's next pod names a PodGroup that was deleted, and it was not made again")
+	}
+	handMade := builders.MakePod("ns", "mine").UID("uid-mine").PodGroup("hand-made").Obj()
+	if err := c.Create(context.Background(), handMade); err != nil {
+		t.Fatal(err)
+	}
+	reconcile(handMade)
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: "hand-made"}, &v2alpha2.PodGroup{}); err == nil {
+		t.Error("made the PodGroup a user named on their pod")
 	}
 	job.Spec.Parallelism = ptr.To[int32](2)
 	if err := c.Update(context.Background(), job); err != nil {

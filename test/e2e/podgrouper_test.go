@@ -6,6 +6,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -66,5 +67,17 @@ var _ = Describe("Ordinary workloads", func() {
 		Consistently(boundPods("plain", groupName), "1s").Should(BeZero(), "2 pods cannot make a gang of 3")
 		createOwned("sweep-c")
 		Eventually(runningPods("plain", groupName)).Should(Equal(3))
+
+		By("a PodGroup deleted while its pods live is made again: no pod names one that does not exist")
+		deleted := &v2alpha2.PodGroup{}
+		Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: "plain", Name: groupName}, deleted)).To(Succeed())
+		Expect(k8sClient.Delete(suiteCtx, deleted)).To(Succeed())
+		Eventually(func() types.UID {
+			again := &v2alpha2.PodGroup{}
+			if err := k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: "plain", Name: groupName}, again); err != nil {
+				return ""
+			}
+			return again.UID
+		}).ShouldNot(SatisfyAny(BeEmpty(), Equal(deleted.UID)))
 	})
 })
