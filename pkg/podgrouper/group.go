@@ -110,12 +110,12 @@ func (g *Grouper) Group(ctx context.Context, pod *v1.Pod) (Grouping, error) {
 		return Grouping{}, err
 	}
 	w := newWorkload(pod, owners)
-	for _, o := range w.fromTheTop() {
+	for _, o := range w.topDown {
 		if skipped(o.GetAnnotations()) {
 			return Grouping{}, nil
 		}
 	}
-	if !g.Pool.Includes(firstWith(g.Pool.LabelKey, w.labelSets(true)...)) {
+	if !g.Pool.Includes(firstWith(g.Pool.LabelKey, w.podFirst...)) {
 		return Grouping{}, nil
 	}
 	defaults, err := g.kindDefault(ctx, w)
@@ -129,13 +129,13 @@ func (g *Grouper) Group(ctx context.Context, pod *v1.Pod) (Grouping, error) {
 	if err != nil {
 		problems = append(problems, Problem{Reason: ReasonWorkloadFieldInvalid, Message: fmt.Sprintf(
 			"%v; the pod is grouped on its own until the workload is fixed", err)})
-		// The pod's own gang of one: an override written for the whole workload must not make
-		// it wait for pods that will never join it.
-		group, _ := g.podGroup(ctx, w, Gang{MinMember: 1, DefaultPriority: cmp.Or(gang.DefaultPriority, TrainPriority)}, defaults)
+		// The pod's own gang of one, without the overrides: one written for the whole workload
+		// must not make it wait for pods that will never join it.
+		group := g.podGroup(ctx, w, Gang{MinMember: 1, DefaultPriority: cmp.Or(gang.DefaultPriority, TrainPriority)}, defaults)
 		return Grouping{PodGroup: group, Problems: problems}, nil
 	}
-	group, problem := g.podGroup(ctx, w, gang, defaults)
-	if problem != nil {
+	group := g.podGroup(ctx, w, gang, defaults)
+	if problem := overrideGang(w, gang, group); problem != nil {
 		problems = append(problems, *problem)
 	}
 	// A pod joins a sub-group the PodGroup has, or none: an override replaces the sub-groups
@@ -215,9 +215,8 @@ func sparkApplication(w *Workload, app string) (Gang, error) {
 const sparkRoleLabel = "spark-role"
 
 // podGroup is the PodGroup of a gang (the pod's own, without Gang.Object), with what the user
-// set on the workload: queue, priority, preemptibility, protection windows, topology and gang
-// overrides.
-func (g *Grouper) podGroup(ctx context.Context, w *Workload, gang Gang, defaults KindDefault) (*v2alpha2.PodGroup, *Problem) {
+// set on the workload: queue, priority, preemptibility, protection windows and topology.
+func (g *Grouper) podGroup(ctx context.Context, w *Workload, gang Gang, defaults KindDefault) *v2alpha2.PodGroup {
 	// The workload controls its PodGroup: it goes when the workload goes.
 	owner := metav1.OwnerReference{APIVersion: "v1", Kind: "Pod", Name: w.Pod.Name, UID: w.Pod.UID, Controller: ptr.To(true)}
 	if gang.Object != nil {
@@ -241,11 +240,7 @@ func (g *Grouper) podGroup(ctx context.Context, w *Workload, gang Gang, defaults
 	// staleness grace period) reads as if written on the PodGroup, with the scheduler's own
 	// checks and reports.
 	if top := w.Top(); top != nil {
-		copied := []*unstructured.Unstructured{top}
-		for _, wrapper := range w.Wrappers {
-			copied = append([]*unstructured.Unstructured{wrapper}, copied...)
-		}
-		for _, o := range copied {
+		for _, o := range w.topDown[:len(w.Wrappers)+1] {
 			for key, value := range o.GetLabels() {
 				setIfAbsent(&group.Labels, key, value)
 			}
@@ -266,26 +261,23 @@ func (g *Grouper) podGroup(ctx context.Context, w *Workload, gang Gang, defaults
 	// The queue and the preemptibility are the workload's labels (top owner first), else the
 	// pod's, as upstream reads them: the workload says where and how it runs, whatever its
 	// pods' templates carry. The pool is the pod's label, else its owners'.
-	queue := firstWith(scheduling.QueueLabel, w.labelSets(false)...)[scheduling.QueueLabel]
+	queue := firstWith(scheduling.QueueLabel, w.workloadFirst...)[scheduling.QueueLabel]
 	if queue == "" {
 		queue = DefaultQueue
 	}
 	group.Spec.Queue = queue
 	setString(&group.Labels, scheduling.QueueLabel, queue)
-	if pool, ok := firstWith(g.Pool.LabelKey, w.labelSets(true)...)[g.Pool.LabelKey]; ok && g.Pool.LabelKey != "" {
+	if pool, ok := firstWith(g.Pool.LabelKey, w.podFirst...)[g.Pool.LabelKey]; ok && g.Pool.LabelKey != "" {
 		setString(&group.Labels, g.Pool.LabelKey, pool)
 	}
-	if p := firstWith(scheduling.PreemptibilityLabel, w.labelSets(false)...)[scheduling.PreemptibilityLabel]; p == string(v2alpha2.Preemptible) || p == string(v2alpha2.NonPreemptible) {
+	if p := firstWith(scheduling.PreemptibilityLabel, w.workloadFirst...)[scheduling.PreemptibilityLabel]; p == string(v2alpha2.Preemptible) || p == string(v2alpha2.NonPreemptible) {
 		group.Spec.Preemptibility = v2alpha2.Preemptibility(p)
 	} else if defaults.Preemptibility != "" {
 		group.Spec.Preemptibility = defaults.Preemptibility
 	}
 	group.Spec.PriorityClassName = g.priorityClass(ctx, w, gang, defaults)
 	group.Spec.TopologyConstraint = topologyOf(w)
-	if gang.Object == nil && len(w.Owners) > 0 {
-		return group, nil // a pod grouped alone, away from the workload its overrides are for
-	}
-	return group, overrideGang(w, gang, group)
+	return group
 }
 
 // priorityClass is the workload's priority class: a label on the workload (top owner first)
@@ -293,7 +285,7 @@ func (g *Grouper) podGroup(ctx context.Context, w *Workload, gang Gang, defaults
 // default (the cluster's defaults ConfigMap first).
 func (g *Grouper) priorityClass(ctx context.Context, w *Workload, gang Gang, defaults KindDefault) string {
 	for _, key := range append([]string{PriorityClassLabel}, gang.PriorityLabels...) {
-		if name := firstWith(key, w.labelSets(false)...)[key]; name != "" {
+		if name := firstWith(key, w.workloadFirst...)[key]; name != "" {
 			return name
 		}
 	}
@@ -370,26 +362,10 @@ func topologyOf(w *Workload) *v2alpha2.TopologyConstraint {
 	return &v2alpha2.TopologyConstraint{Topology: topology, RequiredTopologyLevel: required, PreferredTopologyLevel: preferred}
 }
 
-// labelSets are the label sets the workload's settings are read from, in order: the wrappers
-// and owners from the top down, then the pod; or, podFirst, the pod and then the others.
-func (w *Workload) labelSets(podFirst bool) []map[string]string {
-	sets := make([]map[string]string, 0, len(w.Owners)+len(w.Wrappers)+1)
-	if podFirst {
-		sets = append(sets, w.Pod.Labels)
-	}
-	for _, o := range w.fromTheTop() {
-		sets = append(sets, o.GetLabels())
-	}
-	if !podFirst {
-		sets = append(sets, w.Pod.Labels)
-	}
-	return sets
-}
-
 // firstAnnotation is the annotation on the wrappers and owners, top first, and then, withPod,
 // on the pod.
 func (w *Workload) firstAnnotation(key string, withPod bool) (string, bool) {
-	for _, o := range w.fromTheTop() {
+	for _, o := range w.topDown {
 		if value, ok := o.GetAnnotations()[key]; ok {
 			return value, true
 		}

@@ -24,6 +24,12 @@ type Workload struct {
 	// Workflow, a Katib Trial), nearest first: the workload is what they wrap, but what the
 	// user set on them (a queue, a priority) is read first, as set on the workload.
 	Wrappers []*unstructured.Unstructured
+
+	// topDown are the wrappers and owners from the top down, the order in which the user's
+	// settings on them are read; workloadFirst their labels and then the pod's, podFirst the
+	// pod's and then theirs. Computed once: every setting of the pod's PodGroup reads them.
+	topDown                 []*unstructured.Unstructured
+	workloadFirst, podFirst []map[string]string
 }
 
 // newWorkload splits a pod's chain of controllers into the workload's owners and the
@@ -43,20 +49,16 @@ func newWorkload(pod *v1.Pod, chain []*unstructured.Unstructured) *Workload {
 			top--
 		}
 	}
-	return &Workload{Pod: pod, Owners: chain[:top], Wrappers: chain[top:]}
-}
-
-// fromTheTop are the wrappers and owners from the top down, the order in which the user's
-// settings on them are read.
-func (w *Workload) fromTheTop() []*unstructured.Unstructured {
-	objects := make([]*unstructured.Unstructured, 0, len(w.Owners)+len(w.Wrappers))
-	for i := len(w.Wrappers) - 1; i >= 0; i-- {
-		objects = append(objects, w.Wrappers[i])
+	w := &Workload{Pod: pod, Owners: chain[:top], Wrappers: chain[top:]}
+	w.topDown = slices.Clone(chain)
+	slices.Reverse(w.topDown)
+	w.podFirst = append(w.podFirst, pod.Labels)
+	for _, o := range w.topDown {
+		w.workloadFirst = append(w.workloadFirst, o.GetLabels())
+		w.podFirst = append(w.podFirst, o.GetLabels())
 	}
-	for i := len(w.Owners) - 1; i >= 0; i-- {
-		objects = append(objects, w.Owners[i])
-	}
-	return objects
+	w.workloadFirst = append(w.workloadFirst, pod.Labels)
+	return w
 }
 
 // Top is the workload's top owner, nil for a bare pod.
