@@ -8,8 +8,6 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
@@ -62,7 +60,7 @@ func (c *Explainer) describeJob(p *printer, job *model.JobInfo, group *v2alpha2.
 		kind = "non-preemptible"
 	}
 	p.line(0, "PodGroup %s", job.ID)
-	if workload := workloadOf(group); workload != "" {
+	if workload := podgrouper.WorkloadOf(group); workload != "" {
 		p.line(1, "workload: %s", workload)
 	}
 	p.line(1, "queue:    %s", c.queuePath(job.Queue))
@@ -519,20 +517,3 @@ func end(t time.Time) string { return model.FormatEnd(t) }
 
 func ago(d time.Duration) string { return d.Round(time.Second).String() }
 
-// workloadOf names the workload behind a PodGroup, <Kind>[.<group>]/<name> as kubectl names
-// an object of any kind: the pod grouper's kai.scheduler/workload annotation, else the
-// PodGroup's controller (its only owner when none is marked controller, as the pod grouper
-// writes it); empty for a PodGroup made by hand.
-func workloadOf(group *v2alpha2.PodGroup) string {
-	if name := group.Annotations[podgrouper.WorkloadAnnotation]; name != "" {
-		return name
-	}
-	owner := metav1.GetControllerOfNoCopy(group)
-	if owner == nil && len(group.OwnerReferences) == 1 {
-		owner = &group.OwnerReferences[0]
-	}
-	if owner == nil || owner.Kind == "" || owner.Name == "" {
-		return ""
-	}
-	return schema.FromAPIVersionAndKind(owner.APIVersion, owner.Kind).GroupKind().String() + "/" + owner.Name
-}

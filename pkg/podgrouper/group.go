@@ -11,7 +11,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
@@ -250,7 +250,7 @@ func (g *Grouper) podGroup(ctx context.Context, w *Workload, gang Gang, defaults
 				}
 			}
 		}
-		setString(&group.Annotations, WorkloadAnnotation, workloadName(top))
+		setString(&group.Annotations, WorkloadAnnotation, workloadName(top.GroupVersionKind().GroupKind(), top.GetName()))
 	}
 	for _, key := range []string{scheduling.PreemptionDelayAnnotation, scheduling.StalenessGracePeriodAnnotation} {
 		if value, ok := w.firstAnnotation(key, false); ok {
@@ -378,9 +378,25 @@ func (w *Workload) firstAnnotation(key string, withPod bool) (string, bool) {
 }
 
 // workloadName is <Kind>[.<group>]/<name>, the way kubectl names an object of any kind.
-func workloadName(o *unstructured.Unstructured) string {
-	gk := o.GroupVersionKind().GroupKind()
-	return gk.String() + "/" + o.GetName()
+func workloadName(gk schema.GroupKind, name string) string {
+	return gk.String() + "/" + name
+}
+
+// WorkloadOf names the workload behind a PodGroup, as workloadName: the grouper's
+// kai.scheduler/workload annotation, else the PodGroup's controller (its only owner when none
+// is marked controller, as older groupers wrote it); empty for a PodGroup made by hand.
+func WorkloadOf(group *v2alpha2.PodGroup) string {
+	if name := group.Annotations[WorkloadAnnotation]; name != "" {
+		return name
+	}
+	owner := metav1.GetControllerOfNoCopy(group)
+	if owner == nil && len(group.OwnerReferences) == 1 {
+		owner = &group.OwnerReferences[0]
+	}
+	if owner == nil || owner.Kind == "" || owner.Name == "" {
+		return ""
+	}
+	return workloadName(schema.FromAPIVersionAndKind(owner.APIVersion, owner.Kind).GroupKind(), owner.Name)
 }
 
 // firstWith is the first of the label sets that has key, nil when none has it.

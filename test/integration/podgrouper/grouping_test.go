@@ -182,8 +182,9 @@ func TestGroupingManyWorkloadsReadsEachChainOnce(t *testing.T) {
 		t.Errorf("%d PodGroups for %d workloads, want one each", len(groups.Items), workloads)
 	}
 	for _, g := range groups.Items {
-		if want := int32(1); g.Spec.MinMember != want && g.Spec.MinMember != podsPerWorkload {
-			t.Errorf("PodGroup %s has gang %d, want %d (a Job) or 1 (a Deployment)", g.Name, g.Spec.MinMember, podsPerWorkload)
+		want := map[string]int32{"Job": podsPerWorkload, "Deployment": 1}
+		if owner := metav1.GetControllerOfNoCopy(&g); owner == nil || g.Spec.MinMember != want[owner.Kind] {
+			t.Errorf("PodGroup %s (owner %v) has gang %d, want %d for a Job, 1 for a Deployment", g.Name, owner, g.Spec.MinMember, podsPerWorkload)
 		}
 	}
 }
