@@ -56,8 +56,10 @@ var _ = Describe("The Helm chart", func() {
 		}
 		ownClientset, err := kubernetes.NewForConfig(own.Config)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(testenv.CreateNode(suiteCtx, ownClientset, "chart-node", 4)).To(Succeed())
-		Expect(testenv.CreateNode(suiteCtx, ownClientset, "chart-a100-node", 4)).To(Succeed())
+		for _, node := range []string{"chart-node", "chart-a100-node"} {
+			Expect(testenv.CreateNode(suiteCtx, ownClientset, node, 4)).To(Succeed())
+			Expect(testenv.WaitNodeReady(suiteCtx, ownClientset, node)).To(Succeed())
+		}
 		// A patch, not an update: KWOK writes the node's status meanwhile.
 		Expect(c.Patch(suiteCtx, builders.MakeNode("chart-a100-node").NodePool("a100").Obj(),
 			client.MergeFrom(builders.MakeNode("chart-a100-node").Obj()))).To(Succeed())

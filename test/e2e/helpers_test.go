@@ -35,19 +35,7 @@ func create[T client.Object](obj T) T {
 func createNode(name string, gpus int64) {
 	Expect(testenv.CreateNode(suiteCtx, clientset, name, gpus)).To(Succeed())
 	cleanUp(builders.MakeNode(name).Obj())
-	// KWOK starts only the pods of nodes it has taken on, which it shows by reporting the node
-	// Ready: a pod bound to a node KWOK has not met yet may never start, as on a cluster whose
-	// kubelet has not registered. Wait for it, as a user waits for a new node to be Ready.
-	Eventually(func() v1.ConditionStatus {
-		node := &v1.Node{}
-		Expect(k8sClient.Get(suiteCtx, client.ObjectKey{Name: name}, node)).To(Succeed())
-		for _, c := range node.Status.Conditions {
-			if c.Type == v1.NodeReady {
-				return c.Status
-			}
-		}
-		return v1.ConditionUnknown
-	}).Should(Equal(v1.ConditionTrue), "KWOK takes node %s on", name)
+	Expect(testenv.WaitNodeReady(suiteCtx, clientset, name)).To(Succeed())
 }
 
 func createNamespace(name string) {

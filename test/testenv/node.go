@@ -3,7 +3,9 @@ package testenv
 import (
 	"context"
 	"fmt"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"slices"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -45,6 +47,36 @@ func CreateNode(ctx context.Context, c kubernetes.Interface, name string, gpus i
 	})
 	if err != nil {
 		return fmt.Errorf("lifting the not-ready taint of node %s: %w", name, err)
+	}
+	return nil
+}
+
+// nodeReadyTimeout bounds WaitNodeReady: KWOK takes a node on within a second on a 2-core
+// machine, even while a suite runs beside it.
+const nodeReadyTimeout = 30 * time.Second
+
+// WaitNodeReady waits until KWOK has taken the node on, which it shows by reporting it Ready:
+// KWOK starts only the pods of nodes it has met, so a pod bound to a node it has not met yet
+// may never start (as on a cluster whose kubelet has not registered). Callers wait, as a user
+// waits for a new node to be Ready. Only for a control plane that runs KWOK; it gives up after
+// nodeReadyTimeout.
+func WaitNodeReady(ctx context.Context, c kubernetes.Interface, name string) error {
+	ctx, cancel := context.WithTimeout(ctx, nodeReadyTimeout)
+	defer cancel()
+	err := wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		node, err := c.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil // not there yet, or a moment's error: ask again
+		}
+		for _, cond := range node.Status.Conditions {
+			if cond.Type == v1.NodeReady {
+				return cond.Status == v1.ConditionTrue, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		return fmt.Errorf("node %s never became Ready (is KWOK running?): %w", name, err)
 	}
 	return nil
 }

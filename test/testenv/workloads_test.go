@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kai-minruntime/kai-scheduler/pkg/podgrouper"
 	"github.com/kai-minruntime/kai-scheduler/test/testenv"
 )
 
@@ -30,22 +31,23 @@ var _ = Describe("Workload CRDs", func() {
 		DeferCleanup(func() { Expect(env.Client.Delete(context.Background(), ns)).To(Succeed()) })
 		strict := client.WithFieldValidation(env.Client, metav1.FieldValidationStrict)
 
-		want := map[schema.GroupVersionKind]bool{}
-		for _, kind := range [][2]string{
-			{"kubeflow.org/v1", "PyTorchJob"}, {"kubeflow.org/v1", "TFJob"}, {"kubeflow.org/v1", "XGBoostJob"},
-			{"kubeflow.org/v1", "JAXJob"}, {"kubeflow.org/v2beta1", "MPIJob"}, {"trainer.kubeflow.org/v1alpha1", "TrainJob"},
-			{"ray.io/v1", "RayCluster"}, {"ray.io/v1", "RayJob"}, {"ray.io/v1", "RayService"},
-			{"jobset.x-k8s.io/v1alpha2", "JobSet"}, {"leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet"},
-			{"kubeflow.org/v1", "Notebook"}, {"serving.knative.dev/v1", "Service"},
-			{"serving.knative.dev/v1", "Configuration"}, {"serving.knative.dev/v1", "Revision"},
-			{"argoproj.io/v1alpha1", "Workflow"},
-		} {
-			want[schema.FromAPIVersionAndKind(kind[0], kind[1])] = true
+		// Every kind the pod grouper reads, but Kubernetes' own and those whose CRD no served
+		// module gives us yet: a new rule without an object here fails.
+		notYet := map[schema.GroupKind]string{
+			{Group: "kubeflow.org", Kind: "PaddleJob"}:  "its CRD is in the training operator's module, not pinned yet",
+			{Group: "kubeflow.org", Kind: "Trial"}:      "Katib's CRDs are not pinned yet",
+			{Group: "kubeflow.org", Kind: "Experiment"}: "Katib's CRDs are not pinned yet",
 		}
-		got := map[schema.GroupVersionKind]bool{}
+		want := map[schema.GroupKind]bool{}
+		for _, gk := range podgrouper.ReadKinds() {
+			if _, skip := notYet[gk]; !skip && gk.Group != "" && gk.Group != "apps" && gk.Group != "batch" {
+				want[gk] = true
+			}
+		}
+		got := map[schema.GroupKind]bool{}
 		for _, o := range testenv.Workloads(ns.Name, "w") {
 			gvk := o.GroupVersionKind()
-			got[gvk] = true
+			got[gvk.GroupKind()] = true
 			sent := o.DeepCopy()
 			Expect(strict.Create(ctx, o)).To(Succeed(), "creating %s", gvk)
 
@@ -55,7 +57,7 @@ var _ = Describe("Workload CRDs", func() {
 			Expect(back.GetUID()).To(Equal(o.GetUID()), "%s read back is another object", gvk)
 			Expect(kept(back.Object["spec"], sent.Object["spec"], ".spec")).To(Succeed(), "%s read back", gvk)
 		}
-		Expect(sortedKinds(got)).To(Equal(sortedKinds(want)), "testenv.Workloads returns one object of each kind")
+		Expect(sortedKinds(got)).To(Equal(sortedKinds(want)), "testenv.Workloads returns one object of each kind the pod grouper reads")
 	})
 
 	// The helpers return objects with the namespace and name they are given, new each time.
@@ -105,10 +107,10 @@ func kept(got, want any, path string) error {
 	return nil
 }
 
-func sortedKinds(set map[schema.GroupVersionKind]bool) []string {
+func sortedKinds(set map[schema.GroupKind]bool) []string {
 	var kinds []string
-	for gvk := range set {
-		kinds = append(kinds, gvk.String())
+	for gk := range set {
+		kinds = append(kinds, gk.String())
 	}
 	sort.Strings(kinds)
 	return kinds
