@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/apiwriter"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/metrics"
 )
 
@@ -46,8 +47,17 @@ func TestAssemblyJoinsItsParts(t *testing.T) {
 	if s.Loop.Builder.Store != s.Store || s.Loop.Status != s.Status || s.Loop.Policy != policy || s.Dispatcher != nil {
 		t.Errorf("the loop is not joined to the store, status updater and policy it was assembled with: %+v", s.Loop)
 	}
+	// What the loop decides must be what its next snapshot sees (the overlay its builder
+	// reads) and what the status updater reports.
+	effects, ok := s.Loop.Effects.(*apiwriter.Effects)
+	if !ok || effects.Overlay != s.Loop.Builder.Overlay || effects.Status != s.Status {
+		t.Errorf("the loop's effects %+v do not write the overlay its snapshots read, or report to its status updater", s.Loop.Effects)
+	}
 	opts.DispatchWorkers = 4
 	if s, err = scheduler.New(opts); err != nil || s.Dispatcher == nil || s.Loop.Effects != s.Dispatcher {
-		t.Errorf("with dispatch workers the loop's decisions do not go through the dispatcher: %v", err)
+		t.Fatalf("with dispatch workers the loop's decisions do not go through the dispatcher: %v", err)
+	}
+	if s.Dispatcher.Overlay != s.Loop.Builder.Overlay || s.Dispatcher.Status != s.Status {
+		t.Error("the dispatcher does not write the overlay the loop's snapshots read, or report to its status updater")
 	}
 }
