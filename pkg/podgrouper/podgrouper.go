@@ -53,7 +53,7 @@ const concurrentGroupings = 4
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	ungrouped := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		pod, ok := o.(*v1.Pod)
-		return ok && pod.Spec.SchedulerName == r.SchedulerName && pod.Annotations[scheduling.PodGroupNameAnnotation] == ""
+		return ok && pod.Spec.SchedulerName == r.SchedulerName && pod.Annotations[scheduling.PodGroupNameAnnotation] == "" && !skipped(pod.Annotations)
 	})
 	deleted := predicate.Funcs{
 		CreateFunc:  func(event.CreateEvent) bool { return false },
@@ -107,7 +107,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Get(ctx, req.NamespacedName, pod); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if pod.Spec.SchedulerName != r.SchedulerName || pod.DeletionTimestamp != nil {
+	if pod.Spec.SchedulerName != r.SchedulerName || pod.DeletionTimestamp != nil || skipped(pod.Annotations) {
 		return ctrl.Result{}, nil
 	}
 	if name := pod.Annotations[scheduling.PodGroupNameAnnotation]; name != "" {
@@ -124,7 +124,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	group := grouping.PodGroup
 	if group == nil {
-		return ctrl.Result{}, nil // skipped, or another pool's scheduler groups it
+		return ctrl.Result{}, nil // skipped (on an owner), or another pool's scheduler groups it
 	}
 	if err := r.ensure(ctx, group); err != nil {
 		return ctrl.Result{}, err

@@ -141,13 +141,15 @@ func TestPodGroupQueueAndSkip(t *testing.T) {
 			want:      "prod", preempt: v2alpha2.NonPreemptible},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			pod := builders.MakePod("ns", "p-0").UID("uid-p-0").Obj()
-			pod.Labels, pod.Annotations = tc.podLabels, tc.podNotes
-			objects := []client.Object{pod}
+			wrapper := builders.MakePod("ns", "p-0").UID("uid-p-0")
+			var objects []client.Object
 			if tc.job != nil {
-				pod.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(tc.job, batchv1.SchemeGroupVersion.WithKind("Job"))}
+				wrapper = wrapper.ControlledBy(tc.job, batchv1.SchemeGroupVersion.WithKind("Job"))
 				objects = append(objects, tc.job)
 			}
+			pod := wrapper.Obj()
+			pod.Labels, pod.Annotations = tc.podLabels, tc.podNotes
+			objects = append(objects, pod)
 			c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objects...).Build()
 			r := reconciler(c, scheduling.NodePool{})
 			if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(pod)}); err != nil {
