@@ -516,4 +516,3 @@ func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 func end(t time.Time) string { return model.FormatEnd(t) }
 
 func ago(d time.Duration) string { return d.Round(time.Second).String() }
-
