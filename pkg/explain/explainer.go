@@ -38,7 +38,7 @@ func Load(ctx context.Context, reader client.Reader, schedulerName string, confi
 	if err != nil {
 		return nil, fmt.Errorf("the scheduler configuration is invalid (the scheduler would not start with it): %w", err)
 	}
-	view, err := scheduler.NewView(scheduler.ViewOptions{Name: schedulerName, Policy: policy, Clock: clk, Lister: reader})
+	view, err := scheduler.NewView(scheduler.ViewOptions{Name: schedulerName, Clock: clk, Lister: reader})
 	if err != nil {
 		return nil, err
 	}

@@ -61,20 +61,18 @@ type Options struct {
 // runs them: the binary adds Loop, Status and Dispatcher to its manager; kai-sim steps Loop
 // and flushes Status in virtual time.
 type Scheduler struct {
-	Store   *store.Store
-	Overlay *store.Overlay
-	Status  *status.Updater
+	Store  *store.Store
+	Status *status.Updater
 	// Dispatcher is nil when decisions are sent within the cycle (Options.DispatchWorkers 0).
 	Dispatcher *apiwriter.Dispatcher
 	Loop       *Loop
 }
 
-// View is the read half of a scheduler: its policy, and the snapshot builder over the store
-// it converts the cluster's objects in, with the overlay of its own writes. A tool that only
+// View is the read half of a scheduler: the snapshot builder over the store it converts the
+// cluster's objects in, with the overlay of its own writes. A tool that only
 // looks (kubectl kai explain) uses it alone, so that it sees the cluster as the scheduler
 // does; New builds every scheduler on one.
 type View struct {
-	Policy  *Policy
 	Store   *store.Store
 	Overlay *store.Overlay
 	Builder *store.Builder
@@ -82,36 +80,35 @@ type View struct {
 
 // ViewOptions are what a View is built from: the parts of Options that reading needs.
 type ViewOptions struct {
-	Name   string
-	Pool   scheduling.NodePool
-	Policy *Policy
-	Clock  clock.PassiveClock
+	Name  string
+	Pool  scheduling.NodePool
+	Clock clock.PassiveClock
 	// Lister, when set, is listed at every snapshot (a tool reading the cluster once); a
 	// scheduler's store is fed by its cluster side instead.
 	Lister client.Reader
 }
 
-// NewView assembles the read half of a scheduler; a missing policy or clock is an error.
+// NewView assembles the read half of a scheduler; a missing clock is an error.
 func NewView(opts ViewOptions) (*View, error) {
 	if err := assemblyNeeds(opts.missing()); err != nil {
 		return nil, err
 	}
+	return newView(opts), nil
+}
+
+// newView assembles a view from options already checked.
+func newView(opts ViewOptions) *View {
 	converted := store.New(opts.Name, opts.Pool)
 	overlay := store.NewOverlay(opts.Clock)
-	return &View{Policy: opts.Policy, Store: converted, Overlay: overlay,
-		Builder: &store.Builder{Store: converted, Overlay: overlay, Reader: opts.Lister}}, nil
+	return &View{Store: converted, Overlay: overlay, Builder: &store.Builder{Store: converted, Overlay: overlay, Reader: opts.Lister}}
 }
 
 // missing names the parts a view needs that opts lacks.
 func (opts ViewOptions) missing() []error {
-	var missing []error
-	if opts.Policy == nil {
-		missing = append(missing, errors.New("a policy (the actions and plugins to run)"))
-	}
 	if opts.Clock == nil {
-		missing = append(missing, errors.New("a clock"))
+		return []error{errors.New("a clock")}
 	}
-	return missing
+	return nil
 }
 
 // assemblyNeeds is the error naming every missing part at once, or nil.
@@ -124,8 +121,12 @@ func assemblyNeeds(missing []error) error {
 
 // New assembles a scheduler from opts; a missing required part is an error naming it.
 func New(opts Options) (*Scheduler, error) {
-	viewOpts := ViewOptions{Name: opts.Name, Pool: opts.Pool, Policy: opts.Policy, Clock: opts.Clock}
-	missing := viewOpts.missing()
+	viewOpts := ViewOptions{Name: opts.Name, Pool: opts.Pool, Clock: opts.Clock}
+	var missing []error
+	if opts.Policy == nil {
+		missing = append(missing, errors.New("a policy (the actions and plugins to run)"))
+	}
+	missing = append(missing, viewOpts.missing()...)
 	if opts.Period <= 0 {
 		missing = append(missing, fmt.Errorf("a period between cycles above zero (got %s)", opts.Period))
 	}
@@ -138,10 +139,7 @@ func New(opts Options) (*Scheduler, error) {
 	if err := assemblyNeeds(missing); err != nil {
 		return nil, err
 	}
-	view, err := NewView(viewOpts)
-	if err != nil {
-		return nil, err
-	}
+	view := newView(viewOpts)
 	statusClient := opts.StatusClient
 	if statusClient == nil {
 		statusClient = opts.Client
@@ -156,7 +154,7 @@ func New(opts Options) (*Scheduler, error) {
 		updater.StampGrace = opts.StampGrace
 	}
 	direct := &apiwriter.Effects{Client: opts.Client, Recorder: opts.Events, Overlay: overlay, Status: updater, Metrics: opts.Metrics, Clock: opts.Clock}
-	s := &Scheduler{Store: view.Store, Overlay: overlay, Status: updater}
+	s := &Scheduler{Store: view.Store, Status: updater}
 	var effects framework.Effects = direct
 	if opts.DispatchWorkers > 0 {
 		s.Dispatcher = apiwriter.NewDispatcher(direct, opts.DispatchWorkers)
