@@ -72,9 +72,10 @@ func (o *ObjectOwners) ReadOwner(_ context.Context, namespace string, ref metav1
 	return nil, apierrors.NewNotFound(schema.GroupResource{Group: gk.Group, Resource: ref.Kind}, ref.Name)
 }
 
-// maxOwnerDepth bounds the walk up a chain of owners: real workloads are at most five deep
-// (a Knative Service's pods), and a loop of owner references must not hang the grouper.
-const maxOwnerDepth = 10
+// MaxOwnerDepth bounds the walk up a chain of owners (here, and in kai-sim's reading of a
+// file): real workloads are at most five deep (a Knative Service's pods), and a loop of owner
+// references must not hang the grouper.
+const MaxOwnerDepth = 10
 
 // UnreadableOwner is an owner the grouper may not or cannot read: not found (deleted, or
 // recreated with another UID), forbidden, or of a kind the API server does not serve.
@@ -179,8 +180,8 @@ func (c *chains) ownersOf(ctx context.Context, pod *v1.Pod) ([]*unstructured.Uns
 func (c *chains) walk(ctx context.Context, namespace string, ref metav1.OwnerReference) ([]*unstructured.Unstructured, error) {
 	var owners []*unstructured.Unstructured
 	for next := &ref; next != nil; {
-		if len(owners) == maxOwnerDepth {
-			return owners, &UnreadableOwner{Ref: *next, Err: fmt.Errorf("more than %d owners above the pod: a loop of owner references?", maxOwnerDepth)}
+		if len(owners) == MaxOwnerDepth {
+			return owners, &UnreadableOwner{Ref: *next, Err: fmt.Errorf("more than %d owners above the pod: a loop of owner references?", MaxOwnerDepth)}
 		}
 		gk := schema.FromAPIVersionAndKind(next.APIVersion, next.Kind).GroupKind()
 		if !readable(gk) {

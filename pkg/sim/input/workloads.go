@@ -138,7 +138,6 @@ func (ws *workloads) add(index int, object *unstructured.Unstructured) {
 		}
 	}
 	ws.byKey[keyOf(object)] = &workloadDocument{object: object, index: index, settings: settings}
-	ws.owners = nil // rebuilt with the new object
 }
 
 func keyOf(o *unstructured.Unstructured) workloadKey {
@@ -148,17 +147,18 @@ func keyOf(o *unstructured.Unstructured) workloadKey {
 // lookup finds the document an owner reference of an object in namespace names (a
 // cluster-scoped one by name alone), as the grouper's ObjectOwners does.
 func (ws *workloads) lookup(namespace string, ref metav1.OwnerReference) *workloadDocument {
-	gk := schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind).GroupKind()
+	return ws.find(schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind).GroupKind(), namespace, ref.Name)
+}
+
+// find is the document of that kind and name in namespace, else cluster-scoped, else nil.
+func (ws *workloads) find(gk schema.GroupKind, namespace, name string) *workloadDocument {
 	for _, ns := range []string{namespace, ""} {
-		if w, ok := ws.byKey[workloadKey{gk, ns, ref.Name}]; ok {
+		if w, ok := ws.byKey[workloadKey{gk, ns, name}]; ok {
 			return w
 		}
 	}
 	return nil
 }
-
-// maxOwners bounds the walk up a pod's owners, as the grouper bounds its own.
-const maxOwners = 10
 
 // chain is the pod's owners, nearest first, as the file holds them. A missing owner, one the
 // reference names by another UID, and a loop are errors naming the pod and the owner.
@@ -166,8 +166,8 @@ func (ws *workloads) chain(pod *v1.Pod) ([]*workloadDocument, error) {
 	var chain []*workloadDocument
 	child := fmt.Sprintf("Pod %s/%s", pod.Namespace, pod.Name)
 	for ref := metav1.GetControllerOfNoCopy(pod); ref != nil; {
-		if len(chain) == maxOwners {
-			return nil, fmt.Errorf("more than %d owners above the pod, from its metadata.ownerReferences up: a loop of owner references?", maxOwners)
+		if len(chain) == podgrouper.MaxOwnerDepth {
+			return nil, fmt.Errorf("more than %d owners above the pod, from its metadata.ownerReferences up: a loop of owner references?", podgrouper.MaxOwnerDepth)
 		}
 		owner := ws.lookup(pod.Namespace, *ref)
 		named := fmt.Sprintf("%s %s (apiVersion %s)", ref.Kind, ref.Name, ref.APIVersion)
@@ -204,7 +204,7 @@ func (ws *workloads) group(pod *v1.Pod) (*v2alpha2.PodGroup, string, error) {
 	for _, w := range chain {
 		w.reached = true
 	}
-	if ws.owners == nil {
+	if ws.owners == nil { // once: parse adds every document before it groups any pod
 		objects := make([]*unstructured.Unstructured, 0, len(ws.byKey))
 		for _, w := range ws.byKey {
 			objects = append(objects, w.object)
@@ -263,13 +263,7 @@ func (ws *workloads) workloadOf(group *v2alpha2.PodGroup) *workloadDocument {
 	if !ok {
 		return nil
 	}
-	gk := schema.ParseGroupKind(kindName)
-	for _, ns := range []string{group.Namespace, ""} {
-		if w, ok := ws.byKey[workloadKey{gk, ns, name}]; ok {
-			return w
-		}
-	}
-	return nil
+	return ws.find(schema.ParseGroupKind(kindName), group.Namespace, name)
 }
 
 // check refuses what a file's workloads would otherwise leave silently unused: a workload no
