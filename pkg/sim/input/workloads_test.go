@@ -1,12 +1,14 @@
 package input_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/internal/simtest"
 )
@@ -212,8 +214,19 @@ func TestARunningWorkloadsPodsStartOnTheirNodes(t *testing.T) {
 	scenario := oneNodeOneQueue + pyTorchJob("train", 1, "sim.kai.scheduler/running-for: 30m")
 	scenario = strings.ReplaceAll(scenario, "spec: {containers: [{name: main", "spec: {nodeName: n0, containers: [{name: main")
 	sc := parseJobs(t, scenario)
-	if job := sc.Jobs[0]; !job.Running || job.RunningFor != 30*time.Minute || job.SubmitAt != -30*time.Minute {
+	job := sc.Jobs[0]
+	if !job.Running || job.RunningFor != 30*time.Minute || job.SubmitAt != -30*time.Minute {
 		t.Errorf("job %s: running %v for %s, submitted at %s: want running for 30m", job.Key(), job.Running, job.RunningFor, job.SubmitAt)
+	}
+	first, err := sim.Run(context.Background(), sc, sim.Options{Until: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first.Events) != 0 {
+		t.Errorf("the first second bound or evicted %+v: the pods run on n0 already", first.Events)
+	}
+	if r := jobReport(t, first, job.Key()); r.FirstStart == nil || *r.FirstStart != -1800 {
+		t.Errorf("%s started at %v, want -1800 s: running on its node for 30 minutes", job.Key(), r.FirstStart)
 	}
 }
 
