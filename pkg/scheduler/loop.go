@@ -147,8 +147,11 @@ func shareSeries(shares map[string]model.QueueShare) map[metrics.QueueResource]m
 	for queue, s := range shares {
 		for _, r := range model.QuotaResources {
 			unit := 1.0
-			if r == model.CPU {
+			switch r {
+			case model.CPU:
 				unit = 1000 // millicores
+			case model.GPU:
+				unit = model.MilliGPU
 			}
 			series[metrics.QueueResource{Queue: queue, Resource: model.QueueSpecKey(r)}] = metrics.QueueAmounts{
 				Allocated: s.Allocated[r] / unit, Deserved: s.Deserved[r] / unit, FairShare: s.FairShare[r] / unit}

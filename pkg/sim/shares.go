@@ -10,18 +10,19 @@ import (
 // shareKey is one queue of one node pool's scheduler.
 type shareKey struct{ pool, queue string }
 
-// noteShares keeps, from one pool's cycle, every queue's GPU fair share as the plot draws it,
+// noteShares keeps, from one pool's cycle, every queue's GPU fair share (in GPUs) as the plot draws it,
 // and the range of its deserved quota and fair share over the cycles in which it asked for
 // GPUs, for the report: the numbers behind every "at or above its fair share".
 func (e *engine) noteShares(pool string, shares map[string]model.QueueShare) {
 	for queue, s := range shares {
-		e.fairShare[queue] = s.FairShare[model.GPU]
+		fairGPUs := s.FairShare[model.GPU] / model.MilliGPU
+		e.fairShare[queue] = fairGPUs
 		if s.Requested[model.GPU] <= 0 {
 			continue
 		}
 		key := shareKey{pool, queue}
 		fair, deserved := e.shareRanges[key], e.deservedRanges[key]
-		e.shareRanges[key], e.deservedRanges[key] = widen(fair, s.FairShare[model.GPU]), widen(deserved, s.Deserved[model.GPU])
+		e.shareRanges[key], e.deservedRanges[key] = widen(fair, fairGPUs), widen(deserved, s.Deserved[model.GPU]/model.MilliGPU)
 	}
 }
 

@@ -49,7 +49,7 @@ var _ = Describe("Node search", func() {
 			Expect(st.Evict(p, framework.NewEvictionReason(framework.Reclaim, "ns/p00"))).To(Succeed())
 		}
 		Expect(st.Commit(ctx)).To(Succeed())
-		Expect(snapshot.Node("r1-b").Releasing.Get(model.GPU)).To(BeEquivalentTo(4), "r1-b releases 4 GPUs")
+		Expect(snapshot.Node("r1-b").Releasing.Get(model.GPU)).To(BeEquivalentTo(4*model.MilliGPU), "r1-b releases 4 GPUs")
 		var pending []*model.PodInfo
 		for _, job := range snapshot.Jobs {
 			pending = append(pending, job.PendingPods()...)

@@ -12,8 +12,8 @@ const DefaultQueuePriority = 100
 // Unlimited is the quota or limit value that means "no bound".
 const Unlimited = -1
 
-// QueueResourceShare is a queue's sharing policy for one resource, in the resource's unit
-// (GPU devices, CPU millicores, memory bytes).
+// QueueResourceShare is a queue's sharing policy for one resource, in the scheduler's unit
+// of the resource (GPU thousandths, CPU millicores, memory bytes).
 type QueueResourceShare struct {
 	// Quota is the deserved amount; Unlimited (-1) means all of it.
 	Quota float64
@@ -90,12 +90,15 @@ func QueueSpecKey(r ResourceName) string {
 	return [NumQuotaResources]string{CPU: "cpu", Memory: "memory", GPU: "gpu"}[r]
 }
 
-// QueueSpecUnit is how many of the scheduler's units of r (GPU devices, CPU millicores,
+// QueueSpecUnit is how many of the scheduler's units of r (GPU thousandths, CPU millicores,
 // memory bytes) one unit of a Queue's spec is: KAI gives memory quotas in megabytes (10^6
-// bytes), the rest as the scheduler counts them.
+// bytes) and GPU quotas in devices, CPU as the scheduler counts it.
 func QueueSpecUnit(r ResourceName) float64 {
-	if r == Memory {
+	switch r {
+	case Memory:
 		return 1e6
+	case GPU:
+		return MilliGPU
 	}
 	return 1
 }
@@ -118,7 +121,7 @@ func FormatQueueNumber(r ResourceName, v float64) string {
 func AppendQueueAmount(dst []byte, r ResourceName, v float64) []byte {
 	dst = AppendQueueNumber(dst, r, v)
 	switch {
-	case r == GPU && math.Round(v*100) == 100:
+	case r == GPU && math.Round(v/MilliGPU*100) == 100:
 		return append(dst, " GPU"...)
 	case r == GPU:
 		return append(dst, " GPUs"...)

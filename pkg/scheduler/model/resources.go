@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"iter"
 	"slices"
+	"strconv"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -18,7 +19,7 @@ type ResourceName int
 const (
 	CPU    ResourceName = iota // millicores
 	Memory                     // bytes
-	GPU                        // whole devices
+	GPU                        // thousandths of a device (MilliGPU): a share of one counts as its fraction
 	Pods                       // pod slots: every pod takes one, a node has its "pods" allocatable
 	numDense
 )
@@ -35,6 +36,11 @@ var QuotaResources = [NumQuotaResources]ResourceName{CPU, Memory, GPU}
 
 // GPUResourceName is the extended resource that counts NVIDIA GPUs.
 const GPUResourceName v1.ResourceName = "nvidia.com/gpu"
+
+// MilliGPU is how many of the scheduler's GPU units one whole device is. GPUs are counted in
+// thousandths, as CPU is in millicores, so that a pod given half a device (GPU sharing)
+// counts 0.5 GPU in its queue's quota, fair share and limit, exactly, in integers.
+const MilliGPU = 1000
 
 // kubeNames are the Kubernetes names of the fixed resources.
 var kubeNames = [numDense]v1.ResourceName{v1.ResourceCPU, v1.ResourceMemory, GPUResourceName, v1.ResourcePods}
@@ -78,20 +84,21 @@ func (r Resources) scalars() []Scalar {
 	return r.others.items
 }
 
-// NewResources builds an amount from CPU millicores, memory bytes and GPUs.
+// NewResources builds an amount from CPU millicores, memory bytes and whole GPUs.
 func NewResources(milliCPU, memoryBytes, gpus int64) Resources {
-	return Resources{dense: [numDense]int64{CPU: milliCPU, Memory: memoryBytes, GPU: gpus}}
+	return Resources{dense: [numDense]int64{CPU: milliCPU, Memory: memoryBytes, GPU: gpus * MilliGPU}}
 }
 
 // ResourcesFromList converts a Kubernetes resource list, keeping every resource it names:
-// CPU in millicores, everything else in units of the quantity (bytes, devices).
+// CPU in millicores, GPUs in thousandths (MilliGPU), everything else in units of the
+// quantity (bytes, devices).
 func ResourcesFromList(list v1.ResourceList) Resources {
 	var r Resources
 	var others []Scalar
 	for name, q := range list {
 		switch i := denseIndex(name); {
-		case i == CPU:
-			r.dense[CPU] = q.MilliValue()
+		case i == CPU || i == GPU:
+			r.dense[i] = q.MilliValue()
 		case i >= 0:
 			r.dense[i] = q.Value()
 		case !q.IsZero():
@@ -337,7 +344,7 @@ func (r Resources) Equal(o Resources) bool {
 
 func (r Resources) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "cpu=%dm memory=%d gpu=%d", r.dense[CPU], r.dense[Memory], r.dense[GPU])
+	fmt.Fprintf(&b, "cpu=%dm memory=%d gpu=%s", r.dense[CPU], r.dense[Memory], FormatGPUs(r.dense[GPU]))
 	if r.dense[Pods] != 0 {
 		fmt.Fprintf(&b, " pods=%d", r.dense[Pods])
 	}
@@ -345,4 +352,9 @@ func (r Resources) String() string {
 		fmt.Fprintf(&b, " %s=%d", s.Name, s.Value)
 	}
 	return b.String()
+}
+
+// FormatGPUs writes an amount of GPUs in the scheduler's units as devices: 2, 0.5, 1.25.
+func FormatGPUs(milli int64) string {
+	return strconv.FormatFloat(float64(milli)/MilliGPU, 'f', -1, 64)
 }

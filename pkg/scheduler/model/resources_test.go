@@ -28,7 +28,7 @@ func TestResourcesFromListKeepsEveryResourceByName(t *testing.T) {
 	if !got.Equal(want) {
 		t.Fatalf("got %v, want %v", got, want)
 	}
-	if got.Amount(fpga) != 7 || got.Amount("rdma/ib") != 0 || got.Amount(GPUResourceName) != 4 {
+	if got.Amount(fpga) != 7 || got.Amount("rdma/ib") != 0 || got.Amount(GPUResourceName) != 4*MilliGPU {
 		t.Fatalf("amounts by name wrong: %v", got)
 	}
 }

@@ -15,6 +15,9 @@ func queueWithGPUQuota(name, parent string, gpus float64) *model.QueueInfo {
 		q.Resources[r] = model.QueueResourceShare{Quota: model.Unlimited, OverQuotaWeight: 1, Limit: model.Unlimited}
 	}
 	q.Resources[model.GPU].Quota = gpus
+	if gpus > 0 {
+		q.Resources[model.GPU].Quota = gpus * model.QueueSpecUnit(model.GPU)
+	}
 	return q
 }
 
@@ -32,7 +35,7 @@ func TestUnlimitedQuotasBesideQuotasAreTold(t *testing.T) {
 		queueWithGPUQuota("lab-b", "lab", 0),
 		queueWithGPUQuota("orphan", "gone", model.Unlimited),
 	})
-	want := []model.UnlimitedQuota{{Queue: "default-parent-queue", Resource: model.GPU, Beside: []string{"production"}, Quotas: []float64{16}}}
+	want := []model.UnlimitedQuota{{Queue: "default-parent-queue", Resource: model.GPU, Beside: []string{"production"}, Quotas: []float64{16 * model.MilliGPU}}}
 	if got := tree.UnlimitedQuotas(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("told %+v, want %+v", got, want)
 	}

@@ -150,7 +150,7 @@ func shareList(v [model.NumQuotaResources]float64) v1.ResourceList {
 // bytes, GPU thousandths.
 func shownShare(v [model.NumQuotaResources]float64) [model.NumQuotaResources]int64 {
 	var shown [model.NumQuotaResources]int64
-	shown[model.CPU], shown[model.Memory], shown[model.GPU] = int64(math.Round(v[model.CPU])), int64(math.Round(v[model.Memory])), int64(math.Round(v[model.GPU]*1000))
+	shown[model.CPU], shown[model.Memory], shown[model.GPU] = int64(math.Round(v[model.CPU])), int64(math.Round(v[model.Memory])), int64(math.Round(v[model.GPU]))
 	return shown
 }
 
@@ -159,6 +159,6 @@ func resourceList(r model.Resources) v1.ResourceList {
 	return v1.ResourceList{
 		v1.ResourceCPU:        *resource.NewMilliQuantity(r.Get(model.CPU), resource.DecimalSI),
 		v1.ResourceMemory:     *resource.NewQuantity(r.Get(model.Memory), resource.BinarySI),
-		model.GPUResourceName: *resource.NewQuantity(r.Get(model.GPU), resource.DecimalSI),
+		model.GPUResourceName: *resource.NewMilliQuantity(r.Get(model.GPU), resource.DecimalSI),
 	}
 }

@@ -38,7 +38,7 @@ func TestQueueStatusShowsDeservedAndFairShare(t *testing.T) {
 		return q.Status
 	}
 	share := model.QueueShare{}
-	share.Deserved[model.GPU], share.FairShare[model.GPU] = 15, 15.0588235
+	share.Deserved[model.GPU], share.FairShare[model.GPU] = 15000, 15058.8235
 	share.Deserved[model.CPU], share.FairShare[model.CPU] = 4000, 6000.4
 	share.Deserved[model.Memory], share.FairShare[model.Memory] = 1<<30, 1<<30+0.3
 	updater.SetQueues(map[string]status.QueueReport{"production": {Share: &share}})

@@ -57,7 +57,7 @@ func TestSnapshotLeavesGatedPodsAndCountsOthersTerminatingAsReleasing(t *testing
 	if len(job.Pods) != 1 || job.Pods[0].Name != "ready" {
 		t.Fatalf("a gated pod cannot be bound and must not be scheduled: pods %v", job.Pods)
 	}
-	if got := snapshot.Node("n1").Releasing.Get(model.GPU); got != 1 {
+	if got := snapshot.Node("n1").Releasing.Get(model.GPU); got != model.MilliGPU {
 		t.Fatalf("another scheduler's terminating pod releases its GPU, got releasing %d", got)
 	}
 	if !job.MarkUnschedulable {
@@ -99,7 +99,7 @@ func TestSnapshotKeepsNominatedNodesAsPromises(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("pods %v, want %v", got, want)
 	}
-	if promised := snapshot.Node("n1").Pipelined.Get(model.GPU); promised != 2 {
+	if promised := snapshot.Node("n1").Pipelined.Get(model.GPU) / model.MilliGPU; promised != 2 {
 		t.Fatalf("n1 holds %d promised GPUs, want 2", promised)
 	}
 	for _, p := range snapshot.Job("ns/job").Pods {
@@ -112,7 +112,7 @@ func TestSnapshotKeepsNominatedNodesAsPromises(t *testing.T) {
 		t.Fatalf("victim is %s evicted for %q, want releasing for ns/job", releasing.Status, releasing.EvictedFor)
 	}
 	// 8 GPUs: 1 releasing for ns/job, which covers 1 of its 2 promised; 7 idle less 1.
-	if free := snapshot.Node("n1").Bindable().Get(model.GPU); free != 6 {
+	if free := snapshot.Node("n1").Bindable().Get(model.GPU) / model.MilliGPU; free != 6 {
 		t.Fatalf("n1 can bind %d GPUs for others, want 6", free)
 	}
 }

@@ -18,7 +18,7 @@ func TestQueueInfoUnitsAndInheritance(t *testing.T) {
 	if info.Parent != "dept" || info.Priority != 200 {
 		t.Fatalf("parent/priority = %q/%d", info.Parent, info.Priority)
 	}
-	if got := info.Resources[model.GPU]; got != (model.QueueResourceShare{Quota: 4, OverQuotaWeight: 2, Limit: model.Unlimited}) {
+	if got := info.Resources[model.GPU]; got != (model.QueueResourceShare{Quota: 4 * model.MilliGPU, OverQuotaWeight: 2, Limit: model.Unlimited}) {
 		t.Errorf("gpu = %+v", got)
 	}
 	if got := info.Resources[model.Memory]; got.Quota != 1024e6 || got.Limit != model.Unlimited {

@@ -85,7 +85,7 @@ func TestStoreFollowsInformerEvents(t *testing.T) {
 	if job.Preemptible || job.Priority != 125 {
 		t.Fatalf("after the class changed: priority %d preemptible %v, want 125 and not preemptible", job.Priority, job.Preemptible)
 	}
-	if used := snapshot.Node("n1").Used.Get(model.GPU); used != 1 {
+	if used := snapshot.Node("n1").Used.Get(model.GPU) / model.MilliGPU; used != 1 {
 		t.Fatalf("n1 uses %d GPUs, want a's 1", used)
 	}
 
@@ -94,7 +94,7 @@ func TestStoreFollowsInformerEvents(t *testing.T) {
 	if snapshot.Job("ns/job") != nil || len(problems) != 2 || problems[0].Reason != "PodGroupNotFound" {
 		t.Fatalf("after the PodGroup's tombstone: job %v, problems %v; want no job and both pods reported", snapshot.Job("ns/job"), problems)
 	}
-	if used := snapshot.Node("n1").Used.Get(model.GPU); used != 1 {
+	if used := snapshot.Node("n1").Used.Get(model.GPU) / model.MilliGPU; used != 1 {
 		t.Fatalf("an orphaned running pod still uses its GPU: n1 uses %d, want 1", used)
 	}
 
@@ -220,7 +220,7 @@ func TestStoreKeepsOnlyItsNodePool(t *testing.T) {
 	if snapshot.Job("ns/job") != nil || len(problems) != 0 {
 		t.Fatalf("job %v, problems %v: another pool's job is neither scheduled nor an orphan", snapshot.Job("ns/job"), problems)
 	}
-	if used := snapshot.Node("mine").Used.Get(model.GPU); used != 1 {
+	if used := snapshot.Node("mine").Used.Get(model.GPU) / model.MilliGPU; used != 1 {
 		t.Fatalf("the pool's node uses %d GPUs, want the 1 of the pod standing on it", used)
 	}
 

@@ -163,7 +163,7 @@ func (r *Range) String() string {
 	if r == nil {
 		return "-"
 	}
-	low, high := model.FormatQueueNumber(model.GPU, r.Min), model.FormatQueueNumber(model.GPU, r.Max)
+	low, high := model.FormatQueueNumber(model.GPU, r.Min*model.MilliGPU), model.FormatQueueNumber(model.GPU, r.Max*model.MilliGPU)
 	if low == high {
 		return low
 	}

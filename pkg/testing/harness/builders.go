@@ -29,7 +29,7 @@ func Node(name string) *NodeBuilder {
 
 // GPUs sets the node's GPU count.
 func (b *NodeBuilder) GPUs(n int64) *NodeBuilder {
-	b.node.Allocatable = b.node.Allocatable.With(model.GPU, n)
+	b.node.Allocatable = b.node.Allocatable.With(model.GPU, n*model.MilliGPU)
 	return b
 }
 
@@ -89,14 +89,23 @@ func (b *QueueBuilder) Priority(p int) *QueueBuilder { b.queue.Priority = p; ret
 
 // GPUQuota sets the deserved GPUs (-1 unlimited).
 func (b *QueueBuilder) GPUQuota(q float64) *QueueBuilder {
-	b.queue.Resources[model.GPU].Quota = q
+	b.queue.Resources[model.GPU].Quota = gpuSpec(q)
 	return b
 }
 
 // GPULimit sets the GPU cap (-1 unlimited).
 func (b *QueueBuilder) GPULimit(l float64) *QueueBuilder {
-	b.queue.Resources[model.GPU].Limit = l
+	b.queue.Resources[model.GPU].Limit = gpuSpec(l)
 	return b
+}
+
+// gpuSpec converts GPUs as a Queue's spec gives them to the scheduler's units, keeping
+// Unlimited as it is.
+func gpuSpec(v float64) float64 {
+	if v < 0 {
+		return model.Unlimited
+	}
+	return v * model.MilliGPU
 }
 
 // GPUWeight sets the over-quota weight for GPUs.
@@ -171,7 +180,7 @@ func (b *JobBuilder) MinMember(n int32) *JobBuilder { b.job.MinMember = n; retur
 func (b *JobBuilder) Pods(n int) *JobBuilder { b.pods = n; return b }
 
 // GPUs sets each pod's GPU request.
-func (b *JobBuilder) GPUs(n int64) *JobBuilder { b.request = b.request.With(model.GPU, n); return b }
+func (b *JobBuilder) GPUs(n int64) *JobBuilder { b.request = b.request.With(model.GPU, n*model.MilliGPU); return b }
 
 // CPUs sets each pod's CPU request in cores.
 func (b *JobBuilder) CPUs(cores int64) *JobBuilder {
