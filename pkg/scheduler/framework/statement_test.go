@@ -151,7 +151,7 @@ var _ = Describe("Statement", func() {
 		for _, p := range []*model.PodInfo{pod("running", 0), pod("running", 1)} {
 			Expect(snapshot.SetPodStatus(p, model.Pending, "")).To(Succeed())
 		}
-		Expect(snapshot.Node("n1").Idle().Get(model.GPU)).To(BeEquivalentTo(4*model.MilliGPU))
+		Expect(snapshot.Node("n1").Idle().Get(model.GPU)).To(BeEquivalentTo(4 * model.MilliGPU))
 		Expect(snapshot.Node("n1").Bindable().Get(model.GPU)).To(BeZero())
 		Expect(st.Allocate(pod("running", 0), "n1")).To(MatchError(ContainSubstring("Insufficient nvidia.com/gpu on node n1")),
 			"the victim, recreated pending, must not take back what was promised to its preemptor")

@@ -22,14 +22,14 @@ func TestBindableLeavesEachPromiseWhatItsOwnVictimsFreed(t *testing.T) {
 		node.addPod(p)
 		insertPod(&node.Pods, p)
 	}
-	if got := node.Bindable().Get(GPU)/MilliGPU; got != 4 {
+	if got := node.Bindable().Get(GPU) / MilliGPU; got != 4 {
 		t.Fatalf("bindable %d GPUs, want 4: 6 idle less a's 2 (b's victim covers b)", got)
 	}
 	if got, future := node.Bindable().Get(GPU)/MilliGPU, node.FutureIdle().Get(GPU)/MilliGPU; got > future {
 		t.Fatalf("bindable %d exceeds the %d the node will have", got, future)
 	}
 	pods[2].EvictedFor = "" // the same pod terminating for another reason covers nobody
-	if got := node.Bindable().Get(GPU)/MilliGPU; got != 2 {
+	if got := node.Bindable().Get(GPU) / MilliGPU; got != 2 {
 		t.Fatalf("bindable %d GPUs, want 2: both promises claim idle resources", got)
 	}
 }
@@ -51,7 +51,7 @@ func TestBindableAllocatesNothing(t *testing.T) {
 			insertPod(&node.Pods, p)
 		}
 	}
-	if got := node.Bindable().Get(GPU)/MilliGPU; got != 0 {
+	if got := node.Bindable().Get(GPU) / MilliGPU; got != 0 {
 		t.Fatalf("bindable %d GPUs, want 0: the 4 idle ones are promised to the preemptors whose victims are gone", got)
 	}
 	if allocs := testing.AllocsPerRun(100, func() { _ = node.Bindable() }); allocs != 0 {
@@ -187,14 +187,14 @@ func TestAnEarlierPromiseIsNotHeldBackByALaterOneCountingOnSurplus(t *testing.T)
 		node.addPod(p)
 		insertPod(&node.Pods, p)
 	}
-	if got := node.Bindable().Get(GPU)/MilliGPU; got > 0 {
+	if got := node.Bindable().Get(GPU) / MilliGPU; got > 0 {
 		t.Errorf("a pod promised nothing may bind %d GPUs, want none: the idle one is a's", got)
 	}
 	withdrawn := func(p *PodInfo, ask func() Resources) int64 { // as the promise's keeping withdraws its own pods first
 		node.removePod(p)
 		p.Status = Pending
 		defer func() { p.Status = Pipelined; node.addPod(p) }()
-		return ask().Get(GPU)/MilliGPU
+		return ask().Get(GPU) / MilliGPU
 	}
 	if got := withdrawn(a, func() Resources { return node.BindableToPromise("ns/a", early) }); got != 1 {
 		t.Errorf("a may bind %d GPUs, want 1: its victim's, which b's need does not take while c's surplus covers it", got)
@@ -223,10 +223,10 @@ func TestAVictimOfAPreemptorPromisedElsewhereIsSurplus(t *testing.T) {
 		node.addPod(p)
 		insertPod(&node.Pods, p)
 	}
-	if got := node.BindableToPromise(a.Job, a.PromisedAt).Get(GPU)/MilliGPU; got != 1 {
+	if got := node.BindableToPromise(a.Job, a.PromisedAt).Get(GPU) / MilliGPU; got != 1 {
 		t.Errorf("a, its pod withdrawn, may bind %d GPUs, want the idle 1: b counts on c's victim", got)
 	}
-	if got := node.Bindable().Get(GPU)/MilliGPU; got != 0 {
+	if got := node.Bindable().Get(GPU) / MilliGPU; got != 0 {
 		t.Errorf("a pod promised nothing may bind %d GPUs, want none: b's need counts in full", got)
 	}
 }

@@ -180,7 +180,10 @@ func (b *JobBuilder) MinMember(n int32) *JobBuilder { b.job.MinMember = n; retur
 func (b *JobBuilder) Pods(n int) *JobBuilder { b.pods = n; return b }
 
 // GPUs sets each pod's GPU request.
-func (b *JobBuilder) GPUs(n int64) *JobBuilder { b.request = b.request.With(model.GPU, n*model.MilliGPU); return b }
+func (b *JobBuilder) GPUs(n int64) *JobBuilder {
+	b.request = b.request.With(model.GPU, n*model.MilliGPU)
+	return b
+}
 
 // CPUs sets each pod's CPU request in cores.
 func (b *JobBuilder) CPUs(cores int64) *JobBuilder {
