@@ -91,6 +91,10 @@ type engine struct {
 	// range of each queue's GPU fair share and deserved quota while it asked for GPUs.
 	lastFairShare, fairShare    map[string]float64
 	shareRanges, deservedRanges map[shareKey]*report.Range
+	// devices are the nodes' GPU devices as the node side hands them out; deviceErr is the
+	// first bind a node could not honour.
+	devices   *devicePlugin
+	deviceErr error
 	// capacity is the GPUs the nodes of the cluster offer (their allocatable, as the pool
 	// table counts them), sampled with the queues' GPUs for the plot's capacity line.
 	capacity int64
@@ -141,6 +145,9 @@ func Run(ctx context.Context, sc *input.Scenario, opts Options) (*report.Result,
 			in.answersChangeAt = cycle.AnswersChangeAt
 			in.status.Flush(ctx)
 		}
+		if e.deviceErr != nil {
+			return nil, fmt.Errorf("at %s: %w", now.Sub(Start), e.deviceErr)
+		}
 		e.runPods(now)
 		e.failPods(now)
 		e.progress(now)
@@ -179,6 +186,7 @@ func newEngine(sc *input.Scenario, opts Options, pools []string, configs map[str
 		}
 		e.instances = append(e.instances, in)
 	}
+	e.devices = newDevicePlugin(sc.Nodes)
 	// The stores exist: they learn of the cluster as informers would on their first list.
 	for _, n := range sc.Nodes {
 		cluster.Changed(n)
@@ -196,6 +204,7 @@ func newEngine(sc *input.Scenario, opts Options, pools []string, configs map[str
 		pod.UID = types.UID(pod.Namespace + "/" + pod.Name)
 		pod.CreationTimestamp = metav1.NewTime(Start)
 		pod.Status = v1.PodStatus{Phase: v1.PodRunning, StartTime: &pod.CreationTimestamp}
+		e.holdDevices(pod)
 		cluster.PutPod(pod)
 	}
 	for _, job := range sc.Jobs {
@@ -287,6 +296,7 @@ func (e *engine) submit(now time.Time) {
 				pod.Spec.NodeName = template.Spec.NodeName
 				pod.CreationTimestamp = metav1.NewTime(started)
 				pod.Status.Phase, pod.Status.StartTime = v1.PodRunning, &pod.CreationTimestamp
+				e.holdDevices(pod)
 			}
 			e.cluster.PutPod(pod)
 		}
@@ -369,7 +379,7 @@ func (e *engine) terminate(now time.Time) {
 			}
 		}
 		for _, pod := range gone {
-			e.cluster.RemovePod(pod)
+			e.removePod(pod)
 			for _, template := range js.spec.Pods {
 				if template.Name == pod.Name {
 					e.createPod(js, template, now)
@@ -427,6 +437,7 @@ func (e *engine) failPods(now time.Time) {
 				js.failed = map[string]bool{}
 			}
 			js.failed[pod.Name] = true
+			e.devices.release(pod)
 			pod.Status.Phase = v1.PodFailed
 			pod.Status.ContainerStatuses = []v1.ContainerStatus{{Name: "main", State: v1.ContainerState{
 				Terminated: &v1.ContainerStateTerminated{ExitCode: 1, Reason: "Error", FinishedAt: metav1.NewTime(now)}}}}
@@ -467,9 +478,42 @@ func (e *engine) jobOf(pod *v1.Pod) *jobState {
 
 func (e *engine) onBind(pod *v1.Pod, node string) {
 	e.changed = true
+	devices, err := e.devices.bind(pod, node)
+	if err != nil && e.deviceErr == nil {
+		e.deviceErr = err
+	}
 	if js := e.jobOf(pod); js != nil {
 		e.podEvent(report.EventBind, js, pod, "allocate", "", node, "")
+		e.result.Events[len(e.result.Events)-1].GPUDevices = devices
 	}
+}
+
+// holdDevices gives a pod that runs from the start the devices it holds; a share placed
+// before the simulation (by the scheduler it replays) carries the GPU groups that scheduler
+// gave it, which are the ones this scheduler reads for a share without any.
+func (e *engine) holdDevices(pod *v1.Pod) {
+	if share, err := model.ParseGPUShare(pod); err == nil && share != nil && len(model.GPUGroupsOf(pod)) == 0 {
+		if pod.Labels == nil {
+			pod.Labels = map[string]string{}
+		}
+		if share.Devices == 1 {
+			pod.Labels[scheduling.GPUGroupLabel] = model.NewGPUGroupID(pod.Spec.NodeName, string(pod.UID), 0)
+		} else {
+			for i := range int(share.Devices) {
+				id := model.NewGPUGroupID(pod.Spec.NodeName, string(pod.UID), i)
+				pod.Labels[scheduling.GPUGroupLabel+"/"+id] = id
+			}
+		}
+	}
+	if _, err := e.devices.bind(pod, pod.Spec.NodeName); err != nil && e.deviceErr == nil {
+		e.deviceErr = err
+	}
+}
+
+// removePod removes a pod whose termination is over, and the devices it held with it.
+func (e *engine) removePod(pod *v1.Pod) {
+	e.devices.release(pod)
+	e.cluster.RemovePod(pod)
 }
 
 // onDelete records an eviction with the action and reason the scheduler wrote into the

@@ -2,6 +2,7 @@ package sim_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -89,4 +90,145 @@ spec: {schedulerName: kai-scheduler, containers: [{name: main, resources: {limit
 			t.Errorf("no InvalidGPUShare problem on pod %s naming %q; problems: %+v", pod, annotation, result.Problems)
 		}
 	}
+}
+
+// shareJob is a scenario's one-pod job asking for a GPU share (annotations, as YAML flow
+// map entries) for an hour, submitted at submit.
+func shareJob(name, annotations, submit string) string {
+	return `
+---
+apiVersion: scheduling.run.ai/v2alpha2
+kind: PodGroup
+metadata: {name: ` + name + `, namespace: ml, annotations: {sim.kai.scheduler/duration: 1h, sim.kai.scheduler/submit-at: "` + submit + `"}}
+spec: {minMember: 1, queue: team}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: ` + name + `-0, namespace: ml, annotations: {pod-group-name: ` + name + `, ` + annotations + `}}
+spec: {schedulerName: kai-scheduler, containers: [{name: main, resources: {requests: {cpu: "1"}}}]}`
+}
+
+const shareCluster = `
+apiVersion: v1
+kind: Node
+metadata: {name: cpu-only}
+status: {allocatable: {cpu: "64", memory: 256Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: gpu-1, labels: {nvidia.com/gpu.memory: "40000"}}
+status: {allocatable: {cpu: "64", memory: 256Gi, nvidia.com/gpu: "1", pods: "110"}}
+---
+apiVersion: scheduling.run.ai/v2
+kind: Queue
+metadata: {name: team}
+spec: {resources: {gpu: {quota: 1, limit: -1, overQuotaWeight: 1}, cpu: {quota: -1, limit: -1, overQuotaWeight: 1}, memory: {quota: -1, limit: -1, overQuotaWeight: 1}}}`
+
+// binds returns each pod's Bind events.
+func binds(r *report.Result) map[string][]report.Event {
+	out := map[string][]report.Event{}
+	for _, e := range r.Events {
+		if e.Type == report.EventBind {
+			out[e.Pod] = append(out[e.Pod], e)
+		}
+	}
+	return out
+}
+
+// The issue's first try, as a new user would: four pods of half a GPU, one 1-GPU node and a
+// CPU-only one. Two share the GPU's one device, the other two wait for it — none lands on
+// the CPU-only node, where it would run without a GPU — and start when the first two end.
+func TestHalfGPUPodsShareTheOneDeviceAndNeverLandWithoutAGPU(t *testing.T) {
+	scenario := shareCluster
+	for i := range 4 {
+		scenario += shareJob(fmt.Sprintf("half-%d", i), `gpu-fraction: "0.5"`, fmt.Sprintf("%ds", i))
+	}
+	result := runScenario(t, scenario, 3*time.Hour)
+	bound := binds(result)
+	for i := range 4 {
+		pod := fmt.Sprintf("half-%d-0", i)
+		if len(bound[pod]) != 1 {
+			t.Fatalf("%s bound %d times, want once: %+v", pod, len(bound[pod]), bound[pod])
+		}
+		b := bound[pod][0]
+		if b.Node != "gpu-1" || !slices.Equal(b.GPUDevices, []int{0}) {
+			t.Errorf("%s bound to %s devices %v, want gpu-1 device [0]", pod, b.Node, b.GPUDevices)
+		}
+		if late := i >= 2; late != (b.Time >= 3600) {
+			t.Errorf("%s bound at %vs: the first two share the device at once, the others wait the hour they hold it", pod, b.Time)
+		}
+	}
+}
+
+// A share asked in memory takes its part of a device by the node's device memory; one asking
+// more than any device has is refused, naming the annotation and the largest device.
+func TestAMemoryShareIsMeasuredOnTheNodesDevices(t *testing.T) {
+	scenario := shareCluster + shareJob("twenty", `gpu-memory: "20000"`, "0s") + shareJob("half", `gpu-fraction: "0.5"`, "0s") +
+		shareJob("more", `gpu-fraction: "0.1"`, "1s") + shareJob("huge", `gpu-memory: "80000"`, "0s")
+	result := runScenario(t, scenario, 30*time.Minute)
+	bound := binds(result)
+	if len(bound["twenty-0"]) != 1 || len(bound["half-0"]) != 1 {
+		t.Fatalf("20 GiB of a 40 GiB device and half of it fit together; binds: %+v", bound)
+	}
+	if len(bound["more-0"]) != 0 {
+		t.Errorf("a tenth more fits on no device: 20 GiB of 40 GiB is half; bound %+v", bound["more-0"])
+	}
+	if len(bound["huge-0"]) != 0 {
+		t.Fatalf("80 GiB of a 40 GiB device was bound: %+v", bound["huge-0"])
+	}
+	for _, j := range result.Jobs {
+		if j.PodGroup == "ml/huge" && !strings.Contains(strings.Join(j.Waiting, "; "), "gpu-memory=80000 asks for more memory than any GPU device of the cluster has (the largest has 40000 MiB)") {
+			t.Errorf("ml/huge waits with %q, want the annotation and the largest device named", j.Waiting)
+		}
+	}
+}
+
+// A device holding a share is never given whole: on a 2-GPU node with a share on one device,
+// a whole-GPU pod gets the other, and a second one waits; shares of two devices each get one.
+func TestADeviceHoldingSharesIsNotGivenWhole(t *testing.T) {
+	scenario := strings.Replace(shareCluster, `nvidia.com/gpu: "1"`, `nvidia.com/gpu: "2"`, 1) +
+		shareJob("share", `gpu-fraction: "0.3"`, "0s") + wholeJob("whole-a", "1s") + wholeJob("whole-b", "2s") +
+		shareJob("pair", `gpu-fraction: "0.5", gpu-fraction-num-devices: "2"`, "3s")
+	result := runScenario(t, scenario, 30*time.Minute)
+	bound := binds(result)
+	if b := bound["share-0"]; len(b) != 1 || !slices.Equal(b[0].GPUDevices, []int{0}) {
+		t.Fatalf("the share should take device 0: %+v", b)
+	}
+	if b := bound["whole-a-0"]; len(b) != 1 || !slices.Equal(b[0].GPUDevices, []int{1}) {
+		t.Errorf("the whole-GPU pod should take the free device 1: %+v", b)
+	}
+	if b := bound["whole-b-0"]; len(b) != 0 {
+		t.Errorf("a second whole-GPU pod was given the shared device: %+v", b)
+	}
+	if b := bound["pair-0"]; len(b) != 0 {
+		t.Errorf("shares of two devices need two devices with room; one is whole-GPU's: %+v", b)
+	}
+}
+
+// wholeJob is a scenario's one-pod job asking for one whole GPU for an hour.
+func wholeJob(name, submit string) string {
+	return `
+---
+apiVersion: scheduling.run.ai/v2alpha2
+kind: PodGroup
+metadata: {name: ` + name + `, namespace: ml, annotations: {sim.kai.scheduler/duration: 1h, sim.kai.scheduler/submit-at: "` + submit + `"}}
+spec: {minMember: 1, queue: team}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: ` + name + `-0, namespace: ml, annotations: {pod-group-name: ` + name + `}}
+spec: {schedulerName: kai-scheduler, containers: [{name: main, resources: {limits: {nvidia.com/gpu: "1"}}}]}`
+}
+
+func runScenario(t *testing.T, scenario string, until time.Duration) *report.Result {
+	t.Helper()
+	sc, err := input.Parse([]byte(scenario))
+	if err != nil {
+		t.Fatal(err)
+	}
+	result, err := sim.Run(context.Background(), sc, sim.Options{Until: until, VerifySnapshots: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return result
 }

@@ -168,7 +168,7 @@ func (e *engine) complete(js *jobState, now time.Time) {
 	js.wastedGPUSeconds += float64(js.gpus) * js.spec.Startup.Seconds()
 	js.running, js.completed = false, &now
 	for _, pod := range js.pods {
-		e.cluster.RemovePod(pod)
+		e.removePod(pod)
 	}
 	js.pods, js.podGPUs = nil, nil
 	e.completions = true

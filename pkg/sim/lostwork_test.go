@@ -3,7 +3,6 @@ package sim_test
 import (
 	"context"
 	"reflect"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -62,7 +61,7 @@ func TestReportingCheckpointsSkipsNoDecision(t *testing.T) {
 		return r
 	}
 	skipping, every := run(false), run(true)
-	if !slices.Equal(skipping.Events, every.Events) {
+	if !reflect.DeepEqual(skipping.Events, every.Events) {
 		t.Fatalf("a cycle every period changed the events:\nskipping %v\nevery    %v", skipping.Events, every.Events)
 	}
 }

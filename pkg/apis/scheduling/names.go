@@ -73,6 +73,13 @@ const (
 	GPUFractionNumDevicesAnnotation = "gpu-fraction-num-devices"
 	// GPUFractionContainerNameAnnotation names the container given the share (default the first).
 	GPUFractionContainerNameAnnotation = "gpu-fraction-container-name"
+	// GPUGroupLabel names, on a pod given a share of one device, the device's GPU group: the
+	// ID every share of that device carries. A pod given shares of several devices carries
+	// one label per group instead, GPUGroupLabel + "/" + id, with the id as value.
+	GPUGroupLabel = "runai-gpu-group"
+	// GPUMemoryLabel is a node's memory per GPU device, in MiB (values of 1,048,576 and more
+	// are bytes), as NVIDIA's GPU feature discovery labels it.
+	GPUMemoryLabel = "nvidia.com/gpu.memory"
 )
 
 // PromisedCondition is the condition the scheduler sets on a pending pod with its nominated

@@ -71,11 +71,21 @@ type classAnswers struct {
 type searchClass struct {
 	capacity  Capacity
 	request   model.Resources
+	share     model.GPUShare // zero for a pod asking no share
 	placement string
 }
 
 func (c searchClass) equal(o searchClass) bool {
-	return c.capacity == o.capacity && c.request.Equal(o.request) && c.placement == o.placement
+	return c.capacity == o.capacity && c.request.Equal(o.request) && c.share == o.share && c.placement == o.placement
+}
+
+// classOf is the pod's search class for a capacity.
+func classOf(pod *model.PodInfo, capacity Capacity) searchClass {
+	c := searchClass{capacity: capacity, request: pod.Request, placement: pod.Placement.Key()}
+	if pod.IsShare() {
+		c.share = *pod.Share
+	}
+	return c
 }
 
 // nodeAnswer is a node's answer for the class, valid while the node keeps its version.
@@ -144,7 +154,7 @@ func (s *NodeSearch) answersFor(class searchClass) *classAnswers {
 // It returns nil if none fits.
 func (s *NodeSearch) BestNode(pod *model.PodInfo, capacity Capacity) *model.NodeInfo {
 	nodes := s.ssn.Snapshot().Nodes
-	c := s.answersFor(searchClass{capacity: capacity, request: pod.Request, placement: pod.Placement.Key()})
+	c := s.answersFor(classOf(pod, capacity))
 	// Only nodes that moved since the class last looked can answer otherwise.
 	moved, mark := s.ssn.Snapshot().NodesMovedSince(c.mark)
 	if !c.primed || len(moved) >= len(nodes) {
@@ -201,7 +211,14 @@ func (s *NodeSearch) reasons(pod *model.PodInfo, node *model.NodeInfo, capacity 
 	if st := s.ssn.Predicate(pod, node); !st.IsSuccess() {
 		return append(buf, st.Message())
 	}
-	for name := range pod.Request.Shortages(capacity.free(node)) {
+	free, request := capacity.free(node), pod.Request
+	if pod.IsShare() {
+		request = request.With(model.GPU, 0) // its GPUs are shares of devices
+		if reason := placement.ShareRefusal(pod, node, free, capacity == IdleOrReleasing); reason != "" {
+			buf = append(buf, reason)
+		}
+	}
+	for name := range request.Shortages(free) {
 		buf = append(buf, placement.InsufficientReason(name))
 	}
 	return buf

@@ -133,7 +133,7 @@ func NewDispatcher(e *Effects, workers int) *Dispatcher {
 func (d *Dispatcher) Bind(ctx context.Context, pod *model.PodInfo, nodeName string) error {
 	p := *pod // the session goes on changing its pods; the worker reads a copy
 	uid := types.UID(p.UID)
-	d.Overlay.BindQueued(uid, nodeName)
+	d.Overlay.BindQueued(uid, nodeName, p.GPUGroups)
 	w := &dispatch{pod: p.Key(), verb: "bind", job: p.Job,
 		send:   func(ctx context.Context) error { return d.Effects.Bind(ctx, &p, nodeName) },
 		failed: func() { d.Overlay.BindFailed(uid) }}

@@ -3,6 +3,7 @@ package apiwriter
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -43,20 +44,56 @@ type Effects struct {
 var _ framework.Effects = &Effects{}
 
 // Bind binds a pod through the pods/binding subresource, guarded by the pod's UID so that a
-// pod recreated under the same name is never bound by mistake.
+// pod recreated under the same name is never bound by mistake. A share pod is first labelled
+// with its devices' GPU groups, which is how the scheduler (and the node side) knows them
+// once it runs; a failed bind takes the labels back.
 func (e *Effects) Bind(ctx context.Context, pod *model.PodInfo, nodeName string) error {
 	binding := &v1.Binding{
 		ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: types.UID(pod.UID)},
 		Target:     v1.ObjectReference{Kind: "Node", Name: nodeName},
 	}
 	target := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: types.UID(pod.UID)}}
+	labelled := pod.IsShare() && len(pod.GPUGroups) > 0
+	if labelled {
+		if err := e.labelGPUGroups(ctx, pod, pod.GPUGroups); err != nil {
+			metrics.OrDiscard(e.Metrics).BindFailed()
+			return fmt.Errorf("binding %s to %s: labelling its GPU groups: %w", pod.Key(), nodeName, err)
+		}
+	}
 	if err := e.Client.SubResource("binding").Create(ctx, target, binding); err != nil {
 		metrics.OrDiscard(e.Metrics).BindFailed()
+		if labelled {
+			if undo := e.labelGPUGroups(ctx, pod, nil); undo != nil && !apierrors.IsNotFound(undo) {
+				err = errors.Join(err, fmt.Errorf("taking back its GPU group labels: %w", undo))
+			}
+		}
 		return fmt.Errorf("binding %s to %s: %w", pod.Key(), nodeName, err)
 	}
-	e.Overlay.Bound(types.UID(pod.UID), nodeName)
+	e.Overlay.Bound(types.UID(pod.UID), nodeName, pod.GPUGroups)
 	metrics.OrDiscard(e.Metrics).Bound()
 	return nil
+}
+
+// labelGPUGroups sets the pod's GPU-group labels to groups (upstream's: one label for a share
+// of one device, one per device for several), or removes them for nil. The patch carries the
+// pod's UID: a pod recreated under the same name is not labelled.
+func (e *Effects) labelGPUGroups(ctx context.Context, pod *model.PodInfo, groups []string) error {
+	labels := map[string]any{}
+	for _, id := range pod.GPUGroups {
+		labels[scheduling.GPUGroupLabel+"/"+id] = nil
+	}
+	labels[scheduling.GPUGroupLabel] = nil
+	switch {
+	case len(groups) == 1:
+		labels[scheduling.GPUGroupLabel] = groups[0]
+	default:
+		for _, id := range groups {
+			labels[scheduling.GPUGroupLabel+"/"+id] = id
+		}
+	}
+	patch := mustJSON(map[string]any{"metadata": map[string]any{"uid": pod.UID, "labels": labels}})
+	target := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: types.UID(pod.UID)}}
+	return e.Client.Patch(ctx, target, client.RawPatch(types.MergePatchType, patch))
 }
 
 // Evict tells the pod why it goes (a DisruptionTarget condition, which workload controllers

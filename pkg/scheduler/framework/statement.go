@@ -29,7 +29,11 @@ type operation struct {
 	// PromisedAt before a pipeline or nomination set it.
 	fromEvictedFor model.JobID
 	fromPromisedAt int64
-	reason         EvictionReason
+	// fromGroups and fromRequest are a share pod's devices and request before a placement
+	// chose them (a share asked in memory is charged what it takes of the node's devices).
+	fromGroups  []string
+	fromRequest model.Resources
+	reason      EvictionReason
 }
 
 // Statement records an action's decisions on the session. Each decision changes the
@@ -54,11 +58,11 @@ func (st *Statement) Allocate(pod *model.PodInfo, nodeName string) error {
 	if err != nil {
 		return err
 	}
-	if free := node.Bindable(); !pod.Request.FitsIn(free) {
-		name, _ := pod.Request.Shortage(free)
-		return fmt.Errorf("allocate %s: %s on node %s (needs %s, %s free to bind)", pod.Key(), placement.InsufficientReason(name), nodeName, pod.Request, free)
+	op := operation{kind: opAllocate, pod: pod}
+	if err := st.fit(&op, node, node.Bindable(), false, "allocate", "free to bind"); err != nil {
+		return err
 	}
-	return st.apply(operation{kind: opAllocate, pod: pod}, model.Allocated, nodeName)
+	return st.place(op, model.Allocated, nodeName)
 }
 
 // Keep binds a pod of the promise its job was made at promisedAt (Unix seconds; withdrawn in this
@@ -69,11 +73,11 @@ func (st *Statement) Keep(pod *model.PodInfo, nodeName string, promisedAt int64)
 	if err != nil {
 		return err
 	}
-	if free := node.BindableToPromise(pod.Job, promisedAt); !pod.Request.FitsIn(free) {
-		name, _ := pod.Request.Shortage(free)
-		return fmt.Errorf("keep the promise of %s: %s on node %s (needs %s, %s free to bind)", pod.Key(), placement.InsufficientReason(name), nodeName, pod.Request, free)
+	op := operation{kind: opAllocate, pod: pod}
+	if err := st.fit(&op, node, node.BindableToPromise(pod.Job, promisedAt), false, "keep the promise of", "free to bind"); err != nil {
+		return err
 	}
-	return st.apply(operation{kind: opAllocate, pod: pod}, model.Allocated, nodeName)
+	return st.place(op, model.Allocated, nodeName)
 }
 
 // Pipeline places a pending pod, for this cycle, onto resources that pods on the node are
@@ -93,19 +97,62 @@ func (st *Statement) pipeline(pod *model.PodInfo, nodeName string, kind operatio
 	if err != nil {
 		return err
 	}
-	if free := node.FutureIdle(); !pod.Request.FitsIn(free) {
-		name, _ := pod.Request.Shortage(free)
-		return fmt.Errorf("pipeline %s: %s on node %s (needs %s, %s once released)", pod.Key(), placement.InsufficientReason(name), nodeName, pod.Request, free)
-	}
 	op := operation{kind: kind, pod: pod, fromPromisedAt: pod.PromisedAt}
+	if err := st.fit(&op, node, node.FutureIdle(), true, "pipeline", "once released"); err != nil {
+		return err
+	}
 	// To the second, as the pod's condition records it: a promise read back must stand where
 	// it stood among the others when it was made. A placement for this cycle is no promise.
 	pod.PromisedAt = 0
 	if kind == opNominate {
 		pod.PromisedAt = st.ssn.now.Unix()
 	}
-	if err := st.apply(op, model.Pipelined, nodeName); err != nil {
+	if err := st.place(op, model.Pipelined, nodeName); err != nil {
 		pod.PromisedAt = op.fromPromisedAt
+		return err
+	}
+	return nil
+}
+
+// fit checks that the pod fits in free on the node — a share pod's shares on the node's
+// devices, withReleasing counting what releasing shares hold as room — and, for a share pod,
+// chooses its devices (recorded in op, so that a rollback restores what it had). verb and
+// freeIs word the error.
+func (st *Statement) fit(op *operation, node *model.NodeInfo, free model.Resources, withReleasing bool, verb, freeIs string) error {
+	pod := op.pod
+	request := pod.Request
+	if !pod.IsShare() {
+		if !request.FitsIn(free) {
+			name, _ := request.Shortage(free)
+			return fmt.Errorf("%s %s: %s on node %s (needs %s, %s %s)", verb, pod.Key(), placement.InsufficientReason(name), node.Name, request, free, freeIs)
+		}
+		return nil
+	}
+	if rest := request.With(model.GPU, 0); !rest.FitsIn(free) {
+		name, _ := rest.Shortage(free)
+		return fmt.Errorf("%s %s: %s on node %s (needs %s, %s %s)", verb, pod.Key(), placement.InsufficientReason(name), node.Name, rest, free, freeIs)
+	}
+	choice, ok := node.PlaceShare(pod, free, withReleasing)
+	if !ok {
+		return fmt.Errorf("%s %s: %s on node %s", verb, pod.Key(), placement.ShareRefusal(pod, node, free, withReleasing), node.Name)
+	}
+	op.fromGroups, op.fromRequest = pod.GPUGroups, pod.Request
+	groups := make([]string, 0, pod.Share.Devices)
+	groups = append(groups, choice.Groups...)
+	for i := range choice.Fresh {
+		groups = append(groups, model.NewGPUGroupID(node.Name, pod.UID, i))
+	}
+	pod.GPUGroups = groups
+	pod.Request = pod.Request.With(model.GPU, choice.Portion*int64(pod.Share.Devices))
+	return nil
+}
+
+// place applies a placement fit chose; a failure restores the share pod's devices.
+func (st *Statement) place(op operation, status model.PodStatus, nodeName string) error {
+	if err := st.apply(op, status, nodeName); err != nil {
+		if op.pod.IsShare() {
+			op.pod.GPUGroups, op.pod.Request = op.fromGroups, op.fromRequest
+		}
 		return err
 	}
 	return nil
@@ -176,9 +223,12 @@ func (st *Statement) Rollback(cp Checkpoint) {
 		}
 		_ = st.ssn.snapshot.SetPodStatus(op.pod, op.fromStatus, op.fromNode)
 		st.ssn.podStatusChanged(op.pod, from)
+		// After the listeners: they undo what they counted for the pod as it was placed.
 		if op.kind == opPipeline || op.kind == opNominate {
-			// After the listeners: they undo what they counted for the pod as it was placed.
 			op.pod.PromisedAt = op.fromPromisedAt
+		}
+		if op.pod.IsShare() && op.kind != opEvict && op.kind != opWithdraw {
+			op.pod.GPUGroups, op.pod.Request = op.fromGroups, op.fromRequest
 		}
 	}
 	st.ops = st.ops[:cp]

@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -86,4 +87,37 @@ func asksWholeGPUs(pod *v1.Pod) bool {
 		}
 	}
 	return false
+}
+
+// GPUGroupsOf reads the GPU groups a pod's labels name (scheduling.GPUGroupLabel): one for a
+// share of one device, one per device for shares of several, sorted; nil without any.
+func GPUGroupsOf(pod *v1.Pod) []string {
+	var groups []string
+	for key, value := range pod.Labels {
+		if id, ok := strings.CutPrefix(key, scheduling.GPUGroupLabel+"/"); ok && id != "" && value == id {
+			groups = append(groups, id)
+		}
+	}
+	if len(groups) == 0 {
+		if id := pod.Labels[scheduling.GPUGroupLabel]; id != "" {
+			return []string{id}
+		}
+		return nil
+	}
+	slices.Sort(groups)
+	return groups
+}
+
+// GPUMemoryMiB reads a node's memory per GPU device from its labels
+// (scheduling.GPUMemoryLabel): MiB, or bytes from 1,048,576 up, floored to a multiple of 100
+// MiB as upstream floors it; 0 when the label is missing or unreadable.
+func GPUMemoryMiB(labels map[string]string) int64 {
+	v, err := strconv.ParseInt(strings.TrimSpace(labels[scheduling.GPUMemoryLabel]), 10, 64)
+	if err != nil || v <= 0 {
+		return 0
+	}
+	if v >= 1<<20 {
+		v >>= 20
+	}
+	return v / 100 * 100
 }

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"slices"
+
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -28,6 +30,11 @@ type NodeInfo struct {
 	// Pods are the scheduler's pods on this node in name order (pods of other schedulers are
 	// only counted in Used).
 	Pods []*PodInfo
+	// GPUMemoryMiB is the memory of each of the node's GPU devices (label
+	// nvidia.com/gpu.memory); 0 when unknown, and then no share asked in memory fits here.
+	GPUMemoryMiB int64
+	// GPUGroups are the node's devices holding GPU shares, sorted by ID; nil when none.
+	GPUGroups []GPUGroup
 
 	// version changes whenever what the node holds changes, or the job of a running or bound
 	// pod on it changes: searches keep what they computed for a node until it moves. Only
@@ -132,19 +139,7 @@ func (n *NodeInfo) promisedFromIdle(asker promiseOf) Resources {
 	}
 	var onStack [8]claim
 	claims := onStack[:0]
-	var unclaimed Resources // releasing for no preemptor
-	for _, p := range n.Pods {
-		job, promised := p.Job, p.Status == Pipelined
-		switch {
-		case promised:
-		case p.Status == Releasing && p.EvictedFor != "":
-			job = p.EvictedFor
-		case p.Status == Releasing:
-			unclaimed = unclaimed.Add(p.Request)
-			continue
-		default:
-			continue
-		}
+	claimOf := func(job JobID) *claim {
 		i := 0
 		for i < len(claims) && claims[i].job != job {
 			i++
@@ -152,13 +147,46 @@ func (n *NodeInfo) promisedFromIdle(asker promiseOf) Resources {
 		if i == len(claims) {
 			claims = append(claims, claim{job: job})
 		}
-		if promised {
-			claims[i].promised = claims[i].promised.Add(p.Request)
-			if claims[i].at == 0 || p.PromisedAt < claims[i].at {
-				claims[i].at = p.PromisedAt
+		return &claims[i]
+	}
+	var unclaimed Resources // releasing for no preemptor
+	for _, p := range n.Pods {
+		request := p.nodeRequest()
+		switch {
+		case p.Status == Pipelined:
+			c := claimOf(p.Job)
+			c.promised = c.promised.Add(request)
+			if c.at == 0 || p.PromisedAt < c.at {
+				c.at = p.PromisedAt
 			}
-		} else {
-			claims[i].releasing = claims[i].releasing.Add(p.Request)
+		case p.Status == Releasing && p.EvictedFor != "":
+			c := claimOf(p.EvictedFor)
+			c.releasing = c.releasing.Add(request)
+		case p.Status == Releasing:
+			unclaimed = unclaimed.Add(request)
+		}
+	}
+	// A device holding shares, none active, is promised and released whole: to the job of
+	// its earliest promised share, by the job its releasing shares were all evicted for.
+	for _, g := range n.GPUGroups {
+		if g.Active > 0 {
+			continue
+		}
+		whole := NewResources(0, 0, 1)
+		if promisedTo, at := n.groupPromise(g.ID); promisedTo != "" {
+			c := claimOf(promisedTo)
+			c.promised = c.promised.Add(whole)
+			if c.at == 0 || at < c.at {
+				c.at = at
+			}
+		}
+		switch evictedFor := n.groupRelease(g.ID); {
+		case g.Releasing == 0:
+		case evictedFor != "":
+			c := claimOf(evictedFor)
+			c.releasing = c.releasing.Add(whole)
+		default:
+			unclaimed = unclaimed.Add(whole)
 		}
 	}
 	var earlier, later, surplus Resources
@@ -178,6 +206,49 @@ func (n *NodeInfo) promisedFromIdle(asker promiseOf) Resources {
 	return earlier.Add(later.Sub(surplus).AtLeastZero())
 }
 
+// nodeRequest is what the pod takes of its node's resources counted whole: a placed share
+// pod's GPUs are its devices', which its groups account (NodeInfo.accountShares).
+func (p *PodInfo) nodeRequest() Resources {
+	if p.IsShare() && len(p.GPUGroups) > 0 {
+		return p.Request.With(GPU, 0)
+	}
+	return p.Request
+}
+
+// groupPromise is the job promised the group's device: the one whose pipelined share on it
+// was promised first (by time, then job), and when; "" when no share on it is pipelined.
+func (n *NodeInfo) groupPromise(id string) (JobID, int64) {
+	var job JobID
+	var at int64
+	for _, p := range n.Pods {
+		if p.Status != Pipelined || !slices.Contains(p.GPUGroups, id) {
+			continue
+		}
+		if job == "" || p.PromisedAt < at || (p.PromisedAt == at && p.Job < job) {
+			job, at = p.Job, p.PromisedAt
+		}
+	}
+	return job, at
+}
+
+// groupRelease is the job every releasing share on the group was evicted for; "" when they
+// were evicted for different jobs or for none.
+func (n *NodeInfo) groupRelease(id string) JobID {
+	var job JobID
+	first := true
+	for _, p := range n.Pods {
+		if p.Status != Releasing || !slices.Contains(p.GPUGroups, id) {
+			continue
+		}
+		if first {
+			job, first = p.EvictedFor, false
+		} else if p.EvictedFor != job {
+			return ""
+		}
+	}
+	return job
+}
+
 // FutureIdle is what a pod can be promised: idle now plus what releasing pods will free,
 // less what was already promised.
 func (n *NodeInfo) FutureIdle() Resources {
@@ -193,6 +264,12 @@ func (n *NodeInfo) removePod(p *PodInfo) { n.account(p, -1) }
 // account adds (sign 1) or removes (sign -1) a pod's request from the amount its status
 // holds on the node: used, releasing or promised.
 func (n *NodeInfo) account(p *PodInfo, sign int64) {
+	request := p.Request
+	if p.IsShare() && len(p.GPUGroups) > 0 {
+		// A share's GPUs are its devices': whole devices move as its groups' states do.
+		n.accountShares(p, sign)
+		request = request.With(GPU, 0)
+	}
 	var amount *Resources
 	switch {
 	case p.Status.IsActive():
@@ -205,8 +282,12 @@ func (n *NodeInfo) account(p *PodInfo, sign int64) {
 		return
 	}
 	if sign > 0 {
-		*amount = amount.Add(p.Request)
+		*amount = amount.Add(request)
 	} else {
-		*amount = amount.Sub(p.Request)
+		*amount = amount.Sub(request)
 	}
 }
+
+// Charge accounts, in its status, a pod the node holds that is not the scheduler's to place
+// (another scheduler's): it is counted, not listed among Pods.
+func (n *NodeInfo) Charge(p *PodInfo) { n.addPod(p) }

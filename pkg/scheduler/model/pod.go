@@ -53,7 +53,9 @@ type PodInfo struct {
 
 	// Status is where the pod stands.
 	Status PodStatus
-	// Request is what the pod needs on a node.
+	// Request is what the pod needs on a node; for a share pod its GPUs are the shares (0.5
+	// GPU for half a device), which is what its queue is charged, while on the node it takes
+	// part of a device (GPUGroups).
 	Request Resources
 	// NodeName is the node holding the pod (for Allocated, Pipelined, Bound, Running, Releasing).
 	NodeName string
@@ -72,6 +74,10 @@ type PodInfo struct {
 	StartTime *time.Time
 	// CreationTime is when the pod object was created (zero if unknown).
 	CreationTime time.Time
+	// Share is what a pod asking for shares of GPU devices asks (nil for any other pod), and
+	// GPUGroups the devices its shares are on, one group ID per device, once it is placed.
+	Share     *GPUShare
+	GPUGroups []string
 	// PromisedAt is, for a pipelined pod that holds a promise (its nominated node, kept across
 	// cycles, made when reclaim or preempt evicted for its job), when it was promised, in Unix
 	// seconds, as its kai.scheduler/Promised condition records it; 0 for a placement

@@ -150,3 +150,27 @@ func PortsConflict(a, b []model.HostPort) bool {
 	}
 	return false
 }
+
+// The reasons a node refuses a pod's GPU shares (kube-scheduler has none: it does not know
+// devices), worded as its reasons are, so that they count alike across nodes.
+const (
+	noDeviceForShare = "node(s) had no GPU device with room for the share"
+	devicesTooSmall  = "node(s) had GPU devices with less memory than the share asks"
+	gpuMemoryUnknown = "node(s) had no nvidia.com/gpu.memory label to measure a share asked in memory"
+)
+
+// ShareRefusal is why the node cannot take a share pod's shares out of free (the node's
+// capacity for the pod) — withReleasing counting what releasing shares hold as room — or ""
+// when it can.
+func ShareRefusal(pod *model.PodInfo, node *model.NodeInfo, free model.Resources, withReleasing bool) string {
+	if _, ok := node.SharePortion(pod.Share); !ok {
+		if node.GPUMemoryMiB == 0 {
+			return gpuMemoryUnknown
+		}
+		return devicesTooSmall
+	}
+	if !node.ShareFits(pod, free, withReleasing) {
+		return noDeviceForShare
+	}
+	return ""
+}

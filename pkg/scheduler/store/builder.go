@@ -213,6 +213,9 @@ type assembly struct {
 // recent writes laid over it.
 type podView struct {
 	nodeName, nominated string
+	// gpuGroups are the devices the scheduler bound a share pod's shares to, when the
+	// informer may not show its labels yet.
+	gpuGroups []string
 	// promisedAt is when the nominated node was promised (the pod's Promised condition).
 	promisedAt time.Time
 	deleting   bool
@@ -225,7 +228,7 @@ func (a *assembly) view(e *podEntry) podView {
 		return v
 	}
 	if bound, ok := a.overlay.boundNode(e.uid, v.nodeName); ok {
-		v.nodeName = bound
+		v.nodeName, v.gpuGroups = bound.node, bound.gpuGroups
 	}
 	// A pending pod's nominated node is the promise of an earlier cycle: resources that
 	// evictions are freeing for it. It comes back as a pipelined pod on that node, so that
@@ -254,20 +257,83 @@ func promiseTime(promisedAt, created time.Time) int64 {
 
 // charge counts a pod that is not ours to schedule (another scheduler's, or one whose
 // PodGroup is missing) on its node: while it terminates its resources are releasing, not
-// idle, or a pod bound onto them would be refused by the kubelet.
+// idle, or a pod bound onto them would be refused by the kubelet. A GPU share holds its
+// devices as ours do.
 func (a *assembly) charge(e *podEntry, v podView) {
 	node := a.nodes[v.nodeName]
 	if node == nil {
 		return
 	}
+	p := model.PodInfo{Status: model.Running, Request: e.spec.request, NodeName: node.Name}
 	if v.deleting {
-		node.Releasing = node.Releasing.Add(e.spec.request)
-	} else {
-		node.Used = node.Used.Add(e.spec.request)
+		p.Status = model.Releasing
 	}
+	if e.share != nil && e.shareProblem == nil {
+		a.shareOf(&p, e, v, node.Name)
+	}
+	node.Charge(&p)
 	if e.spec.placement != nil {
 		node.OtherPorts = append(node.OtherPorts, e.spec.placement.HostPorts...)
 	}
+}
+
+// shareOf gives a share pod placed on node (or pending, for an empty node) its share, its
+// devices and what it is charged: its groups as the overlay or its labels say — or, for a
+// share placed without any (by another scheduler, or its label removed), groups of its own,
+// so that it holds devices of its own rather than none — and the part of each device it
+// takes. It returns why the share can be given on no node of the pool, "" when it can.
+func (a *assembly) shareOf(p *model.PodInfo, e *podEntry, v podView, node string) string {
+	p.Share = e.share
+	if node != "" {
+		p.GPUGroups = e.gpuGroups
+		if v.gpuGroups != nil {
+			p.GPUGroups = v.gpuGroups
+		}
+		if len(p.GPUGroups) == 0 {
+			for i := range e.share.Devices {
+				p.GPUGroups = append(p.GPUGroups, model.NewGPUGroupID(node, string(e.uid), int(i)))
+			}
+		}
+	}
+	devices := int64(e.share.Devices)
+	if e.share.MemoryMiB == 0 {
+		p.Request = p.Request.With(model.GPU, model.FractionPortion(e.share.Fraction)*devices)
+		return ""
+	}
+	if n := a.nodes[node]; n != nil {
+		portion, _ := n.SharePortion(e.share) // one placed on too small a device holds all of it
+		if portion == 0 {
+			portion = model.MilliGPU
+		}
+		p.Request = p.Request.With(model.GPU, portion*devices)
+		return ""
+	}
+	// Pending: charged the most it can take of any device of the pool, so that what its
+	// queue's limit and share count before it is placed is never less than after.
+	var most int64
+	for _, n := range a.nodes {
+		if portion, ok := n.SharePortion(e.share); ok {
+			most = max(most, portion)
+		}
+	}
+	if most == 0 {
+		return fmt.Sprintf("annotation %s=%d asks for more memory than any GPU device of the cluster has (%s)",
+			scheduling.GPUMemoryAnnotation, e.share.MemoryMiB, a.largestDevice())
+	}
+	p.Request = p.Request.With(model.GPU, most*devices)
+	return ""
+}
+
+// largestDevice words the largest device memory of the pool's nodes.
+func (a *assembly) largestDevice() string {
+	var largest int64
+	for _, n := range a.nodes {
+		largest = max(largest, n.GPUMemoryMiB)
+	}
+	if largest == 0 {
+		return "no node has the " + scheduling.GPUMemoryLabel + " label"
+	}
+	return fmt.Sprintf("the largest has %d MiB", largest)
 }
 
 // job converts a PodGroup entry into this snapshot's job, with its priority as the priority
@@ -345,6 +411,18 @@ func (a *assembly) place(e *podEntry) {
 		Namespace: job.Namespace, Name: e.name, UID: string(e.uid), Job: job.ID,
 		SubGroup: e.subGroup, Request: e.spec.request, NodeName: v.nodeName, Placement: e.spec.placement,
 		StartTime: e.startTime, CreationTime: e.creationTime,
+	}
+	if e.share != nil && e.shareProblem == nil {
+		placedOn := v.nodeName
+		if placedOn == "" && !v.deleting && a.nodes[v.nominated] != nil {
+			placedOn = v.nominated
+		}
+		if refusal := a.shareOf(&info, e, v, placedOn); refusal != "" {
+			a.problems = append(a.problems, Problem{Object: e.obj, Reason: model.ReasonInvalidGPUShare, Message: refusal})
+			if job.Refusal == "" {
+				job.Refusal = fmt.Sprintf("pod %s: %s", e.name, refusal)
+			}
+		}
 	}
 	switch {
 	case v.nodeName == "" && e.gated:

@@ -19,7 +19,7 @@ const overlayTTL = 2 * time.Minute
 // informer would show a just-bound pod as pending, and the next cycle would place it twice.
 type Overlay struct {
 	mu     sync.Mutex
-	binds  map[types.UID]written[string]
+	binds  map[types.UID]written[binding]
 	evicts map[types.UID]written[model.JobID]
 	// nominations hold the node promised to a pending pod ("" for a withdrawn promise), and
 	// when the promise was made.
@@ -42,17 +42,24 @@ type written[T any] struct {
 // NewOverlay returns an empty overlay reading the scheduler's clock (for expiry only).
 func NewOverlay(clk clock.PassiveClock) *Overlay {
 	return &Overlay{
-		binds: map[types.UID]written[string]{}, evicts: map[types.UID]written[model.JobID]{},
+		binds: map[types.UID]written[binding]{}, evicts: map[types.UID]written[model.JobID]{},
 		nominations: map[types.UID]written[nomination]{},
 		stamps:      map[model.JobID]written[time.Time]{}, evictionStamps: map[model.JobID]time.Time{}, clock: clk,
 	}
 }
 
-// Bound records that a pod was bound to a node.
-func (o *Overlay) Bound(pod types.UID, node string) {
+// binding is a node a pod was bound to, and the GPU groups of its shares (nil for a pod
+// without shares).
+type binding struct {
+	node      string
+	gpuGroups []string
+}
+
+// Bound records that a pod was bound to a node, its shares (if it has any) to gpuGroups.
+func (o *Overlay) Bound(pod types.UID, node string, gpuGroups []string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.binds[pod] = written[string]{value: node, at: o.clock.Now()}
+	o.binds[pod] = written[binding]{value: binding{node, gpuGroups}, at: o.clock.Now()}
 }
 
 // Evicted records that a pod's deletion was requested to make room for preemptor.
@@ -65,10 +72,10 @@ func (o *Overlay) Evicted(pod types.UID, preemptor model.JobID) {
 // BindQueued records a bind decided but not sent yet. It holds until Bound (sent) or
 // BindFailed, however long the queue of API calls is: expiring it while it waits would let
 // the scheduler place the pod a second time.
-func (o *Overlay) BindQueued(pod types.UID, node string) {
+func (o *Overlay) BindQueued(pod types.UID, node string, gpuGroups []string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.binds[pod] = written[string]{value: node, at: o.clock.Now(), queued: true}
+	o.binds[pod] = written[binding]{value: binding{node, gpuGroups}, at: o.clock.Now(), queued: true}
 }
 
 // EvictionQueued records an eviction decided but not sent yet, as BindQueued a bind.
@@ -158,8 +165,8 @@ func (o *Overlay) StampFailed(job model.JobID, at time.Time) {
 // for all of them instead of taking it for each.
 
 // boundNode returns the node a pod was bound to if the informer may not show it yet.
-func (o *Overlay) boundNode(pod types.UID, informerNode string) (string, bool) {
-	return unseen(o, o.binds, pod, func(string) bool { return informerNode != "" })
+func (o *Overlay) boundNode(pod types.UID, informerNode string) (binding, bool) {
+	return unseen(o, o.binds, pod, func(binding) bool { return informerNode != "" })
 }
 
 // nominatedNode returns the node last nominated to a pod, and when, if the informer may not

@@ -220,7 +220,7 @@ func (s *Store) upsertNode(n *v1.Node) bool {
 	}
 	e := &nodeEntry{info: model.NodeInfo{
 		Name: n.Name, Labels: n.Labels, Unschedulable: n.Spec.Unschedulable, Taints: n.Spec.Taints,
-		Allocatable: model.ResourcesFromList(n.Status.Allocatable),
+		Allocatable: model.ResourcesFromList(n.Status.Allocatable), GPUMemoryMiB: model.GPUMemoryMiB(n.Labels),
 	}}
 	if e.info.Allocatable.HasNegative() {
 		// No kubelet reports this; if one did, the node offers nothing of the resource
@@ -445,6 +445,10 @@ type podEntry struct {
 	// shareProblem is what is wrong with the pod's GPU-share request, nil when nothing is:
 	// the pod's job is then refused (JobInfo.Refusal).
 	shareProblem *Problem
+	// share is the pod's GPU-share request (nil without one), gpuGroups the devices its
+	// labels say its shares are on.
+	share     *model.GPUShare
+	gpuGroups []string
 }
 
 // upsertPod records a pod and says whether it may let a job move: it newly waits to be placed
@@ -462,10 +466,12 @@ func (s *Store) upsertPod(pod *v1.Pod) bool {
 	if !e.terminal {
 		e.spec = podSpec(pod, old)
 		// Read on every version, not with the spec: annotations change without a new generation.
-		if _, err := model.ParseGPUShare(pod); err != nil {
+		share, err := model.ParseGPUShare(pod)
+		if err != nil {
 			e.shareProblem = &Problem{Object: pod, Reason: model.ReasonInvalidGPUShare,
 				Message: err.Error() + "; the pod is not scheduled until it asks for a share upstream KAI accepts"}
 		}
+		e.share, e.gpuGroups = share, model.GPUGroupsOf(pod)
 		e.deleting, e.gated, e.running = pod.DeletionTimestamp != nil, len(pod.Spec.SchedulingGates) > 0, pod.Status.Phase == v1.PodRunning
 		e.nodeName, e.nominated, e.evictedFor = pod.Spec.NodeName, pod.Status.NominatedNodeName, evictionPreemptor(pod)
 		e.promisedAt = promisedAt(pod)

@@ -495,6 +495,7 @@ func (sc *Scenario) add(index int, meta metav1.TypeMeta, name string, doc docume
 		if err := podQuantitiesNonNegative(pod); err != nil {
 			return fail(err)
 		}
+		defaultRequestsToLimits(pod)
 		if pod.Spec.SchedulerName == "" {
 			pod.Spec.SchedulerName = SchedulerName
 		}
@@ -700,6 +701,26 @@ func jobOf(group *v2alpha2.PodGroup) (*Job, error) {
 		group.Spec.MinMember = 1 // as the scheduler reads it; beside minSubGroup there is none
 	}
 	return job, nil
+}
+
+// defaultRequestsToLimits does what the API server does to a pod it stores: a container's
+// resource with a limit and no request is requested at its limit. A GPU asked only as a
+// limit, as GPU pods usually ask, is then requested as the scheduler reads it on a real
+// cluster.
+func defaultRequestsToLimits(pod *v1.Pod) {
+	for _, containers := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range containers {
+			c := &containers[i]
+			for name, limit := range c.Resources.Limits {
+				if _, ok := c.Resources.Requests[name]; !ok {
+					if c.Resources.Requests == nil {
+						c.Resources.Requests = v1.ResourceList{}
+					}
+					c.Resources.Requests[name] = limit.DeepCopy()
+				}
+			}
+		}
+	}
 }
 
 // podQuantitiesNonNegative refuses what the API server refuses: a negative request, limit or

@@ -169,8 +169,26 @@ func (c *Cluster) Get(_ context.Context, key client.ObjectKey, obj client.Object
 	return nil
 }
 
-// Patch applies the status updater's merge patches to PodGroups.
+// Patch applies the status updater's merge patches to PodGroups, and the binder's to pods
+// (a share pod's GPU-group labels); a pod patch naming another UID is refused, as the API
+// server refuses a change of a pod's UID.
 func (c *Cluster) Patch(_ context.Context, obj client.Object, patch client.Patch, _ ...client.PatchOption) error {
+	if _, isPod := obj.(*v1.Pod); isPod {
+		pod, ok := c.pods[keyOf(obj)]
+		if !ok {
+			return apierrors.NewNotFound(schema.GroupResource{Resource: "pods"}, obj.GetName())
+		}
+		patched := pod.DeepCopy()
+		if err := c.applyMergePatch(patched, patch, obj); err != nil {
+			return err
+		}
+		if patched.UID != pod.UID {
+			return apierrors.NewInvalid(schema.GroupKind{Kind: "Pod"}, obj.GetName(), nil)
+		}
+		*pod = *patched // in place: the simulation holds the pod by pointer
+		c.Changed(pod)
+		return nil
+	}
 	group, ok := c.groups[keyOf(obj)]
 	if !ok {
 		return apierrors.NewNotFound(schema.GroupResource{Group: "scheduling.run.ai", Resource: "podgroups"}, obj.GetName())

@@ -33,6 +33,9 @@ type Event struct {
 	Preemptor string `json:"preemptor,omitempty"`
 	Node      string `json:"node,omitempty"`
 	Reason    string `json:"reason,omitempty"`
+	// GPUDevices are, for a Bind of a pod given GPUs, the 0-based indexes of the node's
+	// devices it got (a share: the devices its shares are on).
+	GPUDevices []int `json:"gpuDevices,omitempty"`
 }
 
 // JobReport is what happened to one job. Times are seconds from the start; FirstStart and

@@ -87,13 +87,17 @@ func (a *Action) allocateJob(ctx context.Context, ssn *framework.Session, search
 		ssn.RecordPendingReason(job.ID, withGang(job, reason))
 		return false
 	}
-	for _, capacity := range []actions.Capacity{actions.IdleNow, actions.IdleOrReleasing} {
+	capacities := []actions.Capacity{actions.IdleNow, actions.IdleOrReleasing}
+	if actions.AsksShares(gang) {
+		capacities = capacities[:1] // GPU shares go into idle devices only, so far
+	}
+	for i, capacity := range capacities {
 		reason := placeAll(st, search, gang, capacity)
 		if reason == "" {
 			return a.commit(ctx, ssn, st, job)
 		}
 		st.Discard() // first, so that the gang's report counts only what the job really has
-		if capacity == actions.IdleOrReleasing {
+		if i == len(capacities)-1 {
 			ssn.RecordPendingReason(job.ID, withGang(job, reason))
 			failed[shape] = reason
 		}

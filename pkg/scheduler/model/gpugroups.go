@@ -1,0 +1,190 @@
+package model
+
+import (
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/google/uuid"
+)
+
+// GPUGroup is a device of a node that holds GPU shares — a "GPU group" in upstream KAI's
+// words: the pods sharing it carry its ID in their runai-gpu-group label. While any share is
+// on it, the device is taken whole out of the node's GPUs (NodeInfo.account), so no
+// whole-GPU pod is given it; it comes back when the last share has left.
+type GPUGroup struct {
+	ID string
+	// Active, Releasing and Pipelined are the shares (MilliGPU) the device's active,
+	// releasing and pipelined pods hold.
+	Active, Releasing, Pipelined int64
+}
+
+// held is what the group takes from the node's whole GPUs, by the status of its shares: a
+// device is used while any share on it is active, releasing only once all its shares are,
+// and promised while a pipelined share counts on it and none is active.
+func (g GPUGroup) held() (used, releasing, pipelined int64) {
+	if g.Active > 0 {
+		return MilliGPU, 0, 0
+	}
+	if g.Releasing > 0 {
+		releasing = MilliGPU
+	}
+	if g.Pipelined > 0 {
+		pipelined = MilliGPU
+	}
+	return 0, releasing, pipelined
+}
+
+// Room is what a new share may have of the device: what no share holds, counting what
+// releasing shares hold as free when withReleasing (a share pipelined onto the device binds
+// once they are gone).
+func (g GPUGroup) Room(withReleasing bool) int64 {
+	room := MilliGPU - g.Active - g.Pipelined
+	if !withReleasing {
+		room -= g.Releasing
+	}
+	return room
+}
+
+// IsShare reports whether the pod asks for shares of GPU devices rather than whole ones.
+func (p *PodInfo) IsShare() bool { return p.Share != nil }
+
+// SharePortion is what one of the pod's shares takes of one of the node's devices, in
+// MilliGPU: the fraction, or the memory over the device's memory rounded up to the
+// hundredth, as upstream reports it. ok is false when the node's devices are too small for
+// the memory asked (or their memory is unknown).
+func (n *NodeInfo) SharePortion(s *GPUShare) (portion int64, ok bool) {
+	if s.MemoryMiB == 0 {
+		return FractionPortion(s.Fraction), true
+	}
+	if n.GPUMemoryMiB < s.MemoryMiB {
+		return 0, false
+	}
+	return MemoryPortion(s.MemoryMiB, n.GPUMemoryMiB), true
+}
+
+// FractionPortion is a fraction of a device in MilliGPU, at least one thousandth and short of
+// a whole device.
+func FractionPortion(f float64) int64 {
+	return min(max(int64(math.Round(f*MilliGPU)), 1), MilliGPU-1)
+}
+
+// MemoryPortion is the portion of a device of deviceMiB that mib of its memory is: rounded up
+// to the hundredth, as upstream reports it (GPU_PORTION).
+func MemoryPortion(mib, deviceMiB int64) int64 {
+	hundredths := (mib*100 + deviceMiB - 1) / deviceMiB
+	return min(hundredths*MilliGPU/100, MilliGPU)
+}
+
+// ShareChoice is where a share pod's shares go on a node: onto the devices of Groups, which
+// have room for them, and onto Fresh whole devices, each of which becomes a new group.
+type ShareChoice struct {
+	Groups []string
+	Fresh  int
+	// Portion is what each share takes of its device (MilliGPU).
+	Portion int64
+}
+
+// PlaceShare chooses devices of the node for a share pod: the fullest groups with room for
+// a share (so that partly used devices fill up before a whole device is broken into), then
+// whole devices out of what free (the node's capacity for the pod, by the caller's rule:
+// bindable now, or once releasing pods are gone) has whole. withReleasing counts what
+// releasing shares hold as room, for a pod pipelined onto it. ok is false when the node
+// cannot take the pod's shares.
+func (n *NodeInfo) PlaceShare(p *PodInfo, free Resources, withReleasing bool) (choice ShareChoice, ok bool) {
+	portion, ok := n.SharePortion(p.Share)
+	if !ok {
+		return ShareChoice{}, false
+	}
+	want := int(p.Share.Devices)
+	choice.Portion = portion
+	// Fullest first; groups are sorted by ID, which breaks ties the same way every time.
+	var fitting []int
+	for i, g := range n.GPUGroups {
+		if g.Room(withReleasing) >= portion {
+			fitting = append(fitting, i)
+		}
+	}
+	slices.SortStableFunc(fitting, func(a, b int) int {
+		return int(n.GPUGroups[a].Room(withReleasing) - n.GPUGroups[b].Room(withReleasing))
+	})
+	for _, i := range fitting[:min(len(fitting), want)] {
+		choice.Groups = append(choice.Groups, n.GPUGroups[i].ID)
+	}
+	choice.Fresh = want - len(choice.Groups)
+	if int64(choice.Fresh)*MilliGPU > free.Get(GPU) {
+		return ShareChoice{}, false
+	}
+	return choice, true
+}
+
+// ShareFits is PlaceShare's answer without the choice.
+func (n *NodeInfo) ShareFits(p *PodInfo, free Resources, withReleasing bool) bool {
+	_, ok := n.PlaceShare(p, free, withReleasing)
+	return ok
+}
+
+// NewGPUGroupID names the group the i-th fresh device of a share pod placed on node
+// becomes: a UUID, as upstream's, derived from the node, the pod and i, so that the same
+// decision names the same group every time (a session's decisions depend on nothing else).
+func NewGPUGroupID(node, podUID string, i int) string {
+	return uuid.NewSHA1(gpuGroupSpace, []byte(node+"/"+podUID+"/"+strconv.Itoa(i))).String()
+}
+
+var gpuGroupSpace = uuid.MustParse("6f0c7f0e-4f52-4c77-9c1e-5a5b0b6f2a41")
+
+// group returns the index of the node's group id, adding it (empty) when add is set; -1
+// when it is missing and not added.
+func (n *NodeInfo) group(id string, add bool) int {
+	i, found := slices.BinarySearchFunc(n.GPUGroups, id, func(g GPUGroup, id string) int { return strings.Compare(g.ID, id) })
+	if found {
+		return i
+	}
+	if !add {
+		return -1
+	}
+	n.GPUGroups = slices.Insert(n.GPUGroups, i, GPUGroup{ID: id})
+	return i
+}
+
+// Group returns the node's group of that ID, if the node has it.
+func (n *NodeInfo) Group(id string) (GPUGroup, bool) {
+	if i := n.group(id, false); i >= 0 {
+		return n.GPUGroups[i], true
+	}
+	return GPUGroup{}, false
+}
+
+// accountShares adds (sign 1) or removes (sign -1) a share pod's shares on their devices,
+// in its current status, and moves whole devices in and out of the node's used, releasing
+// and promised GPUs as its groups' states change (GPUGroup.held).
+func (n *NodeInfo) accountShares(p *PodInfo, sign int64) {
+	per := p.Request.Get(GPU) / int64(len(p.GPUGroups))
+	for _, id := range p.GPUGroups {
+		i := n.group(id, sign > 0)
+		if i < 0 {
+			continue
+		}
+		g := &n.GPUGroups[i]
+		used, releasing, pipelined := g.held()
+		switch {
+		case p.Status.IsActive():
+			g.Active += sign * per
+		case p.Status == Releasing:
+			g.Releasing += sign * per
+		case p.Status == Pipelined:
+			g.Pipelined += sign * per
+		}
+		u, r, pl := g.held()
+		n.Used = n.Used.With(GPU, n.Used.Get(GPU)+u-used)
+		n.Releasing = n.Releasing.With(GPU, n.Releasing.Get(GPU)+r-releasing)
+		n.Pipelined = n.Pipelined.With(GPU, n.Pipelined.Get(GPU)+pl-pipelined)
+		if g.Active == 0 && g.Releasing == 0 && g.Pipelined == 0 {
+			n.GPUGroups = slices.Delete(n.GPUGroups, i, i+1)
+			if len(n.GPUGroups) == 0 {
+				n.GPUGroups = nil // a node whose shares left looks like one that never had any
+			}
+		}
+	}
+}
