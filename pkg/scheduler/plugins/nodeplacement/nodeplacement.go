@@ -14,10 +14,13 @@ import (
 // Name is the plugin's name in the scheduler configuration.
 const Name = "nodeplacement"
 
-// Strategies, the values of the gpu and cpu arguments.
+// Strategies, the values of the gpu and cpu arguments. Fragmentation (gpu only, the
+// default) places GPU shares where what stays free can best serve the cluster's mix of GPU
+// requests.
 const (
-	Binpack = "binpack"
-	Spread  = "spread"
+	Binpack       = "binpack"
+	Spread        = "spread"
+	Fragmentation = "fragmentation"
 )
 
 // The arguments, each a strategy for one resource.
@@ -30,7 +33,7 @@ const (
 // the Helm chart, which refuses a bad argument before anything reaches a cluster, is tested
 // against it (test/helm), so that the two cannot drift apart.
 func Arguments() map[string][]string {
-	return map[string][]string{ArgGPU: {Binpack, Spread}, ArgCPU: {Binpack, Spread}}
+	return map[string][]string{ArgGPU: {Binpack, Spread, Fragmentation}, ArgCPU: {Binpack, Spread}}
 }
 
 // gpuWeight makes the GPU placement dominate: GPUs are the scarce resource whose
