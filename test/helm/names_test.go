@@ -174,7 +174,7 @@ func TestMisspeltNamesAreRefusedNamingThem(t *testing.T) {
 		{"plugin name", schedulerValues{actions, misspeltPlugin},
 			`scheduler.plugins[4].name: "nodeplacment" is not a plugin of this scheduler, which has minruntime, nodeplacement, predicates, priority and proportion`},
 		{"argument value", schedulerValues{actions, defaultPlugins(map[string]string{"gpu": "spred", "cpu": "binpack"})},
-			`scheduler.plugins[4].arguments.gpu: "spred" must be binpack or spread`},
+			`scheduler.plugins[4].arguments.gpu: "spred" must be binpack, spread or fragmentation`},
 		{"argument name", schedulerValues{actions, defaultPlugins(map[string]string{"gpus": "spread"})},
 			"scheduler.plugins[4].arguments.gpus: not an argument of nodeplacement, which takes cpu and gpu"},
 		{"argument of a plugin that takes none", schedulerValues{actions, withArgument},
