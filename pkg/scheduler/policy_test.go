@@ -40,7 +40,7 @@ func TestPolicyErrorsNameTheProblem(t *testing.T) {
 		{"unknown plugin", "actions: allocate\ntiers:\n- plugins:\n  - name: priorty\n",
 			[]string{`tiers[0].plugins[0].name: unknown plugin "priorty"`, "nodeplacement, predicates, priority, proportion"}},
 		{"bad plugin argument value", "actions: allocate\ntiers:\n- plugins:\n  - name: nodeplacement\n    arguments: {gpu: pack}\n",
-			[]string{`tiers[0].plugins[0].arguments (plugin nodeplacement): gpu: must be "binpack" or "spread", got "pack"`}},
+			[]string{`tiers[0].plugins[0].arguments (plugin nodeplacement): gpu: must be "binpack", "spread" or "fragmentation", got "pack"`}},
 		{"unknown plugin argument", "actions: allocate\ntiers:\n- plugins:\n  - name: nodeplacement\n    arguments: {gpus: spread}\n",
 			[]string{`tiers[0].plugins[0].arguments (plugin nodeplacement): unknown argument "gpus"`}},
 		{"argument to a plugin that takes none", "actions: allocate\ntiers:\n- plugins:\n  - name: priority\n    arguments: {weight: \"2\"}\n",

@@ -139,8 +139,3 @@ func (q *JobQueues) Next() *model.JobInfo {
 	}
 	return q.Pop(queue)
 }
-
-// AsksShares reports whether any of the pods asks for shares of GPU devices.
-func AsksShares(pods []*model.PodInfo) bool {
-	return slices.ContainsFunc(pods, (*model.PodInfo).IsShare)
-}

@@ -182,7 +182,7 @@ func (d *Dispatcher) CancelPipeline(ctx context.Context, pod *model.PodInfo) err
 // podCall is a nomination (or, with no node, a withdrawal) of a pod, recorded in the overlay.
 func (d *Dispatcher) podCall(_ context.Context, p *model.PodInfo, nodeName, verb string, send func(context.Context) error) *dispatch {
 	uid := types.UID(p.UID)
-	d.Overlay.NominationQueued(uid, nodeName, time.Unix(p.PromisedAt, 0))
+	d.Overlay.NominationQueued(uid, nodeName, time.Unix(p.PromisedAt, 0), promisedGroups(p, nodeName))
 	return &dispatch{pod: p.Key(), verb: verb, job: p.Job, uid: uid, send: send, failed: func() { d.Overlay.NominationFailed(uid, nodeName) }}
 }
 
@@ -365,3 +365,12 @@ func (d *Dispatcher) work(ctx context.Context) {
 
 // Wait blocks until everything decided so far has been sent, has failed or was dropped.
 func (d *Dispatcher) Wait() { d.unsent.Wait() }
+
+// promisedGroups are the GPU groups a share pod is promised with a nomination to nodeName:
+// none for a withdrawal, or for a pod without shares.
+func promisedGroups(p *model.PodInfo, nodeName string) []string {
+	if nodeName == "" || !p.IsShare() {
+		return nil
+	}
+	return p.GPUGroups
+}

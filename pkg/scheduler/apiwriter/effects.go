@@ -179,18 +179,36 @@ func (e *Effects) CancelPipeline(ctx context.Context, pod *model.PodInfo) error 
 // nominate writes status.nominatedNodeName (empty clears it), guarded by the pod's UID so
 // that a pod recreated under the same name inherits no promise. A pod already gone needs
 // none.
+//
+// A share pod's promise names its devices too: its GPU-group labels are written before the
+// nomination, so that the promise read back holds the device its victims free (not any
+// device), and taken off once a withdrawal is written.
 func (e *Effects) nominate(ctx context.Context, pod *model.PodInfo, nodeName string) error {
 	patch := promisePatch(pod, nodeName)
 	uid := types.UID(pod.UID)
+	groups := promisedGroups(pod, nodeName)
+	gone := func(err error) bool { return apierrors.IsNotFound(err) || apierrors.IsConflict(err) || apierrors.IsInvalid(err) }
+	if len(groups) > 0 {
+		if err := e.labelGPUGroups(ctx, pod, groups); gone(err) {
+			return nil
+		} else if err != nil {
+			return fmt.Errorf("labelling its GPU groups: %w", err)
+		}
+	}
 	target := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: uid}}
 	err := e.Client.Status().Patch(ctx, target, client.RawPatch(types.StrategicMergePatchType, patch))
-	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) || apierrors.IsInvalid(err) {
+	if gone(err) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	e.Overlay.Nominated(uid, nodeName, time.Unix(pod.PromisedAt, 0))
+	e.Overlay.Nominated(uid, nodeName, time.Unix(pod.PromisedAt, 0), groups)
+	if nodeName == "" && pod.IsShare() && len(pod.GPUGroups) > 0 {
+		if err := e.labelGPUGroups(ctx, pod, nil); err != nil && !gone(err) {
+			return fmt.Errorf("taking back its GPU group labels: %w", err)
+		}
+	}
 	return nil
 }
 

@@ -213,8 +213,8 @@ type assembly struct {
 // recent writes laid over it.
 type podView struct {
 	nodeName, nominated string
-	// gpuGroups are the devices the scheduler bound a share pod's shares to, when the
-	// informer may not show its labels yet.
+	// gpuGroups are the devices the scheduler bound (or promised) a share pod's shares to,
+	// when the informer may not show its labels yet.
 	gpuGroups []string
 	// promisedAt is when the nominated node was promised (the pod's Promised condition).
 	promisedAt time.Time
@@ -235,6 +235,9 @@ func (a *assembly) view(e *podEntry) podView {
 	// nobody else — above all not the victim — is bound onto them meanwhile.
 	if written, ok := a.overlay.nominatedNode(e.uid, v.nominated); ok {
 		v.nominated, v.promisedAt = written.node, written.at
+		if v.nodeName == "" {
+			v.gpuGroups = written.gpuGroups
+		}
 	}
 	if preemptor, ok := a.overlay.evicted(e.uid, v.deleting); ok {
 		v.deleting, v.evictedFor = true, preemptor

@@ -84,8 +84,8 @@ func TestSnapshotKeepsNominatedNodesAsPromises(t *testing.T) {
 			Message: framework.NewEvictionReason(framework.Reclaim, "ns/job").Message}).Obj()
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(node, job("job", 4), job("victim-job", 1), fromAPI, gone, lagging, withdrawn, victim).Build()
 	overlay := NewOverlay(clock.RealClock{})
-	overlay.Nominated(lagging.UID, "n1", written)
-	overlay.Nominated(withdrawn.UID, "", time.Time{})
+	overlay.Nominated(lagging.UID, "n1", written, nil)
+	overlay.Nominated(withdrawn.UID, "", time.Time{}, nil)
 
 	snapshot, problems, err := (&Builder{Reader: c, SchedulerName: "kai-scheduler", Overlay: overlay}).Snapshot(context.Background())
 	if err != nil || len(problems) != 0 {

@@ -100,19 +100,21 @@ func (o *Overlay) EvictionFailed(pod types.UID) {
 	delete(o.evicts, pod)
 }
 
-// nomination is a node promised to a pod ("" for none), and when the promise was made.
+// nomination is a node promised to a pod ("" for none), when the promise was made, and the
+// GPU groups a share pod was promised there.
 type nomination struct {
-	node string
-	at   time.Time
+	node      string
+	at        time.Time
+	gpuGroups []string
 }
 
 // NominationQueued records a nomination made at promisedAt (or, with "", a withdrawal)
 // decided but not written yet, as BindQueued a bind: it holds until Nominated (written) or
 // NominationFailed.
-func (o *Overlay) NominationQueued(pod types.UID, node string, promisedAt time.Time) {
+func (o *Overlay) NominationQueued(pod types.UID, node string, promisedAt time.Time, gpuGroups []string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.nominations[pod] = written[nomination]{value: nomination{node, promisedAt}, at: o.clock.Now(), queued: true}
+	o.nominations[pod] = written[nomination]{value: nomination{node, promisedAt, gpuGroups}, at: o.clock.Now(), queued: true}
 }
 
 // NominationFailed takes back a nomination (or withdrawal) to node recorded before it was
@@ -128,10 +130,10 @@ func (o *Overlay) NominationFailed(pod types.UID, node string) {
 
 // Nominated records that a pod's nominated node was set (or, with "", cleared), promised at
 // promisedAt.
-func (o *Overlay) Nominated(pod types.UID, node string, promisedAt time.Time) {
+func (o *Overlay) Nominated(pod types.UID, node string, promisedAt time.Time, gpuGroups []string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.nominations[pod] = written[nomination]{value: nomination{node, promisedAt}, at: o.clock.Now()}
+	o.nominations[pod] = written[nomination]{value: nomination{node, promisedAt, gpuGroups}, at: o.clock.Now()}
 }
 
 // Stamped records a job's start stamp, written or about to be written.

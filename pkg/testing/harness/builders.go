@@ -144,7 +144,9 @@ type JobBuilder struct {
 	job      model.JobInfo
 	pods     int
 	request  model.Resources
-	running  []string   // nodes of the first pods, which run there
+	running  []string // nodes of the first pods, which run there
+	share    *model.GPUShare
+	device   string     // the GPU group the running pods' shares are on ("": one each)
 	subPods  []string   // sub-group of each pod, by index
 	spec     v1.PodSpec // the placement fields of every pod
 	podStart *time.Time // start time of the running pods, as the kubelet reports it
@@ -184,6 +186,18 @@ func (b *JobBuilder) GPUs(n int64) *JobBuilder {
 	b.request = b.request.With(model.GPU, n*model.MilliGPU)
 	return b
 }
+
+// Share makes each pod ask for a fraction of devices GPU devices (upstream KAI's gpu-fraction
+// and gpu-fraction-num-devices) instead of whole GPUs.
+func (b *JobBuilder) Share(fraction float64, devices int32) *JobBuilder {
+	b.share = &model.GPUShare{Fraction: fraction, Devices: devices}
+	b.request = b.request.With(model.GPU, model.FractionPortion(fraction)*int64(devices))
+	return b
+}
+
+// OnDevice puts the running pods' shares on the device of GPU group id (without it each
+// running share has a device of its own).
+func (b *JobBuilder) OnDevice(id string) *JobBuilder { b.device = id; return b }
 
 // CPUs sets each pod's CPU request in cores.
 func (b *JobBuilder) CPUs(cores int64) *JobBuilder {
@@ -337,8 +351,21 @@ func (b *JobBuilder) build() *model.JobInfo {
 		if i < len(b.subPods) {
 			pod.SubGroup = b.subPods[i]
 		}
+		if b.share != nil {
+			share := *b.share
+			pod.Share = &share
+		}
 		if i < len(b.running) {
 			pod.Status, pod.NodeName, pod.StartTime = model.Running, b.running[i], b.podStart
+			if b.share != nil {
+				for d := range b.share.Devices {
+					group := b.device
+					if group == "" {
+						group = model.NewGPUGroupID(pod.NodeName, pod.Key(), int(d))
+					}
+					pod.GPUGroups = append(pod.GPUGroups, group)
+				}
+			}
 		}
 		job.AddPod(pod)
 	}

@@ -81,7 +81,7 @@ func (h *Harness) Snapshot() *model.Snapshot {
 	nodes := make([]*model.NodeInfo, len(h.nodes))
 	for i, n := range h.nodes {
 		c := *n
-		c.Used, c.Releasing, c.Pipelined, c.Pods = model.Resources{}, model.Resources{}, model.Resources{}, nil
+		c.Used, c.Releasing, c.Pipelined, c.Pods, c.GPUGroups = model.Resources{}, model.Resources{}, model.Resources{}, nil, nil
 		nodes[i] = &c
 	}
 	queues := make([]*model.QueueInfo, len(h.queues))
@@ -166,6 +166,9 @@ func (h *Harness) apply(round *Round) {
 	for _, p := range round.Nominated {
 		pod := h.pod(p.Pod)
 		pod.Status, pod.NodeName = model.Pipelined, p.Node
+		if pod.IsShare() {
+			pod.GPUGroups, pod.Request = p.GPUGroups, p.Request
+		}
 	}
 	for _, key := range round.Withdrawn {
 		pod := h.pod(key)
@@ -174,6 +177,9 @@ func (h *Harness) apply(round *Round) {
 	for _, b := range round.Binds {
 		pod := h.pod(b.Pod)
 		pod.Status, pod.NodeName, pod.StartTime = model.Running, b.Node, &now
+		if pod.IsShare() {
+			pod.GPUGroups, pod.Request = b.GPUGroups, b.Request
+		}
 	}
 	ended := map[model.JobID]bool{} // a round is one decision: a run it ends counts once
 	for _, e := range round.Evictions {

@@ -13,6 +13,10 @@ type Placement struct {
 	Pod  string // namespace/name
 	Job  model.JobID
 	Node string
+	// GPUGroups are the devices a share pod's shares were given, and Request what it is
+	// charged there (both zero for other pods).
+	GPUGroups []string
+	Request   model.Resources
 }
 
 // Eviction is a pod evicted by an action for a preemptor.
@@ -106,8 +110,17 @@ type recorder struct{ round *Round }
 
 var _ framework.Effects = &recorder{}
 
+// placementOf is a pod's placement on node as the cycle decided it.
+func placementOf(pod *model.PodInfo, node string) Placement {
+	p := Placement{Pod: pod.Key(), Job: pod.Job, Node: node}
+	if pod.IsShare() {
+		p.GPUGroups, p.Request = pod.GPUGroups, pod.Request
+	}
+	return p
+}
+
 func (r *recorder) Bind(_ context.Context, pod *model.PodInfo, node string) error {
-	r.round.Binds = append(r.round.Binds, Placement{Pod: pod.Key(), Job: pod.Job, Node: node})
+	r.round.Binds = append(r.round.Binds, placementOf(pod, node))
 	return nil
 }
 
@@ -117,12 +130,12 @@ func (r *recorder) Evict(_ context.Context, pod *model.PodInfo, reason framework
 }
 
 func (r *recorder) Pipeline(_ context.Context, pod *model.PodInfo, node string) error {
-	r.round.Pipelined = append(r.round.Pipelined, Placement{Pod: pod.Key(), Job: pod.Job, Node: node})
+	r.round.Pipelined = append(r.round.Pipelined, placementOf(pod, node))
 	return nil
 }
 
 func (r *recorder) Nominate(_ context.Context, pod *model.PodInfo, node string) error {
-	placement := Placement{Pod: pod.Key(), Job: pod.Job, Node: node}
+	placement := placementOf(pod, node)
 	r.round.Pipelined = append(r.round.Pipelined, placement)
 	r.round.Nominated = append(r.round.Nominated, placement)
 	return nil

@@ -87,17 +87,13 @@ func (a *Action) allocateJob(ctx context.Context, ssn *framework.Session, search
 		ssn.RecordPendingReason(job.ID, withGang(job, reason))
 		return false
 	}
-	capacities := []actions.Capacity{actions.IdleNow, actions.IdleOrReleasing}
-	if actions.AsksShares(gang) {
-		capacities = capacities[:1] // GPU shares go into idle devices only, so far
-	}
-	for i, capacity := range capacities {
+	for _, capacity := range []actions.Capacity{actions.IdleNow, actions.IdleOrReleasing} {
 		reason := placeAll(st, search, gang, capacity)
 		if reason == "" {
 			return a.commit(ctx, ssn, st, job)
 		}
 		st.Discard() // first, so that the gang's report counts only what the job really has
-		if i == len(capacities)-1 {
+		if capacity == actions.IdleOrReleasing {
 			ssn.RecordPendingReason(job.ID, withGang(job, reason))
 			failed[shape] = reason
 		}

@@ -53,10 +53,8 @@ func Run(ctx context.Context, ssn *framework.Session, rules Rules) {
 	failed := map[string]failure{}
 	for job := queues.Next(); job != nil; job = queues.Next() {
 		gang, err := actions.GangPods(ssn, job)
-		if err != nil || actions.AsksShares(gang) {
-			// Allocate already told the job why it waits. GPU shares are placed only into
-			// idle devices so far: no victims are sought for them.
-			continue
+		if err != nil {
+			continue // allocate already told the job why
 		}
 		// A queue limit is judged once the victims are gone: evictions under the limited
 		// queue lift it. Any other objection no eviction can lift.

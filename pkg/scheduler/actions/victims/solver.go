@@ -63,7 +63,7 @@ type Solver struct {
 	jobs int
 	// free is what each node has free, kept across searches while the node's version holds
 	// (freeOK, freeVersion); during a search, what it would have free under the plan.
-	free        []model.Resources
+	free        []nodeFree
 	freeOK      []bool
 	freeVersion []uint64
 	// eligible caches, per candidate job, what the action's rules and the plugins answered
@@ -135,9 +135,9 @@ func groupByNode(groups []nodeUnit, u *unit) []nodeUnit {
 
 // freeAt is what node i has free: under the plan during a search, as the snapshot says
 // otherwise (recomputed only when the node's version moved).
-func (s *Solver) freeAt(i int) model.Resources {
+func (s *Solver) freeAt(i int) nodeFree {
 	if v := s.nodes[i].Version(); !s.freeOK[i] || s.freeVersion[i] != v {
-		s.free[i], s.freeOK[i], s.freeVersion[i] = s.nodes[i].FutureIdle(), true, v
+		s.free[i], s.freeOK[i], s.freeVersion[i] = futureFree(s.nodes[i]), true, v
 	}
 	return s.free[i]
 }
@@ -146,7 +146,7 @@ func (s *Solver) freeAt(i int) model.Resources {
 // new epoch, which forgets every eligibility.
 func (s *Solver) startSearch(shape string) {
 	if s.free == nil {
-		s.free, s.freeOK, s.freeVersion = make([]model.Resources, len(s.nodes)), make([]bool, len(s.nodes)), make([]uint64, len(s.nodes))
+		s.free, s.freeOK, s.freeVersion = make([]nodeFree, len(s.nodes)), make([]bool, len(s.nodes)), make([]uint64, len(s.nodes))
 		s.eligible, s.eligibleEpoch = make([]bool, s.jobs), make([]uint32, s.jobs)
 		s.askedBy, s.unaskedIn = make([]*model.JobInfo, s.jobs), make([]uint32, s.jobs)
 	}
@@ -158,7 +158,7 @@ func (s *Solver) startSearch(shape string) {
 }
 
 // planned records what node i would have free under the plan; the node's option is stale.
-func (s *Solver) planned(st *search, i int, free model.Resources) {
+func (s *Solver) planned(st *search, i int, free nodeFree) {
 	s.free[i] = free
 	s.options.invalidate(i)
 	st.touched = append(st.touched, i)
@@ -402,53 +402,116 @@ func (s *Solver) refreshOptions(st *search, pod *model.PodInfo) {
 }
 
 // cost walks the node's units in rank order, as if every one were allowed, until the pod
-// fits. A unit is counted only if it frees something the pod still lacks. Units whose
-// eviction is refused are added to refused.
+// fits. A unit is counted only if it frees something the pod still lacks (with the units
+// sharing its devices, when only together they free one: see step). Units whose eviction is
+// refused are added to refused.
 func (s *Solver) cost(st *search, pod *model.PodInfo, i int, refused *[]*unit) option {
 	free := s.freeAt(i)
-	o := option{node: i, worst: -1, feasible: pod.Request.FitsIn(free)}
+	o := option{node: i, worst: -1, feasible: free.fits(pod)}
+	var walked []*unit // units a step took beyond the walk's own, on nodes with shares
 	for _, nu := range st.units[i] {
 		if o.feasible {
 			break
+		}
+		if slices.Contains(walked, nu.unit) {
+			continue
 		}
 		if !s.mayEvict(st, nu.unit) {
 			*refused = append(*refused, nu.unit)
 			continue
 		}
-		freed, ok := s.freedOnNode(st, nu)
-		if !ok || !freed.Relieves(pod.Request, free) {
+		companions, next, ok := s.step(st, pod, i, free, nu, walked)
+		if !ok {
 			continue
 		}
-		free = free.Add(freed)
-		o.worst, o.count = int(nu.unit.rank), o.count+1
-		o.feasible = pod.Request.FitsIn(free)
+		free = next
+		o.worst, o.count = max(o.worst, int(nu.unit.rank)), o.count+1
+		for _, u := range companions {
+			o.worst, o.count = max(o.worst, int(u.unit.rank)), o.count+1
+			walked = append(walked, u.unit)
+		}
+		o.feasible = free.fits(pod)
 	}
 	return o
 }
 
-// freedOnNode is what evicting a unit would free on the node of nu, if the unit may be
-// evicted for this preemptor and still has running pods there.
-func (s *Solver) freedOnNode(st *search, nu nodeUnit) (model.Resources, bool) {
-	if !s.mayEvict(st, nu.unit) {
-		return model.Resources{}, false
+// step is what evicting nu brings the pod on node i, from free: the units to evict beside it
+// and what the node then has free, if that helps the pod. A unit whose pods free what the
+// pod lacks, or whose shares leave a device the room it lacks, goes alone (no companions:
+// the common case allocates nothing). One whose shares free nothing the pod can use alone —
+// a whole-GPU pod needs the device empty — goes with every other unit holding shares on its
+// devices, when each of them may be evicted: a device is freed whole only by evicting every
+// share on it. skip lists units already taken.
+func (s *Solver) step(st *search, pod *model.PodInfo, i int, free nodeFree, nu nodeUnit, skip []*unit) ([]nodeUnit, nodeFree, bool) {
+	next, freed, any := free, model.Resources{}, false
+	evict := func(p *model.PodInfo) {
+		next, freed, any = next.evict(p), freed.Add(nonGPURequest(p)), true
 	}
-	var freed model.Resources
 	for _, p := range nu.pods {
 		if isEvictable(p) && !st.sc.isEvicted(p) {
-			freed = freed.Add(p.Request)
+			evict(p)
 		}
 	}
-	return freed, !freed.IsZero()
+	if !any {
+		return nil, free, false
+	}
+	if free.helps(next, freed, pod) {
+		return nil, next, true
+	}
+	if !free.sharesOn(nu.pods) {
+		return nil, free, false
+	}
+	var companions []nodeUnit
+	for _, other := range st.units[i] {
+		if other.unit == nu.unit || slices.Contains(skip, other.unit) || !sharesDevice(st, other.pods, nu.pods) {
+			continue
+		}
+		if !s.mayEvict(st, other.unit) {
+			return nil, free, false
+		}
+		for _, p := range other.pods {
+			counted := slices.Contains(nu.pods, p) || slices.ContainsFunc(companions, func(u nodeUnit) bool { return slices.Contains(u.pods, p) })
+			if !counted && isEvictable(p) && !st.sc.isEvicted(p) {
+				evict(p)
+			}
+		}
+		companions = append(companions, other)
+	}
+	if len(companions) == 0 || !free.helps(next, freed, pod) {
+		return nil, free, false
+	}
+	return companions, next, true
 }
 
-// taken is a unit chosen for a pod: its live pods and what it frees on the pod's node.
+// nonGPURequest is what a pod frees on its node beside GPUs: all it requests, but for a
+// share's GPUs, which free a device only with the device's other shares (nodeFree.evict).
+func nonGPURequest(p *model.PodInfo) model.Resources {
+	return p.Request.With(model.GPU, 0)
+}
+
+// sharesDevice reports whether a live share among pods is on a device a share of others is on.
+func sharesDevice(st *search, pods, others []*model.PodInfo) bool {
+	for _, p := range pods {
+		if !p.IsShare() || !isEvictable(p) || st.sc.isEvicted(p) {
+			continue
+		}
+		for _, o := range others {
+			if o.IsShare() && slices.ContainsFunc(p.GPUGroups, func(id string) bool { return slices.Contains(o.GPUGroups, id) }) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// taken is a unit chosen for a pod, and its live pods.
 type taken struct {
-	nu    nodeUnit
-	live  []*model.PodInfo
-	freed model.Resources
+	nu   nodeUnit
+	live []*model.PodInfo
 }
 
-// take evicts the node's units in rank order, skipping any a filter rejects or that frees
+// take evicts the node's units in rank order (a unit with those sharing its devices, where
+// only together they free one: see step), skipping any a filter rejects or that frees
 // nothing the pod lacks, until the pod fits; then drops the units it turned out not to need
 // and commits the rest to the plan. On failure the plan is left as it was.
 func (s *Solver) take(st *search, pod *model.PodInfo, i int) bool {
@@ -456,32 +519,42 @@ func (s *Solver) take(st *search, pod *model.PodInfo, i int) bool {
 	var undos []func()
 	var chosen []taken
 	for _, nu := range st.units[i] {
-		if pod.Request.FitsIn(free) {
+		if free.fits(pod) {
 			break
 		}
-		freed, ok := s.freedOnNode(st, nu)
-		if !ok || !freed.Relieves(pod.Request, free) {
+		if !s.mayEvict(st, nu.unit) {
 			continue
 		}
-		live, undo := st.sc.addUnit(nu.unit)
+		companions, next, ok := s.step(st, pod, i, free, nu, nil)
+		if !ok {
+			continue
+		}
+		mark, added := len(undos), []taken(nil)
+		for _, u := range append([]nodeUnit{nu}, companions...) {
+			live, undo := st.sc.addUnit(u.unit)
+			undos, added = append(undos, undo), append(added, taken{nu: u, live: live})
+		}
 		if verdict := framework.ScenarioAllows(st.filters, st.sc); !verdict.IsSuccess() {
-			undo()
+			for k := len(undos) - 1; k >= mark; k-- {
+				undos[k]()
+			}
+			undos = undos[:mark]
 			st.rejection = verdict
 			continue
 		}
-		undos, chosen = append(undos, undo), append(chosen, taken{nu: nu, live: live, freed: freed})
-		free = free.Add(freed)
+		chosen = append(chosen, added...)
+		free = next
 	}
 	undoAll := func() {
 		for k := len(undos) - 1; k >= 0; k-- {
 			undos[k]()
 		}
 	}
-	if !pod.Request.FitsIn(free) {
+	if !free.fits(pod) {
 		undoAll()
 		return false
 	}
-	if kept := prune(chosen, s.freeAt(i), pod.Request); len(kept) < len(chosen) {
+	if kept := prune(chosen, s.freeAt(i), s.nodes[i].Name, pod); len(kept) < len(chosen) {
 		undoAll()
 		if undos = s.addAll(st, kept); undos == nil {
 			undos = s.addAll(st, chosen) // a filter objected to the smaller set: keep what passed
@@ -492,10 +565,10 @@ func (s *Solver) take(st *search, pod *model.PodInfo, i int) bool {
 	for _, t := range chosen {
 		for _, p := range t.live {
 			n := s.nodeIndex[p.NodeName]
-			s.planned(st, n, s.freeAt(n).Add(p.Request))
+			s.planned(st, n, s.freeAt(n).evict(p))
 		}
 	}
-	s.planned(st, i, s.freeAt(i).Sub(pod.Request))
+	s.planned(st, i, s.freeAt(i).occupy(pod))
 	if pod.Placement != nil && len(pod.Placement.HostPorts) > 0 {
 		if st.ports == nil {
 			st.ports = map[int][]model.HostPort{}
@@ -505,8 +578,9 @@ func (s *Solver) take(st *search, pod *model.PodInfo, i int) bool {
 	return true
 }
 
-// prune drops, latest (most precious) first, the units without which the pod still fits.
-func prune(chosen []taken, base, request model.Resources) []taken {
+// prune drops, latest (most precious) first, the units without which the pod still fits on
+// the node (named node; base is what it has free without them).
+func prune(chosen []taken, base nodeFree, node string, pod *model.PodInfo) []taken {
 	keep := make([]bool, len(chosen))
 	for k := range keep {
 		keep[k] = true
@@ -515,11 +589,16 @@ func prune(chosen []taken, base, request model.Resources) []taken {
 		keep[k] = false
 		total := base
 		for j, t := range chosen {
-			if keep[j] {
-				total = total.Add(t.freed)
+			if !keep[j] {
+				continue
+			}
+			for _, p := range t.live {
+				if p.NodeName == node {
+					total = total.evict(p)
+				}
 			}
 		}
-		if !request.FitsIn(total) {
+		if !total.fits(pod) {
 			keep[k] = true
 		}
 	}

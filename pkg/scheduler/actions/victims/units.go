@@ -27,11 +27,9 @@ type unit struct {
 	rank int32
 }
 
-// isEvictable reports whether a pod can be a victim: it runs (or is bound) on a node. A GPU
-// share is not, yet: what evicting it frees is part of a device, which the search, counting
-// whole resources per node, cannot credit to a preemptor (issue 42, item 3).
+// isEvictable reports whether a pod can be a victim: it runs (or is bound) on a node.
 func isEvictable(p *model.PodInfo) bool {
-	return (p.Status == model.Running || p.Status == model.Bound) && !p.IsShare()
+	return p.Status == model.Running || p.Status == model.Bound
 }
 
 // unitsOf splits a running preemptible job into its surplus pods (last pods first, each one

@@ -61,7 +61,7 @@ func New(args framework.Arguments) (framework.Plugin, error) {
 			for i, v := range allowed {
 				quoted[i] = strconv.Quote(v)
 			}
-			return nil, fmt.Errorf("%s: must be %s, got %q", key, strings.Join(quoted, " or "), value)
+			return nil, fmt.Errorf("%s: must be %s or %s, got %q", key, strings.Join(quoted[:len(quoted)-1], ", "), quoted[len(quoted)-1], value)
 		}
 		switch key {
 		case ArgGPU:

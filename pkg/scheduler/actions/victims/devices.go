@@ -1,0 +1,167 @@
+package victims
+
+import (
+	"slices"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
+)
+
+// nodeFree is what a node has free for a preemptor under the plan: resources counted whole
+// (GPUs as whole devices), and the devices holding shares that are not free whole, with the
+// room each has. A device's shares leave it one victim at a time: evicting a share frees its
+// part of the device for a share preemptor, and only the last share leaving frees the device
+// whole. A node without shares has no devices here, and its arithmetic is that of Resources,
+// allocation-free.
+type nodeFree struct {
+	res  model.Resources
+	devs []shareDevice
+}
+
+// shareDevice is a device holding shares, under the plan.
+type shareDevice struct {
+	id string
+	// room is what a new share may have of it once its releasing shares are gone; live is
+	// what its active shares the plan does not evict hold (MilliGPU).
+	room, live int64
+	// promised: a pipelined share counts on it, so it stays shared when live reaches zero.
+	promised bool
+}
+
+// futureFree is the node's nodeFree before any plan: what it will have once its releasing
+// pods are gone (NodeInfo.FutureIdle), with the devices whose shares are not all releasing.
+func futureFree(n *model.NodeInfo) nodeFree {
+	f := nodeFree{res: n.FutureIdle()}
+	for _, g := range n.GPUGroups {
+		if g.Active == 0 && g.Pipelined == 0 {
+			continue // all its shares are releasing: free whole in FutureIdle already
+		}
+		f.devs = append(f.devs, shareDevice{id: g.ID, room: g.Room(true), live: g.Active, promised: g.Pipelined > 0})
+	}
+	return f
+}
+
+// fits reports whether pod fits: a whole-GPU (or GPU-less) pod in the resources, a share
+// pod's other resources there and each of its shares on its own device, with room or whole.
+func (f nodeFree) fits(pod *model.PodInfo) bool {
+	if !pod.IsShare() {
+		return pod.Request.FitsIn(f.res)
+	}
+	if !pod.Request.With(model.GPU, 0).FitsIn(f.res) {
+		return false
+	}
+	portion := sharePortion(pod)
+	devices := f.res.Get(model.GPU) / model.MilliGPU
+	for _, d := range f.devs {
+		if d.room >= portion {
+			devices++
+		}
+	}
+	return devices >= int64(pod.Share.Devices)
+}
+
+// sharePortion is what each of a placed-to-be share pod's shares takes of a device: its
+// request per device (a share asked in memory is charged the most any device of the pool
+// takes, which never fits where the placement would not).
+func sharePortion(pod *model.PodInfo) int64 {
+	return pod.Request.Get(model.GPU) / int64(pod.Share.Devices)
+}
+
+// evict is f once victim is gone: its resources free, and its shares' room on their
+// devices; a device whose last live share leaves is free whole.
+func (f nodeFree) evict(victim *model.PodInfo) nodeFree {
+	if !victim.IsShare() || len(victim.GPUGroups) == 0 {
+		f.res = f.res.Add(victim.Request)
+		return f
+	}
+	f.res = f.res.Add(victim.Request.With(model.GPU, 0))
+	per := victim.Request.Get(model.GPU) / int64(len(victim.GPUGroups))
+	f.devs = slices.Clone(f.devs)
+	for _, id := range victim.GPUGroups {
+		k := slices.IndexFunc(f.devs, func(d shareDevice) bool { return d.id == id })
+		if k < 0 {
+			continue
+		}
+		d := &f.devs[k]
+		d.room, d.live = d.room+per, d.live-per
+		if d.live <= 0 && !d.promised {
+			f.devs = slices.Delete(f.devs, k, k+1)
+			f.res = f.res.With(model.GPU, f.res.Get(model.GPU)+model.MilliGPU)
+		}
+	}
+	return f
+}
+
+// occupy is f once pod is placed (it must fit): a share on the fullest devices with room,
+// then on whole devices, as the placement itself prefers.
+func (f nodeFree) occupy(pod *model.PodInfo) nodeFree {
+	if !pod.IsShare() {
+		f.res = f.res.Sub(pod.Request)
+		return f
+	}
+	f.res = f.res.Sub(pod.Request.With(model.GPU, 0))
+	portion := sharePortion(pod)
+	f.devs = slices.Clone(f.devs)
+	want := int(pod.Share.Devices)
+	for want > 0 {
+		best := -1
+		for k, d := range f.devs {
+			if d.room >= portion && (best < 0 || d.room < f.devs[best].room) {
+				best = k
+			}
+		}
+		if best < 0 {
+			break
+		}
+		f.devs[best].room -= portion
+		f.devs[best].live += portion
+		want--
+	}
+	for ; want > 0; want-- {
+		f.res = f.res.With(model.GPU, f.res.Get(model.GPU)-model.MilliGPU)
+		f.devs = append(f.devs, shareDevice{room: model.MilliGPU - portion, live: portion, promised: true})
+	}
+	return f
+}
+
+// helps reports whether going from f to next, freed freed (resources beside GPUs) brings pod
+// closer to fitting: a resource it lacks grows (GPUs: whole devices), or, for a share pod,
+// a device gains room it lacked.
+func (f nodeFree) helps(next nodeFree, freed model.Resources, pod *model.PodInfo) bool {
+	freed = freed.With(model.GPU, next.res.Get(model.GPU)-f.res.Get(model.GPU))
+	if !pod.IsShare() {
+		return freed.Relieves(pod.Request, f.res)
+	}
+	if freed.Get(model.GPU) > 0 {
+		return true // a device freed whole
+	}
+	portion := sharePortion(pod)
+	for _, d := range next.devs {
+		if before := f.room(d.id); d.room > before && before < portion {
+			return true
+		}
+	}
+	return freed.Relieves(pod.Request.With(model.GPU, 0), f.res)
+}
+
+// room is the room of device id in f (0 when f does not list it).
+func (f nodeFree) room(id string) int64 {
+	for _, d := range f.devs {
+		if d.id == id {
+			return d.room
+		}
+	}
+	return 0
+}
+
+// sharesOn reports whether any of pods holds a share on one of f's devices.
+func (f nodeFree) sharesOn(pods []*model.PodInfo) bool {
+	if len(f.devs) == 0 {
+		return false
+	}
+	for _, p := range pods {
+		if p.IsShare() && len(p.GPUGroups) > 0 {
+			return true
+		}
+	}
+	return false
+}
