@@ -187,7 +187,9 @@ func (e *Effects) nominate(ctx context.Context, pod *model.PodInfo, nodeName str
 	patch := promisePatch(pod, nodeName)
 	uid := types.UID(pod.UID)
 	groups := promisedGroups(pod, nodeName)
-	gone := func(err error) bool { return apierrors.IsNotFound(err) || apierrors.IsConflict(err) || apierrors.IsInvalid(err) }
+	gone := func(err error) bool {
+		return apierrors.IsNotFound(err) || apierrors.IsConflict(err) || apierrors.IsInvalid(err)
+	}
 	if len(groups) > 0 {
 		if err := e.labelGPUGroups(ctx, pod, groups); gone(err) {
 			return nil
