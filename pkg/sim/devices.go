@@ -162,3 +162,131 @@ func (d *devicePlugin) allocated() int64 {
 	}
 	return total
 }
+
+// gpuDemand is what the pods of one node pool waiting for GPUs ask for, reduced to what
+// decides whether a free piece of a device could serve one of them: the smallest request of
+// each shape, as a piece that cannot take the smallest cannot take any. The engine fills it
+// for every sample (note), and stranded reads it.
+type gpuDemand struct {
+	// waiting: some pod of the pool waits for GPUs.
+	waiting bool
+	// whole is the fewest whole GPUs a waiting pod asks for (0: none asks for whole GPUs).
+	whole int64
+	// fraction and memory are, at index n-1, the smallest fraction (MilliGPU) and the
+	// smallest memory (MiB) a waiting pod asks of each of n devices; 0 where none does.
+	fraction, memory []int64
+}
+
+// reset forgets the previous sample's pods, keeping the slices' room.
+func (g *gpuDemand) reset() {
+	g.waiting, g.whole = false, 0
+	clear(g.fraction)
+	clear(g.memory)
+}
+
+// note adds a waiting pod's GPU request: whole GPUs, or a share (nil for none).
+func (g *gpuDemand) note(whole int64, share *model.GPUShare) {
+	switch {
+	case share != nil:
+		g.waiting = true
+		n := int(share.Devices)
+		for len(g.fraction) < n { // grows once per new number of devices, not per sample
+			g.fraction, g.memory = append(g.fraction, 0), append(g.memory, 0)
+		}
+		if share.MemoryMiB > 0 {
+			g.memory[n-1] = smallest(g.memory[n-1], share.MemoryMiB)
+		} else {
+			g.fraction[n-1] = smallest(g.fraction[n-1], model.FractionPortion(share.Fraction))
+		}
+	case whole > 0:
+		g.waiting = true
+		g.whole = smallest(g.whole, whole)
+	}
+}
+
+// smallest is the smaller of two requests, 0 standing for none.
+func smallest(have, v int64) int64 {
+	if have == 0 {
+		return v
+	}
+	return min(have, v)
+}
+
+// stranded is the free GPU capacity (MilliGPU) that no waiting pod of its node's pool could
+// use: the room left on devices holding shares, and free devices, where no waiting request
+// fits — a share needs that much room on the device (and as many devices with that room on
+// the node as it asks shares of), k whole GPUs need k free devices on the node. Only the GPU
+// request is read: CPU, memory, node selectors and taints are not, so a piece counted
+// usable may still be out of a pod's reach for another reason. Where nothing waits for
+// GPUs, free capacity is idle, not stranded. demands gives each node's pool's demand.
+func (d *devicePlugin) stranded(demands map[string]*gpuDemand) int64 {
+	var total int64
+	for name, n := range d.nodes {
+		want := demands[name]
+		if want == nil || !want.waiting {
+			continue
+		}
+		free := 0 // devices neither held whole nor shared
+		for i := range n.whole {
+			if n.whole[i] == "" && n.group[i] == "" {
+				free++
+			}
+		}
+		for i := range n.whole {
+			room := model.MilliGPU - n.shares[i]
+			if n.whole[i] != "" || room <= 0 {
+				continue
+			}
+			if !n.serves(want, room, n.group[i] == "", free) {
+				total += room
+			}
+		}
+	}
+	return total
+}
+
+// serves says whether a device of the node with room left (a free device when fresh, of the
+// node's free devices) could take a waiting request.
+func (n *nodeDevices) serves(want *gpuDemand, room int64, fresh bool, free int) bool {
+	if fresh && want.whole > 0 && int64(free) >= want.whole {
+		return true
+	}
+	for k := range want.fraction {
+		portion := want.fraction[k]
+		if portion > 0 && room >= portion && (k == 0 || n.roomy(portion) > k) {
+			return true
+		}
+		mib := want.memory[k]
+		if mib <= 0 || n.memoryMiB < mib {
+			continue
+		}
+		portion = model.MemoryPortion(mib, n.memoryMiB)
+		if room >= portion && (k == 0 || n.roomy(portion) > k) {
+			return true
+		}
+	}
+	return false
+}
+
+// roomy counts the node's devices not held whole with at least portion free.
+func (n *nodeDevices) roomy(portion int64) int {
+	count := 0
+	for i := range n.whole {
+		if n.whole[i] == "" && model.MilliGPU-n.shares[i] >= portion {
+			count++
+		}
+	}
+	return count
+}
+
+// sharing says whether some device holds shares.
+func (d *devicePlugin) sharing() bool {
+	for _, n := range d.nodes {
+		for _, s := range n.shares {
+			if s > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -98,6 +98,22 @@ type engine struct {
 	// capacity is the GPUs the nodes of the cluster offer (their allocatable, as the pool
 	// table counts them), sampled with the queues' GPUs for the plot's capacity line.
 	capacity int64
+	// demand is each pool's waiting GPU requests as of the latest sample, nodeDemand the same
+	// structs by node name, and podShares each pending pod's GPU share, read once: what a
+	// sample needs to count the stranded GPUs (devices.go) without allocating. lastAllocated
+	// and lastStranded are the latest sample's (MilliGPU); sawShares: some device held shares.
+	demand                      map[string]*gpuDemand
+	nodeDemand                  map[string]*gpuDemand
+	podShares                   map[types.UID]podShare
+	lastAllocated, lastStranded int64
+	sawShares                   bool
+}
+
+// podShare is a pod's GPU share as the scheduler reads it: nil for none, refused for one it
+// never places (such a pod waits for nothing a device could give).
+type podShare struct {
+	share   *model.GPUShare
+	refused bool
 }
 
 // Run simulates the scenario with the real scheduler.
@@ -187,6 +203,13 @@ func newEngine(sc *input.Scenario, opts Options, pools []string, configs map[str
 		e.instances = append(e.instances, in)
 	}
 	e.devices = newDevicePlugin(sc.Nodes)
+	e.demand, e.nodeDemand, e.podShares = map[string]*gpuDemand{}, map[string]*gpuDemand{}, map[types.UID]podShare{}
+	for _, name := range pools {
+		e.demand[name] = &gpuDemand{}
+	}
+	for _, n := range sc.Nodes {
+		e.nodeDemand[n.Name] = e.demand[poolOf(opts.NodePoolLabelKey, n.Labels)]
+	}
 	// The stores exist: they learn of the cluster as informers would on their first list.
 	for _, n := range sc.Nodes {
 		cluster.Changed(n)
@@ -595,12 +618,48 @@ func (e *engine) sample(now time.Time) {
 	for q, n := range gpus {
 		same = same && e.lastSample[q] == n
 	}
+	allocated, stranded := e.gpuUse()
+	same = same && allocated == e.lastAllocated && stranded == e.lastStranded
 	series := e.result.Series
 	if !same || !maps.Equal(e.fairShare, e.lastFairShare) || len(series) == 0 || series[len(series)-1].Capacity != e.capacity {
 		fair := e.fairShares()
-		e.result.Series = append(e.result.Series, report.Sample{Time: e.seconds(now), GPUs: gpus, FairShare: fair, Capacity: e.capacity})
+		e.result.Series = append(e.result.Series, report.Sample{Time: e.seconds(now), GPUs: gpus, FairShare: fair, Capacity: e.capacity,
+			Allocated: float64(allocated) / model.MilliGPU, Stranded: float64(stranded) / model.MilliGPU})
 		e.lastSample, e.lastFairShare = gpus, fair
+		e.lastAllocated, e.lastStranded = allocated, stranded
 	}
+}
+
+// gpuUse is what the nodes' devices have given out now, and the free GPU capacity that no
+// pending pod could use (MilliGPU), counted from the pods waiting in each pool.
+func (e *engine) gpuUse() (allocated, stranded int64) {
+	if e.capacity == 0 {
+		return 0, 0
+	}
+	for _, want := range e.demand {
+		want.reset()
+	}
+	for _, js := range e.active() {
+		want := e.demand[js.pool]
+		for i, pod := range js.pods {
+			if pod.Spec.NodeName != "" || pod.DeletionTimestamp != nil || pod.Status.Phase != v1.PodPending {
+				continue
+			}
+			s, ok := e.podShares[pod.UID]
+			if !ok {
+				share, err := model.ParseGPUShare(pod)
+				s = podShare{share: share, refused: err != nil}
+				e.podShares[pod.UID] = s
+			}
+			if !s.refused {
+				want.note(js.podGPUs[i], s.share)
+			}
+		}
+	}
+	if !e.sawShares {
+		e.sawShares = e.devices.sharing()
+	}
+	return e.devices.allocated(), e.devices.stranded(e.nodeDemand)
 }
 
 // noteDelayed marks the jobs a cycle held back by their preemption delay, for the report.

@@ -92,6 +92,7 @@ func (e *engine) summarize() *report.Result {
 		r.Totals.EscalatedRuns += q.EscalatedRuns
 	}
 	r.Pools = e.reportPools()
+	r.Totals.GPUs = e.gpuReport(r.Series, r.Totals.SimulatedSeconds)
 	// The JSON contract has arrays, empty or not: tools should not meet null.
 	if r.Events == nil {
 		r.Events = []report.Event{}
@@ -107,4 +108,33 @@ func (e *engine) summarize() *report.Result {
 	}
 	r.Warnings = append(report.RepeatedEvictions(r.Events), e.poolsWithoutNodes(r.Pools)...)
 	return r
+}
+
+// gpuReport sums the samples' allocated and stranded GPUs up: their values at the end, and
+// their fractions of capacity averaged over time, each sample holding until the next (the
+// last until end). Nil for a cluster without GPUs.
+func (e *engine) gpuReport(series []report.Sample, end float64) *report.GPUReport {
+	if e.capacity == 0 || len(series) == 0 {
+		return nil
+	}
+	last := series[len(series)-1]
+	capacity := float64(e.capacity)
+	g := &report.GPUReport{Capacity: e.capacity, Allocated: last.Allocated, AllocatedFraction: last.Allocated / capacity,
+		Stranded: last.Stranded, StrandedFraction: last.Stranded / capacity, Shared: e.sawShares}
+	g.MeanAllocatedFraction, g.MeanStrandedFraction = g.AllocatedFraction, g.StrandedFraction
+	if span := end - series[0].Time; span > 0 {
+		var allocated, stranded float64
+		for k, s := range series {
+			until := end
+			if k+1 < len(series) {
+				until = series[k+1].Time
+			}
+			if s.Capacity > 0 {
+				allocated += s.Allocated / float64(s.Capacity) * (until - s.Time)
+				stranded += s.Stranded / float64(s.Capacity) * (until - s.Time)
+			}
+		}
+		g.MeanAllocatedFraction, g.MeanStrandedFraction = allocated/span, stranded/span
+	}
+	return g
 }

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -50,7 +52,31 @@ func WriteText(w io.Writer, r *Result) error {
 	if err := writeQueueTable(w, r, escalationShown(r)); err != nil {
 		return err
 	}
+	if err := writeGPUs(w, r.Totals.GPUs); err != nil {
+		return err
+	}
 	return writeReports(w, r)
+}
+
+// writeGPUs writes the line of the GPUs allocated and stranded, for a cluster with GPUs.
+func writeGPUs(w io.Writer, g *GPUReport) error {
+	if g == nil {
+		return nil
+	}
+	_, err := fmt.Fprintf(w, "GPUs at the end: %s of %d allocated (%s), %s stranded (%s); over the run %s allocated and %s stranded on average\n",
+		gpuAmount(g.Allocated), g.Capacity, percent(g.AllocatedFraction), gpuAmount(g.Stranded), percent(g.StrandedFraction),
+		percent(g.MeanAllocatedFraction), percent(g.MeanStrandedFraction))
+	return err
+}
+
+// gpuAmount writes GPUs as devices, to the hundredth (shares are thousandths of a device).
+func gpuAmount(gpus float64) string {
+	return strconv.FormatFloat(math.Round(gpus*100)/100, 'f', -1, 64)
+}
+
+// percent writes a fraction as a percentage with one decimal.
+func percent(f float64) string {
+	return fmt.Sprintf("%.1f%%", f*100)
 }
 
 // escalationShown reports whether the tables show what escalation did (the most evictions
@@ -220,6 +246,24 @@ func WriteComparison(w io.Writer, variants []Variant) error {
 	if slices.ContainsFunc(variants, func(v Variant) bool { return v.Result.Totals.DelayedJobs > 0 }) {
 		row("jobs held by preemption delay", func(r *Result) (string, *float64) { return count(r.Totals.DelayedJobs) }, signed)
 	}
+	if slices.ContainsFunc(variants, func(v Variant) bool { return v.Result.Totals.GPUs != nil && v.Result.Totals.GPUs.Shared }) {
+		// Runs with GPU shares differ in how well shares pack, which the rows above do not show.
+		points := func(d float64) string { return fmt.Sprintf("%+.1f points", d) }
+		gpus := func(read func(*GPUReport) float64) func(*Result) (string, *float64) {
+			return func(r *Result) (string, *float64) {
+				if r.Totals.GPUs == nil {
+					return "-", nil
+				}
+				f := read(r.Totals.GPUs)
+				pct := f * 100
+				return percent(f), &pct
+			}
+		}
+		row("GPUs allocated at the end", gpus(func(g *GPUReport) float64 { return g.AllocatedFraction }), points)
+		row("GPUs stranded at the end", gpus(func(g *GPUReport) float64 { return g.StrandedFraction }), points)
+		row("GPUs allocated, mean", gpus(func(g *GPUReport) float64 { return g.MeanAllocatedFraction }), points)
+		row("GPUs stranded, mean", gpus(func(g *GPUReport) float64 { return g.MeanStrandedFraction }), points)
+	}
 	results := make([]*Result, 0, len(variants))
 	for _, v := range variants {
 		results = append(results, v.Result)
@@ -268,6 +312,9 @@ func WriteComparison(w io.Writer, variants []Variant) error {
 			return out.err
 		}
 		if err := writeQueueTable(w, v.Result, escalation); err != nil {
+			return err
+		}
+		if err := writeGPUs(w, v.Result.Totals.GPUs); err != nil {
 			return err
 		}
 		if err := writeReports(w, v.Result); err != nil {

@@ -20,6 +20,7 @@ const (
 	plotLeft      = 70.0 // room for the GPU axis
 	plotRight     = 20.0
 	legendHeight  = 66.0
+	gpuLegendRow  = 16.0 // the legend's row of the allocated and stranded lines, where drawn
 	panelHeight   = 200.0
 	evictionStrip = 36.0 // under each panel: evictions per time slot, as bars
 	panelGap      = 70.0 // the time axis, its labels and the next panel's title
@@ -53,14 +54,19 @@ func WritePlot(w io.Writer, variants []Variant) error {
 	top := math.Ceil(float64(peak)/gpuStep) * gpuStep
 	inner := plotWidth - plotLeft - plotRight
 	x := func(t float64) float64 { return plotLeft + t/span*inner }
-	height := legendHeight + float64(len(variants))*(panelHeight+evictionStrip+panelGap)
+	legend := legendHeight
+	devices := slices.ContainsFunc(variants, func(v Variant) bool { return sampledCapacity(v.Result) })
+	if devices {
+		legend += gpuLegendRow
+	}
+	height := legend + float64(len(variants))*(panelHeight+evictionStrip+panelGap)
 
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" font-family="sans-serif" font-size="12">`+"\n", plotWidth, height)
 	b.WriteString(`<rect width="100%" height="100%" fill="white"/>` + "\n")
-	writeLegend(&b, queues)
+	writeLegend(&b, queues, devices)
 	for i, v := range variants {
-		y0 := legendHeight + float64(i)*(panelHeight+evictionStrip+panelGap) + 20
+		y0 := legend + float64(i)*(panelHeight+evictionStrip+panelGap) + 20
 		y := func(n float64) float64 { return y0 + panelHeight - n/top*panelHeight }
 		evictions := evictionTimes(v.Result)
 		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" font-weight="bold">%s: %s</text>`+"\n", plotLeft, y0-8, v.Name,
@@ -73,6 +79,7 @@ func WritePlot(w io.Writer, variants []Variant) error {
 		fmt.Fprintf(&b, `<text x="6" y="%.0f">GPUs</text>`+"\n", y0+panelHeight/2)
 		writeBands(&b, v.Result, queues, span, x, y)
 		writeCapacity(&b, v.Result, span, x, y)
+		writeDeviceLines(&b, v.Result, span, x, y)
 		writeFairShares(&b, v.Result, queues, span, x, func(n float64) float64 { return y(min(n, top)) })
 		writeEvictions(&b, evictions, span, x, y0+panelHeight, inner)
 		writeTimeAxis(&b, span, x, y0+panelHeight+evictionStrip)
@@ -82,8 +89,9 @@ func WritePlot(w io.Writer, variants []Variant) error {
 	return err
 }
 
-// writeLegend names every queue's colour, and the eviction bars, above the panels.
-func writeLegend(b *strings.Builder, queues []string) {
+// writeLegend names every queue's colour, and the eviction bars, above the panels; with
+// devices, the allocated and stranded lines too.
+func writeLegend(b *strings.Builder, queues []string, devices bool) {
 	at := plotLeft
 	for i, q := range queues {
 		fmt.Fprintf(b, `<rect x="%.0f" y="14" width="14" height="14" fill="%s"/>`+"\n", at, palette[i%len(palette)])
@@ -96,6 +104,56 @@ func writeLegend(b *strings.Builder, queues []string) {
 	fmt.Fprintf(b, `<text x="%.0f" y="44">a queue's fair share of GPUs (not stacked: compare it with the queue's own band)</text>`+"\n", plotLeft+20)
 	fmt.Fprintf(b, `<line x1="%.0f" y1="56" x2="%.0f" y2="56" stroke="%s" stroke-width="2"/>`+"\n", plotLeft, plotLeft+14, capacityColour)
 	fmt.Fprintf(b, `<text x="%.0f" y="60">GPU capacity of the cluster's nodes (between it and the bands: idle GPUs)</text>`+"\n", plotLeft+20)
+	if !devices {
+		return
+	}
+	fmt.Fprintf(b, `<line x1="%.0f" y1="72" x2="%.0f" y2="72" stroke="%s" stroke-width="1.5" stroke-dasharray="%s"/>`+"\n", plotLeft, plotLeft+14, allocatedColour, allocatedDash)
+	fmt.Fprintf(b, `<text x="%.0f" y="76">GPUs allocated on the devices, shares included</text>`+"\n", plotLeft+20)
+	fmt.Fprintf(b, `<line x1="%.0f" y1="72" x2="%.0f" y2="72" stroke="%s" stroke-width="2"/>`+"\n", plotLeft+340, plotLeft+354, strandedColour)
+	fmt.Fprintf(b, `<text x="%.0f" y="76">GPUs stranded: free, but no waiting pod's request fits</text>`+"\n", plotLeft+360)
+}
+
+// The allocated and stranded lines' looks, apart from the queues', the capacity's and the
+// evictions' red.
+const (
+	allocatedColour = "#000"
+	allocatedDash   = "2 2"
+	strandedColour  = "#c51b7d"
+)
+
+// sampledCapacity says whether a result sampled a cluster with GPUs.
+func sampledCapacity(r *Result) bool {
+	return slices.ContainsFunc(r.Series, func(s Sample) bool { return s.Capacity > 0 })
+}
+
+// writeDeviceLines draws over time the GPUs the nodes' devices have given out (a dotted
+// line: the queues' bands count whole GPUs only, so with shares the line stands above them)
+// and the stranded GPUs (solid, at their own height from zero): the capacity a placement
+// left in pieces too small for the pods waiting. None for a result without GPUs.
+func writeDeviceLines(b *strings.Builder, r *Result, span float64, x func(float64) float64, y func(float64) float64) {
+	if !sampledCapacity(r) {
+		return
+	}
+	line := func(value func(Sample) float64) string {
+		var path []string
+		for k, s := range r.Series {
+			end := span
+			if k+1 < len(r.Series) {
+				end = r.Series[k+1].Time
+			}
+			if k == 0 {
+				path = append(path, fmt.Sprintf("M%.1f %.1f", x(s.Time), y(value(s))))
+			} else {
+				path = append(path, fmt.Sprintf("V%.1f", y(value(s))))
+			}
+			path = append(path, fmt.Sprintf("H%.1f", x(end)))
+		}
+		return strings.Join(path, " ")
+	}
+	fmt.Fprintf(b, `<path fill="none" stroke="%s" stroke-width="1.5" stroke-dasharray="%s" d="%s"/>`+"\n", allocatedColour, allocatedDash,
+		line(func(s Sample) float64 { return s.Allocated }))
+	fmt.Fprintf(b, `<path fill="none" stroke="%s" stroke-width="2" d="%s"/>`+"\n", strandedColour,
+		line(func(s Sample) float64 { return s.Stranded }))
 }
 
 // capacityColour draws the capacity line, apart from every queue's colour.

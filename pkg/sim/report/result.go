@@ -190,6 +190,35 @@ type Totals struct {
 	DelayedJobs      int           `json:"delayedJobs"`
 	SimulatedSeconds float64       `json:"simulatedSeconds"`
 	Queues           []QueueReport `json:"queues"`
+	// GPUs is how much of the cluster's GPU capacity was allocated and stranded; absent when
+	// no node has a GPU.
+	GPUs *GPUReport `json:"gpus,omitempty"`
+}
+
+// GPUReport is the share of the cluster's GPUs allocated, and of those stranded, at the end
+// and on average over the run. Allocated is what the nodes' devices gave out: devices held
+// whole, and the shares on the others (0.5 for half a device), whoever holds them. Stranded
+// is free GPU capacity that no pod waiting then could use by its GPU request alone: the room
+// left on a device holding shares, or a free device, where no waiting share fits (a share
+// needs that much room on the device) and no waiting whole-GPU pod fits (k GPUs need k free
+// devices on one node). CPU, memory, node selectors and taints are not read, so stranded
+// counts only what the GPUs' own fragmentation keeps from the waiting pods; with no pod
+// waiting for GPUs, free capacity is idle and nothing is stranded.
+type GPUReport struct {
+	// Capacity is the GPUs of the cluster's nodes.
+	Capacity int64 `json:"capacity"`
+	// Allocated and Stranded are in GPUs at the end of the run; the fractions are of Capacity.
+	Allocated         float64 `json:"allocated"`
+	AllocatedFraction float64 `json:"allocatedFraction"`
+	Stranded          float64 `json:"stranded"`
+	StrandedFraction  float64 `json:"strandedFraction"`
+	// MeanAllocatedFraction and MeanStrandedFraction are the fractions averaged over the
+	// run's time: what a day of arrivals and departures kept busy and left stranded.
+	MeanAllocatedFraction float64 `json:"meanAllocatedFraction"`
+	MeanStrandedFraction  float64 `json:"meanStrandedFraction"`
+	// Shared says some device held GPU shares during the run: a comparison then shows these
+	// figures, which whole-GPU runs compare through their queues' GPUs already.
+	Shared bool `json:"-"`
 }
 
 // PoolReport is what one node pool's scheduler did: the pool's share of the totals, and the
@@ -252,6 +281,9 @@ type Sample struct {
 	GPUs      map[string]int64
 	FairShare map[string]float64
 	Capacity  int64
+	// Allocated is the GPUs the nodes' devices had given out (shares included) and Stranded
+	// the free GPUs no waiting pod could use, as GPUReport counts them.
+	Allocated, Stranded float64
 }
 
 // Result is the outcome of a simulation.
