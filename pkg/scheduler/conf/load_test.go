@@ -78,7 +78,7 @@ tiers:
 		`unknown key "queueDepthPerAction" ignored`,
 		`action "consolidation" is a KAI-Scheduler action this scheduler does not implement; it is skipped`,
 		`tiers[0].plugins[1]: plugin "elastic" is a KAI-Scheduler plugin this scheduler does not implement; it is skipped`,
-		`tiers[0].plugins[3]: plugin "gpupack" is a KAI-Scheduler plugin this scheduler does not implement; it is skipped`,
+		`tiers[0].plugins[3]: plugin "gpupack" is a KAI-Scheduler plugin whose work nodeplacement does here: its "gpu" argument "binpack" puts a share on the fullest device with room; it is skipped`,
 	}
 	if !reflect.DeepEqual(warnings, wantWarnings) {
 		t.Fatalf("warnings:\n%s\nwant:\n%s", strings.Join(warnings, "\n"), strings.Join(wantWarnings, "\n"))

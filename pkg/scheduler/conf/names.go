@@ -24,6 +24,14 @@ var kaiPlugins = []string{
 	"nodeplacement", "gpusharingorder",
 }
 
+// gpuSharingPlugins are upstream's plugins placing GPU shares, and where that choice is made
+// here, for the warning that skips them.
+var gpuSharingPlugins = map[string]string{
+	"gpupack":         `its "gpu" argument "binpack" puts a share on the fullest device with room`,
+	"gpuspread":       `its "gpu" argument "spread" puts a share on the emptiest device`,
+	"gpusharingorder": `its "gpu" argument chooses nodes and devices for shares ("fragmentation", the default, leaves the fewest GPUs stranded)`,
+}
+
 // SkippedActions returns the upstream KAI-Scheduler actions a configuration may list, which
 // Load skips with a warning. Exported, with UpstreamPlugins, so that the Helm chart, which
 // refuses an unknown action or plugin before anything reaches a cluster, is tested to accept
@@ -112,6 +120,9 @@ func (l *loader) keepPlugin(path, name string) bool {
 	switch {
 	case slices.Contains(l.known.Plugins, name):
 		return true
+	case gpuSharingPlugins[name] != "":
+		l.warnf("%s: plugin %q is a KAI-Scheduler plugin whose work nodeplacement does here: %s; it is skipped", path, name, gpuSharingPlugins[name])
+		return false
 	case slices.Contains(kaiPlugins, name):
 		l.warnf("%s: plugin %q is a KAI-Scheduler plugin this scheduler does not implement; it is skipped", path, name)
 		return false

@@ -71,6 +71,11 @@ type (
 	// NodeOrderFn scores a node for a pod; higher is better. Scores of all plugins are summed.
 	NodeOrderFn func(pod *model.PodInfo, node *model.NodeInfo) float64
 
+	// DeviceOrderFn ranks the devices of node a share pod's shares may go to (see
+	// model.DeviceOrder). The first plugin to register one decides; without any, the
+	// fullest device that fits goes first.
+	DeviceOrderFn func(pod *model.PodInfo, node *model.NodeInfo) model.DeviceOrder
+
 	// AllocatableFn says whether a job may be given request more resources (a whole gang or
 	// one more pod), whatever the nodes hold: queue limits, deserved quota for non-preemptible
 	// jobs. Every plugin must agree and the first refusal is the verdict. A refusal that

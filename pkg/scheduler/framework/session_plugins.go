@@ -21,6 +21,7 @@ type hooks struct {
 	queueOrder      []hook[CompareFn[QueueTurn]]
 	predicates      []hook[PredicateFn]
 	nodeOrder       []hook[NodeOrderFn]
+	deviceOrder     []hook[DeviceOrderFn]
 	allocatable     []hook[AllocatableFn]
 	statusChange    []hook[PodStatusChangeFn]
 	isPreemptible   []hook[IsPreemptibleFn]
@@ -54,6 +55,11 @@ func (ssn *Session) AddPredicateFn(plugin string, fn PredicateFn) {
 // AddNodeOrderFn registers a node score.
 func (ssn *Session) AddNodeOrderFn(plugin string, fn NodeOrderFn) {
 	ssn.hooks.nodeOrder = append(ssn.hooks.nodeOrder, hook[NodeOrderFn]{plugin, fn})
+}
+
+// AddDeviceOrderFn registers the order of a node's devices for a share pod.
+func (ssn *Session) AddDeviceOrderFn(plugin string, fn DeviceOrderFn) {
+	ssn.hooks.deviceOrder = append(ssn.hooks.deviceOrder, hook[DeviceOrderFn]{plugin, fn})
 }
 
 // AddAllocatableFn registers a job-level allocation check.
@@ -226,6 +232,15 @@ func (ssn *Session) NodeScore(pod *model.PodInfo, node *model.NodeInfo) float64 
 		score += h.fn(pod, node)
 	}
 	return score
+}
+
+// DeviceOrder is the order of node's devices for a share pod: the first registered plugin's,
+// else the fullest first (model.PackDevices).
+func (ssn *Session) DeviceOrder(pod *model.PodInfo, node *model.NodeInfo) model.DeviceOrder {
+	if len(ssn.hooks.deviceOrder) == 0 {
+		return model.PackDevices
+	}
+	return ssn.hooks.deviceOrder[0].fn(pod, node)
 }
 
 // Allocatable is the verdict on giving job request more: the first plugin's refusal, naming

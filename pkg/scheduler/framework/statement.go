@@ -132,7 +132,7 @@ func (st *Statement) fit(op *operation, node *model.NodeInfo, free model.Resourc
 		name, _ := rest.Shortage(free)
 		return fmt.Errorf("%s %s: %s on node %s (needs %s, %s %s)", verb, pod.Key(), placement.InsufficientReason(name), node.Name, rest, free, freeIs)
 	}
-	choice, ok := node.PlaceShare(pod, free, withReleasing)
+	choice, ok := node.PlaceShare(pod, free, withReleasing, st.ssn.DeviceOrder(pod, node))
 	if !ok {
 		return fmt.Errorf("%s %s: %s on node %s", verb, pod.Key(), placement.ShareRefusal(pod, node, free, withReleasing), node.Name)
 	}

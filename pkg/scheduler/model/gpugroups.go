@@ -1,6 +1,7 @@
 package model
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"strconv"
@@ -86,42 +87,63 @@ type ShareChoice struct {
 	Portion int64
 }
 
-// PlaceShare chooses devices of the node for a share pod: the fullest groups with room for
-// a share (so that partly used devices fill up before a whole device is broken into), then
-// whole devices out of what free (the node's capacity for the pod, by the caller's rule:
-// bindable now, or once releasing pods are gone) has whole. withReleasing counts what
-// releasing shares hold as room, for a pod pipelined onto it. ok is false when the node
-// cannot take the pod's shares.
-func (n *NodeInfo) PlaceShare(p *PodInfo, free Resources, withReleasing bool) (choice ShareChoice, ok bool) {
+// DeviceOrder ranks the devices a share may go to on a node, lower first: room is what the
+// device has free before the share (MilliGPU; a whole free device has MilliGPU).
+type DeviceOrder func(room int64) float64
+
+// PackDevices puts a share on the fullest device that has room for it, a whole free device
+// last: partly used devices fill up before a whole one is broken into.
+func PackDevices(room int64) float64 { return float64(room) }
+
+// SpreadDevices puts a share on the emptiest device, a whole free one first.
+func SpreadDevices(room int64) float64 { return -float64(room) }
+
+// PlaceShare chooses devices of the node for a share pod, best first by order: groups with
+// room for a share, and whole devices out of what free (the node's capacity for the pod, by
+// the caller's rule: bindable now, or once releasing pods are gone) has whole. withReleasing
+// counts what releasing shares hold as room, for a pod pipelined onto it. Ties go to groups
+// before whole devices, then by group ID. ok is false when the node cannot take the pod's
+// shares.
+func (n *NodeInfo) PlaceShare(p *PodInfo, free Resources, withReleasing bool, order DeviceOrder) (choice ShareChoice, ok bool) {
 	portion, ok := n.SharePortion(p.Share)
 	if !ok {
 		return ShareChoice{}, false
 	}
-	want := int(p.Share.Devices)
 	choice.Portion = portion
-	// Fullest first; groups are sorted by ID, which breaks ties the same way every time.
+	want := int(p.Share.Devices)
+	fresh := int(free.Get(GPU) / MilliGPU)
 	var fitting []int
 	for i, g := range n.GPUGroups {
 		if g.Room(withReleasing) >= portion {
 			fitting = append(fitting, i)
 		}
 	}
-	slices.SortStableFunc(fitting, func(a, b int) int {
-		return int(n.GPUGroups[a].Room(withReleasing) - n.GPUGroups[b].Room(withReleasing))
-	})
-	for _, i := range fitting[:min(len(fitting), want)] {
-		choice.Groups = append(choice.Groups, n.GPUGroups[i].ID)
-	}
-	choice.Fresh = want - len(choice.Groups)
-	if int64(choice.Fresh)*MilliGPU > free.Get(GPU) {
+	if len(fitting)+fresh < want {
 		return ShareChoice{}, false
 	}
+	freshRank := order(MilliGPU)
+	slices.SortStableFunc(fitting, func(a, b int) int {
+		return cmp.Compare(order(n.GPUGroups[a].Room(withReleasing)), order(n.GPUGroups[b].Room(withReleasing)))
+	})
+	for _, i := range fitting {
+		if len(choice.Groups)+choice.Fresh == want {
+			break
+		}
+		// Whole devices ranked before this group are taken first, as many as there are.
+		for choice.Fresh < fresh && len(choice.Groups)+choice.Fresh < want && freshRank < order(n.GPUGroups[i].Room(withReleasing)) {
+			choice.Fresh++
+		}
+		if len(choice.Groups)+choice.Fresh < want {
+			choice.Groups = append(choice.Groups, n.GPUGroups[i].ID)
+		}
+	}
+	choice.Fresh += want - len(choice.Groups) - choice.Fresh
 	return choice, true
 }
 
 // ShareFits is PlaceShare's answer without the choice.
 func (n *NodeInfo) ShareFits(p *PodInfo, free Resources, withReleasing bool) bool {
-	_, ok := n.PlaceShare(p, free, withReleasing)
+	_, ok := n.PlaceShare(p, free, withReleasing, PackDevices)
 	return ok
 }
 

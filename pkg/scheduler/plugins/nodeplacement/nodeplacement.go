@@ -41,14 +41,19 @@ func Arguments() map[string][]string {
 const gpuWeight = 10
 
 type plugin struct {
-	spreadGPU, spreadCPU bool
+	gpu       string
+	spreadCPU bool
+	// mix is the session's mix of GPU requests, for the fragmentation strategy (nil when
+	// it holds no share: binpack places it).
+	mix []kindWeight
 }
 
 var _ framework.Plugin = &plugin{}
 
-// New reads the optional arguments gpu and cpu, each binpack or spread.
+// New reads the optional arguments gpu (binpack, spread or fragmentation, the default) and
+// cpu (binpack, the default, or spread).
 func New(args framework.Arguments) (framework.Plugin, error) {
-	p := &plugin{}
+	p := &plugin{gpu: Fragmentation}
 	known := Arguments()
 	for _, key := range slices.Sorted(maps.Keys(args)) {
 		value := args[key]
@@ -65,7 +70,7 @@ func New(args framework.Arguments) (framework.Plugin, error) {
 		}
 		switch key {
 		case ArgGPU:
-			p.spreadGPU = value == Spread
+			p.gpu = value
 		case ArgCPU:
 			p.spreadCPU = value == Spread
 		}
@@ -76,19 +81,42 @@ func New(args framework.Arguments) (framework.Plugin, error) {
 func (p *plugin) Name() string { return Name }
 
 func (p *plugin) OnSessionOpen(ssn *framework.Session) {
+	p.mix = nil
+	if p.gpu == Fragmentation {
+		p.mix = mixOf(ssn)
+	}
 	ssn.AddNodeOrderFn(Name, p.score)
+	ssn.AddDeviceOrderFn(Name, p.deviceOrder)
 }
 
 func (p *plugin) OnSessionClose(*framework.Session) {}
 
 // score is the node's utilisation after placing the pod (binpack) or its complement (spread),
-// for GPUs when the pod asks for GPUs, and for CPU.
+// for GPUs when the pod asks for GPUs, and for CPU. With the fragmentation strategy and
+// shares in the mix, the GPU score is first how little the node's fragmentation grows (in
+// GPUs a request of the mix would find stranded), then packing.
 func (p *plugin) score(pod *model.PodInfo, node *model.NodeInfo) float64 {
 	var score float64
 	if pod.Request.Get(model.GPU) > 0 {
-		score += gpuWeight * placementScore(pod, node, model.GPU, p.spreadGPU)
+		gpu := placementScore(pod, node, model.GPU, p.gpu == Spread)
+		if p.mix != nil {
+			gpu -= p.fragmentationGrowth(pod, node) / model.MilliGPU
+		}
+		score += gpuWeight * gpu
 	}
 	return score + placementScore(pod, node, model.CPU, p.spreadCPU)
+}
+
+// deviceOrder is the order of a node's devices for a share pod: by fragmentation, when
+// weighed, else the fullest first (binpack) or the emptiest (spread).
+func (p *plugin) deviceOrder(pod *model.PodInfo, node *model.NodeInfo) model.DeviceOrder {
+	switch {
+	case p.gpu == Spread:
+		return model.SpreadDevices
+	case p.mix != nil:
+		return p.fragmentationOrder(pod, node)
+	}
+	return model.PackDevices
 }
 
 func placementScore(pod *model.PodInfo, node *model.NodeInfo, r model.ResourceName, spread bool) float64 {
