@@ -38,7 +38,9 @@ const budgetSlack = 1.20
 
 // budgetCases are the benchmarks' clusters at sizes a unit test runs in well under a second.
 var budgetCases = map[string]func() *Harness{
-	"FullCycle/nodes=40":          func() *Harness { return busyCluster(40) },
+	"FullCycle/nodes=40": func() *Harness { return busyCluster(40) },
+	// Half the pods GPU shares: the device paths of placement and of the victim search.
+	"FullCycleShares/nodes=40":    func() *Harness { return sharedCluster(40) },
 	"ReclaimShapes/many/nodes=10": func() *Harness { return reclaimShape{}.build(10) },
 	"ReclaimShapes/many/nodes=50": func() *Harness { return reclaimShape{}.build(50) },
 	"ReclaimShapes/many-minruntime/nodes=10": func() *Harness {

@@ -43,6 +43,60 @@ func busyCluster(n int) *Harness {
 	return h
 }
 
+// sharedCluster is busyCluster with half its pods asking for half a GPU (GPU sharing): of its
+// 8n running jobs, every other one runs on half a device (one to a device: every device is
+// taken, half of it by a share, whose other half is room for a pending share), and its
+// pending jobs of the lower priority ask for halves. It has busyCluster's pods, for the cost of a cycle with shares
+// beside that of one without.
+func sharedCluster(n int) *Harness {
+	h := New("")
+	for d := range 10 {
+		h.Queues(Queue(fmt.Sprintf("dept-%d", d)).GPUQuota(float64(8 * n / 10)))
+		for t := range 10 {
+			h.Queues(Queue(fmt.Sprintf("team-%d-%d", d, t)).Parent(fmt.Sprintf("dept-%d", d)).GPUQuota(float64(8 * n / 100)))
+		}
+	}
+	leaf := func(i int) string { return fmt.Sprintf("team-%d-%d", i%10, (i/10)%10) }
+	for k := range n {
+		h.Nodes(Node(fmt.Sprintf("node-%04d", k)).GPUs(8))
+	}
+	for i := range 8 * n {
+		node := fmt.Sprintf("node-%04d", i%n)
+		job := Job(fmt.Sprintf("run-%05d", i)).Queue(leaf(i)).Priority(50).Running(node).StartedAt(Epoch)
+		if i%2 == 1 {
+			job.Share(0.5, 1).OnDevice(fmt.Sprintf("%s-device-%d", node, i/n))
+		} else {
+			job.GPUs(1)
+		}
+		h.Jobs(job)
+	}
+	for i := range 2 * n {
+		pods := 1 + i%4
+		priority := int32(50)
+		if i%2 == 0 {
+			priority = 75
+		}
+		job := Job(fmt.Sprintf("pend-%05d", i)).Queue(leaf(i)).Priority(priority).MinMember(int32(pods)).Pods(pods)
+		if i%2 == 1 { // the lower-priority half: the others preempt as in busyCluster
+			job.Share(0.5, 1)
+		} else {
+			job.GPUs(int64(1 + i%8))
+		}
+		h.Jobs(job)
+	}
+	return h
+}
+
+// BenchmarkFullCycleShares is BenchmarkFullCycle on sharedCluster: the cost of shares.
+func BenchmarkFullCycleShares(b *testing.B) {
+	benchCycles(b, sharedCluster(1000), func(snapshot *model.Snapshot) error {
+		if countReleasing(snapshot) == 0 {
+			return fmt.Errorf("the cycle evicted nothing; the benchmark does not exercise preemption")
+		}
+		return nil
+	})
+}
+
 // BenchmarkFullCycle times one whole cycle (session, allocate, reclaim, preempt) of the
 // default configuration on busyCluster; building the snapshot is setup and not timed.
 func BenchmarkFullCycle(b *testing.B) {

@@ -231,6 +231,16 @@ type EvictionNote struct {
 	RanKnown bool
 }
 
+// UnitFilter is a ScenarioFilter that can judge one unit alone, before any plan: a unit it
+// refuses alone it refuses in every plan (a plan only takes more from the unit's queue and
+// job), so the search leaves such a unit out instead of building plans with it on every
+// node it runs on.
+type UnitFilter interface {
+	ScenarioFilter
+	// AllowsUnit judges a plan made of the unit alone.
+	AllowsUnit(unit ScenarioUnit) Status
+}
+
 // PlanFilter is a ScenarioFilter that also judges the finished plan, once every victim is
 // chosen and the gang placed. A rule about what a plan adds up to — a queue's allocation once
 // the victims are gone and the gang runs — cannot be judged unit by unit: more victims can

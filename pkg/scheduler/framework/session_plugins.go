@@ -308,6 +308,19 @@ func ScenarioAllows(filters []ScenarioFilter, scenario Scenario) Status {
 	return Status{}
 }
 
+// UnitAllows asks the UnitFilters among filters, in order, about a plan of the unit alone: the
+// first refusal, naming the filter (its plugin), or Success.
+func UnitAllows(filters []ScenarioFilter, unit ScenarioUnit) Status {
+	for _, f := range filters {
+		if uf, ok := f.(UnitFilter); ok {
+			if s := uf.AllowsUnit(unit); !s.IsSuccess() {
+				return s.WithPlugin(f.Name())
+			}
+		}
+	}
+	return Status{}
+}
+
 // PlanAllows asks the PlanFilters among filters, in order, about the finished plan: the first
 // refusal, naming the filter (its plugin), or Success.
 func PlanAllows(filters []ScenarioFilter, scenario Scenario) Status {

@@ -10,11 +10,16 @@ import (
 // (GPUs as whole devices), and the devices holding shares that are not free whole, with the
 // room each has. A device's shares leave it one victim at a time: evicting a share frees its
 // part of the device for a share preemptor, and only the last share leaving frees the device
-// whole. A node without shares has no devices here, and its arithmetic is that of Resources,
-// allocation-free.
+// whole. A node without shares has no devices here, and its arithmetic is that of Resources.
+//
+// The devices are shared between values and never modified: a walk over a node's victims
+// records what it changes in a few inline edits, so that judging victims allocates nothing;
+// past that many, the devices are copied with the edits applied.
 type nodeFree struct {
-	res  model.Resources
-	devs []shareDevice
+	res   model.Resources
+	devs  []shareDevice
+	edits [maxEdits]deviceEdit
+	n     int
 }
 
 // shareDevice is a device holding shares, under the plan.
@@ -26,6 +31,15 @@ type shareDevice struct {
 	// promised: a pipelined share counts on it, so it stays shared when live reaches zero.
 	promised bool
 }
+
+// deviceEdit moves freed (MilliGPU; negative: taken) from the live shares of device k to its
+// room.
+type deviceEdit struct {
+	k     int
+	freed int64
+}
+
+const maxEdits = 4
 
 // futureFree is the node's nodeFree before any plan: what it will have once its releasing
 // pods are gone (NodeInfo.FutureIdle), with the devices whose shares are not all releasing.
@@ -40,6 +54,34 @@ func futureFree(n *model.NodeInfo) nodeFree {
 	return f
 }
 
+// device is device k as the edits leave it.
+func (f *nodeFree) device(k int) shareDevice {
+	d := f.devs[k]
+	for _, e := range f.edits[:f.n] {
+		if e.k == k {
+			d.room, d.live = d.room+e.freed, d.live-e.freed
+		}
+	}
+	return d
+}
+
+// whole reports whether a device is free whole: its last live share gone, no promise on it
+// (the node's resources count it then).
+func (d shareDevice) whole() bool { return d.live <= 0 && !d.promised }
+
+// edit moves freed on device k, copying the devices once the inline edits run out.
+func (f *nodeFree) edit(k int, freed int64) {
+	if f.n == maxEdits {
+		devs := make([]shareDevice, len(f.devs))
+		for j := range devs {
+			devs[j] = f.device(j)
+		}
+		f.devs, f.n = devs, 0
+	}
+	f.edits[f.n] = deviceEdit{k: k, freed: freed}
+	f.n++
+}
+
 // fits reports whether pod fits: a whole-GPU (or GPU-less) pod in the resources, a share
 // pod's other resources there and each of its shares on its own device, with room or whole.
 func (f nodeFree) fits(pod *model.PodInfo) bool {
@@ -51,8 +93,8 @@ func (f nodeFree) fits(pod *model.PodInfo) bool {
 	}
 	portion := sharePortion(pod)
 	devices := f.res.Get(model.GPU) / model.MilliGPU
-	for _, d := range f.devs {
-		if d.room >= portion {
+	for k := range f.devs {
+		if d := f.device(k); !d.whole() && d.room >= portion {
 			devices++
 		}
 	}
@@ -75,16 +117,13 @@ func (f nodeFree) evict(victim *model.PodInfo) nodeFree {
 	}
 	f.res = f.res.Add(victim.Request.With(model.GPU, 0))
 	per := victim.Request.Get(model.GPU) / int64(len(victim.GPUGroups))
-	f.devs = slices.Clone(f.devs)
 	for _, id := range victim.GPUGroups {
 		k := slices.IndexFunc(f.devs, func(d shareDevice) bool { return d.id == id })
-		if k < 0 {
+		if k < 0 || f.device(k).whole() {
 			continue
 		}
-		d := &f.devs[k]
-		d.room, d.live = d.room+per, d.live-per
-		if d.live <= 0 && !d.promised {
-			f.devs = slices.Delete(f.devs, k, k+1)
+		f.edit(k, per)
+		if f.device(k).whole() {
 			f.res = f.res.With(model.GPU, f.res.Get(model.GPU)+model.MilliGPU)
 		}
 	}
@@ -100,32 +139,36 @@ func (f nodeFree) occupy(pod *model.PodInfo) nodeFree {
 	}
 	f.res = f.res.Sub(pod.Request.With(model.GPU, 0))
 	portion := sharePortion(pod)
-	f.devs = slices.Clone(f.devs)
 	want := int(pod.Share.Devices)
-	for want > 0 {
-		best := -1
-		for k, d := range f.devs {
-			if d.room >= portion && (best < 0 || d.room < f.devs[best].room) {
-				best = k
+	for ; want > 0; want-- {
+		best, bestRoom := -1, int64(0)
+		for k := range f.devs {
+			if d := f.device(k); !d.whole() && d.room >= portion && (best < 0 || d.room < bestRoom) {
+				best, bestRoom = k, d.room
 			}
 		}
 		if best < 0 {
 			break
 		}
-		f.devs[best].room -= portion
-		f.devs[best].live += portion
-		want--
+		f.edit(best, -portion)
 	}
-	for ; want > 0; want-- {
-		f.res = f.res.With(model.GPU, f.res.Get(model.GPU)-model.MilliGPU)
-		f.devs = append(f.devs, shareDevice{room: model.MilliGPU - portion, live: portion, promised: true})
+	if want > 0 {
+		devs := make([]shareDevice, 0, len(f.devs)+want)
+		for k := range f.devs {
+			devs = append(devs, f.device(k))
+		}
+		for ; want > 0; want-- {
+			f.res = f.res.With(model.GPU, f.res.Get(model.GPU)-model.MilliGPU)
+			devs = append(devs, shareDevice{room: model.MilliGPU - portion, live: portion, promised: true})
+		}
+		f.devs, f.n = devs, 0
 	}
 	return f
 }
 
-// helps reports whether going from f to next, freed freed (resources beside GPUs) brings pod
-// closer to fitting: a resource it lacks grows (GPUs: whole devices), or, for a share pod,
-// a device gains room it lacked.
+// helps reports whether going from f to next, freed freed (resources beside GPUs), brings
+// pod closer to fitting: a resource it lacks grows (GPUs: whole devices), or, for a share
+// pod, a device gains room it lacked.
 func (f nodeFree) helps(next nodeFree, freed model.Resources, pod *model.PodInfo) bool {
 	freed = freed.With(model.GPU, next.res.Get(model.GPU)-f.res.Get(model.GPU))
 	if !pod.IsShare() {
@@ -135,22 +178,14 @@ func (f nodeFree) helps(next nodeFree, freed model.Resources, pod *model.PodInfo
 		return true // a device freed whole
 	}
 	portion := sharePortion(pod)
-	for _, d := range next.devs {
-		if before := f.room(d.id); d.room > before && before < portion {
-			return true
+	if len(next.devs) == len(f.devs) {
+		for k := range f.devs {
+			if before := f.device(k).room; before < portion && next.device(k).room > before {
+				return true
+			}
 		}
 	}
 	return freed.Relieves(pod.Request.With(model.GPU, 0), f.res)
-}
-
-// room is the room of device id in f (0 when f does not list it).
-func (f nodeFree) room(id string) int64 {
-	for _, d := range f.devs {
-		if d.id == id {
-			return d.room
-		}
-	}
-	return 0
 }
 
 // sharesOn reports whether any of pods holds a share on one of f's devices.

@@ -38,7 +38,10 @@ type judgedUnit struct {
 	refusal  error // nil: allowed
 }
 
-var _ framework.PlanFilter = &reclaimFilter{}
+var (
+	_ framework.PlanFilter = &reclaimFilter{}
+	_ framework.UnitFilter = &reclaimFilter{}
+)
 
 func newReclaimFilter(st *shareState, job *model.JobInfo, taskOrder func(l, r *model.PodInfo) int) *reclaimFilter {
 	return &reclaimFilter{growthFilter: *newGrowthFilter(st, job, taskOrder, framework.Reclaim),
@@ -94,6 +97,15 @@ func (f *reclaimFilter) Allows(sc framework.Scenario) framework.Status {
 		if j.branch != nil {
 			f.taken[j.branch] = f.taken[j.branch].add(j.evicting)
 		}
+	}
+	return framework.Status{}
+}
+
+// AllowsUnit judges the unit as the first victim of a plan: one refused so is refused after
+// any others, which only take more from its branch.
+func (f *reclaimFilter) AllowsUnit(u framework.ScenarioUnit) framework.Status {
+	if j := f.judge(u, nil, nil); j.refusal != nil {
+		return refused(j.refusal)
 	}
 	return framework.Status{}
 }
