@@ -15,7 +15,15 @@
 // scenarios a checkpoint claim on half
 // of the jobs (the last-checkpoint-timestamp annotation: before the job starts, during its
 // runs, far ahead, or unreadable; jobs with a checkpoint interval report their own too, as
-// kai-sim's workloads do) — as kai-sim manifest text plus a scheduler configuration, runs it
+// kai-sim's workloads do), and in a third of the scenarios GPU sharing (shares.go): about
+// three nodes in four labelled with their devices' memory (nvidia.com/gpu.memory, in MiB or
+// in bytes, 16 to 80 GiB), and about half of the jobs, default-queue notebooks among them,
+// asking per pod for part of a GPU instead of whole GPUs — a fraction of 0.1 to 0.9
+// (gpu-fraction), in one job in four device memory instead (gpu-memory, 2,000 to 60,000 MiB: only
+// devices that large hold it), of one device or in one job in four of two
+// (gpu-fraction-num-devices, now and then written as 1) — beside whole-GPU jobs, so that
+// reclaim and preempt meet shares as victims and as preemptors, protected or not
+// — as kai-sim manifest text plus a scheduler configuration, runs it
 // with pkg/sim, and judges the timeline with an oracle written apart from the scheduler: it
 // resolves min-runtimes itself from the design rules (escalation included, counting from the
 // timeline the runs preempt and reclaim ended), judges placement with Kubernetes' own helpers
@@ -23,7 +31,14 @@
 // both cannot hide.
 //
 // Every generated job can run on its own: its gang fits on the empty cluster, on the nodes
-// its pods may use, and within its queues' limits. The properties (oracle.go, by id):
+// its pods may use (a share's on their devices: as many as fit on one device, taken one or n
+// at a time; a memory share only where devices are that large), and within its queues'
+// limits, a share charged the most it may take. The oracle counts GPUs its own way, from
+// the timeline: a share is its part of a device times its devices (0.5 GPU; a memory share
+// ceil(MiB*100/device MiB)/100 of a device, on the node it is bound to), in every property
+// that counts GPUs (Q1 to Q3, L1's equal requests), and the devices each pod holds are those
+// its Bind event names (gpuDevices), held while it is bound and, evicted, until its grace
+// period ends. The properties (oracle.go, devices.go, by id):
 //
 //	S0  consistent timeline: a pod is bound once, evicted only while bound, every eviction
 //	    names its action and preemptor
@@ -52,9 +67,10 @@
 //	P1  no thrash: a job is not evicted twice for one preemptor before that preemptor starts
 //	P2  promise kept: a preemptor starts within its victims' grace period plus two cycles
 //	L1  least lost work first: when reclaim or preempt evicts a one-pod job, no one-pod job of
-//	    the same queue, priority and request on the same node, unprotected and left running,
-//	    has saved its work later (its checkpoint, reported by kai-sim's workload or claimed by
-//	    the scenario, clamped to [start of its run, now]; else its start); the name breaks a tie
+//	    the same queue, priority and request on the same node (a share: on the same devices),
+//	    unprotected and left running, has saved its work later (its checkpoint, reported by
+//	    kai-sim's workload or claimed by the scenario, clamped to [start of its run, now];
+//	    else its start); the name breaks a tie
 //	P3  liveness: every job completes before the horizon
 //	E1  protection ends at its ceiling: an eviction that time alone allowed (its cycle's
 //	    first decision, after a period in which no pod was bound, evicted, started, failed or
@@ -74,11 +90,25 @@
 //	    queue of its path within its quota is bound, or has victims evicted for it, in the
 //	    first cycle in which free GPUs and what queues beside its own hold above their quotas,
 //	    unprotected, can hold it
+//	D1  no device over one: the shares a device holds (bound or terminating) never add up to
+//	    more than one whole device
+//	D2  a whole device alone: a device given whole (a whole-GPU pod's) holds no share and no
+//	    other pod, and a whole-GPU pod never gets a device a share or another pod still holds:
+//	    a device comes back whole only once its last share has gone
+//	D3  devices as asked: a bind's gpuDevices are as many distinct devices of its node as the
+//	    pod asks for (its whole GPUs, or its share's devices), and a memory share's are on a
+//	    node whose devices have that much memory
 //	    determinism: the same seed gives the same scenario and byte-identical results
+//	    run: kai-sim ran to the horizon; it stops a run whose bind a node could not honour
+//	    (its device plugin's check), and the seed's scenario is kept as for any failure
 //
 // lostwork.go generates a second family (TestLeastLostWork): many one-pod borrowers that ask
 // the same, with their own startups, checkpoint intervals and claims, reclaimed by an owner
 // and now and then preempted, where L1 has pairs to judge; every property is checked on it.
+//
+// The lost-work and quota families keep whole GPUs (Q3 needs GPUs all alike); shares meet
+// them in TestProperties, and through Generate in TestSkippedCyclesDecideNothing and
+// TestNodePoolsScheduleAsIfAlone.
 //
 // quotafamily.go generates a third family (TestOwedQuotas): GPUs all alike, a borrower that
 // fills the cluster, owners whose quotas often add up to more than the cluster (now and then
@@ -88,9 +118,9 @@
 // pools_test.go runs pairs of generated clusters as two node pools of one cluster, each with
 // its own configuration: each pool must decide exactly what its cluster decides alone.
 //
-// This directory owns the generators (generator.go, placement.go, lostwork.go,
-// quotafamily.go), the oracle (oracle.go, and quota.go for the quota rules) and the tests
-// (property_test.go, oracle_test.go). Run:
+// This directory owns the generators (generator.go, placement.go, shares.go, lostwork.go,
+// quotafamily.go), the oracle (oracle.go, quota.go for the quota rules, devices.go for the
+// devices) and the tests (property_test.go, oracle_test.go, devices_test.go). Run:
 //
 //	go test ./test/property/ -count=1                 # seeds 1..300
 //	PROPERTY_SEEDS=2000 go test ./test/property/      # more seeds

@@ -111,6 +111,9 @@ type Node struct {
 	Zone string
 	// Taints: none, or one dedicated=<value> with effect NoSchedule or NoExecute.
 	Taints []v1.Taint
+	// GPUMemory is its nvidia.com/gpu.memory label, the memory of each of its devices as
+	// written (MiB, or bytes); "" leaves it unlabelled, and no memory share fits there.
+	GPUMemory string
 }
 
 // Queue is a queue of the tree. Only leaves hold jobs.
@@ -133,16 +136,19 @@ type Queue struct {
 	NoCPUMemoryQuota bool
 }
 
-// Job is a PodGroup and its pods; every pod requests GPUs (and FPGAs) per pod and says the
-// same about where it may go.
+// Job is a PodGroup and its pods; every pod requests GPUs, whole or a share, (and FPGAs) per
+// pod and says the same about where it may go.
 type Job struct {
 	Name, Queue, PriorityClass string
 	Priority                   int
 	MinMember                  int
 	// MinSubGroup, when set, is the gang counted in sub-groups (MinMember is then 0): the job
 	// needs that many of its sub-groups (its replicas) to have each its own minimum.
-	MinSubGroup         *int
-	GPUs                int
+	MinSubGroup *int
+	// GPUs per pod, whole; 0 when the pods ask for a share of a GPU instead (Share).
+	GPUs int
+	// Share, when set, is the part of a GPU device each pod asks for (shares.go).
+	Share               *Share
 	Pods                []Pod
 	SubGroups           []SubGroup
 	SubmitAt, Duration  time.Duration
@@ -326,13 +332,16 @@ func Generate(seed uint64) *Scenario {
 	s.escalateQueues(keyedStream(seed, queueEscalationStream))
 	s.overSubscribe(keyedStream(seed, overSubscribeStream))
 	s.addDefaultQueues(keyedStream(seed, defaultQueueStream))
+	// Shares last, once every job (default-queue notebooks too) and its queues' limits and
+	// quotas are drawn: a share must keep each job able to run on its own.
+	s.shareGPUs(keyedStream(seed, shareStream))
 	s.Horizon = s.horizon()
 	return s
 }
 
 // streamKeys are the keys of keyedStream's streams; a feature that draws from a stream of
 // its own adds its key here, and TestStreamKeysApart holds it to keyedStream's rule.
-var streamKeys = []uint64{escalationStream, claimStream, queueEscalationStream, overSubscribeStream, defaultQueueStream}
+var streamKeys = []uint64{escalationStream, claimStream, queueEscalationStream, overSubscribeStream, defaultQueueStream, shareStream}
 
 // keyedStream is the stream of the feature keyed key for seed: the pair (seed^key, ^seed)
 // meets none of Generate's other streams for any two seeds, (seed, seed), (seed, ^seed),
@@ -809,13 +818,17 @@ func (s *Scenario) chainBounds(leaf string) (limit, quota float64) {
 }
 
 // slots is how many pods of the job the empty cluster holds: on each node its pods may use,
-// as many as the node's resources and pod count take.
+// as many as the node's resources, pod count and devices (for a share, shareSlots) take.
 func (s *Scenario) slots(j *Job) int {
 	pod := j.PodObject(Pod{})
 	n := 0
 	for i := range s.Nodes {
 		if node := s.Nodes[i].Object(); refusal(pod, node) == "" {
-			n += podsFit(node, pod)
+			fit := podsFit(node, pod)
+			if j.Share != nil {
+				fit = min(fit, s.Nodes[i].shareSlots(j.Share))
+			}
+			n += fit
 		}
 	}
 	return n

@@ -65,6 +65,10 @@ const (
 	PropLeastLostWork = "L1 least lost work first"
 	// Determinism: the same seed gives byte-identical JSON.
 	PropDeterminism = "determinism"
+	// The run itself: kai-sim stops a run when a node could not honour a bind (its device
+	// plugin found no free device, a device over one, or a share beside a whole pod), and
+	// there is then no timeline to judge.
+	PropRun = "run kai-sim ran to the horizon"
 )
 
 // promiseSlack is how many scheduling periods a preemptor may take, after its victims'
@@ -81,6 +85,9 @@ type Failure struct {
 }
 
 func (f Failure) String() string {
+	if f.Job == "" && f.Pod == "" {
+		return fmt.Sprintf("%s: %s", f.Property, f.Detail) // the run's, not a job's
+	}
 	where := f.Job
 	if f.Pod != "" {
 		where += " pod " + f.Pod
@@ -132,6 +139,19 @@ type Figures struct {
 	// those with a quota of -1 on either side; OwedMoments the jobs Q3 found owed at the
 	// start of a cycle; DefaultQueueBinds the pods of default-queue's jobs bound.
 	QuotaReclaims, OverSubscribedReclaims, UnlimitedQuotaReclaims, OwedMoments, DefaultQueueBinds int
+	// FractionalReclaims counts the victim queues Q1 and Q2 judged that held part of a GPU
+	// or lost a share.
+	FractionalReclaims int
+	// ShareBinds counts the binds of pods asking for a share (D1 to D3), MemoryShareBinds and
+	// MultiDeviceShareBinds those of memory shares and of shares of several devices;
+	// PackedShareBinds the shares put on a device other shares held, FilledDevices those that
+	// filled a device to one whole, WholeAfterShares the devices given whole after shares
+	// had held them.
+	ShareBinds, MemoryShareBinds, MultiDeviceShareBinds, PackedShareBinds, FilledDevices, WholeAfterShares int
+	// ShareEvictions counts the evictions of shares by reclaim or preempt, ShareExpired
+	// those after a min-runtime above 0 had expired, SharePreemptorEvictions the evictions
+	// made for a job of shares.
+	ShareEvictions, ShareExpired, SharePreemptorEvictions int
 }
 
 // Add sums figures.
@@ -163,6 +183,16 @@ func (f *Figures) Add(o Figures) {
 	f.UnlimitedQuotaReclaims += o.UnlimitedQuotaReclaims
 	f.OwedMoments += o.OwedMoments
 	f.DefaultQueueBinds += o.DefaultQueueBinds
+	f.FractionalReclaims += o.FractionalReclaims
+	f.ShareBinds += o.ShareBinds
+	f.MemoryShareBinds += o.MemoryShareBinds
+	f.MultiDeviceShareBinds += o.MultiDeviceShareBinds
+	f.PackedShareBinds += o.PackedShareBinds
+	f.FilledDevices += o.FilledDevices
+	f.WholeAfterShares += o.WholeAfterShares
+	f.ShareEvictions += o.ShareEvictions
+	f.ShareExpired += o.ShareExpired
+	f.SharePreemptorEvictions += o.SharePreemptorEvictions
 }
 
 // MinRuntime resolves the protection of a victim in victimQueue against an eviction by
@@ -423,9 +453,13 @@ type judge struct {
 	// a gang is short by no decision of the scheduler's (S5 judges its stale eviction, not
 	// G1), until it has left the nodes.
 	shortByFailure map[string]bool
-	// podNode and boundAt are where and when each pod was last bound (L1).
-	podNode map[string]string
-	boundAt map[string]float64
+	// podNode, boundAt and podDevices are where, when and on which of its node's devices
+	// each pod was last bound (L1, and the queues' charges of quota.go).
+	podNode    map[string]string
+	boundAt    map[string]float64
+	podDevices map[string][]int
+	// everShared holds the devices shares have been given (a figure of D2).
+	everShared map[deviceKey]bool
 	// evictedAt holds (job, time) for every eviction of the timeline, ahead of the replay:
 	// L1 must know which jobs a cycle evicted after the eviction it judges.
 	evictedAt map[evictionAt]bool
@@ -445,10 +479,13 @@ type evictionAt struct {
 }
 
 // holding is a pod on a node: bound (gone is +Inf), or evicted at began and terminating until
-// gone, when its grace period ends.
+// gone, when its grace period ends. It holds devices of the node: whole (portion 0), or
+// portion thousandths of each (a share).
 type holding struct {
 	pod, job    string
 	began, gone float64
+	devices     []int
+	portion     int64
 }
 
 // goneBy reports whether the pod has left its node for a bind at time t. The kubelet removes
@@ -501,7 +538,7 @@ func newJudge(s *Scenario) *judge {
 		runStart: map[string]float64{}, completed: map[string]bool{}, evictedFor: map[[2]string]float64{}, lastEvicted: map[string]float64{},
 		lastEvictedAny: map[string]float64{}, endings: map[string][]float64{}, bursts: map[burstKey][]string{}, promises: map[string]*promise{}, terminating: map[string][]termination{},
 		nodes: map[string]*v1.Node{}, podObjects: map[string]*v1.Pod{}, holders: map[string][]*holding{}, shortByFailure: map[string]bool{},
-		podNode: map[string]string{}, boundAt: map[string]float64{}, evictedAt: map[evictionAt]bool{}, reported: map[string]float64{},
+		podNode: map[string]string{}, boundAt: map[string]float64{}, podDevices: map[string][]int{}, everShared: map[deviceKey]bool{}, evictedAt: map[evictionAt]bool{}, reported: map[string]float64{},
 		failed:  map[string]bool{},
 		figures: Figures{Scenarios: 1}}
 	for _, job := range s.Jobs {
@@ -604,6 +641,12 @@ func (j *judge) evict(e report.Event, lastOfBurst bool) {
 		return
 	}
 	j.figures.Evictions++
+	if victim.Share != nil {
+		j.figures.ShareEvictions++
+	}
+	if preemptor.Share != nil {
+		j.figures.SharePreemptorEvictions++
+	}
 	if victim.MinSubGroup != nil {
 		j.figures.SubGroupGangEvictions++
 	}
@@ -681,10 +724,11 @@ func (j *judge) savedAt(key string, job *Job, t float64) float64 {
 
 // checkLeastLostWork is L1 for the eviction e of victim for preemptor. It judges only pairs
 // the victim search cannot tell apart but by the saved point: two jobs of one pod each, of
-// one queue and priority, asking the same, on the same node, the other bound before this
-// cycle (allocate's binds of the cycle are not victims yet) and not evicted in it, and past
-// any min-runtime that could protect it from this preemptor (with a second to spare). Any
-// plugin or limit sees the two alike, and the search takes a node's units in rank order.
+// one queue and priority, asking the same, on the same node (shares: on the same devices,
+// which evicting either frees alike), the other bound before this cycle (allocate's binds
+// of the cycle are not victims yet) and not evicted in it, and past any min-runtime that
+// could protect it from this preemptor (with a second to spare). Any plugin or limit sees
+// the two alike, and the search takes a node's units in rank order.
 func (j *judge) checkLeastLostWork(e report.Event, victim, preemptor *Job) {
 	if !onePod(victim) {
 		return
@@ -695,8 +739,10 @@ func (j *judge) checkLeastLostWork(e report.Event, victim, preemptor *Job) {
 		pod := other.Pods[0].Name
 		switch {
 		case key == e.PodGroup || !onePod(other) || other.Queue != victim.Queue || other.Priority != victim.Priority ||
-			other.GPUs != victim.GPUs || other.FPGAs != victim.FPGAs:
+			other.GPUs != victim.GPUs || other.FPGAs != victim.FPGAs || !sameShare(other.Share, victim.Share):
 			continue
+		case victim.Share != nil && !slices.Equal(j.podDevices[pod], j.podDevices[e.Pod]):
+			continue // shares on other devices: what evicting either frees differs
 		case !j.active[key][pod] || j.podNode[pod] != e.Node || j.boundAt[pod] >= e.Time || j.evictedAt[evictionAt{key, e.Time}]:
 			continue
 		}
@@ -789,6 +835,9 @@ func (j *judge) checkProtection(e report.Event, victim, preemptor *Job, lastOfBu
 	if e.Time >= until {
 		if minRuntime > 0 {
 			j.figures.ProtectionExpired++
+			if victim.Share != nil {
+				j.figures.ShareExpired++
+			}
 		}
 		if e.Time < start+r.Escalated.Seconds() {
 			j.figures.ShortenedExpired++
@@ -1091,7 +1140,9 @@ func (j *judge) checkPlacement(e report.Event) {
 		j.fail(PropPlacement, e, "bound to %s: %s", e.Node, why)
 	}
 	holders := slices.DeleteFunc(j.holders[e.Node], func(h *holding) bool { return h.goneBy(e.Time) })
-	holders = append(holders, &holding{pod: e.Pod, job: e.PodGroup, gone: math.Inf(1)})
+	h := &holding{pod: e.Pod, job: e.PodGroup, gone: math.Inf(1)}
+	j.checkDevices(e, j.jobs[e.PodGroup], h, holders)
+	holders = append(holders, h)
 	j.holders[e.Node] = holders
 	j.checkCapacity(e, node, holders)
 	j.figures.Binds++

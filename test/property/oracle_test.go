@@ -307,7 +307,7 @@ func TestOracleCanFail(t *testing.T) {
 			if c.scenario != nil {
 				scenario = c.scenario
 			}
-			failures, _ := Judge(scenario(), c.run)
+			failures, _ := judgeHanded(scenario(), c.run)
 			expectProperties(t, failures, c.want)
 		})
 	}
@@ -346,7 +346,7 @@ func TestOracleJudgesStaleEvictions(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			run := timeline(3000, bind(0, "g", "g-0", "g-1", "g-2"), c.events, bind(200, "g", "g-0", "g-1", "g-2"), complete(300, "g"), rest())
-			failures, figures := Judge(scenario(), run)
+			failures, figures := judgeHanded(scenario(), run)
 			got := propertyList(failures)
 			if !slices.Equal(got, c.want) || figures.StaleEvictions == 0 {
 				t.Errorf("want properties %q, got %v (stale evictions judged %d)", c.want, failures, figures.StaleEvictions)
@@ -359,7 +359,7 @@ func TestOracleCountsElasticEvictionsWithinMinimums(t *testing.T) {
 	run := timeline(3000, bind(0, "el", "el-0", "el-1", "el-2"),
 		[]report.Event{ev(10, report.EventEvict, "el", "el-2", "preempt", "q"), ev(10, report.EventEvict, "el", "el-1", "preempt", "q")},
 		bind(16, "q", "q-0"), complete(100, "q"), complete(200, "el"), others("v", "n", "p"))
-	failures, figures := Judge(arriving(designTree, "q", 10*time.Second)(), run)
+	failures, figures := judgeHanded(arriving(designTree, "q", 10*time.Second)(), run)
 	if len(failures) != 0 || figures.ElasticAllowed != 2 || figures.Evictions != 2 {
 		t.Errorf("want no failures, 2 evictions, 2 elastic allowed; got %v, %+v", failures, figures)
 	}
@@ -643,7 +643,7 @@ func TestOracleJudgesEscalation(t *testing.T) {
 			bind(0, "el", "el-0"), complete(10, "el"), others("n", "q", "r")), []string{PropSafety, PropCeiling}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			failures, figures := Judge(c.scenario(), c.run)
+			failures, figures := judgeHanded(c.scenario(), c.run)
 			expectProperties(t, failures, c.want)
 			if figures.TimeDriven == 0 {
 				t.Errorf("E1 judged no eviction: the case proves nothing about it")
@@ -694,7 +694,7 @@ func TestOracleJudgesLeastLostWork(t *testing.T) {
 			r := timeline(3000,
 				bind(c.aStart, "a", "a-0"), bind(0, "b", "b-0"), []report.Event{eviction}, bind(301, "o", "o-0"),
 				complete(400, "o", kept), bind(401, c.evicted, c.evicted+"-0"), complete(500, c.evicted))
-			failures, figures := Judge(s, r)
+			failures, figures := judgeHanded(s, r)
 			l1 := 0
 			for _, f := range failures {
 				if f.Property != PropLeastLostWork {
@@ -757,7 +757,7 @@ func evictFor(t float64, job, preemptor string, pods ...string) []report.Event {
 // (Q3); and they pass the same reclaims done right.
 func TestQuotaRulesFailWhereTheSchedulerBreaksThem(t *testing.T) {
 	judged := func(s *Scenario, parts ...[]report.Event) []string {
-		failures, _ := Judge(s, timeline(500, parts...))
+		failures, _ := judgeHanded(s, timeline(500, parts...))
 		var props []string
 		for _, f := range failures {
 			if strings.HasPrefix(f.Property, "Q") {

@@ -55,13 +55,24 @@ func (n *Node) Object() *v1.Node {
 	if n.Zone != "" {
 		node.Label(zoneLabel, n.Zone)
 	}
+	if n.GPUMemory != "" {
+		node.Label(gpuMemoryLabel, n.GPUMemory)
+	}
 	return node.Obj()
 }
 
-// PodObject is pod p of the job as kai-sim reads it: every pod of a job asks the same.
+// PodObject is pod p of the job as kai-sim reads it: every pod of a job asks the same, whole
+// GPUs or, by annotations, a share of a GPU (then no nvidia.com/gpu).
 func (j *Job) PodObject(p Pod) *v1.Pod {
 	pod := builders.MakePod("default", p.Name).PodGroup(j.Name).Image("w").TerminationGracePeriod(int64(p.Grace)).
-		Request(v1.ResourceCPU, "1").Request(v1.ResourceMemory, "1Gi").Request(gpuResource, strconv.Itoa(j.GPUs))
+		Request(v1.ResourceCPU, "1").Request(v1.ResourceMemory, "1Gi")
+	if j.Share == nil {
+		pod.Request(gpuResource, strconv.Itoa(j.GPUs))
+	} else {
+		for key, value := range j.Share.annotations() {
+			pod.Annotation(key, value)
+		}
+	}
 	for _, t := range j.Tolerations {
 		pod.Toleration(t)
 	}

@@ -12,7 +12,9 @@ import (
 
 // What a quota guarantees, as docs/scheduling.md says it (section "What a quota
 // guarantees"), judged on GPUs, the resource every generated pod asks for and quotas are
-// drawn for. A queue deserves its quota (-1: all its parent has), capped by what its jobs ask
+// drawn for; a share of a GPU counts as its part of a device times its devices (0.5 GPU),
+// measured on its node (charge), or, not bound, the least or the most it may take
+// (chargeRange), whichever keeps a bound a bound. A queue deserves its quota (-1: all its parent has), capped by what its jobs ask
 // for and by its limit, and nothing is taken from it for another queue; quotas may add up to
 // more than there is (over-subscribed):
 //
@@ -38,21 +40,31 @@ const (
 
 // queueHeld is what the jobs of the queue's subtree hold at the moment of the replay: GPUs
 // of their bound pods, and the rest of the gang of a job evicted for and not started yet
-// (what was freed for it is promised to it, and the scheduler counts it held).
+// (what was freed for it is promised to it, and the scheduler counts it held), charged the
+// most it may be: an upper bound.
 func (j *judge) queueHeld(queue string) float64 {
-	held := 0.0
+	var held int64
 	for _, job := range j.s.Jobs {
 		if !j.under(job.Queue, queue) {
 			continue
 		}
 		key := "default/" + job.Name
-		active := len(j.active[key])
-		held += float64(job.GPUs * active)
+		held += j.activeCharge(key, job)
 		if j.promises[key] != nil {
-			held += float64(job.GPUs * max(0, job.GangPods()-active))
+			_, high := j.s.chargeRange(job)
+			held += high * int64(max(0, job.GangPods()-len(j.active[key])))
 		}
 	}
-	return held
+	return gpusOf(held)
+}
+
+// activeCharge is what the job's bound pods are charged, each on its node, in thousandths.
+func (j *judge) activeCharge(key string, job *Job) int64 {
+	var sum int64
+	for pod := range j.active[key] {
+		sum += j.s.charge(job, j.podNode[pod])
+	}
+	return sum
 }
 
 // under reports whether leaf is queue or lies below it.
@@ -71,19 +83,24 @@ func (j *judge) under(leaf, queue string) bool {
 // back only when its workload restarts, which the oracle does not follow: leaving it out
 // keeps the bound low).
 func (j *judge) requested(queue string, t float64) float64 {
-	requested := 0.0
+	var requested int64
 	for _, job := range j.s.Jobs {
 		key := "default/" + job.Name
 		if !j.under(job.Queue, queue) || job.SubmitAt.Seconds() > t || j.completed[key] {
 			continue
 		}
+		low, _ := j.s.chargeRange(job)
 		for _, p := range job.Pods {
-			if !j.failed[p.Name] && !j.terminatingAt(p.Name, t) {
-				requested += float64(job.GPUs)
+			switch {
+			case j.failed[p.Name] || j.terminatingAt(p.Name, t):
+			case j.active[key][p.Name]:
+				requested += j.s.charge(job, j.podNode[p.Name])
+			default:
+				requested += low
 			}
 		}
 	}
-	return requested
+	return gpusOf(requested)
 }
 
 // terminatingAt reports whether the pod was evicted and is still terminating at t.
@@ -163,7 +180,7 @@ func (j *judge) decisionAt(events []report.Event, i int) reclaimDecision {
 		if d.taken[theirs.Name] == nil {
 			d.taken[theirs.Name] = map[string]float64{}
 		}
-		d.taken[theirs.Name][e.PodGroup] += float64(victim.GPUs)
+		d.taken[theirs.Name][e.PodGroup] += gpusOf(j.s.charge(victim, j.podNode[e.Pod]))
 	}
 	return d
 }
@@ -183,6 +200,13 @@ func (j *judge) checkReclaimDecision(events []report.Event, i int) {
 			j.figures.UnlimitedQuotaReclaims++
 		}
 		victims := slices.Sorted(maps.Keys(lost))
+		fractional := held != math.Trunc(held)
+		for _, v := range victims {
+			fractional = fractional || j.jobs[v].Share != nil
+		}
+		if fractional {
+			j.figures.FractionalReclaims++
+		}
 		if held <= deserved+1e-9 {
 			j.fail(PropQuotaKept, events[i], "reclaim for %s took %v from queue %s, which held %g GPUs, within the %g it deserves at least",
 				d.preemptor, victims, branch, held, deserved)
@@ -209,7 +233,7 @@ func (j *judge) overSubscribed(queue string, t float64) bool {
 	room := float64(j.s.totalGPUs())
 	if q.Parent != "" {
 		p := j.s.Queue(q.Parent)
-		room = math.Min(room, float64(j.requestedAll(q.Parent, t)))
+		room = math.Min(room, j.requestedAll(q.Parent, t))
 		if p.Quota >= 0 {
 			room = math.Min(room, math.Max(p.Quota, 0))
 		}
@@ -224,15 +248,16 @@ func (j *judge) overSubscribed(queue string, t float64) bool {
 }
 
 // requestedAll is an upper bound of what the queue's subtree asks for at t: every pod of its
-// submitted jobs not completed.
-func (j *judge) requestedAll(queue string, t float64) int {
-	n := 0
+// submitted jobs not completed, charged the most it may be.
+func (j *judge) requestedAll(queue string, t float64) float64 {
+	var n int64
 	for _, job := range j.s.Jobs {
 		if j.under(job.Queue, queue) && job.SubmitAt.Seconds() <= t && !j.completed["default/"+job.Name] {
-			n += job.GPUs * len(job.Pods)
+			_, high := j.s.chargeRange(job)
+			n += high * int64(len(job.Pods))
 		}
 	}
-	return n
+	return gpusOf(n)
 }
 
 // quiet reports whether nothing is terminating at t and no reclaimer waits for what its
@@ -262,8 +287,8 @@ func (j *judge) owed(t, notBefore float64) map[string]string {
 		return nil
 	}
 	free := float64(j.s.totalGPUs())
-	for key, active := range j.active {
-		free -= float64(j.jobs[key].GPUs * len(active))
+	for key := range j.active {
+		free -= gpusOf(j.activeCharge(key, j.jobs[key]))
 	}
 	owed := map[string]string{}
 	for _, job := range j.s.Jobs {
@@ -271,7 +296,8 @@ func (j *judge) owed(t, notBefore float64) map[string]string {
 		if job.SubmitAt.Seconds() > t || j.completed[key] || len(j.active[key]) > 0 {
 			continue
 		}
-		gang := float64(job.GPUs * job.GangPods())
+		_, high := j.s.chargeRange(job)
+		gang := gpusOf(high * int64(job.GangPods()))
 		within := true
 		for _, q := range j.s.Ancestry(job.Queue) {
 			within = within && j.queueHeld(q.Name)+gang <= j.deservedLow(q.Name, t)+1e-9
@@ -326,7 +352,7 @@ func (j *judge) unprotected(queue string, job *Job, t, notBefore float64) float6
 		if t < j.runStart[key]+r.MinRuntime.Seconds() {
 			continue
 		}
-		sum += float64(victim.GPUs * len(j.active[key]))
+		sum += gpusOf(j.activeCharge(key, victim))
 	}
 	return sum
 }
