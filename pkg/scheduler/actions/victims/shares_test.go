@@ -1,6 +1,7 @@
 package victims_test
 
 import (
+	"fmt"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -90,5 +91,46 @@ var _ = Describe("Reclaim of GPU shares", func() {
 		Expect(rounds[len(rounds)-1].Time).To(BeTemporally(">=", started.Add(10*time.Minute)))
 		h.RunRounds(ctx, 5)
 		Expect(h.PodsIn("owned", model.Running)).To(Equal(1))
+	})
+
+	// Two preemptors in one cycle on a 2-GPU node whose devices each hold two borrowed
+	// halves: a whole GPU and a half. The whole GPU is freed by both shares of one device,
+	// the half by one share of the other, which the half is promised. The device emptied for
+	// the whole GPU is not a device with room for the half: given it, the whole GPU's promise
+	// broke, its victims' device went back to them, and a third share was evicted for nothing.
+	It("never promises a share the device another preemptor's victims are emptying", func() {
+		// The whole GPU's job is judged first (by name), as kai-sim's example has it. Spreading
+		// prefers the emptiest device, which the emptied one looks like.
+		for _, strategy := range []string{"binpack", "spread", "fragmentation"} {
+			h := New(`
+actions: allocate, reclaim
+tiers:
+- plugins:
+  - name: priority
+  - name: proportion
+  - name: minruntime
+  - name: predicates
+  - name: nodeplacement
+    arguments: {gpu: ` + strategy + `}
+`).
+				Nodes(Node("n1").GPUs(2)).
+				Queues(Queue("owner").GPUQuota(2), Queue("borrower").GPUQuota(0))
+			for i, device := range []string{"device-0", "device-0", "device-1", "device-1"} {
+				h.Jobs(Job(fmt.Sprintf("half-%d", i)).Queue("borrower").Share(0.5, 1).Running("n1").OnDevice(device))
+			}
+			h.Jobs(Job("batch").Queue("owner").GPUs(1), Job("server").Queue("owner").Share(0.5, 1))
+
+			rounds, stable := h.RunRounds(ctx, 10)
+			Expect(stable).To(BeTrue(), strategy)
+			Expect(evictionsOf(rounds)).To(HaveLen(3), "%s: two halves for the whole GPU, one for the half", strategy)
+			Expect(h.PodsIn("batch", model.Running)).To(Equal(1), strategy)
+			Expect(h.PodsIn("server", model.Running)).To(Equal(1), strategy)
+			evicted := evictionsOf(rounds)
+			for _, r := range rounds {
+				for job := range r.BoundPods() {
+					Expect(evicted).NotTo(HaveKey(job), "%s: %s was evicted and given its place back", strategy, job)
+				}
+			}
+		}
 	})
 })
