@@ -274,3 +274,42 @@ func TestSnapshotKeepsTheEvictionCountButNotItsTimes(t *testing.T) {
 		t.Errorf("kai-sim reads the count back as %+v, want 3 (1 preempt, 2 reclaim) and no time", got)
 	}
 }
+
+// A GPU share goes into the scenario as it asks and where it is: its gpu-fraction (or
+// gpu-memory), its device's runai-gpu-group label, and the node's device memory; kai-sim runs
+// it on that device, and charges its queue the fraction.
+func TestSnapshotKeepsGPUShares(t *testing.T) {
+	reader := fakeReader(t, builders.MakeNode("n1").Allocatable(v1.ResourceCPU, "64").MaxPods(110).GPUs(1).Label("nvidia.com/gpu.memory", "40960").Obj(),
+		builders.MakeQueue("prod").GPUQuota(1).Obj(),
+		group("prod", "notebook", "prod", time.Hour).StartedAt(now.Add(-time.Hour)).Obj(),
+		runningFor(pod("prod", "notebook-0", 0).PodGroup("notebook"), "n1", time.Hour).
+			Annotation("gpu-fraction", "0.5").Label("runai-gpu-group", "group-a").Obj(),
+		group("prod", "server", "prod", time.Minute).Obj(),
+		pod("prod", "server-0", 0).PodGroup("server").Annotation("gpu-memory", "10240").Obj())
+	out := write(t, reader, snapshot.Options{SchedulerName: "kai-scheduler", AssumeRuntime: time.Hour})
+	for _, want := range []string{"gpu-fraction: \"0.5\"", "runai-gpu-group: group-a", "gpu-memory: \"10240\"", "nvidia.com/gpu.memory: \"40960\""} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the scenario lacks %q:\n%s", want, out)
+		}
+	}
+	sc, err := input.Parse([]byte(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	result, err := sim.Run(context.Background(), sc, sim.Options{Until: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bound := false
+	for _, e := range result.Events {
+		if e.Type == "Bind" && e.Pod == "server-0" {
+			bound = true
+			if !reflect.DeepEqual(e.GPUDevices, []int{0}) {
+				t.Errorf("the server's quarter share went to devices %v, want the notebook's device 0 beside it", e.GPUDevices)
+			}
+		}
+	}
+	if !bound {
+		t.Errorf("the server's share was never bound: %+v", result.Events)
+	}
+}

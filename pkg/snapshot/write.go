@@ -183,13 +183,16 @@ func node(n *v1.Node) *v1.Node {
 }
 
 // exportPod keeps of a pod what decides where it may go and what it holds: labels (other
-// pods' affinity matches them), the pod-group and scheduler annotations, and the spec's
+// pods' affinity matches them; a GPU share's runai-gpu-group, its device), the pod-group,
+// scheduler and GPU-sharing annotations (what a share asks for), and the spec's
 // placement fields and containers' names, resources and ports. onNode keeps its node.
 // Images, environment and volumes are exported only when included.
 func exportPod(pod *v1.Pod, onNode bool, include []string) *v1.Pod {
+	gpuSharing := map[string]bool{scheduling.GPUFractionAnnotation: true, scheduling.GPUMemoryAnnotation: true,
+		scheduling.GPUFractionNumDevicesAnnotation: true, scheduling.GPUFractionContainerNameAnnotation: true}
 	annotations := map[string]string{}
 	for k, v := range pod.Annotations {
-		if k == scheduling.PodGroupNameAnnotation || strings.HasPrefix(k, "kai.scheduler/") {
+		if k == scheduling.PodGroupNameAnnotation || strings.HasPrefix(k, "kai.scheduler/") || gpuSharing[k] {
 			annotations[k] = v
 		}
 	}
