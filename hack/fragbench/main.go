@@ -9,8 +9,9 @@
 // The mix (package fragbench) is a heterogeneous cluster and pods arriving one a second,
 // never leaving, until they ask for 130% of its GPUs; each strategy runs it in kai-sim, and
 // the table gives the share of GPUs allocated and stranded when the arrivals reach 100%, 110%
-// and 130% of capacity. The figures are the same on every run of the same flags; the wall
-// times, which differ, are printed under the table. A bind the nodes' devices could not
+// and 130% of capacity. The figures are the same on every run of the same flags; the last
+// rows, the wall time and the CPU time (user and system, the process's own, which other work
+// on the machine does not stretch) of each run, differ. A bind the nodes' devices could not
 // honour stops the run with the seed: it is a scheduler bug.
 package main
 
@@ -62,11 +63,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var outcomes []*fragbench.Outcome
 	for _, s := range chosen {
 		fmt.Fprintf(stderr, "fragbench: running %s (%d pods on %d nodes)...\n", s, mix.Pods, mix.Nodes)
+		before := cpuTime()
 		o, err := fragbench.Run(context.Background(), mix, s)
 		if err != nil {
 			fmt.Fprintf(stderr, "fragbench: seed %d, %d nodes: %v\n", *seed, *nodes, err)
 			return 1
 		}
+		o.CPU = cpuTime() - before
 		outcomes = append(outcomes, o)
 	}
 	if err := fragbench.WriteTable(stdout, mix, outcomes, true); err != nil {

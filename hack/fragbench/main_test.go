@@ -20,7 +20,7 @@ func TestTheTableAndTheScenario(t *testing.T) {
 	}
 	table := out.String()
 	for _, want := range []string{"GPU-sharing mix: 10 nodes, 58 GPUs, seed 1;", "binpack   spread", "GPUs allocated at 110% arrived",
-		"GPUs stranded at 130% arrived", "pods never started", "wall time"} {
+		"GPUs stranded at 130% arrived", "pods never started", "wall time", "CPU time"} {
 		if !strings.Contains(table, want) {
 			t.Errorf("the table lacks %q:\n%s", want, table)
 		}

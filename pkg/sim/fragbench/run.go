@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -40,8 +41,9 @@ type Outcome struct {
 	Allocated, Stranded []float64
 	// Waiting counts the pods that never started.
 	Waiting int
-	// Wall is how long the simulation took (parsing the mix not included).
-	Wall time.Duration
+	// Wall is how long the simulation took (parsing the mix included); CPU, when the caller
+	// measured it, the CPU time it took (0: not measured).
+	Wall, CPU time.Duration
 	// Result is the run's kai-sim result.
 	Result *report.Result
 }
@@ -49,12 +51,12 @@ type Outcome struct {
 // Run plays the mix in kai-sim with the strategy, up to the last arrival. An error is one of
 // kai-sim's, among them a bind a node's devices could not honour (a scheduler bug).
 func Run(ctx context.Context, m *Mix, strategy string) (*Outcome, error) {
+	began := time.Now()
 	sc, err := input.Parse(m.Scenario)
 	if err != nil {
 		return nil, fmt.Errorf("the mix does not parse: %w", err)
 	}
 	last := m.ReachedAt[len(m.ReachedAt)-1]
-	began := time.Now()
 	result, err := sim.Run(ctx, sc, sim.Options{Config: Config(strategy), Until: time.Duration(last) * time.Second})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", strategy, err)
@@ -91,7 +93,8 @@ func sampleAt(series []report.Sample, t float64) report.Sample {
 }
 
 // WriteTable writes the outcomes side by side: the share of GPUs allocated and stranded at
-// each level of arrivals, the pods that never started, and, with times, each run's wall time.
+// each level of arrivals, the pods that never started, and, with times, each run's wall time
+// and CPU time (where measured).
 func WriteTable(w io.Writer, m *Mix, outcomes []*Outcome, times bool) error {
 	if _, err := fmt.Fprintf(w, "GPU-sharing mix: %d nodes, %d GPUs, seed %d; %d pods (%s), one a second, none leaving, until they ask for %.0f%% of the GPUs\n\n",
 		m.Nodes, m.GPUs, m.Seed, m.Pods, kindsText(m), 100*Levels[len(Levels)-1]); err != nil {
@@ -115,6 +118,9 @@ func WriteTable(w io.Writer, m *Mix, outcomes []*Outcome, times bool) error {
 	cells("pods never started", func(o *Outcome) string { return fmt.Sprint(o.Waiting) })
 	if times {
 		cells("wall time", func(o *Outcome) string { return o.Wall.Round(time.Second).String() })
+		if slices.ContainsFunc(outcomes, func(o *Outcome) bool { return o.CPU > 0 }) {
+			cells("CPU time", func(o *Outcome) string { return o.CPU.Round(time.Second).String() })
+		}
 	}
 	return tw.Flush()
 }
