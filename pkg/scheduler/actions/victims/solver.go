@@ -465,16 +465,16 @@ func (s *Solver) cost(st *search, pod *model.PodInfo, i int, refused *[]*unit) o
 // devices, when each of them may be evicted: a device is freed whole only by evicting every
 // share on it. skip lists units already taken.
 func (s *Solver) step(st *search, pod *model.PodInfo, i int, free nodeFree, nu nodeUnit, skip []*unit) ([]nodeUnit, nodeFree, bool) {
-	next, freed, any := free, model.Resources{}, false
+	next, freed, evicting := free, model.Resources{}, false
 	evict := func(p *model.PodInfo) {
-		next, freed, any = next.evict(p), freed.Add(nonGPURequest(p)), true
+		next, freed, evicting = next.evict(p), freed.Add(nonGPURequest(p)), true
 	}
 	for _, p := range nu.pods {
 		if isEvictable(p) && !st.sc.isEvicted(p) {
 			evict(p)
 		}
 	}
-	if !any {
+	if !evicting {
 		return nil, free, false
 	}
 	if free.helps(next, freed, pod) {
