@@ -17,11 +17,13 @@ import (
 // no device could honour (a share where its device has no room, a share beside a whole pod),
 // which fragbench.Run returns as an error.
 //
-// What a user of any strategy would notice: with 30% more asked than the cluster has, almost
-// all of it is in use (more than 85% with every strategy); what is in use only grows as pods
-// arrive, none leaving; no more is stranded than is free; and packing shares leaves more
-// room for whole-GPU pods than spreading them. The figures are exact for the seed, but the
-// assertions leave room for the strategies to change.
+// What a user would notice, with 30% more asked than the cluster has: every strategy keeps
+// most GPUs in use (more than 75%; spreading shares over devices breaks many of them), and
+// the packing ones almost all (more than 95%); what is in use only grows as pods arrive,
+// none leaving; no more is stranded than is free; packing shares leaves more room for
+// whole-GPU pods than spreading them; and fragmentation, the default, allocates at least as
+// much as binpack, the rule it improves on (ahead or level on seeds 1 to 6 at 60 nodes). The
+// figures are exact for the seed, but the assertions leave room for the strategies to change.
 func TestEveryPlacementStrategyKeepsTheClusterBusyOnTheSharingMix(t *testing.T) {
 	mix, err := fragbench.Generate(60, 1)
 	if err != nil {
@@ -35,8 +37,12 @@ func TestEveryPlacementStrategyKeepsTheClusterBusyOnTheSharingMix(t *testing.T) 
 		}
 		outcomes[strategy] = o
 		last := len(fragbench.Levels) - 1
-		if o.Allocated[last] <= 0.85 {
-			t.Errorf("%s allocates %.1f%% of the GPUs with 130%% of them asked for, want more than 85%%", strategy, 100*o.Allocated[last])
+		least := 0.95 // the packing strategies
+		if strategy == "spread" {
+			least = 0.75
+		}
+		if o.Allocated[last] <= least {
+			t.Errorf("%s allocates %.1f%% of the GPUs with 130%% of them asked for, want more than %.0f%%", strategy, 100*o.Allocated[last], 100*least)
 		}
 		for i := range fragbench.Levels {
 			if i > 0 && o.Allocated[i] < o.Allocated[i-1] {
@@ -51,8 +57,12 @@ func TestEveryPlacementStrategyKeepsTheClusterBusyOnTheSharingMix(t *testing.T) 
 		}
 	}
 	last := len(fragbench.Levels) - 1
-	if binpack, spread := outcomes["binpack"].Allocated[last], outcomes["spread"].Allocated[last]; binpack < spread {
+	binpack, spread, fragmentation := outcomes["binpack"].Allocated[last], outcomes["spread"].Allocated[last], outcomes["fragmentation"].Allocated[last]
+	if binpack < spread {
 		t.Errorf("binpack allocates %.1f%%, less than spread's %.1f%%: packing shares should keep whole devices for whole-GPU pods", 100*binpack, 100*spread)
+	}
+	if fragmentation < binpack {
+		t.Errorf("fragmentation allocates %.1f%%, less than binpack's %.1f%%", 100*fragmentation, 100*binpack)
 	}
 }
 
