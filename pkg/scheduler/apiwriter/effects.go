@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -79,8 +80,8 @@ func (e *Effects) Bind(ctx context.Context, pod *model.PodInfo, nodeName string)
 // pod's UID: a pod recreated under the same name is not labelled.
 func (e *Effects) labelGPUGroups(ctx context.Context, pod *model.PodInfo, groups []string) error {
 	labels := map[string]any{}
-	for _, id := range pod.GPUGroups {
-		labels[scheduling.GPUGroupLabel+"/"+id] = nil
+	for _, id := range slices.Concat(pod.GPUGroupLabels, pod.GPUGroups) {
+		labels[scheduling.GPUGroupLabel+"/"+id] = nil // a promise's, or the ones written
 	}
 	labels[scheduling.GPUGroupLabel] = nil
 	switch {

@@ -37,11 +37,15 @@ func (g GPUGroup) held() (used, releasing, pipelined int64) {
 	return 0, releasing, pipelined
 }
 
-// Open reports whether the device takes new shares: a share on it stays (active or
-// promised). A device whose every share is releasing is not: it becomes free whole, which
-// the node's whole GPUs count once it is — and which a preemptor whose eviction emptied it
-// may have been promised.
-func (g GPUGroup) Open() bool { return g.Active > 0 || g.Pipelined > 0 }
+// Open reports whether the device takes new shares: one bound now takes them only beside an
+// active share — a device whose shares are all promised is still held by the pods being
+// released for them, until the promise binds — and one pipelined (withReleasing) beside an
+// active or promised share. A device whose every share is releasing takes none: it becomes
+// free whole, which the node's whole GPUs count once it is, and which a preemptor whose
+// eviction emptied it may have been promised.
+func (g GPUGroup) Open(withReleasing bool) bool {
+	return g.Active > 0 || (withReleasing && g.Pipelined > 0)
+}
 
 // Room is what a new share may have of the device: what no share holds, counting what
 // releasing shares hold as free when withReleasing (a share pipelined onto the device binds
@@ -120,7 +124,7 @@ func (n *NodeInfo) PlaceShare(p *PodInfo, free Resources, withReleasing bool, or
 	fresh := int(free.Get(GPU) / MilliGPU)
 	var fitting []int
 	for i, g := range n.GPUGroups {
-		if g.Open() && g.Room(withReleasing) >= portion {
+		if g.Open(withReleasing) && g.Room(withReleasing) >= portion {
 			fitting = append(fitting, i)
 		}
 	}

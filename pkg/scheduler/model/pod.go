@@ -78,6 +78,9 @@ type PodInfo struct {
 	// GPUGroups the devices its shares are on, one group ID per device, once it is placed.
 	Share     *GPUShare
 	GPUGroups []string
+	// GPUGroupLabels are the groups the pod's labels name as read (a promise's, which stay
+	// when the pod is bound elsewhere): the binder replaces them with GPUGroups.
+	GPUGroupLabels []string
 	// PromisedAt is, for a pipelined pod that holds a promise (its nominated node, kept across
 	// cycles, made when reclaim or preempt evicted for its job), when it was promised, in Unix
 	// seconds, as its kai.scheduler/Promised condition records it; 0 for a placement

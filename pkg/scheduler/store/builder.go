@@ -286,7 +286,7 @@ func (a *assembly) charge(e *podEntry, v podView) {
 // so that it holds devices of its own rather than none — and the part of each device it
 // takes. It returns why the share can be given on no node of the pool, "" when it can.
 func (a *assembly) shareOf(p *model.PodInfo, e *podEntry, v podView, node string) string {
-	p.Share = e.share
+	p.Share, p.GPUGroupLabels = e.share, e.gpuGroups
 	if node != "" {
 		p.GPUGroups = e.gpuGroups
 		if v.gpuGroups != nil {

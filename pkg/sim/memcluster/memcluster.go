@@ -338,6 +338,10 @@ func (c *Cluster) applyMergePatch(target any, patch client.Patch, obj client.Obj
 	if err != nil {
 		return err
 	}
+	// Into a zeroed object: unmarshalling onto the old one would keep the keys of its maps
+	// that the patch removed (a label set to null, say).
+	v := reflect.ValueOf(target).Elem()
+	v.Set(reflect.Zero(v.Type()))
 	return json.Unmarshal(patched, target)
 }
 

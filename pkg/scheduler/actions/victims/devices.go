@@ -46,7 +46,7 @@ const maxEdits = 4
 func futureFree(n *model.NodeInfo) nodeFree {
 	f := nodeFree{res: n.FutureIdle()}
 	for _, g := range n.GPUGroups {
-		if !g.Open() {
+		if !g.Open(true) {
 			continue // all its shares are releasing: free whole in FutureIdle already
 		}
 		f.devs = append(f.devs, shareDevice{id: g.ID, room: g.Room(true), live: g.Active, promised: g.Pipelined > 0})

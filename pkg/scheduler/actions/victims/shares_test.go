@@ -111,7 +111,7 @@ tiers:
   - name: minruntime
   - name: predicates
   - name: nodeplacement
-    arguments: {gpu: ` + strategy + `}
+    arguments: {gpu: `+strategy+`}
 `).
 				Nodes(Node("n1").GPUs(2)).
 				Queues(Queue("owner").GPUQuota(2), Queue("borrower").GPUQuota(0))

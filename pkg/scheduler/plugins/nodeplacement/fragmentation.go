@@ -100,7 +100,7 @@ const maxShared = 16
 func freeOf(node *model.NodeInfo) freeDevices {
 	f := freeDevices{whole: max(node.Idle().Get(model.GPU)/model.MilliGPU, 0)}
 	for _, g := range node.GPUGroups {
-		if room := g.Room(false); g.Open() && room > 0 && f.n < maxShared {
+		if room := g.Room(false); g.Open(false) && room > 0 && f.n < maxShared {
 			f.rooms[f.n] = room
 			f.n++
 		}
