@@ -16,6 +16,20 @@ import (
 // teams, an even share of the GPUs as quota each), and 2n pending jobs of mixed gang sizes,
 // half of them of higher priority so that preemption has work to do.
 func busyCluster(n int) *Harness {
+	h := busyNodesAndQueues(n)
+	for i := range 8 * n {
+		h.Jobs(Job(fmt.Sprintf("run-%05d", i)).Queue(busyLeaf(i)).Priority(50).GPUs(1).
+			Running(fmt.Sprintf("node-%04d", i%n)).StartedAt(Epoch))
+	}
+	for i := range 2 * n {
+		h.Jobs(busyPending(i).GPUs(int64(1 + i%8)))
+	}
+	return h
+}
+
+// busyNodesAndQueues are busyCluster's n nodes of 8 GPUs and its 100 leaf queues under 10
+// departments, each with an even share of the GPUs as quota.
+func busyNodesAndQueues(n int) *Harness {
 	h := New("")
 	for d := range 10 {
 		h.Queues(Queue(fmt.Sprintf("dept-%d", d)).GPUQuota(float64(8 * n / 10)))
@@ -23,24 +37,24 @@ func busyCluster(n int) *Harness {
 			h.Queues(Queue(fmt.Sprintf("team-%d-%d", d, t)).Parent(fmt.Sprintf("dept-%d", d)).GPUQuota(float64(8 * n / 100)))
 		}
 	}
-	leaf := func(i int) string { return fmt.Sprintf("team-%d-%d", i%10, (i/10)%10) }
 	for k := range n {
 		h.Nodes(Node(fmt.Sprintf("node-%04d", k)).GPUs(8))
 	}
-	for i := range 8 * n {
-		h.Jobs(Job(fmt.Sprintf("run-%05d", i)).Queue(leaf(i)).Priority(50).GPUs(1).
-			Running(fmt.Sprintf("node-%04d", i%n)).StartedAt(Epoch))
-	}
-	for i := range 2 * n {
-		pods := 1 + i%4
-		priority := int32(50)
-		if i%2 == 0 {
-			priority = 75
-		}
-		h.Jobs(Job(fmt.Sprintf("pend-%05d", i)).Queue(leaf(i)).Priority(priority).
-			MinMember(int32(pods)).Pods(pods).GPUs(int64(1 + i%8)))
-	}
 	return h
+}
+
+// busyLeaf is the leaf queue of busyCluster's i-th job.
+func busyLeaf(i int) string { return fmt.Sprintf("team-%d-%d", i%10, (i/10)%10) }
+
+// busyPending is busyCluster's i-th pending job, without its GPUs: a gang of 1 to 4 pods,
+// every other one of the higher priority, so that preemption has work to do.
+func busyPending(i int) *JobBuilder {
+	pods := 1 + i%4
+	priority := int32(50)
+	if i%2 == 0 {
+		priority = 75
+	}
+	return Job(fmt.Sprintf("pend-%05d", i)).Queue(busyLeaf(i)).Priority(priority).MinMember(int32(pods)).Pods(pods)
 }
 
 // sharedCluster is busyCluster with half its pods asking for half a GPU (GPU sharing): of its
@@ -49,20 +63,10 @@ func busyCluster(n int) *Harness {
 // pending jobs of the lower priority ask for halves. It has busyCluster's pods, for the cost of a cycle with shares
 // beside that of one without.
 func sharedCluster(n int) *Harness {
-	h := New("")
-	for d := range 10 {
-		h.Queues(Queue(fmt.Sprintf("dept-%d", d)).GPUQuota(float64(8 * n / 10)))
-		for t := range 10 {
-			h.Queues(Queue(fmt.Sprintf("team-%d-%d", d, t)).Parent(fmt.Sprintf("dept-%d", d)).GPUQuota(float64(8 * n / 100)))
-		}
-	}
-	leaf := func(i int) string { return fmt.Sprintf("team-%d-%d", i%10, (i/10)%10) }
-	for k := range n {
-		h.Nodes(Node(fmt.Sprintf("node-%04d", k)).GPUs(8))
-	}
+	h := busyNodesAndQueues(n)
 	for i := range 8 * n {
 		node := fmt.Sprintf("node-%04d", i%n)
-		job := Job(fmt.Sprintf("run-%05d", i)).Queue(leaf(i)).Priority(50).Running(node).StartedAt(Epoch)
+		job := Job(fmt.Sprintf("run-%05d", i)).Queue(busyLeaf(i)).Priority(50).Running(node).StartedAt(Epoch)
 		if i%2 == 1 {
 			job.Share(0.5, 1).OnDevice(fmt.Sprintf("%s-device-%d", node, i/n))
 		} else {
@@ -71,12 +75,7 @@ func sharedCluster(n int) *Harness {
 		h.Jobs(job)
 	}
 	for i := range 2 * n {
-		pods := 1 + i%4
-		priority := int32(50)
-		if i%2 == 0 {
-			priority = 75
-		}
-		job := Job(fmt.Sprintf("pend-%05d", i)).Queue(leaf(i)).Priority(priority).MinMember(int32(pods)).Pods(pods)
+		job := busyPending(i)
 		if i%2 == 1 { // the lower-priority half: the others preempt as in busyCluster
 			job.Share(0.5, 1)
 		} else {

@@ -97,6 +97,17 @@ spec: {schedulerName: kai-scheduler, containers: [{name: main, resources: {limit
 // shareJob is a scenario's one-pod job asking for a GPU share (annotations, as YAML flow
 // map entries) for an hour, submitted at submit.
 func shareJob(name, annotations, submit string) string {
+	return oneHourJob(name, ", "+annotations, `{requests: {cpu: "1"}}`, submit)
+}
+
+// wholeJob is a scenario's one-pod job asking for one whole GPU for an hour.
+func wholeJob(name, submit string) string {
+	return oneHourJob(name, "", `{limits: {nvidia.com/gpu: "1"}}`, submit)
+}
+
+// oneHourJob is a scenario's one-pod job of team running an hour, submitted at submit: its
+// pod's further annotations (flow map entries after a comma) and resources.
+func oneHourJob(name, annotations, resources, submit string) string {
 	return `
 ---
 apiVersion: scheduling.run.ai/v2alpha2
@@ -106,8 +117,8 @@ spec: {minMember: 1, queue: team}
 ---
 apiVersion: v1
 kind: Pod
-metadata: {name: ` + name + `-0, namespace: ml, annotations: {pod-group-name: ` + name + `, ` + annotations + `}}
-spec: {schedulerName: kai-scheduler, containers: [{name: main, resources: {requests: {cpu: "1"}}}]}`
+metadata: {name: ` + name + `-0, namespace: ml, annotations: {pod-group-name: ` + name + annotations + `}}
+spec: {schedulerName: kai-scheduler, containers: [{name: main, resources: ` + resources + `}]}`
 }
 
 const shareCluster = `
@@ -205,21 +216,6 @@ func TestADeviceHoldingSharesIsNotGivenWhole(t *testing.T) {
 	if b := bound["pair-0"]; len(b) != 0 {
 		t.Errorf("shares of two devices need two devices with room; one is whole-GPU's: %+v", b)
 	}
-}
-
-// wholeJob is a scenario's one-pod job asking for one whole GPU for an hour.
-func wholeJob(name, submit string) string {
-	return `
----
-apiVersion: scheduling.run.ai/v2alpha2
-kind: PodGroup
-metadata: {name: ` + name + `, namespace: ml, annotations: {sim.kai.scheduler/duration: 1h, sim.kai.scheduler/submit-at: "` + submit + `"}}
-spec: {minMember: 1, queue: team}
----
-apiVersion: v1
-kind: Pod
-metadata: {name: ` + name + `-0, namespace: ml, annotations: {pod-group-name: ` + name + `}}
-spec: {schedulerName: kai-scheduler, containers: [{name: main, resources: {limits: {nvidia.com/gpu: "1"}}}]}`
 }
 
 func runScenario(t *testing.T, scenario string, until time.Duration) *report.Result {
