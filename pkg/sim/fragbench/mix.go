@@ -133,7 +133,8 @@ func Generate(nodes int, seed uint64) (*Mix, error) {
 		m.Kinds[kind.name]++
 		fmt.Fprintf(&b, "---\napiVersion: scheduling.run.ai/v2alpha2\nkind: PodGroup\nmetadata: {name: p-%05d, namespace: mix, annotations: {sim.kai.scheduler/submit-at: %ds}}\nspec: {minMember: 1, queue: mix}\n",
 			second, second)
-		annotations, resources := "pod-group-name: p-"+fmt.Sprintf("%05d", second), ""
+		annotations := "pod-group-name: p-" + fmt.Sprintf("%05d", second)
+		var resources string
 		switch {
 		case kind.fraction:
 			f := pickFraction(rng)

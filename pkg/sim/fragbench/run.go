@@ -106,7 +106,7 @@ func WriteTable(w io.Writer, m *Mix, outcomes []*Outcome, times bool) error {
 		for _, o := range outcomes {
 			row = append(row, value(o))
 		}
-		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+		_, _ = fmt.Fprintln(tw, strings.Join(row, "\t")+"\t") // a tabwriter's error comes from Flush
 	}
 	cells("", func(o *Outcome) string { return o.Strategy })
 	for i, level := range Levels {
