@@ -207,6 +207,8 @@ type assembly struct {
 	jobInfos []model.JobInfo
 	podInfos []model.PodInfo
 	pods     []*model.PodInfo
+	// memories are the nodes' device memories (deviceMemories); nil until first asked.
+	memories []int64
 }
 
 // podView is a pod as this snapshot sees it: the informer's state with the scheduler's own
@@ -311,32 +313,37 @@ func (a *assembly) shareOf(p *model.PodInfo, e *podEntry, v podView, node string
 		p.Request = p.Request.With(model.GPU, portion*devices)
 		return ""
 	}
-	// Pending: charged the most it can take of any device of the pool, so that what its
-	// queue's limit and share count before it is placed is never less than after.
-	var most int64
-	for _, n := range a.nodes {
-		if portion, ok := n.SharePortion(e.share); ok {
-			most = max(most, portion)
+	// Pending: charged the most it can take of any device of the pool — the portion of the
+	// smallest device that holds it — so that what its queue's limit and share count before
+	// it is placed is never less than after.
+	memories := a.deviceMemories()
+	i, _ := slices.BinarySearch(memories, e.share.MemoryMiB)
+	if i == len(memories) {
+		largest := "no node has the " + scheduling.GPUMemoryLabel + " label"
+		if len(memories) > 0 {
+			largest = fmt.Sprintf("the largest has %d MiB", memories[len(memories)-1])
 		}
-	}
-	if most == 0 {
 		return fmt.Sprintf("annotation %s=%d asks for more memory than any GPU device of the cluster has (%s)",
-			scheduling.GPUMemoryAnnotation, e.share.MemoryMiB, a.largestDevice())
+			scheduling.GPUMemoryAnnotation, e.share.MemoryMiB, largest)
 	}
-	p.Request = p.Request.With(model.GPU, most*devices)
+	p.Request = p.Request.With(model.GPU, model.MemoryPortion(e.share.MemoryMiB, memories[i])*devices)
 	return ""
 }
 
-// largestDevice words the largest device memory of the pool's nodes.
-func (a *assembly) largestDevice() string {
-	var largest int64
-	for _, n := range a.nodes {
-		largest = max(largest, n.GPUMemoryMiB)
+// deviceMemories are the pool's GPU device memories (MiB), sorted, each once: read from the
+// nodes at the first pending share asked in memory, not once per such pod.
+func (a *assembly) deviceMemories() []int64 {
+	if a.memories == nil {
+		a.memories = []int64{}
+		for _, n := range a.nodes {
+			if n.GPUMemoryMiB > 0 {
+				a.memories = append(a.memories, n.GPUMemoryMiB)
+			}
+		}
+		slices.Sort(a.memories)
+		a.memories = slices.Compact(a.memories)
 	}
-	if largest == 0 {
-		return "no node has the " + scheduling.GPUMemoryLabel + " label"
-	}
-	return fmt.Sprintf("the largest has %d MiB", largest)
+	return a.memories
 }
 
 // job converts a PodGroup entry into this snapshot's job, with its priority as the priority
