@@ -115,46 +115,53 @@ func SpreadDevices(room int64) float64 { return -float64(room) }
 // before whole devices, then by group ID. ok is false when the node cannot take the pod's
 // shares.
 func (n *NodeInfo) PlaceShare(p *PodInfo, free Resources, withReleasing bool, order DeviceOrder) (choice ShareChoice, ok bool) {
-	portion, ok := n.SharePortion(p.Share)
-	if !ok {
+	if !n.ShareFits(p, free, withReleasing) {
 		return ShareChoice{}, false
 	}
-	choice.Portion = portion
-	want := int(p.Share.Devices)
-	fresh := int(free.Get(GPU) / MilliGPU)
-	var fitting []int
-	for i, g := range n.GPUGroups {
-		if g.Open(withReleasing) && g.Room(withReleasing) >= portion {
-			fitting = append(fitting, i)
+	choice.Portion, _ = n.SharePortion(p.Share)
+	type candidate struct {
+		id   string
+		rank float64
+	}
+	var fitting []candidate // ranked once each: a rank may weigh the whole node
+	for _, g := range n.GPUGroups {
+		if g.takes(choice.Portion, withReleasing) {
+			fitting = append(fitting, candidate{g.ID, order(g.Room(withReleasing))})
 		}
 	}
-	if len(fitting)+fresh < want {
-		return ShareChoice{}, false
-	}
-	freshRank := order(MilliGPU)
-	slices.SortStableFunc(fitting, func(a, b int) int {
-		return cmp.Compare(order(n.GPUGroups[a].Room(withReleasing)), order(n.GPUGroups[b].Room(withReleasing)))
-	})
-	for _, i := range fitting {
-		if len(choice.Groups)+choice.Fresh == want {
-			break
-		}
-		// Whole devices ranked before this group are taken first, as many as there are.
-		for choice.Fresh < fresh && len(choice.Groups)+choice.Fresh < want && freshRank < order(n.GPUGroups[i].Room(withReleasing)) {
+	slices.SortStableFunc(fitting, func(a, b candidate) int { return cmp.Compare(a.rank, b.rank) })
+	// The groups and the whole devices merged by rank, a group first among equals.
+	want, fresh, freshRank, next := int(p.Share.Devices), int(free.Get(GPU)/MilliGPU), order(MilliGPU), 0
+	for len(choice.Groups)+choice.Fresh < want {
+		if next < len(fitting) && (choice.Fresh == fresh || fitting[next].rank <= freshRank) {
+			choice.Groups = append(choice.Groups, fitting[next].id)
+			next++
+		} else {
 			choice.Fresh++
 		}
-		if len(choice.Groups)+choice.Fresh < want {
-			choice.Groups = append(choice.Groups, n.GPUGroups[i].ID)
-		}
 	}
-	choice.Fresh += want - len(choice.Groups) - choice.Fresh
 	return choice, true
 }
 
-// ShareFits is PlaceShare's answer without the choice.
+// ShareFits reports whether the node can take the share pod's shares out of free (as
+// PlaceShare), allocation-free: it runs for every node a share pod is tried on.
 func (n *NodeInfo) ShareFits(p *PodInfo, free Resources, withReleasing bool) bool {
-	_, ok := n.PlaceShare(p, free, withReleasing, PackDevices)
-	return ok
+	portion, ok := n.SharePortion(p.Share)
+	if !ok {
+		return false
+	}
+	devices := int(free.Get(GPU) / MilliGPU)
+	for _, g := range n.GPUGroups {
+		if g.takes(portion, withReleasing) {
+			devices++
+		}
+	}
+	return devices >= int(p.Share.Devices)
+}
+
+// takes reports whether a share of portion may go onto the device (see Open and Room).
+func (g GPUGroup) takes(portion int64, withReleasing bool) bool {
+	return g.Open(withReleasing) && g.Room(withReleasing) >= portion
 }
 
 // NewGPUGroupID names the group the i-th fresh device of a share pod placed on node
