@@ -102,12 +102,9 @@ func (d *devicePlugin) bindShare(pod *v1.Pod, node string, n *nodeDevices, share
 	if len(groups) != int(share.Devices) {
 		return nil, fmt.Errorf("pod %s/%s was bound to %s for shares of %d devices, labelled with %d GPU groups", pod.Namespace, pod.Name, node, share.Devices, len(groups))
 	}
-	portion := model.FractionPortion(share.Fraction)
-	if share.MemoryMiB > 0 {
-		if n.memoryMiB < share.MemoryMiB {
-			return nil, fmt.Errorf("pod %s/%s was bound to %s for %d MiB of a device, which has %d", pod.Namespace, pod.Name, node, share.MemoryMiB, n.memoryMiB)
-		}
-		portion = model.MemoryPortion(share.MemoryMiB, n.memoryMiB)
+	portion, ok := model.SharePortionOn(share, n.memoryMiB)
+	if !ok {
+		return nil, fmt.Errorf("pod %s/%s was bound to %s for %d MiB of a device, which has %d", pod.Namespace, pod.Name, node, share.MemoryMiB, n.memoryMiB)
 	}
 	devices := make([]int, 0, len(groups))
 	for _, g := range groups {

@@ -66,13 +66,18 @@ func (p *PodInfo) IsShare() bool { return p.Share != nil }
 // hundredth, as upstream reports it. ok is false when the node's devices are too small for
 // the memory asked (or their memory is unknown).
 func (n *NodeInfo) SharePortion(s *GPUShare) (portion int64, ok bool) {
+	return SharePortionOn(s, n.GPUMemoryMiB)
+}
+
+// SharePortionOn is SharePortion on a device of deviceMiB (0: unknown).
+func SharePortionOn(s *GPUShare, deviceMiB int64) (portion int64, ok bool) {
 	if s.MemoryMiB == 0 {
 		return FractionPortion(s.Fraction), true
 	}
-	if n.GPUMemoryMiB < s.MemoryMiB {
+	if deviceMiB < s.MemoryMiB {
 		return 0, false
 	}
-	return MemoryPortion(s.MemoryMiB, n.GPUMemoryMiB), true
+	return MemoryPortion(s.MemoryMiB, deviceMiB), true
 }
 
 // FractionPortion is a fraction of a device in MilliGPU, at least one thousandth and short of

@@ -16,10 +16,12 @@ import (
 // records what it changes in a few inline edits, so that judging victims allocates nothing;
 // past that many, the devices are copied with the edits applied.
 type nodeFree struct {
-	res   model.Resources
-	devs  []shareDevice
-	edits [maxEdits]deviceEdit
-	n     int
+	res model.Resources
+	// memoryMiB is the node's device memory, which a share asked in memory is measured by.
+	memoryMiB int64
+	devs      []shareDevice
+	edits     [maxEdits]deviceEdit
+	n         int
 }
 
 // shareDevice is a device holding shares, under the plan.
@@ -44,7 +46,7 @@ const maxEdits = 4
 // futureFree is the node's nodeFree before any plan: what it will have once its releasing
 // pods are gone (NodeInfo.FutureIdle), with the devices whose shares are not all releasing.
 func futureFree(n *model.NodeInfo) nodeFree {
-	f := nodeFree{res: n.FutureIdle()}
+	f := nodeFree{res: n.FutureIdle(), memoryMiB: n.GPUMemoryMiB}
 	for _, g := range n.GPUGroups {
 		if !g.Open(true) {
 			continue // all its shares are releasing: free whole in FutureIdle already
@@ -91,7 +93,10 @@ func (f nodeFree) fits(pod *model.PodInfo) bool {
 	if !pod.Request.With(model.GPU, 0).FitsIn(f.res) {
 		return false
 	}
-	portion := sharePortion(pod)
+	portion, ok := f.sharePortion(pod)
+	if !ok {
+		return false
+	}
 	devices := f.res.Get(model.GPU) / model.MilliGPU
 	for k := range f.devs {
 		if d := f.device(k); !d.whole() && d.room >= portion {
@@ -101,11 +106,10 @@ func (f nodeFree) fits(pod *model.PodInfo) bool {
 	return devices >= int64(pod.Share.Devices)
 }
 
-// sharePortion is what each of a placed-to-be share pod's shares takes of a device: its
-// request per device (a share asked in memory is charged the most any device of the pool
-// takes, which never fits where the placement would not).
-func sharePortion(pod *model.PodInfo) int64 {
-	return pod.Request.Get(model.GPU) / int64(pod.Share.Devices)
+// sharePortion is what each of a share pod's shares takes of one of the node's devices (as
+// the placement measures it: model.SharePortionOn); ok is false where they are too small.
+func (f *nodeFree) sharePortion(pod *model.PodInfo) (int64, bool) {
+	return model.SharePortionOn(pod.Share, f.memoryMiB)
 }
 
 // evict is f once victim is gone: its resources free, and its shares' room on their
@@ -138,7 +142,7 @@ func (f nodeFree) occupy(pod *model.PodInfo) nodeFree {
 		return f
 	}
 	f.res = f.res.Sub(pod.Request.With(model.GPU, 0))
-	portion := sharePortion(pod)
+	portion, _ := f.sharePortion(pod) // it fits
 	want := int(pod.Share.Devices)
 	for ; want > 0; want-- {
 		best, bestRoom := -1, int64(0)
@@ -177,12 +181,13 @@ func (f nodeFree) helps(next nodeFree, freed model.Resources, pod *model.PodInfo
 	if freed.Get(model.GPU) > 0 {
 		return true // a device freed whole
 	}
-	portion := sharePortion(pod)
-	if len(next.devs) == len(f.devs) {
-		for k := range f.devs {
-			if before := f.device(k).room; before < portion && next.device(k).room > before {
-				return true
-			}
+	portion, ok := f.sharePortion(pod)
+	if !ok {
+		return false // no eviction makes its devices larger
+	}
+	for k := range f.devs { // evict never adds devices: f's and next's are the same
+		if before := f.device(k).room; before < portion && next.device(k).room > before {
+			return true
 		}
 	}
 	return freed.Relieves(pod.Request.With(model.GPU, 0), f.res)
