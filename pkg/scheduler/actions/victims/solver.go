@@ -93,20 +93,22 @@ type Solver struct {
 	// every node: a reclaimer whose victims their queues' fair shares all protect was
 	// otherwise refused once per unit per node, at 1,000 nodes seconds per cycle.
 	judgedIn    []uint32
-	unitRefused []bool
+	unitVerdict []framework.Status
 }
 
 // filterRefused reports whether the unit filters refuse the unit alone, asking them once per
-// epoch; a refusal is kept as the search's latest, for its reason.
+// epoch; a refusal is the search's latest, for its reason (every search of the epoch that
+// meets it is told).
 func (s *Solver) filterRefused(st *search, u *unit) bool {
 	if s.judgedIn[u.rank] != s.epoch {
 		s.judgedIn[u.rank] = s.epoch
-		verdict := framework.UnitAllows(st.filters, framework.ScenarioUnit{Job: u.job, Pods: u.pods})
-		if s.unitRefused[u.rank] = !verdict.IsSuccess(); s.unitRefused[u.rank] {
-			st.rejection = verdict
-		}
+		s.unitVerdict[u.rank] = framework.UnitAllows(st.filters, framework.ScenarioUnit{Job: u.job, Pods: u.pods})
 	}
-	return s.unitRefused[u.rank]
+	if verdict := s.unitVerdict[u.rank]; !verdict.IsSuccess() {
+		st.rejection = verdict
+		return true
+	}
+	return false
 }
 
 // NewSolver collects and ranks the candidate victims of the session for the preemptors.
@@ -170,7 +172,7 @@ func (s *Solver) startSearch(shape string) {
 		s.free, s.freeOK, s.freeVersion = make([]nodeFree, len(s.nodes)), make([]bool, len(s.nodes)), make([]uint64, len(s.nodes))
 		s.eligible, s.eligibleEpoch = make([]bool, s.jobs), make([]uint32, s.jobs)
 		s.askedBy, s.unaskedIn = make([]*model.JobInfo, s.jobs), make([]uint32, s.jobs)
-		s.judgedIn, s.unitRefused = make([]uint32, len(s.ranked)), make([]bool, len(s.ranked))
+		s.judgedIn, s.unitVerdict = make([]uint32, len(s.ranked)), make([]framework.Status, len(s.ranked))
 	}
 	s.searches++
 	if shape != s.shape || shape == "" {
@@ -451,6 +453,9 @@ func (s *Solver) cost(st *search, pod *model.PodInfo, i int, refused *[]*unit) o
 		for _, u := range companions {
 			o.worst, o.count = max(o.worst, int(u.unit.rank)), o.count+1
 			walked = append(walked, u.unit)
+		}
+		if len(companions) > 0 {
+			walked = append(walked, nu.unit) // not a companion of a later unit either
 		}
 		o.feasible = free.fits(pod)
 	}
