@@ -67,7 +67,7 @@ func sharedCluster(n int) *Harness {
 	for i := range 8 * n {
 		node := fmt.Sprintf("node-%04d", i%n)
 		job := Job(fmt.Sprintf("run-%05d", i)).Queue(busyLeaf(i)).Priority(50).Running(node).StartedAt(Epoch)
-		if i%2 == 1 {
+		if (i/n)%2 == 1 { // the node's odd devices: each node runs four shares and four whole GPUs
 			job.Share(0.5, 1).OnDevice(fmt.Sprintf("%s-device-%d", node, i/n))
 		} else {
 			job.GPUs(1)

@@ -101,8 +101,11 @@ func shareJob(name, annotations, submit string) string {
 }
 
 // wholeJob is a scenario's one-pod job asking for one whole GPU for an hour.
-func wholeJob(name, submit string) string {
-	return oneHourJob(name, "", `{limits: {nvidia.com/gpu: "1"}}`, submit)
+func wholeJob(name, submit string) string { return gpusJob(name, 1, submit) }
+
+// gpusJob is a scenario's one-pod job asking for n whole GPUs for an hour.
+func gpusJob(name string, n int, submit string) string {
+	return oneHourJob(name, "", fmt.Sprintf(`{limits: {nvidia.com/gpu: "%d"}}`, n), submit)
 }
 
 // oneHourJob is a scenario's one-pod job of team running an hour, submitted at submit: its
@@ -189,10 +192,14 @@ func TestAMemoryShareIsMeasuredOnTheNodesDevices(t *testing.T) {
 	if len(bound["huge-0"]) != 0 {
 		t.Fatalf("80 GiB of a 40 GiB device was bound: %+v", bound["huge-0"])
 	}
+	waiting := ""
 	for _, j := range result.Jobs {
-		if j.PodGroup == "ml/huge" && !strings.Contains(strings.Join(j.Waiting, "; "), "gpu-memory=80000 asks for more memory than any GPU device of the cluster has (the largest has 40000 MiB)") {
-			t.Errorf("ml/huge waits with %q, want the annotation and the largest device named", j.Waiting)
+		if j.PodGroup == "ml/huge" {
+			waiting = strings.Join(j.Waiting, "; ")
 		}
+	}
+	if !strings.Contains(waiting, "gpu-memory=80000 asks for more memory than any GPU device of the cluster has (the largest has 40000 MiB)") {
+		t.Errorf("ml/huge waits with %q, want the annotation and the largest device named", waiting)
 	}
 }
 

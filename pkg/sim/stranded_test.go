@@ -178,8 +178,3 @@ spec: {schedulerName: kai-scheduler, containers: [{name: main, resources: {reque
 		t.Errorf("GPUs reported for a cluster without any:\n%s\n%s", js.String(), text.String())
 	}
 }
-
-// gpusJob is a scenario's one-pod job asking for n whole GPUs for an hour.
-func gpusJob(name string, n int, submit string) string {
-	return strings.Replace(wholeJob(name, submit), `nvidia.com/gpu: "1"`, `nvidia.com/gpu: "`+string(rune('0'+n))+`"`, 1)
-}

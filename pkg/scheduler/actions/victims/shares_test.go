@@ -2,6 +2,7 @@ package victims_test
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -14,7 +15,7 @@ import (
 // placedOn returns the GPU groups of a job's pod placement in the rounds, the first found.
 func placedOn(rounds []Round, name string) []string {
 	for _, r := range rounds {
-		for _, p := range append(r.Nominated, r.Binds...) {
+		for _, p := range slices.Concat(r.Nominated, r.Binds) {
 			if p.Job == model.NewJobID(Namespace, name) {
 				return p.GPUGroups
 			}
