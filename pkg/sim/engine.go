@@ -519,14 +519,7 @@ func (e *engine) holdDevices(pod *v1.Pod) {
 		if pod.Labels == nil {
 			pod.Labels = map[string]string{}
 		}
-		if share.Devices == 1 {
-			pod.Labels[scheduling.GPUGroupLabel] = model.NewGPUGroupID(pod.Spec.NodeName, string(pod.UID), 0)
-		} else {
-			for i := range int(share.Devices) {
-				id := model.NewGPUGroupID(pod.Spec.NodeName, string(pod.UID), i)
-				pod.Labels[scheduling.GPUGroupLabel+"/"+id] = id
-			}
-		}
+		maps.Copy(pod.Labels, model.GPUGroupLabels(model.OwnGPUGroups(pod.Spec.NodeName, string(pod.UID), share.Devices)))
 	}
 	if _, err := e.devices.bind(pod, pod.Spec.NodeName); err != nil && e.deviceErr == nil {
 		e.deviceErr = err

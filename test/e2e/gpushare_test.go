@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -53,10 +52,10 @@ var _ = Describe("GPU sharing", func() {
 			pod := getPod("fraction", job+"-0")
 			if pod.Spec.NodeName == "" {
 				waiting = append(waiting, job)
-				Expect(groupsOf(pod)).To(BeEmpty(), "a pod that waits has no device")
+				Expect(model.GPUGroupsOf(pod)).To(BeEmpty(), "a pod that waits has no device")
 				continue
 			}
-			Expect(groupsOf(pod)).To(HaveLen(1), "pod %s has a share of one device, named by a %s label", pod.Name, scheduling.GPUGroupLabel)
+			Expect(model.GPUGroupsOf(pod)).To(HaveLen(1), "pod %s has a share of one device, named by a %s label", pod.Name, scheduling.GPUGroupLabel)
 			Expect(pod.Labels).To(HaveKey(scheduling.GPUGroupLabel))
 			nodesUsed[pod.Spec.NodeName] = true
 			groups[pod.Labels[scheduling.GPUGroupLabel]] = true
@@ -82,16 +81,16 @@ var _ = Describe("GPU sharing", func() {
 		Eventually(runningPods("halves", "half-b")).Should(Equal(1))
 		a, b := getPod("halves", "half-a-0"), getPod("halves", "half-b-0")
 		Expect(b.Spec.NodeName).To(Equal(a.Spec.NodeName), "the second half packs beside the first")
-		Expect(groupsOf(a)).To(HaveLen(1))
-		Expect(groupsOf(b)).To(Equal(groupsOf(a)), "both halves are on one device")
+		Expect(model.GPUGroupsOf(a)).To(HaveLen(1))
+		Expect(model.GPUGroupsOf(b)).To(Equal(model.GPUGroupsOf(a)), "both halves are on one device")
 		Eventually(queueAllocatedGPUs("halves-queue"), 30*time.Second).Should(Equal("1"), "two halves make one GPU")
 
 		// That device is full: a third half takes another device, a group of its own.
 		createJob(builders.MakePodGroup("halves", "half-c").Queue("halves-queue"), 1, 0, asShare(scheduling.GPUFractionAnnotation, "0.5"))
 		Eventually(runningPods("halves", "half-c")).Should(Equal(1))
 		c := getPod("halves", "half-c-0")
-		Expect(groupsOf(c)).To(HaveLen(1))
-		Expect(groupsOf(c)).NotTo(Equal(groupsOf(a)))
+		Expect(model.GPUGroupsOf(c)).To(HaveLen(1))
+		Expect(model.GPUGroupsOf(c)).NotTo(Equal(model.GPUGroupsOf(a)))
 		Eventually(queueAllocatedGPUs("halves-queue"), 30*time.Second).Should(Equal("1500m"))
 	})
 
@@ -122,7 +121,7 @@ var _ = Describe("GPU sharing", func() {
 		}
 
 		Eventually(runningPods("refused", "by-memory")).Should(Equal(1))
-		Expect(groupsOf(getPod("refused", "by-memory-0"))).To(HaveLen(1))
+		Expect(model.GPUGroupsOf(getPod("refused", "by-memory-0"))).To(HaveLen(1))
 		// Upstream's rounding: the label floored to 40900 MiB, the share rounded up to the hundredth.
 		Eventually(queueAllocatedGPUs("refused-queue"), 30*time.Second).Should(Equal("510m"), "20480 MiB of a 40960 MiB device")
 		for _, r := range refused {
@@ -204,7 +203,7 @@ var _ = Describe("GPU sharing", func() {
 		Eventually(runningPods("share-reclaim", "owned")).Should(Equal(1))
 		owned := getPod("share-reclaim", "owned-0")
 		Expect(owned.Spec.NodeName).To(Equal("share-reclaim-node"))
-		Expect(groupsOf(owned)).To(Equal([]string{device}), "the owner's half is on the device the victim left")
+		Expect(model.GPUGroupsOf(owned)).To(Equal([]string{device}), "the owner's half is on the device the victim left")
 		survivor := borrowed[0]
 		if survivor == victim {
 			survivor = borrowed[1]
@@ -231,18 +230,6 @@ func asShare(annotations ...string) func(*builders.PodWrapper) {
 		delete(r.Requests, model.GPUResourceName)
 		delete(r.Limits, model.GPUResourceName)
 	}
-}
-
-// groupsOf lists the GPU groups a pod's labels name: runai-gpu-group for a share of one
-// device, runai-gpu-group/<id> for each of several.
-func groupsOf(pod *v1.Pod) []string {
-	var groups []string
-	for key, value := range pod.Labels {
-		if key == scheduling.GPUGroupLabel || strings.HasPrefix(key, scheduling.GPUGroupLabel+"/") {
-			groups = append(groups, value)
-		}
-	}
-	return groups
 }
 
 // queueAllocatedGPUs reads the GPUs a Queue's status says its jobs hold ("500m": half a GPU).

@@ -84,13 +84,8 @@ func (e *Effects) labelGPUGroups(ctx context.Context, pod *model.PodInfo, groups
 		labels[scheduling.GPUGroupLabel+"/"+id] = nil // a promise's, or the ones written
 	}
 	labels[scheduling.GPUGroupLabel] = nil
-	switch {
-	case len(groups) == 1:
-		labels[scheduling.GPUGroupLabel] = groups[0]
-	default:
-		for _, id := range groups {
-			labels[scheduling.GPUGroupLabel+"/"+id] = id
-		}
+	for key, id := range model.GPUGroupLabels(groups) {
+		labels[key] = id
 	}
 	patch := mustJSON(map[string]any{"metadata": map[string]any{"uid": pod.UID, "labels": labels}})
 	target := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: types.UID(pod.UID)}}

@@ -108,6 +108,31 @@ func GPUGroupsOf(pod *v1.Pod) []string {
 	return groups
 }
 
+// GPUGroupLabels are the labels naming a pod's GPU groups, as GPUGroupsOf reads them back:
+// scheduling.GPUGroupLabel for one group, one label per group for several.
+func GPUGroupLabels(groups []string) map[string]string {
+	labels := make(map[string]string, len(groups))
+	if len(groups) == 1 {
+		labels[scheduling.GPUGroupLabel] = groups[0]
+		return labels
+	}
+	for _, id := range groups {
+		labels[scheduling.GPUGroupLabel+"/"+id] = id
+	}
+	return labels
+}
+
+// OwnGPUGroups are the groups a share of devices devices placed on node without any (by
+// another scheduler, or its label removed) is taken to hold: devices of its own, named as
+// the scheduler would name the fresh ones (NewGPUGroupID), so every reader names them alike.
+func OwnGPUGroups(node, podUID string, devices int32) []string {
+	groups := make([]string, devices)
+	for i := range groups {
+		groups[i] = NewGPUGroupID(node, podUID, i)
+	}
+	return groups
+}
+
 // GPUMemoryMiB reads a node's memory per GPU device from its labels
 // (scheduling.GPUMemoryLabel): MiB, or bytes from 1,048,576 up, floored to a multiple of 100
 // MiB as upstream floors it; 0 when the label is missing or unreadable.

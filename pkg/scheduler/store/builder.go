@@ -295,9 +295,7 @@ func (a *assembly) shareOf(p *model.PodInfo, e *podEntry, v podView, node string
 			p.GPUGroups = v.gpuGroups
 		}
 		if len(p.GPUGroups) == 0 {
-			for i := range e.share.Devices {
-				p.GPUGroups = append(p.GPUGroups, model.NewGPUGroupID(node, string(e.uid), int(i)))
-			}
+			p.GPUGroups = model.OwnGPUGroups(node, string(e.uid), e.share.Devices)
 		}
 	}
 	devices := int64(e.share.Devices)

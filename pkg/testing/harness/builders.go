@@ -195,8 +195,8 @@ func (b *JobBuilder) Share(fraction float64, devices int32) *JobBuilder {
 	return b
 }
 
-// OnDevice puts the running pods' shares on the device of GPU group id (without it each
-// running share has a device of its own).
+// OnDevice puts the running pods' shares on the device of GPU group id (shares of several
+// devices on id-0, id-1, …; without it each running share has devices of its own).
 func (b *JobBuilder) OnDevice(id string) *JobBuilder { b.device = id; return b }
 
 // CPUs sets each pod's CPU request in cores.
@@ -357,14 +357,16 @@ func (b *JobBuilder) build() *model.JobInfo {
 		}
 		if i < len(b.running) {
 			pod.Status, pod.NodeName, pod.StartTime = model.Running, b.running[i], b.podStart
-			if b.share != nil {
-				for d := range b.share.Devices {
-					group := b.device
-					if group == "" {
-						group = model.NewGPUGroupID(pod.NodeName, pod.Key(), int(d))
-					}
-					pod.GPUGroups = append(pod.GPUGroups, group)
+			switch {
+			case b.share == nil:
+			case b.device != "" && b.share.Devices == 1:
+				pod.GPUGroups = []string{b.device}
+			case b.device != "":
+				for d := range b.share.Devices { // shares of several devices: id-0, id-1, …
+					pod.GPUGroups = append(pod.GPUGroups, fmt.Sprintf("%s-%d", b.device, d))
 				}
+			default:
+				pod.GPUGroups = model.OwnGPUGroups(pod.NodeName, pod.Key(), b.share.Devices)
 			}
 		}
 		job.AddPod(pod)
