@@ -529,6 +529,7 @@ func (e *engine) holdDevices(pod *v1.Pod) {
 // removePod removes a pod whose termination is over, and the devices it held with it.
 func (e *engine) removePod(pod *v1.Pod) {
 	e.devices.release(pod)
+	delete(e.podShares, pod.UID) // a recreated pod has a new UID: the entry would only grow
 	e.cluster.RemovePod(pod)
 }
 
