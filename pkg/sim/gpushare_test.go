@@ -227,15 +227,7 @@ func TestADeviceHoldingSharesIsNotGivenWhole(t *testing.T) {
 
 func runScenario(t *testing.T, scenario string, until time.Duration) *report.Result {
 	t.Helper()
-	sc, err := input.Parse([]byte(scenario))
-	if err != nil {
-		t.Fatal(err)
-	}
-	result, err := sim.Run(context.Background(), sc, sim.Options{Until: until, VerifySnapshots: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return result
+	return simulateWith(t, []byte(scenario), sim.Options{Until: until, VerifySnapshots: true})
 }
 
 // Reductions of property-suite seeds (test/property) whose GPU shares went where no node could
@@ -254,14 +246,7 @@ func TestSharesGoOnlyWhereANodeHonoursThem(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sc, err := input.Parse(scenario)
-			if err != nil {
-				t.Fatal(err)
-			}
-			result, err := sim.Run(context.Background(), sc, sim.Options{Until: 20 * time.Minute, Config: config, VerifySnapshots: true})
-			if err != nil {
-				t.Fatal(err)
-			}
+			result := simulateWith(t, scenario, sim.Options{Until: 20 * time.Minute, Config: config, VerifySnapshots: true})
 			if len(binds(result)) == 0 {
 				t.Fatal("nothing was bound: the scenario tests nothing")
 			}

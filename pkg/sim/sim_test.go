@@ -14,13 +14,19 @@ import (
 
 func simulate(t testing.TB, scenario []byte, config string) *report.Result {
 	t.Helper()
-	sc, err := input.Parse(scenario)
-	if err != nil {
-		t.Fatal(err)
-	}
 	opts := sim.Options{}
 	if config != "" {
 		opts.Config = []byte(config)
+	}
+	return simulateWith(t, scenario, opts)
+}
+
+// simulateWith runs a scenario with opts, failing the test on any error.
+func simulateWith(t testing.TB, scenario []byte, opts sim.Options) *report.Result {
+	t.Helper()
+	sc, err := input.Parse(scenario)
+	if err != nil {
+		t.Fatal(err)
 	}
 	result, err := sim.Run(context.Background(), sc, opts)
 	if err != nil {
