@@ -193,7 +193,8 @@ func (f nodeFree) helps(next nodeFree, freed model.Resources, pod *model.PodInfo
 	return freed.Relieves(pod.Request.With(model.GPU, 0), f.res)
 }
 
-// sharesOn reports whether any of pods holds a share on one of f's devices.
+// sharesOn reports whether any of pods holds a placed share while f has devices holding
+// shares: whether evicting them may free a device only with others (solver.step).
 func (f nodeFree) sharesOn(pods []*model.PodInfo) bool {
 	if len(f.devs) == 0 {
 		return false

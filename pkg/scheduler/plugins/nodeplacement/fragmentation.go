@@ -219,10 +219,7 @@ func (p *plugin) fragmentationOrder(pod *model.PodInfo, node *model.NodeInfo) mo
 		return model.PackDevices
 	}
 	f := freeOf(node)
-	return func(room int64) float64 {
-		if room < portion {
-			return float64(room)
-		}
+	return func(room int64) float64 { // asked only of devices with room for the share
 		next := f.withShare(room, portion)
 		// Fragmentation dominates; the room breaks ties toward the fullest device.
 		return fragmentation(&next, p.mix)*model.MilliGPU + float64(room)
