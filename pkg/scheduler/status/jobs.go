@@ -86,11 +86,19 @@ func onlyAwaitingPromise(reasons []model.PendingReason) bool {
 }
 
 // writtenCondition is what a job's condition was last written with: its reasons, their
-// figure-free shape (reasonsShape), and when.
+// figure-free shape (reasonsShape), and when; and when a write last changed what the job
+// waits for (the reasons' kinds), zero if none has since its first.
 type writtenCondition struct {
-	reasons []model.PendingReason
-	shape   string
-	at      time.Time
+	reasons     []model.PendingReason
+	shape       string
+	at          time.Time
+	kindChanged time.Time
+}
+
+// sameKinds reports whether two lists of reasons name the same reasons in order: what the
+// job waits for (Unschedulable, MinRuntimeProtected...), whatever their messages say.
+func sameKinds(a, b []model.PendingReason) bool {
+	return slices.EqualFunc(a, b, func(x, y model.PendingReason) bool { return x.Reason == y.Reason })
 }
 
 // sameReasons reports whether two lists of pending reasons tell the same: the same reasons
@@ -169,13 +177,24 @@ func (u *Updater) writeJobStatus(ctx context.Context, job model.JobID) (time.Dur
 	if conditionQueued && len(reasons) > 0 {
 		shape = reasonsShape(reasons)
 	}
+	kindChanged := written.kindChanged
 	if conditionQueued && wasPending && len(reasons) > 0 {
 		refresh := conditionRefresh
-		if written.shape == shape {
+		switch {
+		case written.shape == shape:
 			refresh = figuresRefresh // only its figures moved
+		case !sameKinds(written.reasons, reasons):
+			// What the job waits for changed — say, from not fitting to a victim's
+			// protection: told at once, since a short protection may end within
+			// conditionRefresh and its owner would never learn of it. Kinds that flap
+			// are throttled as any change.
+			if kindChanged.IsZero() || u.Clock.Since(kindChanged) >= conditionRefresh {
+				refresh = 0
+			}
+			kindChanged = u.Clock.Now()
 		}
 		if since := u.Clock.Since(written.at); since < refresh {
-			wait, conditionQueued = refresh-since, false
+			wait, conditionQueued, kindChanged = refresh-since, false, written.kindChanged
 		}
 	}
 	protection, protectionQueued := u.protections[job]
@@ -226,7 +245,7 @@ func (u *Updater) writeJobStatus(ctx context.Context, job model.JobID) (time.Dur
 		if len(reasons) == 0 {
 			delete(u.written, job)
 		} else {
-			u.written[job] = writtenCondition{reasons: slices.Clone(reasons), shape: shape, at: u.Clock.Now()}
+			u.written[job] = writtenCondition{reasons: slices.Clone(reasons), shape: shape, at: u.Clock.Now(), kindChanged: kindChanged}
 		}
 	}
 	u.mu.Unlock()

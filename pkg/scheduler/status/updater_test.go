@@ -129,6 +129,42 @@ func TestConditionRewritesAreThrottledButClearedAtOnce(t *testing.T) {
 	}
 }
 
+// When what a job waits for changes — it no longer lacks room, a victim's protection holds
+// it back — its owner is told at once: a protection shorter than the usual 10 seconds would
+// otherwise end unseen. Kinds that flap back are throttled as any other change.
+func TestAChangeOfWhatTheJobWaitsForIsToldAtOnce(t *testing.T) {
+	c, updater, clk := setup(t, interceptor.Funcs{})
+	reason := func() string {
+		if conditions := read(t, c).Status.SchedulingConditions; len(conditions) > 0 && len(conditions[0].Reasons) > 0 {
+			return conditions[0].Reasons[0].Reason
+		}
+		return ""
+	}
+	tell := func(r model.PendingReason) {
+		updater.SetPending(map[model.JobID][]model.PendingReason{"ns/job": {r}}, nil)
+		updater.Flush(context.Background())
+	}
+	protected := model.PendingReason{Reason: model.ReasonMinRuntimeProtected,
+		Message: "reclaim: victims are protected by min-runtime: ns/a until 2026-01-01T00:00:04Z (4s from queue team)"}
+
+	tell(model.Unschedulable("gang of 4 pods does not fit"))
+	clk.Step(time.Second)
+	tell(protected)
+	if got := reason(); got != model.ReasonMinRuntimeProtected {
+		t.Fatalf("a second after the first condition the job waits on a protection: shows %q, want it at once", got)
+	}
+	clk.Step(time.Second)
+	tell(model.Unschedulable("gang of 4 pods does not fit"))
+	if got := reason(); got != model.ReasonMinRuntimeProtected {
+		t.Fatalf("the kind flapped back a second later: shows %q, want the rewrite held back", got)
+	}
+	clk.Step(10 * time.Second)
+	updater.Flush(context.Background())
+	if got := reason(); got != model.ReasonUnschedulable {
+		t.Fatalf("10s later the held-back change is written: shows %q", got)
+	}
+}
+
 // A refusal whose figures alone moved — how much the queue holds, how many nodes lack what —
 // is rewritten at most once a minute: on a busy cluster those figures change every cycle, and
 // rewriting them for every waiting job would multiply the API server's writes. What the job
