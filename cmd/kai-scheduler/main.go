@@ -88,12 +88,16 @@ func run(args []string, stdout, output io.Writer) int {
 		fmt.Fprintf(output, "--dispatch-workers: must be 0 or more, got %d\n", opts.DispatchWorkers)
 		return 2
 	}
+	if opts.MaxConsolidationPreemptees < 0 {
+		fmt.Fprintf(output, "--max-consolidation-preemptees: must be 0 or more, got %d\n", opts.MaxConsolidationPreemptees)
+		return 2
+	}
 	if opts.StatusWorkers < 1 {
 		fmt.Fprintf(output, "--status-workers: must be 1 or more, got %d\n", opts.StatusWorkers)
 		return 2
 	}
 	if checkOnly {
-		if app.CheckConfig(stdout, opts.SchedulerConf) {
+		if app.CheckConfig(stdout, opts.SchedulerConf, opts.MaxConsolidationPreemptees) {
 			return 0
 		}
 		return 1
@@ -137,6 +141,7 @@ func newFlags(opts *app.Options) *pflag.FlagSet {
 	flags.StringVar(&opts.HealthAddress, "health-address", opts.HealthAddress, "Address serving /healthz and /readyz (\"0\" disables).")
 	flags.StringVar(&opts.NodePoolLabelKey, "nodepool-label-key", opts.NodePoolLabelKey, "Label that assigns Nodes, Queues and PodGroups to node pools (scheduler shards); empty serves the whole cluster.")
 	flags.StringVar(&opts.PartitionLabelValue, "partition-label-value", "", "Node pool this scheduler serves: the objects whose --nodepool-label-key label has this value. Empty serves the objects without the label.")
+	flags.IntVar(&opts.MaxConsolidationPreemptees, "max-consolidation-preemptees", opts.MaxConsolidationPreemptees, "Jobs the consolidation action may move (evict, to be placed again elsewhere) in a cycle; 0 turns it off.")
 	flags.IntVar(&opts.DispatchWorkers, "dispatch-workers", opts.DispatchWorkers, "Binds, evictions and nominations sent to the API server in parallel, off the scheduling cycle; 0 sends them within the cycle, one at a time.")
 	flags.IntVar(&opts.StatusWorkers, "status-workers", opts.StatusWorkers, "Start stamps and PodGroup and Queue statuses written to the API server in parallel, off the scheduling cycle (start stamps first).")
 	goFlags := flag.NewFlagSet("go", flag.ContinueOnError)

@@ -17,7 +17,7 @@ func TestHelpListsTheKAIFlags(t *testing.T) {
 	}
 	for _, flag := range []string{"--scheduler-conf", "--scheduler-name", "--schedule-period", "--leader-elect",
 		"--listen-address", "--health-address", "--kubeconfig", "--v", "--dispatch-workers",
-		"--nodepool-label-key", "--partition-label-value"} {
+		"--nodepool-label-key", "--partition-label-value", "--max-consolidation-preemptees"} {
 		if !strings.Contains(out.String(), flag) {
 			t.Errorf("--help does not list %s:\n%s", flag, out.String())
 		}
@@ -27,6 +27,14 @@ func TestHelpListsTheKAIFlags(t *testing.T) {
 func TestNegativeDispatchWorkersAreRefused(t *testing.T) {
 	var out bytes.Buffer
 	if code := run([]string{"--dispatch-workers=-1"}, &out, &out); code != 2 || !strings.Contains(out.String(), "--dispatch-workers: must be 0 or more") {
+		t.Fatalf("exit %d, output %q; want 2 and the flag named", code, out.String())
+	}
+}
+
+func TestNegativeMaxConsolidationPreempteesAreRefused(t *testing.T) {
+	var out bytes.Buffer
+	if code := run([]string{"--max-consolidation-preemptees=-1"}, &out, &out); code != 2 ||
+		!strings.Contains(out.String(), "--max-consolidation-preemptees: must be 0 or more, got -1") {
 		t.Fatalf("exit %d, output %q; want 2 and the flag named", code, out.String())
 	}
 }
@@ -70,15 +78,25 @@ func TestCheckConfigReportsWithoutConnecting(t *testing.T) {
 		t.Fatalf("exit %d: %s%s", code, out.String(), errs.String())
 	}
 	for _, want := range []string{
-		"Actions, in order: allocate, preempt, stalegangeviction (globalDefaultStalenessGracePeriod=1m0s)\n",
+		"Actions, in order: allocate, consolidation (maxConsolidationPreemptees=16), preempt, stalegangeviction (globalDefaultStalenessGracePeriod=1m0s)\n",
 		"  minruntime: defaultPreemptMinRuntime=10m0s defaultReclaimMinRuntime=10m0s reclaimResolveMethod=lca\n",
-		`action "consolidation" is a KAI-Scheduler action this scheduler does not implement`,
+		`actions: not set; running upstream KAI-Scheduler's default actions "allocate, consolidation, reclaim, preempt, stalegangeviction"`,
 		`action "reclaim" is skipped: it needs the proportion plugin`,
 		"kai-scheduler would start with this configuration.",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())
 		}
+	}
+	// Consolidation is implemented: upstream's defaults run it, without a warning.
+	if strings.Contains(out.String(), `action "consolidation" is`) {
+		t.Errorf("report still warns about consolidation:\n%s", out.String())
+	}
+	// The report is of the scheduler as the flags would run it.
+	out.Reset()
+	if code := run([]string{"check-config", "--scheduler-conf", config, "--max-consolidation-preemptees", "3"}, &out, &errs); code != 0 ||
+		!strings.Contains(out.String(), "consolidation (maxConsolidationPreemptees=3)") {
+		t.Errorf("exit %d; the report does not show the flag's limit:\n%s", code, out.String())
 	}
 
 	// Misplaced, the subcommand must not start a scheduler.

@@ -20,6 +20,7 @@ import (
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/actions/consolidation"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/report"
@@ -48,6 +49,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	plot := flags.String("plot", "", "Also write a chart of GPUs per queue over time, with evictions marked, to this SVG file.")
 	arrivals := flags.StringArray("arrivals", nil, "FILE of PodGroups and Pods submitted at or after the start, merged into the scenario (repeatable).")
 	repeatPending := flags.String("repeat-pending", "", "N/DURATION (6/h, 1/30m): submit copies of the scenario's pending jobs at this rate, in turn, up to --until.")
+	maxMoved := flags.Int("max-consolidation-preemptees", consolidation.DefaultMaxMovedJobs, "Jobs the consolidation action, if configured, may move in a cycle, as kai-scheduler's flag; 0 turns it off.")
 	showVersion := flags.Bool("version", false, "Print the version, the commit and the Go that built the binary, and exit.")
 	if err := flags.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -68,6 +70,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if *until < 0 {
 		mistakes = append(mistakes, fmt.Sprintf("--until: must not be negative, got %s", *until))
+	}
+	if *maxMoved < 0 {
+		mistakes = append(mistakes, fmt.Sprintf("--max-consolidation-preemptees: must be 0 or more, got %d", *maxMoved))
 	}
 	if *output != "text" && *output != "json" {
 		mistakes = append(mistakes, fmt.Sprintf("--output: must be text or json, got %q", *output))
@@ -142,6 +147,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 			current.name = "built-in configuration"
 		}
 		opts := sim.Options{Until: *until, Period: *period, NodePoolLabelKey: *poolKey, PoolConfigs: poolData}
+		if flags.Changed("max-consolidation-preemptees") {
+			opts.MaxConsolidationPreemptees = maxMoved
+		}
 		err = runFile(stdout, flags.Arg(0), *arrivals, additions, opts, current, comparison{config: other, scenario: *compareScenario}, *output, *plot)
 	}
 	if err != nil {

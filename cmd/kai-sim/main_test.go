@@ -72,6 +72,7 @@ func TestFlagsThatCannotBeRightAreRefused(t *testing.T) {
 		{[]string{"--schedule-period", "0s", "x.yaml"}, "--schedule-period: must be positive, got 0s"},
 		{[]string{"--schedule-period", "-1s", "x.yaml"}, "--schedule-period: must be positive, got -1s"},
 		{[]string{"--until", "-1h", "x.yaml"}, "--until: must not be negative, got -1h0m0s"},
+		{[]string{"--max-consolidation-preemptees", "-1", "x.yaml"}, "kai-sim: --max-consolidation-preemptees: must be 0 or more, got -1"},
 		{[]string{"--bogus"}, "kai-sim: unknown flag: --bogus\nRun 'kai-sim --help' for usage."},
 		{[]string{"--until", "1x"}, `kai-sim: invalid argument "1x" for "--until" flag`},
 		// Every mistake is told at once.
@@ -174,8 +175,9 @@ func TestCompareSaysWhenQueuesOutweighTheComparedDefault(t *testing.T) {
 }
 
 // TestUpstreamConfigurationIsRunWithItsWarnings runs a scenario under the configuration of
-// upstream's minruntime documentation: it has no actions, so upstream's defaults run, and
-// the one of them this scheduler does not implement is named on stderr and in the JSON.
+// upstream's minruntime documentation: it has no actions, so upstream's defaults run, all of
+// them implemented (consolidation too), and what the file leaves out (the actions, and the
+// proportion plugin reclaim needs) is named on stderr and in the JSON.
 func TestUpstreamConfigurationIsRunWithItsWarnings(t *testing.T) {
 	config := filepath.Join("..", "..", "pkg", "scheduler", "conf", "testdata", "upstream-minruntime-doc.yaml")
 	scenario := filepath.Join("..", "..", "docs", "examples", "sim", "preempt-tree.yaml")
@@ -185,12 +187,14 @@ func TestUpstreamConfigurationIsRunWithItsWarnings(t *testing.T) {
 	}
 	for _, want := range []string{
 		"kai-sim: warning: " + config + `: actions: not set; running upstream KAI-Scheduler's default actions`,
-		`action "consolidation" is a KAI-Scheduler action this scheduler does not implement`,
-		`action "reclaim" is skipped: it needs the proportion plugin`,
+		"kai-sim: warning: " + config + `: action "reclaim" is skipped: it needs the proportion plugin`,
 	} {
 		if !strings.Contains(errs.String(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, errs.String())
 		}
+	}
+	if strings.Contains(errs.String(), `action "consolidation"`) {
+		t.Errorf("stderr warns about consolidation, which runs:\n%s", errs.String())
 	}
 	var result struct {
 		ConfigWarnings []string `json:"configWarnings"`
@@ -198,8 +202,56 @@ func TestUpstreamConfigurationIsRunWithItsWarnings(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &result); err != nil {
 		t.Fatalf("not JSON: %v", err)
 	}
-	if len(result.ConfigWarnings) != 3 {
-		t.Fatalf("configWarnings %q, want the three of the configuration", result.ConfigWarnings)
+	if len(result.ConfigWarnings) != 2 || !strings.Contains(result.ConfigWarnings[0], "actions: not set") ||
+		!strings.Contains(result.ConfigWarnings[1], `action "reclaim" is skipped`) {
+		t.Fatalf("configWarnings %q, want the two of the configuration", result.ConfigWarnings)
+	}
+}
+
+// TestMaxConsolidationPreempteesFromTheCommandLine: two nodes of 4 GPUs each run a 2-GPU job
+// and a 4-GPU job arrives. Consolidation moves one of them beside the other by default, and
+// --max-consolidation-preemptees 0 turns it off, so the big job waits for a completion.
+func TestMaxConsolidationPreempteesFromTheCommandLine(t *testing.T) {
+	dir := t.TempDir()
+	config := filepath.Join(dir, "conf.yaml")
+	scenario := filepath.Join(dir, "scenario.yaml")
+	node := "apiVersion: v1\nkind: Node\nmetadata: {name: %s}\nstatus: {allocatable: {cpu: \"32\", memory: 256Gi, nvidia.com/gpu: \"4\", pods: \"110\"}}\n---\n"
+	job := "apiVersion: scheduling.run.ai/v2alpha2\nkind: PodGroup\nmetadata: {name: %[1]s, namespace: team, annotations: {sim.kai.scheduler/duration: %[2]s%[3]s}}\nspec: {minMember: 1, queue: team}\n---\n" +
+		"apiVersion: v1\nkind: Pod\nmetadata: {name: %[1]s-0, namespace: team, annotations: {pod-group-name: %[1]s}}\n" +
+		"spec: {schedulerName: kai-scheduler, containers: [{name: main, resources: {requests: {cpu: \"2\", nvidia.com/gpu: \"%[4]d\"}, limits: {nvidia.com/gpu: \"%[4]d\"}}}]}\n---\n"
+	text := fmt.Sprintf(node, "node-a") + fmt.Sprintf(node, "node-b") +
+		"apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: team}\n" +
+		"spec:\n  resources: {gpu: {quota: 8, limit: -1, overQuotaWeight: 1}, cpu: {quota: -1, limit: -1, overQuotaWeight: 1}, memory: {quota: -1, limit: -1, overQuotaWeight: 1}}\n---\n" +
+		fmt.Sprintf(job, "train-1", "3h", "", 2) + fmt.Sprintf(job, "train-2", "30m", "", 2) +
+		fmt.Sprintf(job, "train-3", "30m", "", 2) + fmt.Sprintf(job, "train-4", "3h", "", 2) +
+		fmt.Sprintf(job, "big", "1h", ", sim.kai.scheduler/submit-at: 40m", 4)
+	if err := os.WriteFile(scenario, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	conf := "actions: \"allocate, consolidation\"\ntiers:\n- plugins:\n  - name: priority\n  - name: proportion\n  - name: minruntime\n  - name: predicates\n  - name: nodeplacement\n"
+	if err := os.WriteFile(config, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		flags []string
+		moved bool
+	}{
+		{nil, true},
+		{[]string{"--max-consolidation-preemptees", "1"}, true},
+		{[]string{"--max-consolidation-preemptees", "0"}, false},
+	} {
+		var out, errs bytes.Buffer
+		args := append(append([]string{"--scheduler-conf", config}, tc.flags...), scenario)
+		if code := run(args, &out, &errs); code != 0 || errs.Len() > 0 {
+			t.Fatalf("%v: exit %d: %s", tc.flags, code, errs.String())
+		}
+		if moved := strings.Contains(out.String(), "consolidation on node-"); moved != tc.moved {
+			t.Errorf("%v: a job moved by consolidation: %v, want %v:\n%s", tc.flags, moved, tc.moved, out.String())
+		}
+		// Moved, the big job starts within the hour; not, when the 3-hour trainings complete.
+		if bound := strings.Contains(out.String(), "3:00:01  Bind      team/big"); bound == tc.moved {
+			t.Errorf("%v: the big job waits for the trainings to complete: %v, want %v:\n%s", tc.flags, bound, !tc.moved, out.String())
+		}
 	}
 }
 
@@ -231,7 +283,7 @@ func TestNodePoolsFromTheCommandLine(t *testing.T) {
 	for _, want := range []string{
 		"Node pools, one scheduler each",
 		"a100: minruntime: defaultPreemptMinRuntime=0s defaultReclaimMinRuntime=1h0m0s",
-		`h100: configuration warning: action "consolidation" is a KAI-Scheduler action this scheduler does not implement`,
+		`h100: configuration warning: action "reclaim" is skipped: it needs the proportion plugin`,
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
@@ -239,6 +291,9 @@ func TestNodePoolsFromTheCommandLine(t *testing.T) {
 	}
 	if want := "kai-sim: warning: " + upstream + ": actions: not set"; !strings.Contains(errs.String(), want) {
 		t.Errorf("stderr lacks %q:\n%s", want, errs.String())
+	}
+	if strings.Contains(out.String(), "a100: configuration warning") {
+		t.Errorf("pool a100's configuration has no warning, yet one is shown:\n%s", out.String())
 	}
 	// The built-in comparison brings its own configurations.
 	out.Reset()
@@ -521,7 +576,7 @@ func TestEveryErrorBeginsWithKaiSim(t *testing.T) {
 		{[]string{"--compare", missing, scenario}, "kai-sim: scheduler configuration " + missing + ": no such file or directory\n"},
 		{[]string{"--plot", filepath.Join(missing, "gpus.svg"), scenario}, "kai-sim: --plot " + filepath.Join(missing, "gpus.svg") + ": no such file or directory\n"},
 		// Each of a configuration's mistakes on a line of its own, each with the prefix.
-		{[]string{"--scheduler-conf", twoMistakes, scenario}, "kai-sim: scheduler configuration " + twoMistakes + `: actions: unknown action "alocate" (known: allocate, preempt, reclaim, stalegangeviction)` + "\n" +
+		{[]string{"--scheduler-conf", twoMistakes, scenario}, "kai-sim: scheduler configuration " + twoMistakes + `: actions: unknown action "alocate" (known: allocate, consolidation, preempt, reclaim, stalegangeviction)` + "\n" +
 			"kai-sim: scheduler configuration " + twoMistakes + ": tiers: must be a list, got 5\n"},
 		{[]string{"--scheduler-conf", twoMistakes}, ""},
 	} {

@@ -34,6 +34,7 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/podgrouper"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/actions/consolidation"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/apiwriter"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/metrics"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/status"
@@ -68,6 +69,9 @@ type Options struct {
 	// DispatchWorkers send binds, evictions and nominations to the API server in parallel,
 	// off the scheduling cycle (apiwriter.Dispatcher); 0 sends them within the cycle, one at a time.
 	DispatchWorkers int
+	// MaxConsolidationPreemptees is how many jobs the consolidation action, when the
+	// configuration runs it, may move in a cycle; 0 turns it off.
+	MaxConsolidationPreemptees int
 	// StatusWorkers write start stamps and PodGroup and Queue statuses in parallel, off the
 	// cycle (status.Updater).
 	StatusWorkers int
@@ -100,7 +104,8 @@ func DefaultOptions() Options {
 		LeaderElectionID: "kai-scheduler", LeaderElectionNamespace: defaultNamespace(),
 		ListenAddress: ":8080", HealthAddress: ":8081", DispatchWorkers: apiwriter.DefaultDispatchWorkers,
 		StatusWorkers: status.DefaultWorkers, Clock: clock.RealClock{},
-		NodePoolLabelKey: scheduling.NodePoolLabel,
+		MaxConsolidationPreemptees: consolidation.DefaultMaxMovedJobs,
+		NodePoolLabelKey:           scheduling.NodePoolLabel,
 	}
 }
 
@@ -165,6 +170,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		}
 		policy, warnings = loaded, loadWarnings
 	}
+	policy.SetMaxConsolidationPreemptees(opts.MaxConsolidationPreemptees)
 	pool := scheduling.NodePool{LabelKey: opts.NodePoolLabelKey, Name: opts.PartitionLabelValue}
 	registry := opts.MetricsRegistry
 	if registry == nil {

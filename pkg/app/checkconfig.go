@@ -12,8 +12,9 @@ import (
 // default when path is empty): the actions it would run, the plugins with the settings they
 // would run with, what it would ignore and what it would refuse. It returns false when the
 // scheduler would refuse to start. Nothing connects to a cluster: an operator can check a
-// ConfigMap's content, upstream's included, before rolling it out.
-func CheckConfig(w io.Writer, path string) bool {
+// ConfigMap's content, upstream's included, before rolling it out. maxMoved is the
+// --max-consolidation-preemptees the scheduler would run with.
+func CheckConfig(w io.Writer, path string, maxMoved int) bool {
 	source := path
 	if source == "" {
 		source = "the built-in default"
@@ -25,6 +26,9 @@ func CheckConfig(w io.Writer, path string) bool {
 	var warnings []string
 	if err == nil {
 		policy, warnings, err = scheduler.LoadPolicy(data)
+	}
+	if policy != nil {
+		policy.SetMaxConsolidationPreemptees(maxMoved)
 	}
 	if len(warnings) > 0 {
 		fmt.Fprintln(w, "\nIgnored or defaulted:")

@@ -29,11 +29,13 @@ tiers:
   - name: proportion
   - name: minruntime
     arguments: {defaultReclaimMinRuntime: 2h}
+  - name: elastic
   - name: gpusharingorder
 `))
 	if err != nil || len(warnings) != 2 {
 		t.Fatalf("the configuration should load with two warnings: %v %q", err, warnings)
 	}
+	policy.SetMaxConsolidationPreemptees(4) // as Run does with --max-consolidation-preemptees
 	key := types.NamespacedName{Namespace: "kai-system", Name: "kai-a100-config"}
 	reader := fake.NewClientBuilder().WithScheme(scheme.Scheme).
 		WithObjects(&v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}).Build()
@@ -46,12 +48,12 @@ tiers:
 
 	for round := range 2 {
 		loaded, warned := <-recorder.Events, <-recorder.Events
-		if !strings.HasPrefix(loaded, "Normal ConfigurationLoaded the scheduler of node pool a100 runs actions allocate, reclaim, preempt, stalegangeviction (globalDefaultStalenessGracePeriod=1m0s); plugins priority; proportion; minruntime:") ||
+		if !strings.HasPrefix(loaded, "Normal ConfigurationLoaded the scheduler of node pool a100 runs actions allocate, consolidation (maxConsolidationPreemptees=4), reclaim, preempt, stalegangeviction (globalDefaultStalenessGracePeriod=1m0s); plugins priority; proportion; minruntime:") ||
 			!strings.Contains(loaded, "defaultReclaimMinRuntime=2h0m0s") {
 			t.Errorf("round %d: %q does not say what runs", round, loaded)
 		}
 		for _, want := range []string{"Warning ConfigurationWarning the scheduler of node pool a100 skips or defaults 2 part(s) of its configuration: (1) ",
-			`(1) action "consolidation"`, `(2) tiers[0].plugins[3]: plugin "gpusharingorder"`} {
+			`(1) tiers[0].plugins[3]: plugin "elastic"`, `(2) tiers[0].plugins[4]: plugin "gpusharingorder"`} {
 			if !strings.Contains(warned, want) {
 				t.Errorf("round %d: %q lacks %q", round, warned, want)
 			}

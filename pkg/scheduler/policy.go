@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/actions/allocate"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/actions/consolidation"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/actions/preempt"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/actions/reclaim"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/actions/stalegang"
@@ -21,6 +22,9 @@ var actionFactories = map[framework.ActionType]func(*conf.Config) framework.Acti
 	framework.Allocate: func(*conf.Config) framework.Action { return allocate.New() },
 	framework.Reclaim:  func(*conf.Config) framework.Action { return reclaim.New() },
 	framework.Preempt:  func(*conf.Config) framework.Action { return preempt.New() },
+	framework.Consolidation: func(*conf.Config) framework.Action {
+		return consolidation.New()
+	},
 	framework.StaleGangEviction: func(cfg *conf.Config) framework.Action {
 		return stalegang.New(cfg.DefaultStalenessGracePeriod)
 	},
@@ -37,6 +41,16 @@ var actionNeeds = map[string]conf.Need{
 type Policy struct {
 	Actions []framework.Action
 	Plugins []framework.Plugin
+}
+
+// SetMaxConsolidationPreemptees sets how many jobs the consolidation action, if configured,
+// may move in a cycle (the --max-consolidation-preemptees flag); 0 turns it off.
+func (p *Policy) SetMaxConsolidationPreemptees(n int) {
+	for _, action := range p.Actions {
+		if c, ok := action.(*consolidation.Action); ok {
+			c.SetMaxMovedJobs(n)
+		}
+	}
 }
 
 // ActionSettings names each action in order, with the settings it runs with when it can say

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -84,8 +85,12 @@ tiers:
 	if err != nil {
 		t.Fatalf("an upstream KAI configuration must still start: %v", err)
 	}
-	if len(warnings) == 0 {
-		t.Fatal("unimplemented actions and plugins must be warned about")
+	// Every upstream action runs, consolidation included; only elastic is skipped.
+	if len(warnings) != 1 || !strings.Contains(warnings[0], `plugin "elastic" is a KAI-Scheduler plugin this scheduler does not implement`) {
+		t.Fatalf("warnings = %q, want only the unimplemented plugin elastic's", warnings)
+	}
+	if got := strings.Join(policy.ActionSettings(), ", "); got != "allocate, consolidation (maxConsolidationPreemptees=16), reclaim, preempt, stalegangeviction (globalDefaultStalenessGracePeriod=1m0s)" {
+		t.Fatalf("actions = %s, want upstream's five in its order", got)
 	}
 	if len(policy.Plugins) != 4 {
 		t.Fatalf("plugins = %d, want predicates, proportion, priority, nodeplacement", len(policy.Plugins))
@@ -93,9 +98,9 @@ tiers:
 }
 
 // TestUpstreamDocumentationSnippetStarts loads the configuration of upstream's minruntime
-// documentation as written: no actions (upstream's defaults run) and only the minruntime
-// plugin. Reclaim is skipped with a warning: without proportion's fair shares nothing
-// would stop two queues from reclaiming from each other in turn.
+// documentation as written: no actions (upstream's defaults run, consolidation included) and
+// only the minruntime plugin. Reclaim is skipped with a warning: without proportion's fair
+// shares nothing would stop two queues from reclaiming from each other in turn.
 func TestUpstreamDocumentationSnippetStarts(t *testing.T) {
 	data, err := os.ReadFile("conf/testdata/upstream-minruntime-doc.yaml")
 	if err != nil {
@@ -109,11 +114,12 @@ func TestUpstreamDocumentationSnippetStarts(t *testing.T) {
 	for _, a := range policy.Actions {
 		actions = append(actions, string(a.Name()))
 	}
-	if got := strings.Join(actions, ","); got != "allocate,preempt,stalegangeviction" {
-		t.Fatalf("actions = %s, want allocate,preempt,stalegangeviction", got)
+	if got := strings.Join(actions, ","); got != "allocate,consolidation,preempt,stalegangeviction" {
+		t.Fatalf("actions = %s, want allocate,consolidation,preempt,stalegangeviction", got)
 	}
-	if len(warnings) != 3 || !strings.Contains(warnings[2], `action "reclaim" is skipped: it needs the proportion plugin`) {
-		t.Fatalf("warnings = %q, want the default actions, the unimplemented one and reclaim's missing plugin", warnings)
+	if len(warnings) != 2 || !strings.Contains(warnings[0], "actions: not set; running upstream KAI-Scheduler's default actions") ||
+		!strings.Contains(warnings[1], `action "reclaim" is skipped: it needs the proportion plugin`) {
+		t.Fatalf("warnings = %q, want the default actions and reclaim's missing plugin", warnings)
 	}
 	if len(policy.Plugins) != 1 || policy.Plugins[0].Name() != "minruntime" {
 		t.Fatalf("plugins = %v, want minruntime", policy.Plugins)
@@ -124,5 +130,32 @@ func TestReclaimWithoutProportionAloneIsRefused(t *testing.T) {
 	_, _, err := LoadPolicy([]byte("actions: reclaim\ntiers:\n- plugins:\n  - name: minruntime\n"))
 	if err == nil || !strings.Contains(err.Error(), "actions: none of reclaim can run with the plugins listed") {
 		t.Fatalf("error = %v, want that no action can run", err)
+	}
+}
+
+// TestMaxConsolidationPreempteesReachesTheAction: the flag's value is what the consolidation
+// action runs with, and a policy without consolidation is left alone.
+func TestMaxConsolidationPreempteesReachesTheAction(t *testing.T) {
+	policy, warnings, err := LoadPolicy([]byte("actions: allocate, consolidation\ntiers:\n- plugins:\n  - name: priority\n"))
+	if err != nil || len(warnings) > 0 {
+		t.Fatalf("LoadPolicy: warnings %q, error %v", warnings, err)
+	}
+	if got := strings.Join(policy.ActionSettings(), ", "); got != "allocate, consolidation (maxConsolidationPreemptees=16)" {
+		t.Fatalf("actions = %s, want consolidation's default of 16", got)
+	}
+	for _, n := range []int{3, 0} {
+		policy.SetMaxConsolidationPreemptees(n)
+		want := fmt.Sprintf("allocate, consolidation (maxConsolidationPreemptees=%d)", n)
+		if got := strings.Join(policy.ActionSettings(), ", "); got != want {
+			t.Fatalf("after setting %d: actions = %s, want %s", n, got, want)
+		}
+	}
+	without, _, err := LoadPolicy(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	without.SetMaxConsolidationPreemptees(3)
+	if got := strings.Join(without.ActionSettings(), ", "); got != "allocate, reclaim, preempt" {
+		t.Fatalf("default actions = %s after setting consolidation's limit", got)
 	}
 }

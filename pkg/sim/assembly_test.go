@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/app"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/actions/consolidation"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
 )
 
@@ -33,7 +34,7 @@ func TestKaiSimRunsWhatCheckConfigSays(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			var checked bytes.Buffer
-			if !app.CheckConfig(&checked, path) {
+			if !app.CheckConfig(&checked, path, consolidation.DefaultMaxMovedJobs) {
 				t.Fatalf("check-config refuses it:\n%s", checked.String())
 			}
 			var data []byte

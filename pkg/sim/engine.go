@@ -54,6 +54,10 @@ type Options struct {
 	// PoolConfigs are the configurations (YAML) of named pools, by pool name; a pool without
 	// one runs Config.
 	PoolConfigs map[string][]byte
+	// MaxConsolidationPreemptees, when set, is how many jobs the consolidation action (if
+	// configured) may move in a cycle, as kai-scheduler's --max-consolidation-preemptees;
+	// unset, its default.
+	MaxConsolidationPreemptees *int
 	// Metrics, when set, gives the recorder of each pool's scheduler (pool "" when there are
 	// no pools), for tests to read what the scheduler would have measured. Unset, a run
 	// records nothing: kai-sim moves no metric of the process it runs in.

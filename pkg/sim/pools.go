@@ -113,6 +113,9 @@ func loadPoolConfigs(pools []string, opts Options) (configs map[string]poolConfi
 			sharedErr = fmt.Errorf("scheduler configuration: %w", err)
 			mistakes = append(mistakes, sharedErr)
 		default:
+			if opts.MaxConsolidationPreemptees != nil {
+				policy.SetMaxConsolidationPreemptees(*opts.MaxConsolidationPreemptees)
+			}
 			configs[name] = poolConfig{policy: policy, warnings: warnings, own: own}
 			if !own {
 				shared = warnings

@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -36,8 +37,14 @@ var _ = Describe("The Helm chart", func() {
 		out, err := helm.Run("install", "kai", helm.ChartDir(), "--namespace", "kai-system", "--create-namespace",
 			"--kubeconfig", kubeconfig, "--set", "minRuntime.defaultReclaimMinRuntime=1h",
 			"--set", "nodePools.a100.minRuntime.defaultReclaimMinRuntime=2h",
-			// An upstream action this scheduler skips: its warning must reach the ConfigMap.
-			"--set", `nodePools.a100.scheduler.actions=allocate\, reclaim\, preempt\, consolidation`)
+			// Consolidation runs, with the pool's own limit of moved jobs, which must reach its
+			// scheduler as --max-consolidation-preemptees.
+			"--set", `nodePools.a100.scheduler.actions=allocate\, reclaim\, preempt\, consolidation`,
+			"--set", "nodePools.a100.scheduler.maxConsolidationPreemptees=2",
+			// An upstream plugin this scheduler skips, after the chart's own: its warning must
+			// reach the ConfigMap.
+			"--set-json", `nodePools.a100.scheduler.plugins=[{"name":"priority"},{"name":"proportion"},{"name":"minruntime"},`+
+				`{"name":"predicates"},{"name":"nodeplacement","arguments":{"gpu":"fragmentation","cpu":"binpack"}},{"name":"elastic"}]`)
 		Expect(err).NotTo(HaveOccurred(), out)
 
 		c := own.Client
@@ -118,13 +125,15 @@ var _ = Describe("The Helm chart", func() {
 			}
 		}
 		Eventually(events("kai-a100-config")).Should(ConsistOf(
-			And(HavePrefix("Normal ConfigurationLoaded: the scheduler of node pool a100 runs actions allocate, reclaim, preempt;"),
+			And(HavePrefix("Normal ConfigurationLoaded: the scheduler of node pool a100 runs actions allocate, reclaim, preempt, consolidation (maxConsolidationPreemptees=2);"),
 				ContainSubstring("defaultReclaimMinRuntime=2h0m0s")),
 			`Warning ConfigurationWarning: the scheduler of node pool a100 skips or defaults 1 part(s) of its configuration: `+
-				`(1) action "consolidation" is a KAI-Scheduler action this scheduler does not implement; it is skipped`,
+				`(1) tiers[0].plugins[5]: plugin "elastic" is a KAI-Scheduler plugin this scheduler does not implement; it is skipped`,
 		))
+		// The chart's default actions are upstream's five, consolidation with its default limit.
 		Eventually(events("kai-config")).Should(ConsistOf(
-			And(HavePrefix("Normal ConfigurationLoaded: the scheduler of node pool default runs"), ContainSubstring("defaultReclaimMinRuntime=1h0m0s")),
+			And(HavePrefix("Normal ConfigurationLoaded: the scheduler of node pool default runs actions allocate, consolidation (maxConsolidationPreemptees=16), reclaim, preempt, stalegangeviction"),
+				ContainSubstring("defaultReclaimMinRuntime=1h0m0s")),
 		))
 	})
 })
@@ -147,6 +156,10 @@ func chartScheduler(c client.Client, name string) (app.Options, string) {
 			opts.NodePoolLabelKey = value
 		case "--partition-label-value":
 			opts.PartitionLabelValue = value
+		case "--max-consolidation-preemptees":
+			n, err := strconv.Atoi(value)
+			Expect(err).NotTo(HaveOccurred(), arg)
+			opts.MaxConsolidationPreemptees = n
 		case "--scheduler-conf-configmap":
 			// In the release namespace, the Deployment's $POD_NAMESPACE.
 			key, err := app.ParseConfigMap("kai-system/" + value)

@@ -158,6 +158,10 @@ func TestBadValuesAreRefusedBeforeInstalling(t *testing.T) {
 		{"replicas=0", "replicas"},
 		{"dispatchWorkers=-1", "dispatchWorkers"},
 		{"statusWorkers=0", "statusWorkers"},
+		{"scheduler.maxConsolidationPreemptees=-1", "scheduler.maxConsolidationPreemptees: -1 must be a whole number, 0 or more"},
+		{"scheduler.maxConsolidationPreemptees=many", `scheduler.maxConsolidationPreemptees: "many" must be a whole number, 0 or more`},
+		{"scheduler.maxConsolidationPreemptees=null", "scheduler.maxConsolidationPreemptees: null must be a whole number, 0 or more"},
+		{"nodePools.a100.scheduler.maxConsolidationPreemptees=-2", "nodePools.a100.scheduler.maxConsolidationPreemptees: -2 must be a whole number, 0 or more"},
 		{"minRuntime.escalationFactor=0.5", "minRuntime.escalationFactor"},
 		{"minRuntime.escalationFactor=twice", "minRuntime.escalationFactor"},
 		{"minRuntime.escalationFactor=2", "minRuntime.escalationCeiling: escalationFactor 2 needs a ceiling above 0s"},
@@ -167,6 +171,56 @@ func TestBadValuesAreRefusedBeforeInstalling(t *testing.T) {
 			_, err := Template("--set", tt.set)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("helm accepted %s or did not name %s: %v", tt.set, tt.want, err)
+			}
+		})
+	}
+}
+
+// containerArgs returns the args of the scheduler container of a rendered Deployment.
+func containerArgs(t *testing.T, objects []*unstructured.Unstructured, name string) []string {
+	t.Helper()
+	deployment := Find(objects, "Deployment", name)
+	if deployment == nil {
+		t.Fatalf("no Deployment %s rendered", name)
+	}
+	containers, _, _ := unstructured.NestedSlice(deployment.Object, "spec", "template", "spec", "containers")
+	return toStrings(containers[0].(map[string]any)["args"])
+}
+
+// scheduler.maxConsolidationPreemptees reaches the scheduler as --max-consolidation-preemptees:
+// upstream's 16 by default, a value set (0 turns consolidation off), and a pool's own.
+func TestMaxConsolidationPreempteesReachesTheScheduler(t *testing.T) {
+	values := filepath.Join(t.TempDir(), "values.yaml")
+	if err := os.WriteFile(values, []byte("scheduler:\n  maxConsolidationPreemptees: 4\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		args []string
+		want map[string]string // Deployment to its flag
+	}{
+		{"default", nil, map[string]string{"kai": "--max-consolidation-preemptees=16"}},
+		{"set", []string{"--set", "scheduler.maxConsolidationPreemptees=3"}, map[string]string{"kai": "--max-consolidation-preemptees=3"}},
+		{"off", []string{"--set", "scheduler.maxConsolidationPreemptees=0"}, map[string]string{"kai": "--max-consolidation-preemptees=0"}},
+		{"from a values file", []string{"-f", values}, map[string]string{"kai": "--max-consolidation-preemptees=4"}},
+		{"a pool's own", []string{"--set", "nodePools.a100.scheduler.maxConsolidationPreemptees=0", "--set", "nodePools.h100.replicas=1"},
+			map[string]string{"kai": "--max-consolidation-preemptees=16", "kai-a100": "--max-consolidation-preemptees=0", "kai-h100": "--max-consolidation-preemptees=16"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			objects, err := Template(tt.args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for name, want := range tt.want {
+				var got []string
+				for _, arg := range containerArgs(t, objects, name) {
+					if strings.HasPrefix(arg, "--max-consolidation-preemptees") {
+						got = append(got, arg)
+					}
+				}
+				if !slices.Equal(got, []string{want}) {
+					t.Errorf("%s: args %q, want %s once", name, got, want)
+				}
 			}
 		})
 	}
@@ -276,6 +330,8 @@ func TestOneRunNamesEveryMistakeOfAValuesFile(t *testing.T) {
 	values := filepath.Join(t.TempDir(), "values.yaml")
 	if err := os.WriteFile(values, []byte(`replicas: 0
 statusWorkers: 1.5
+scheduler:
+  maxConsolidationPreemptees: -1
 image:
   tag: 1.10
   pullPolicy: always
@@ -310,6 +366,7 @@ nodePools:
 		`minRuntime.reclaimResolveMethod: "nearest" must be lca or queue`,
 		"replicas: 0 must be a whole number, 1 or more",
 		"statusWorkers: 1.5 must be a whole number, 1 or more",
+		"scheduler.maxConsolidationPreemptees: -1 must be a whole number, 0 or more",
 		`image.pullPolicy: "always" must be Always, IfNotPresent or Never`,
 		"image.tag: 1.1 must be a string; quote it",
 		"minRuntime.defaultPreemptMinRutime: not a key of minRuntime, which has defaultPreemptMinRuntime, defaultReclaimMinRuntime, reclaimResolveMethod, escalationFactor and escalationCeiling",

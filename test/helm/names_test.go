@@ -182,15 +182,13 @@ func TestMisspeltNamesAreRefusedNamingThem(t *testing.T) {
 		{"plugin twice", schedulerValues{actions, twice},
 			`scheduler.plugins[5].name: "priority" is listed twice`},
 		{"action", schedulerValues{"allocate, reclam, preempt", defaultPlugins(binpack)},
-			`scheduler.actions: "reclam" is not an action of this scheduler, which has allocate, preempt, reclaim and stalegangeviction`},
+			`scheduler.actions: "reclam" is not an action of this scheduler, which has allocate, consolidation, preempt, reclaim and stalegangeviction`},
 		{"actions separated by spaces", schedulerValues{"allocate reclaim", defaultPlugins(binpack)},
 			`scheduler.actions: "allocate reclaim" is not an action of this scheduler`},
 		{"empty action", schedulerValues{"allocate,, preempt", defaultPlugins(binpack)},
 			`scheduler.actions: entry 2 of "allocate,, preempt" is empty`},
 		{"action twice", schedulerValues{"allocate, preempt, allocate", defaultPlugins(binpack)},
 			`scheduler.actions: "allocate" is listed twice`},
-		{"only skipped actions", schedulerValues{"consolidation", defaultPlugins(binpack)},
-			`scheduler.actions: "consolidation" runs nothing: this scheduler skips consolidation`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := renderScheduler(t, tt.values)
@@ -214,33 +212,55 @@ func TestMisspeltNamesAreRefusedNamingThem(t *testing.T) {
 	}
 }
 
-// What the scheduler takes, the chart takes: every value of nodeplacement's arguments, and an
-// upstream configuration with the action and a plugin this scheduler skips (with arguments
-// of its own), which still installs and runs what it can, saying what it skips.
+// What the scheduler takes, the chart takes: every value of nodeplacement's arguments, an
+// upstream configuration with its default actions (all of which run here, consolidation
+// included) and plugins this scheduler skips (with arguments of their own), which still
+// installs and runs what it can, saying what it skips, and consolidation alone.
 func TestRightNamesAreRenderedForTheScheduler(t *testing.T) {
 	for _, tt := range []struct {
 		name     string
 		values   schedulerValues
-		warnings int
+		actions  string
+		warnings []string
 	}{
-		{"spread", schedulerValues{"allocate, reclaim, preempt", defaultPlugins(map[string]string{"gpu": "spread", "cpu": "spread"})}, 0},
+		{"spread", schedulerValues{"allocate, reclaim, preempt", defaultPlugins(map[string]string{"gpu": "spread", "cpu": "spread"})},
+			"allocate,reclaim,preempt", nil},
 		{"upstream's", schedulerValues{conf.UpstreamDefaultActions,
-			append(defaultPlugins(nil), conf.PluginOption{Name: "elastic", Arguments: map[string]string{"anything": "goes"}})}, 2},
+			append(defaultPlugins(nil), conf.PluginOption{Name: "elastic", Arguments: map[string]string{"anything": "goes"}},
+				conf.PluginOption{Name: "gpupack"})},
+			"allocate,consolidation,reclaim,preempt,stalegangeviction",
+			[]string{`plugin "elastic" is a KAI-Scheduler plugin this scheduler does not implement; it is skipped`,
+				`plugin "gpupack" is a KAI-Scheduler plugin whose work nodeplacement does here`}},
+		{"consolidation alone", schedulerValues{"consolidation", defaultPlugins(nil)}, "consolidation", nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			config, err := renderScheduler(t, tt.values)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, warnings, err := scheduler.LoadPolicy([]byte(config)); err != nil || len(warnings) != tt.warnings {
-				t.Errorf("the scheduler loads the rendered configuration with %v and warnings %q, want %d warnings:\n%s", err, warnings, tt.warnings, config)
+			policy, warnings, err := scheduler.LoadPolicy([]byte(config))
+			if err != nil || len(warnings) != len(tt.warnings) {
+				t.Fatalf("the scheduler loads the rendered configuration with %v and warnings %q, want %d warnings:\n%s", err, warnings, len(tt.warnings), config)
+			}
+			for i, want := range tt.warnings {
+				if !strings.Contains(warnings[i], want) {
+					t.Errorf("warning %d = %q, want it to say %q", i, warnings[i], want)
+				}
+			}
+			var actions []string
+			for _, action := range policy.Actions {
+				actions = append(actions, string(action.Name()))
+			}
+			if got := strings.Join(actions, ","); got != tt.actions {
+				t.Errorf("the scheduler runs %s, want %s:\n%s", got, tt.actions, config)
 			}
 		})
 	}
 }
 
 // The chart runs upstream KAI-Scheduler's default actions, in upstream's order, less those
-// this scheduler skips: stalegangeviction included, as an upstream user expects.
+// this scheduler skips (none at present): consolidation and stalegangeviction included, as
+// an upstream user expects.
 func TestDefaultActionsAreUpstreamsThatThisSchedulerRuns(t *testing.T) {
 	objects, err := Template()
 	if err != nil {
@@ -262,5 +282,8 @@ func TestDefaultActionsAreUpstreamsThatThisSchedulerRuns(t *testing.T) {
 	}
 	if !slices.Equal(cfg.Actions, want) {
 		t.Errorf("the chart runs %v by default, want upstream's %v", cfg.Actions, want)
+	}
+	if !slices.Contains(cfg.Actions, "consolidation") {
+		t.Errorf("the chart does not run consolidation by default: %v", cfg.Actions)
 	}
 }

@@ -153,6 +153,7 @@ The mistakes of one scheduler's values, one a line, each named by its key (after
   (dict "key" "statusWorkers" "value" $values.statusWorkers "rule" "whole" "min" 1)
   (dict "key" "minRuntime.reclaimResolveMethod" "value" $values.minRuntime.reclaimResolveMethod "rule" "oneOf" "allowed" (list "lca" "queue"))
   (dict "key" "scheduler.actions" "value" $values.scheduler.actions "rule" "name" "required" true)
+  (dict "key" "scheduler.maxConsolidationPreemptees" "value" $values.scheduler.maxConsolidationPreemptees "rule" "whole" "min" 0 "required" true)
   (dict "key" "priorityClasses.create" "value" $values.priorityClasses.create "rule" "bool")
   (dict "key" "defaultQueues.create" "value" $values.defaultQueues.create "rule" "bool")
   (dict "key" "metrics.port" "value" $values.metrics.port "rule" "whole" "min" 1 "max" 65535)
@@ -164,7 +165,8 @@ The mistakes of one scheduler's values, one a line, each named by its key (after
 {{- /*
 The actions as the scheduler reads them: split at commas and trimmed. A name the scheduler does
 not know, an empty entry or one listed twice would stop it at start; upstream's actions it
-skips (consolidation) are taken, so that an upstream list still installs, but not alone.
+skips (known.json's skippedActions, none at present: it runs all of upstream's, consolidation
+included) are taken, so that an upstream list still installs, but not alone.
 */}}
 {{- $actions := $values.scheduler.actions -}}
 {{- if and (kindIs "string" $actions) (ne (trim $actions) "") -}}

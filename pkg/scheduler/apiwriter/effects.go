@@ -129,7 +129,7 @@ func (e *Effects) Evict(ctx context.Context, pod *model.PodInfo, reason framewor
 		}
 	}
 	metrics.OrDiscard(e.Metrics).Evicted(string(reason.Action), reason.Note.Ran, reason.Note.RanKnown)
-	verb := map[framework.ActionType]string{framework.Reclaim: "Reclaimed", framework.Preempt: "Preempted"}[reason.Action]
+	verb := map[framework.ActionType]string{framework.Reclaim: "Reclaimed", framework.Preempt: "Preempted", framework.Consolidation: "Consolidated"}[reason.Action]
 	if verb == "" {
 		verb = "Evicted"
 	}

@@ -15,7 +15,7 @@ func TestLoadErrors(t *testing.T) {
 		wantWarnings []string
 	}{
 		{"unknown action", `actions: "allocate, alocate"`,
-			[]string{`actions: unknown action "alocate" (known: allocate, preempt, reclaim, stalegangeviction)`}, nil},
+			[]string{`actions: unknown action "alocate" (known: allocate, consolidation, preempt, reclaim, stalegangeviction)`}, nil},
 		{"duplicate action", `actions: "allocate, reclaim, allocate"`,
 			[]string{`actions: duplicate action "allocate"`}, nil},
 		{"empty action entry", `actions: "allocate,,reclaim"`,
@@ -27,9 +27,6 @@ func TestLoadErrors(t *testing.T) {
 		{"comments only", "# actions: allocate\n", []string{"the configuration is empty; write actions and tiers, or pass no file for the built-in default"}, nil},
 		{"actions as a list", "actions: [allocate]",
 			[]string{"actions: must be a comma-separated string, got a list"}, nil},
-		{"only unimplemented actions", `actions: "consolidation"`,
-			[]string{`actions: none of "consolidation" is implemented by this scheduler (known: allocate, preempt, reclaim, stalegangeviction)`},
-			[]string{`action "consolidation" is a KAI-Scheduler action`}},
 		{"unknown plugin", "actions: allocate\ntiers:\n- plugins:\n  - name: priority\n  - name: minrutime\n",
 			[]string{`tiers[0].plugins[1].name: unknown plugin "minrutime" ` + knownPluginsHint}, nil},
 		{"duplicate plugin across tiers", "actions: allocate\ntiers:\n- plugins:\n  - name: priority\n- plugins:\n  - name: predicates\n  - name: priority\n",

@@ -8,7 +8,7 @@ import (
 )
 
 var testKnown = Known{
-	Actions: []string{"allocate", "reclaim", "preempt", "stalegangeviction"},
+	Actions: []string{"allocate", "consolidation", "reclaim", "preempt", "stalegangeviction"},
 	Plugins: []string{"priority", "proportion", "predicates", "nodeplacement", "minruntime"},
 }
 
@@ -57,6 +57,7 @@ tiers:
 
 // TestLoadKAIConfiguration loads a configuration written for upstream KAI-Scheduler: what this
 // scheduler does not implement is skipped with one warning each, the rest is kept in order.
+// Every upstream action is implemented, consolidation included, so only plugins are skipped.
 func TestLoadKAIConfiguration(t *testing.T) {
 	config, warnings, err := Load([]byte(`
 actions: "allocate, consolidation, reclaim, preempt, stalegangeviction"
@@ -76,14 +77,13 @@ tiers:
 	}
 	wantWarnings := []string{
 		`unknown key "queueDepthPerAction" ignored`,
-		`action "consolidation" is a KAI-Scheduler action this scheduler does not implement; it is skipped`,
 		`tiers[0].plugins[1]: plugin "elastic" is a KAI-Scheduler plugin this scheduler does not implement; it is skipped`,
 		`tiers[0].plugins[3]: plugin "gpupack" is a KAI-Scheduler plugin whose work nodeplacement does here: its "gpu" argument "binpack" puts a share on the fullest device with room; it is skipped`,
 	}
 	if !reflect.DeepEqual(warnings, wantWarnings) {
 		t.Fatalf("warnings:\n%s\nwant:\n%s", strings.Join(warnings, "\n"), strings.Join(wantWarnings, "\n"))
 	}
-	if got := strings.Join(config.Actions, ","); got != "allocate,reclaim,preempt,stalegangeviction" {
+	if got := strings.Join(config.Actions, ","); got != "allocate,consolidation,reclaim,preempt,stalegangeviction" {
 		t.Fatalf("actions = %s", got)
 	}
 	plugins := config.Plugins()
@@ -134,7 +134,7 @@ tiers:
 
 // TestLoadWithoutActionsRunsUpstreamDefaults loads the snippet of upstream's minruntime
 // documentation, which has no actions key: upstream then runs its default actions, and so do
-// we, saying so and naming the two we skip.
+// we, saying so; all five are implemented, so none is skipped.
 func TestLoadWithoutActionsRunsUpstreamDefaults(t *testing.T) {
 	// The scheduler's own Known also says reclaim needs proportion, which skips it here
 	// (pkg/scheduler's TestUpstreamDocumentationSnippetStarts); this test is about actions.
@@ -144,13 +144,12 @@ func TestLoadWithoutActionsRunsUpstreamDefaults(t *testing.T) {
 	}
 	want := []string{
 		`testdata/upstream-minruntime-doc.yaml: actions: not set; running upstream KAI-Scheduler's default actions "allocate, consolidation, reclaim, preempt, stalegangeviction"`,
-		`testdata/upstream-minruntime-doc.yaml: action "consolidation" is a KAI-Scheduler action this scheduler does not implement; it is skipped`,
 	}
 	if !reflect.DeepEqual(warnings, want) {
 		t.Fatalf("warnings:\n%s\nwant:\n%s", strings.Join(warnings, "\n"), strings.Join(want, "\n"))
 	}
-	if got := strings.Join(config.Actions, ","); got != "allocate,reclaim,preempt,stalegangeviction" {
-		t.Fatalf("actions = %s, want allocate,reclaim,preempt,stalegangeviction", got)
+	if got := strings.Join(config.Actions, ","); got != "allocate,consolidation,reclaim,preempt,stalegangeviction" {
+		t.Fatalf("actions = %s, want allocate,consolidation,reclaim,preempt,stalegangeviction", got)
 	}
 	plugins := config.Plugins()
 	if len(plugins) != 1 || plugins[0].Arguments["defaultReclaimMinRuntime"] != "10m" {

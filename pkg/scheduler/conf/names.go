@@ -8,7 +8,7 @@ import (
 
 // kaiOnlyActions are upstream KAI-Scheduler actions this scheduler does not implement. KAI
 // configurations list them routinely, so they are skipped with a warning instead of rejected.
-var kaiOnlyActions = []string{"consolidation"}
+var kaiOnlyActions []string
 
 // UpstreamDefaultActions are what upstream KAI-Scheduler runs when a configuration has no
 // actions key. Its own documentation's snippets leave the key out, so such a file means
@@ -81,7 +81,7 @@ func (l *loader) actions(raw json.RawMessage) []string {
 		}
 		seen[action] = true
 	}
-	// A scheduler with nothing to run is certainly misconfigured, e.g. only "consolidation".
+	// A scheduler with nothing to run is certainly misconfigured.
 	if len(kept) == 0 && len(l.errs) == errsBefore {
 		l.errorf("actions: none of %q is implemented by this scheduler (known: %s)", list, sortedList(l.known.Actions))
 	}

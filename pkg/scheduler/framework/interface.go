@@ -20,6 +20,7 @@ const (
 	Allocate          = model.Allocate
 	Reclaim           = model.Reclaim
 	Preempt           = model.Preempt
+	Consolidation     = model.Consolidation
 	StaleGangEviction = model.StaleGangEviction
 )
 

@@ -8,6 +8,9 @@ const (
 	Allocate ActionType = "allocate"
 	Reclaim  ActionType = "reclaim"
 	Preempt  ActionType = "preempt"
+	// Consolidation moves running pods to other nodes (or a share to another device) so
+	// that a pending job fits: an eviction whose victims fit elsewhere at once.
+	Consolidation ActionType = "consolidation"
 	// StaleGangEviction evicts running jobs left below their minimum for too long; it
 	// evicts for no other job.
 	StaleGangEviction ActionType = "stalegangeviction"

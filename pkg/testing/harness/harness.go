@@ -44,6 +44,13 @@ func New(config string) *Harness {
 	return &Harness{Clock: clocktesting.NewFakeClock(Epoch), Period: DefaultPeriod, Metrics: &metrics.Recording{}, policy: policy}
 }
 
+// MaxConsolidationPreemptees sets how many jobs the consolidation action, if configured, may
+// move in a cycle (kai-scheduler's --max-consolidation-preemptees).
+func (h *Harness) MaxConsolidationPreemptees(n int) *Harness {
+	h.policy.SetMaxConsolidationPreemptees(n)
+	return h
+}
+
 // Plugins appends extra plugins (fakes in tests) after the configured ones.
 func (h *Harness) Plugins(plugins ...framework.Plugin) *Harness {
 	h.policy.Plugins = append(h.policy.Plugins, plugins...)

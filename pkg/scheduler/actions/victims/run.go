@@ -28,8 +28,22 @@ func (a *Action) Execute(ctx context.Context, ssn *framework.Session) { Run(ctx,
 // order, gets one search; a plan found is committed at once (victims evicted, the gang
 // pipelined onto what they release) so that later jobs see it.
 func Run(ctx context.Context, ssn *framework.Session, rules Rules) {
+	mover, moves := rules.(Mover)
+	movable := 0 // jobs a Mover may still move this cycle
+	if moves {
+		if movable = mover.MaxMovedJobs(); movable <= 0 {
+			return
+		}
+	}
+	var room model.Resources // what a Mover's moves can rearrange, recounted after each plan
+	if moves {
+		room = roomLeft(ssn)
+	}
 	var preemptors []*model.JobInfo
 	for _, job := range actions.SchedulableJobs(ssn) {
+		if moves && (!mover.MovesFor(job) || !anyPendingFits(job, room)) {
+			continue
+		}
 		// A job refused on its own side (its preemption delay) is not searched for at all;
 		// the plugin that refused told it why and until when.
 		if !job.IsGangSatisfied() && ssn.MayEvictFor(rules.Action(), job).IsSuccess() {
@@ -56,6 +70,9 @@ func Run(ctx context.Context, ssn *framework.Session, rules Rules) {
 		if err != nil {
 			continue // allocate already told the job why
 		}
+		if moves && !model.Request(gang).FitsIn(room) {
+			continue // no moving makes room the cluster does not have; allocate told why it waits
+		}
 		// A queue limit is judged once the victims are gone: evictions under the limited
 		// queue lift it. Any other objection no eviction can lift.
 		var limit *framework.LimitExceeded
@@ -71,13 +88,50 @@ func Run(ctx context.Context, ssn *framework.Session, rules Rules) {
 			solver = NewSolver(ssn, rules, preemptors)
 		}
 		plan, reason := solver.Solve(job, gang, limit, shape)
+		if plan != nil && moves && plan.MovedJobs() > movable {
+			// Not remembered as failed: a plan moving fewer jobs may fit what is left.
+			ssn.RecordPendingReason(job.ID, fmt.Sprintf("%s: it would move %d jobs, and %d more may move in this cycle",
+				rules.Action(), plan.MovedJobs(), movable))
+			continue
+		}
 		if plan == nil {
 			failed[shape] = failure{job: job.ID}
 			ssn.RecordPendingReason(job.ID, fmt.Sprintf("%s: %s", rules.Action(), reason))
 			continue
 		}
+		movable -= plan.MovedJobs()
 		apply(ctx, ssn, rules.Action(), job, plan)
+		if moves {
+			room = roomLeft(ssn)
+		}
 	}
+}
+
+// anyPendingFits reports whether one of the job's pending pods fits in room: the cheap test,
+// with nothing built, that leaves out most jobs waiting on a full cluster before their gang is.
+func anyPendingFits(job *model.JobInfo, room model.Resources) bool {
+	for _, p := range job.Pods {
+		if p.Status == model.Pending && p.Request.FitsIn(room) {
+			return true
+		}
+	}
+	return false
+}
+
+// roomLeft is what the cluster's nodes will have free once their releasing pods are gone,
+// the room on devices holding shares included. Moving pods only rearranges it: a gang that
+// asks for more, in any resource, is not searched for (most jobs waiting on a full cluster).
+func roomLeft(ssn *framework.Session) model.Resources {
+	var total model.Resources
+	for _, n := range ssn.Snapshot().Nodes {
+		total = total.Add(n.FutureIdle())
+		for _, g := range n.GPUGroups {
+			if g.Open(true) {
+				total = total.With(model.GPU, total.Get(model.GPU)+max(g.Room(true), 0))
+			}
+		}
+	}
+	return total
 }
 
 // failure is a shape no victims were found for: the first job of it searched, whose reasons
@@ -98,6 +152,9 @@ func apply(ctx context.Context, ssn *framework.Session, action framework.ActionT
 				victimReason.Note = ssn.EvictionNotes(action, job, v)
 				victimReason.EndsRun, victimReason.DecidedAt = endsRun(v, plan.Victims[i:]), ssn.Now()
 			}
+		}
+		if len(plan.Moves) > 0 {
+			victimReason.Note.Text = moveNote(victimReason.Note.Text, victim, plan.Moves)
 		}
 		if err := st.Evict(victim, victimReason); err != nil {
 			st.Discard()
@@ -123,6 +180,22 @@ func apply(ctx context.Context, ssn *framework.Session, action framework.ActionT
 		}
 	}
 	commit(ctx, ssn, st, action, job)
+}
+
+// moveNote tells a moved pod's owner that it was moved, not taken, and where it fits now;
+// note is what the plugins said (how long it ran, which protection it had).
+func moveNote(note string, pod *model.PodInfo, moves []Placement) string {
+	to := ""
+	for _, m := range moves {
+		if m.Pod == pod {
+			to = m.Node
+		}
+	}
+	moved := "moved to make room; it fits on node " + to + " once recreated"
+	if note == "" {
+		return moved
+	}
+	return moved + "; " + note
 }
 
 // endsRun reports whether victims, which start with the victim job's, take every pod of the

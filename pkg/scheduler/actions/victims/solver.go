@@ -1,6 +1,7 @@
 package victims
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -27,6 +28,16 @@ type Rules interface {
 	Prospects(preemptors []*model.JobInfo) func(victim *model.JobInfo) bool
 }
 
+// Mover is implemented by the rules of an action that moves its victims rather than ends
+// them (consolidation): a plan holds only if every victim pod fits elsewhere at once once
+// the plan is carried out, and only pending jobs the action serves are searched for.
+type Mover interface {
+	// MaxMovedJobs is how many jobs the action may move in a cycle; 0 turns it off.
+	MaxMovedJobs() int
+	// MovesFor reports whether the action searches for the pending job at all.
+	MovesFor(preemptor *model.JobInfo) bool
+}
+
 // Placement is where a gang pod will run once its victims are gone.
 type Placement struct {
 	Pod  *model.PodInfo
@@ -39,6 +50,20 @@ type Plan struct {
 	Victims []*model.PodInfo
 	// Placements of every gang pod.
 	Placements []Placement
+	// Moves are where each victim fits once the plan is carried out, for a Mover's plan: a
+	// node each can go to at once, not a promise (the pods are recreated and placed anew).
+	Moves []Placement
+}
+
+// MovedJobs counts the jobs the plan's victims belong to.
+func (p *Plan) MovedJobs() int {
+	n := 0
+	for i, v := range p.Victims {
+		if i == 0 || v.Job != p.Victims[i-1].Job {
+			n++
+		}
+	}
+	return n
 }
 
 // nodeUnit is a victim unit as seen from one node: the unit's pods on that node.
@@ -278,7 +303,41 @@ func (s *Solver) solve(st *search, gang []*model.PodInfo, limit *framework.Limit
 		return nil, verdict.Message()
 	}
 	plan.Victims = st.sc.victims()
+	if _, moves := s.rules.(Mover); moves && len(plan.Victims) > 0 {
+		var reason string
+		if plan.Moves, reason = s.relocate(st, plan.Victims); reason != "" {
+			return nil, reason
+		}
+	}
 	return plan, ""
+}
+
+// relocate finds, for every victim, a node it fits on once the plan is carried out — beside
+// the gang and the victims placed before it, where kube-scheduler would allow it — or says
+// which victim fits nowhere. Victims take the first node they fit, largest first (first fit
+// decreasing packs well enough to tell whether they all fit at once). What they occupy is
+// planned on the nodes, and so forgotten with the search.
+func (s *Solver) relocate(st *search, victims []*model.PodInfo) ([]Placement, string) {
+	order := slices.Clone(victims)
+	slices.SortStableFunc(order, func(a, b *model.PodInfo) int {
+		return cmp.Compare(b.Request.Get(model.GPU), a.Request.Get(model.GPU))
+	})
+	moves := make([]Placement, 0, len(order))
+	for _, v := range order {
+		to := -1
+		for i, node := range s.nodes {
+			if free := s.freeAt(i); free.fits(v) && s.ssn.Predicate(v, node).IsSuccess() {
+				to = i
+				break
+			}
+		}
+		if to < 0 {
+			return nil, fmt.Sprintf("pod %s of job %s, to be moved, fits on no other node once the job is placed", v.Name, v.Job)
+		}
+		s.planned(st, to, s.freeAt(to).occupy(v))
+		moves = append(moves, Placement{Pod: v, Node: s.nodes[to].Name})
+	}
+	return moves, ""
 }
 
 // maxLimitRounds bounds coverLimits: each round lifts one limit of one queue of the

@@ -101,17 +101,32 @@ func (s *session) minRuntime(action framework.ActionType, preemptor, victim *mod
 	case framework.Preempt:
 		return s.ownPreempt(victim)
 	case framework.Reclaim:
-		tree := s.ssn.Snapshot().Queues
-		key := [2]string{preemptor.Queue, victim.Queue}
-		r, ok := s.reclaim[key]
-		if !ok {
-			r = ReclaimMinRuntime(tree, s.method, preemptor.Queue, victim.Queue, s.defaults)
-			s.reclaim[key] = r
+		return s.ownReclaim(preemptor, victim)
+	case framework.Consolidation:
+		// A move restarts the job: it is held to every protection it has against this
+		// preemptor, the end its status shows, whichever way it would otherwise be taken.
+		r := s.ownPreempt(victim)
+		if preemptor.Queue != victim.Queue {
+			if reclaim := s.ownReclaim(preemptor, victim); reclaim.Duration > r.Duration {
+				r = reclaim
+			}
 		}
-		// After the memo: it holds the queues' value, which each victim then escalates and shortens.
-		return ShortenReclaim(s.escalationOf(victim.Queue).Escalate(r, victim.Evictions.Total()), victim)
+		return r
 	}
 	return Resolution{}
+}
+
+// ownReclaim is the victim's reclaim min-runtime against the preemptor's queue: the queues'
+// (memoized per pair), escalated, then shortened.
+func (s *session) ownReclaim(preemptor, victim *model.JobInfo) Resolution {
+	key := [2]string{preemptor.Queue, victim.Queue}
+	r, ok := s.reclaim[key]
+	if !ok {
+		r = ReclaimMinRuntime(s.ssn.Snapshot().Queues, s.method, preemptor.Queue, victim.Queue, s.defaults)
+		s.reclaim[key] = r
+	}
+	// After the memo: it holds the queues' value, which each victim then escalates and shortens.
+	return ShortenReclaim(s.escalationOf(victim.Queue).Escalate(r, victim.Evictions.Total()), victim)
 }
 
 // ownPreempt is the job's preempt min-runtime: its queue's, escalated, then shortened.
@@ -207,8 +222,9 @@ func (s *session) block(action framework.ActionType, preemptor *model.JobInfo, p
 
 // reasonKeys keep one min-runtime reason per action on a pending job.
 var reasonKeys = map[framework.ActionType]string{
-	framework.Reclaim: Name + "/" + string(framework.Reclaim),
-	framework.Preempt: Name + "/" + string(framework.Preempt),
+	framework.Reclaim:       Name + "/" + string(framework.Reclaim),
+	framework.Preempt:       Name + "/" + string(framework.Preempt),
+	framework.Consolidation: Name + "/" + string(framework.Consolidation),
 }
 
 // add counts a protection and keeps it if it is among the earliest to end.
@@ -267,6 +283,11 @@ func (s *session) evictionNote(action framework.ActionType, preemptor, victim *m
 		p.start, p.startKnown = s.effectiveStart(victim) // for how long it ran
 	}
 	r, start, known, until, now := p.by, p.start, p.startKnown, p.until, s.ssn.Now()
+	// Which min-runtime: a move is held to the longer of the job's two, named by neither.
+	kind := string(action) + " "
+	if action == framework.Consolidation {
+		kind = ""
+	}
 	b := make([]byte, 0, 160)
 	if known {
 		b = append(append(b, "it ran "...), now.Sub(start).Round(time.Second).String()...)
@@ -274,12 +295,12 @@ func (s *session) evictionNote(action framework.ActionType, preemptor, victim *m
 		b = append(b, "its start is unknown"...)
 	}
 	minRuntime := func(b []byte) []byte {
-		b = append(append(append(b, "its "...), action...), " min-runtime of "...)
+		b = append(append(append(b, "its "...), kind...), "min-runtime of "...)
 		return append(append(append(append(b, r.Duration.String()...), " from "...), r.Source()...), r.EscalationNote()...)
 	}
 	switch {
 	case r.Duration <= 0:
-		b = append(append(append(append(b, "; no "...), action...), " min-runtime applied (0s from "...), r.Source()...)
+		b = append(append(append(append(b, "; no "...), kind...), "min-runtime applied (0s from "...), r.Source()...)
 		b = append(b, ')')
 	case !known:
 		b = append(minRuntime(append(b, ", so "...)), " could not protect it"...)

@@ -1,0 +1,148 @@
+package consolidation_test
+
+import (
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
+	. "github.com/kai-minruntime/kai-scheduler/pkg/testing/harness"
+)
+
+var _ = Describe("Consolidation", func() {
+	// Two 4-GPU nodes each half used by a 2-GPU job: 4 GPUs are free, but on no one node. A
+	// 4-GPU pod fits once one of the jobs moves beside the other; it is moved once, runs
+	// again on the other node, and the 4-GPU pod gets the node it left.
+	fragmented := func() *Harness {
+		h := New(config).Nodes(Node("n1").GPUs(4), Node("n2").GPUs(4)).Queues(Queue("team").GPUQuota(8))
+		h.Jobs(Job("a").Queue("team").GPUs(2).Running("n1").StartedAt(Epoch.Add(-time.Hour)),
+			Job("b").Queue("team").GPUs(2).Running("n2").StartedAt(Epoch.Add(-time.Hour)),
+			Job("big").Queue("team").GPUs(4))
+		return h
+	}
+
+	It("moves a running job so that a pending one fits, and both run", func() {
+		h := fragmented()
+		rounds, stable := h.RunRounds(ctx, 10)
+		Expect(stable).To(BeTrue())
+		moved := evictions(rounds)
+		Expect(moved).To(HaveLen(1), "one 2-GPU job moves, once")
+		Expect(moved[0].Reason.Action).To(Equal(framework.Consolidation))
+		Expect(moved[0].Reason.Preemptor).To(Equal(model.NewJobID(Namespace, "big")))
+		Expect(moved[0].Reason.Note.Text).To(HavePrefix("moved to make room; it fits on node "),
+			"the moved job's owner is told it was moved, and where it fits")
+		Expect(h.PodsIn("big", model.Running)).To(Equal(1))
+		Expect(h.PodsIn("a", model.Running)).To(Equal(1))
+		Expect(h.PodsIn("b", model.Running)).To(Equal(1))
+		nodes := map[string]int64{}
+		for _, job := range []string{"a", "b", "big"} {
+			for _, p := range h.JobNamed(job).Pods {
+				nodes[p.NodeName] += p.Request.Get(model.GPU) / model.MilliGPU
+			}
+		}
+		Expect(nodes).To(Equal(map[string]int64{"n1": 4, "n2": 4}), "every GPU in use")
+	})
+
+	It("never moves a job its min-runtime protects, and tells the waiting job until when", func() {
+		h := New(config).Nodes(Node("n1").GPUs(4), Node("n2").GPUs(4)).
+			Queues(Queue("team").GPUQuota(8).PreemptMinRuntime(2 * time.Hour))
+		h.Jobs(Job("a").Queue("team").GPUs(2).Running("n1").StartedAt(Epoch.Add(-time.Hour)).PodsStartedAt(Epoch.Add(-time.Hour)),
+			Job("b").Queue("team").GPUs(2).Running("n2").StartedAt(Epoch.Add(-time.Hour)).PodsStartedAt(Epoch.Add(-time.Hour)),
+			Job("big").Queue("team").GPUs(4))
+		rounds, _ := h.RunRounds(ctx, 3)
+		Expect(evictions(rounds)).To(BeEmpty(), "a move is an eviction: both jobs have run 1h of their 2h")
+		Expect(rounds[len(rounds)-1].Reasons("big")).To(ContainElement(And(
+			HavePrefix("consolidation: victims are protected by min-runtime"), ContainSubstring("until 2026-01-01T01:00:00Z"))))
+
+		h.Clock.SetTime(Epoch.Add(time.Hour))
+		rounds, stable := h.RunRounds(ctx, 10)
+		Expect(stable).To(BeTrue())
+		Expect(evictions(rounds)).To(HaveLen(1), "once the protection ends, one job moves")
+		Expect(h.PodsIn("big", model.Running)).To(Equal(1))
+	})
+
+	It("moves a job of another queue, protected by its reclaim min-runtime as a reclaim would be", func() {
+		h := New(config).Nodes(Node("n1").GPUs(4), Node("n2").GPUs(4)).
+			Queues(Queue("team").GPUQuota(4), Queue("other").GPUQuota(4).ReclaimMinRuntime(2*time.Hour))
+		h.Jobs(Job("a").Queue("other").GPUs(2).Running("n1").StartedAt(Epoch.Add(-time.Hour)).PodsStartedAt(Epoch.Add(-time.Hour)),
+			Job("b").Queue("other").GPUs(2).Running("n2").StartedAt(Epoch.Add(-time.Hour)).PodsStartedAt(Epoch.Add(-time.Hour)),
+			Job("big").Queue("team").GPUs(4))
+		rounds, _ := h.RunRounds(ctx, 3)
+		Expect(evictions(rounds)).To(BeEmpty(), "queue other protects its jobs from other queues for 2h")
+		Expect(rounds[len(rounds)-1].Reasons("big")).To(ContainElement(HavePrefix("consolidation: victims are protected by min-runtime")))
+	})
+
+	// 4 GPUs are free, 1 and 3, but each running job may only run in its own zone: moving
+	// either would leave it nowhere to go, so neither moves.
+	It("moves nothing when the moved pods would fit nowhere else", func() {
+		h := New(config).Nodes(Node("n1").GPUs(4).Label("zone", "a"), Node("n2").GPUs(4).Label("zone", "b")).
+			Queues(Queue("team").GPUQuota(8))
+		h.Jobs(Job("a").Queue("team").GPUs(3).NodeSelector("zone", "a").Running("n1").StartedAt(Epoch.Add(-time.Hour)),
+			Job("b").Queue("team").GPUs(1).NodeSelector("zone", "b").Running("n2").StartedAt(Epoch.Add(-time.Hour)),
+			Job("big").Queue("team").GPUs(4))
+		rounds, _ := h.RunRounds(ctx, 3)
+		Expect(evictions(rounds)).To(BeEmpty())
+		Expect(rounds[len(rounds)-1].Reasons("big")).To(ContainElement(And(HavePrefix("consolidation: "), ContainSubstring("fits on no other node"))))
+	})
+
+	// Moving pods only rearranges the free GPUs: with 2 free and a 4-GPU job waiting, the
+	// cluster is not searched, and the job is told nothing of consolidation.
+	It("does not search when the cluster has too little free in all", func() {
+		h := New(config).Nodes(Node("n1").GPUs(4), Node("n2").GPUs(4)).Queues(Queue("team").GPUQuota(8))
+		h.Jobs(Job("a").Queue("team").GPUs(3).Running("n1").StartedAt(Epoch.Add(-time.Hour)),
+			Job("b").Queue("team").GPUs(3).Running("n2").StartedAt(Epoch.Add(-time.Hour)),
+			Job("big").Queue("team").GPUs(4))
+		round := h.RunCycle(ctx)
+		Expect(round.Evictions).To(BeEmpty())
+		Expect(round.Reasons("big")).NotTo(ContainElement(HavePrefix("consolidation")))
+	})
+
+	// Upstream's case for shares: on a 2-GPU node, a 0.5 share on each device leaves no
+	// device free for a whole-GPU pod; moving one share beside the other frees one.
+	It("moves a share to another device of its node to free a whole GPU", func() {
+		h := New(config).Nodes(Node("n1").GPUs(2)).Queues(Queue("team").GPUQuota(2))
+		h.Jobs(Job("s1").Queue("team").Share(0.5, 1).Running("n1").OnDevice("device-0").StartedAt(Epoch.Add(-time.Hour)),
+			Job("s2").Queue("team").Share(0.5, 1).Running("n1").OnDevice("device-1").StartedAt(Epoch.Add(-time.Hour)),
+			Job("whole").Queue("team").GPUs(1))
+		rounds, stable := h.RunRounds(ctx, 10)
+		Expect(stable).To(BeTrue())
+		Expect(evictions(rounds)).To(HaveLen(1), "one share moves")
+		Expect(h.PodsIn("whole", model.Running)).To(Equal(1))
+		Expect(h.PodsIn("s1", model.Running) + h.PodsIn("s2", model.Running)).To(Equal(2))
+		var groups []string
+		for _, job := range []string{"s1", "s2"} {
+			groups = append(groups, h.JobNamed(job).Pods[0].GPUGroups...)
+		}
+		Expect(groups[0]).To(Equal(groups[1]), "both shares on one device")
+	})
+
+	It("moves at most the configured number of jobs in a cycle, and none when it is 0", func() {
+		h := fragmented().MaxConsolidationPreemptees(0)
+		rounds, _ := h.RunRounds(ctx, 3)
+		Expect(evictions(rounds)).To(BeEmpty(), "0 turns consolidation off")
+
+		// Two 1-GPU jobs on each node: the 4-GPU pod needs two of them moved.
+		h = New(config).Nodes(Node("n1").GPUs(4), Node("n2").GPUs(4)).Queues(Queue("team").GPUQuota(8)).MaxConsolidationPreemptees(1)
+		h.Jobs(Job("a").Queue("team").GPUs(1).Running("n1").StartedAt(Epoch.Add(-time.Hour)),
+			Job("b").Queue("team").GPUs(1).Running("n1").StartedAt(Epoch.Add(-time.Hour)),
+			Job("c").Queue("team").GPUs(1).Running("n2").StartedAt(Epoch.Add(-time.Hour)),
+			Job("d").Queue("team").GPUs(1).Running("n2").StartedAt(Epoch.Add(-time.Hour)),
+			Job("big").Queue("team").GPUs(4))
+		round := h.RunCycle(ctx)
+		Expect(round.Evictions).To(BeEmpty())
+		Expect(round.Reasons("big")).To(ContainElement("consolidation: it would move 2 jobs, and 1 more may move in this cycle"))
+	})
+
+	It("makes room only for preemptible jobs, as upstream", func() {
+		h := New(config).Nodes(Node("n1").GPUs(4), Node("n2").GPUs(4)).Queues(Queue("team").GPUQuota(8))
+		h.Jobs(Job("a").Queue("team").GPUs(2).Running("n1").StartedAt(Epoch.Add(-time.Hour)),
+			Job("b").Queue("team").GPUs(2).Running("n2").StartedAt(Epoch.Add(-time.Hour)),
+			Job("serving").Queue("team").Priority(125).GPUs(4))
+		rounds, _ := h.RunRounds(ctx, 3)
+		for _, e := range evictions(rounds) {
+			Expect(e.Reason.Action).NotTo(Equal(framework.Consolidation))
+		}
+	})
+})
