@@ -48,6 +48,19 @@ func newDevicePlugin(nodes []*v1.Node) *devicePlugin {
 	return d
 }
 
+// gpusOf is what a pod holds of GPUs (MilliGPU): its shares' parts of its devices, or its
+// whole devices; whole GPUs asked (asked whole GPUs) for a pod given none, on a node with none.
+func (d *devicePlugin) gpusOf(pod *v1.Pod, asked int64) int64 {
+	h, ok := d.held[pod.UID]
+	switch {
+	case !ok:
+		return asked * model.MilliGPU
+	case h.share > 0:
+		return h.share * int64(len(h.devices))
+	}
+	return int64(len(h.devices)) * model.MilliGPU
+}
+
 // bind gives a pod bound to node its devices and returns their indexes (nil for a pod
 // given no GPU), or the error a node would meet.
 func (d *devicePlugin) bind(pod *v1.Pod, node string) ([]int, error) {

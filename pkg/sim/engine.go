@@ -89,7 +89,7 @@ type engine struct {
 	// changed tells that something changed that this tick's cycle has not seen (its own
 	// binds and evictions, completions after it), so the next cycle may decide more.
 	changed    bool
-	lastSample map[string]int64
+	lastSample map[string]float64
 	// lastFairShare is the fair shares of the last sample; fairShare every queue's GPU fair
 	// share as the latest cycle of its pool divided it; shareRanges and deservedRanges the
 	// range of each queue's GPU fair share and deserved quota while it asked for GPUs.
@@ -195,7 +195,7 @@ func newEngine(sc *input.Scenario, opts Options, pools []string, configs map[str
 	cluster := memcluster.New(clk, sc.Nodes, sc.Queues, sc.Classes)
 	e := &engine{
 		sc: sc, opts: opts, clock: clk, cluster: cluster,
-		jobByName: map[types.NamespacedName]*jobState{}, result: &report.Result{}, lastSample: map[string]int64{},
+		jobByName: map[types.NamespacedName]*jobState{}, result: &report.Result{}, lastSample: map[string]float64{},
 		fairShare: map[string]float64{}, shareRanges: map[shareKey]*report.Range{}, deservedRanges: map[shareKey]*report.Range{},
 	}
 	for _, name := range pools {
@@ -338,7 +338,7 @@ func (e *engine) submit(now time.Time) {
 // work of it, count from then. A job whose pods on nodes do not make its gang is not running
 // (its run ended as the snapshot was taken): it waits like any other.
 func (e *engine) resume(js *jobState, started time.Time) {
-	if ready, gpus := js.runningGang(); ready {
+	if ready, gpus := js.runningGang(e.devices); ready {
 		js.running, js.runStart, js.firstStart, js.gpus = true, started, &started, gpus
 	}
 }
@@ -604,11 +604,11 @@ func (e *engine) nextTime(now time.Time) (time.Time, bool) {
 // sample records the GPUs each queue holds, its fair share of GPUs and the cluster's GPUs,
 // when any of them changed.
 func (e *engine) sample(now time.Time) {
-	gpus := map[string]int64{}
+	gpus := map[string]float64{}
 	for _, js := range e.active() {
 		for i, pod := range js.pods {
 			if pod.Status.Phase == v1.PodRunning {
-				gpus[js.queue] += js.podGPUs[i]
+				gpus[js.queue] += float64(e.devices.gpusOf(pod, js.podGPUs[i])) / model.MilliGPU
 			}
 		}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/input"
+	"github.com/kai-minruntime/kai-scheduler/pkg/sim/internal/simtest"
 	"github.com/kai-minruntime/kai-scheduler/pkg/sim/report"
 )
 
@@ -251,5 +252,24 @@ func TestSharesGoOnlyWhereANodeHonoursThem(t *testing.T) {
 				t.Fatal("nothing was bound: the scenario tests nothing")
 			}
 		})
+	}
+}
+
+// A share counts its part of a device wherever GPUs are summed over time: research's notebooks
+// hold 4 GPUs in the plot's bands (eight halves), and the three reclaimed after their 10
+// minutes wasted half a GPU each for that long: a quarter of a GPU-hour, not nothing.
+func TestSharesCountTheirPartInBandsAndWastedWork(t *testing.T) {
+	r := simulate(t, simtest.Example(t, "gpu-sharing.yaml"), "")
+	if got := r.Series[0].GPUs["research"]; got != 4 {
+		t.Errorf("research holds %v GPUs at the start, want 4 (eight half-GPU shares)", got)
+	}
+	wasted := 0.0
+	for _, q := range r.Totals.Queues {
+		if q.Queue == "research" {
+			wasted = q.WastedGPUSeconds
+		}
+	}
+	if want := 3 * 0.5 * (10 * time.Minute).Seconds(); wasted != want {
+		t.Errorf("research wasted %v GPU-seconds, want %v: three halves reclaimed after 10 minutes", wasted, want)
 	}
 }

@@ -106,7 +106,7 @@ func (js *jobState) completionTime() (time.Time, bool) {
 // progress starts, ends and completes runs from what the job's pods do now.
 func (e *engine) progress(now time.Time) {
 	for _, js := range e.active() {
-		ready, gpus := js.runningGang()
+		ready, gpus := js.runningGang(e.devices)
 		switch {
 		case !js.running && ready:
 			js.running, js.runStart, js.gpus = true, now, gpus
@@ -132,15 +132,16 @@ func isRunning(pod *v1.Pod) bool {
 
 // runningGang reports whether the job's running pods make its gang, as the scheduler counts
 // it (model.JobInfo.IsGangSatisfied: minMember pods and each sub-group's minimum, or enough ready
-// sub-groups under minSubGroup), and the GPUs those pods hold.
-func (js *jobState) runningGang() (ready bool, gpus int64) {
+// sub-groups under minSubGroup), and the GPUs those pods hold (MilliGPU: a share counts its
+// part of its devices), as the devices say.
+func (js *jobState) runningGang(devices *devicePlugin) (ready bool, gpus int64) {
 	js.gang.Pods = js.gang.Pods[:0]
 	running := false
 	for i, pod := range js.pods {
 		status := model.Pending
 		if isRunning(pod) {
 			status, running = model.Running, true
-			gpus += js.podGPUs[i]
+			gpus += devices.gpusOf(pod, js.podGPUs[i])
 		}
 		js.gangPods[i] = model.PodInfo{Name: pod.Name, SubGroup: pod.Labels[scheduling.SubGroupLabel], Status: status}
 		js.gang.Pods = append(js.gang.Pods, &js.gangPods[i])
@@ -157,7 +158,7 @@ func (e *engine) endRun(js *jobState, now time.Time) {
 		kept = useful / ci * ci
 	}
 	startup := min(now.Sub(js.runStart), js.spec.Startup)
-	js.wastedGPUSeconds += float64(js.gpus) * (startup + useful - kept).Seconds()
+	js.wastedGPUSeconds += float64(js.gpus) / model.MilliGPU * (startup + useful - kept).Seconds()
 	js.saved += kept
 	js.running = false
 }
@@ -165,7 +166,7 @@ func (e *engine) endRun(js *jobState, now time.Time) {
 // complete finishes the job: its startup was overhead, and its pods and PodGroup leave the
 // cluster (a finished job holds nothing, and dropping it keeps later cycles small).
 func (e *engine) complete(js *jobState, now time.Time) {
-	js.wastedGPUSeconds += float64(js.gpus) * js.spec.Startup.Seconds()
+	js.wastedGPUSeconds += float64(js.gpus) / model.MilliGPU * js.spec.Startup.Seconds()
 	js.running, js.completed = false, &now
 	for _, pod := range js.pods {
 		e.removePod(pod)

@@ -33,7 +33,7 @@ const (
 // in each time slot: a person comparing two runs reads them in seconds.
 func WritePlot(w io.Writer, variants []Variant) error {
 	var queues []string // every variant's queues, first seen first, so colours match
-	span, peak := 1.0, int64(1)
+	span, peak := 1.0, 1.0
 	for _, v := range variants {
 		r := v.Result
 		span = max(span, r.Totals.SimulatedSeconds)
@@ -43,11 +43,11 @@ func WritePlot(w io.Writer, variants []Variant) error {
 			}
 		}
 		for _, s := range r.Series {
-			var total int64
+			var total float64
 			for _, n := range s.GPUs {
 				total += n
 			}
-			peak = max(peak, total, s.Capacity)
+			peak = max(peak, total, float64(s.Capacity))
 		}
 	}
 	gpuStep := niceStep(float64(peak), 4)

@@ -15,14 +15,14 @@ import (
 func TestPlotComparesRunsOnOneAxisAndCountsEveryEviction(t *testing.T) {
 	short := &report.Result{
 		Queues: []string{"prod", "research"},
-		Series: []report.Sample{{Time: 0, GPUs: map[string]int64{"research": 8}}, {Time: 1800, GPUs: map[string]int64{"prod": 8}}},
+		Series: []report.Sample{{Time: 0, GPUs: map[string]float64{"research": 8}}, {Time: 1800, GPUs: map[string]float64{"prod": 8}}},
 		Events: []report.Event{{Time: 1800, Type: report.EventEvict}, {Time: 1800, Type: report.EventEvict},
 			{Time: 1800, Type: report.EventEvict}, {Time: 1800, Type: report.EventEvict}},
 		Totals: report.Totals{SimulatedSeconds: 3600},
 	}
 	long := &report.Result{
 		Queues: []string{"research", "prod"}, // another order: colours must still match
-		Series: []report.Sample{{Time: 0, GPUs: map[string]int64{"research": 8}}},
+		Series: []report.Sample{{Time: 0, GPUs: map[string]float64{"research": 8}}},
 		Totals: report.Totals{SimulatedSeconds: 7200},
 	}
 	var out bytes.Buffer
@@ -60,7 +60,7 @@ func TestPlotTimeLabels(t *testing.T) {
 		{5400, []string{">30m<", ">1h<", ">1h30m<"}},
 		{4 * 3600, []string{">1h<", ">4h<"}},
 	} {
-		r := &report.Result{Queues: []string{"q"}, Series: []report.Sample{{GPUs: map[string]int64{"q": 1}}},
+		r := &report.Result{Queues: []string{"q"}, Series: []report.Sample{{GPUs: map[string]float64{"q": 1}}},
 			Events: []report.Event{{Time: tt.span, Type: report.EventEvict}}, Totals: report.Totals{SimulatedSeconds: tt.span}}
 		var out bytes.Buffer
 		if err := report.WritePlot(&out, []report.Variant{{Name: "run", Result: r}}); err != nil {
@@ -83,7 +83,7 @@ func TestPlotTimeLabels(t *testing.T) {
 func TestCountsOfOneAreSingular(t *testing.T) {
 	r := &report.Result{
 		Queues: []string{"q"},
-		Series: []report.Sample{{GPUs: map[string]int64{"q": 1}}},
+		Series: []report.Sample{{GPUs: map[string]float64{"q": 1}}},
 		Events: []report.Event{{Time: 60, Type: report.EventEvict, PodGroup: "ns/j", Queue: "q", Node: "n0", Action: "reclaim"}},
 		Totals: report.Totals{SimulatedSeconds: 120, Evictions: 1, ProtectedRefusals: 1, DelayedJobs: 1},
 	}
@@ -107,7 +107,7 @@ func TestCountsOfOneAreSingular(t *testing.T) {
 func TestPlotDrawsTheCapacityLine(t *testing.T) {
 	r := &report.Result{
 		Queues: []string{"q"},
-		Series: []report.Sample{{Time: 0, GPUs: map[string]int64{"q": 2}, Capacity: 8}, {Time: 1800, GPUs: map[string]int64{"q": 2}, Capacity: 4}},
+		Series: []report.Sample{{Time: 0, GPUs: map[string]float64{"q": 2}, Capacity: 8}, {Time: 1800, GPUs: map[string]float64{"q": 2}, Capacity: 4}},
 		Totals: report.Totals{SimulatedSeconds: 3600},
 	}
 	var out bytes.Buffer
@@ -131,7 +131,7 @@ func TestPlotDrawsTheCapacityLine(t *testing.T) {
 		}
 	}
 	// A result that sampled no capacity (none of its nodes has a GPU) draws no line.
-	r.Series = []report.Sample{{GPUs: map[string]int64{"q": 1}}}
+	r.Series = []report.Sample{{GPUs: map[string]float64{"q": 1}}}
 	out.Reset()
 	if err := report.WritePlot(&out, []report.Variant{{Name: "run", Result: r}}); err != nil {
 		t.Fatal(err)

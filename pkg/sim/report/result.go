@@ -278,7 +278,7 @@ type ResolvedMinRuntime struct {
 // plot: what the queues leave of Capacity is idle.
 type Sample struct {
 	Time      float64
-	GPUs      map[string]int64
+	GPUs      map[string]float64 // held by each queue's running pods (a share: its part)
 	FairShare map[string]float64
 	Capacity  int64
 	// Allocated is the GPUs the nodes' devices had given out (shares included) and Stranded

@@ -13,8 +13,8 @@ import (
 func TestPlotDrawsAllocatedAndStrandedGPUs(t *testing.T) {
 	r := &report.Result{
 		Queues: []string{"q"},
-		Series: []report.Sample{{Time: 0, GPUs: map[string]int64{"q": 0}, Capacity: 8, Allocated: 2.5, Stranded: 0.5},
-			{Time: 1800, GPUs: map[string]int64{"q": 1}, Capacity: 8, Allocated: 7.5, Stranded: 0}},
+		Series: []report.Sample{{Time: 0, GPUs: map[string]float64{"q": 0}, Capacity: 8, Allocated: 2.5, Stranded: 0.5},
+			{Time: 1800, GPUs: map[string]float64{"q": 1}, Capacity: 8, Allocated: 7.5, Stranded: 0}},
 		Totals: report.Totals{SimulatedSeconds: 3600},
 	}
 	var out bytes.Buffer
@@ -28,7 +28,7 @@ func TestPlotDrawsAllocatedAndStrandedGPUs(t *testing.T) {
 			t.Errorf("the plot lacks %q:\n%s", want, svg)
 		}
 	}
-	r.Series = []report.Sample{{GPUs: map[string]int64{"q": 0}}}
+	r.Series = []report.Sample{{GPUs: map[string]float64{"q": 0}}}
 	out.Reset()
 	if err := report.WritePlot(&out, []report.Variant{{Name: "run", Result: r}}); err != nil {
 		t.Fatal(err)
