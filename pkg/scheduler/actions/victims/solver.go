@@ -723,15 +723,24 @@ func (s *Solver) addAll(st *search, units []taken) []func() {
 // (which earlier plans change), is checked each time.
 func (s *Solver) mayEvict(st *search, u *unit) bool {
 	victim := u.job
-	if victim.ID == st.preemptor.ID || s.ssn.GainedByEviction(victim.ID) {
+	if victim.ID == st.preemptor.ID {
 		return false
 	}
+	// The answer known for the epoch first, then whether the job gained by eviction since (a
+	// lookup by name, asked only where it changes the outcome: walks meet the same refused
+	// victims on every node).
 	if s.eligibleEpoch[u.jobIndex] == s.epoch {
-		if !s.eligible[u.jobIndex] && s.unaskedIn[u.jobIndex] != s.searches && s.askedBy[u.jobIndex] != st.preemptor {
+		if s.eligible[u.jobIndex] {
+			return !s.ssn.GainedByEviction(victim.ID)
+		}
+		if s.unaskedIn[u.jobIndex] != s.searches && s.askedBy[u.jobIndex] != st.preemptor && !s.ssn.GainedByEviction(victim.ID) {
 			s.unaskedIn[u.jobIndex] = s.searches
 			st.unasked = append(st.unasked, victim)
 		}
-		return s.eligible[u.jobIndex]
+		return false
+	}
+	if s.ssn.GainedByEviction(victim.ID) {
+		return false
 	}
 	s.eligibleEpoch[u.jobIndex], s.askedBy[u.jobIndex] = s.epoch, st.preemptor
 	// Cheapest test first: the action's rules reject most jobs (preempt: other queues).
