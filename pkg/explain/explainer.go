@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/actions/consolidation"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/actions/stalegang"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
@@ -26,6 +27,8 @@ type Explainer struct {
 	MinRuntime *minruntime.Plugin
 	// StaleGang is the policy's stalegangeviction action; nil when the configuration runs none.
 	StaleGang *stalegang.Action
+	// Consolidation is the policy's consolidation action; nil when the configuration runs none.
+	Consolidation *consolidation.Action
 	// Warnings are what loading the configuration reported as accepted but without effect.
 	Warnings []string
 	Now      time.Time
@@ -55,6 +58,9 @@ func Load(ctx context.Context, reader client.Reader, schedulerName string, confi
 	for _, a := range policy.Actions {
 		if s, ok := a.(*stalegang.Action); ok {
 			c.StaleGang = s
+		}
+		if m, ok := a.(*consolidation.Action); ok {
+			c.Consolidation = m
 		}
 	}
 	return c, nil

@@ -286,22 +286,27 @@ func (c *Explainer) explainWaiting(ctx context.Context, p *printer, ssn *framewo
 		if victim.ID == job.ID || !victim.Preemptible || victim.CountActive() == 0 {
 			continue
 		}
-		var action framework.ActionType
+		var actions []framework.ActionType
 		switch {
 		case victim.Queue != job.Queue:
-			action = framework.Reclaim
+			actions = append(actions, framework.Reclaim)
 		case victim.Priority < job.Priority:
-			action = framework.Preempt
-		default:
-			continue
+			actions = append(actions, framework.Preempt)
 		}
-		if nodes := usable.refusedNodes(victim); nodes != nil {
-			if aside.IsPreemptible(action, job, victim).Plugin() == minruntime.Name {
-				unusable = append(unusable, unusableVictim{victim.ID, nodes})
+		if c.consolidates(job, victim) {
+			actions = append(actions, framework.Consolidation)
+		}
+		nodes := usable.refusedNodes(victim)
+		for _, action := range actions {
+			if nodes != nil {
+				if aside.IsPreemptible(action, job, victim).Plugin() == minruntime.Name {
+					unusable = append(unusable, unusableVictim{victim.ID, nodes})
+					break // named once, whichever action its protection holds against
+				}
+				continue
 			}
-			continue
+			ssn.IsPreemptible(action, job, victim)
 		}
-		ssn.IsPreemptible(action, job, victim)
 	}
 	var protected []string
 	for _, r := range ssn.PendingReasons(job.ID) {
@@ -319,6 +324,12 @@ func (c *Explainer) explainWaiting(ctx context.Context, p *printer, ssn *framewo
 		}
 	}
 	c.explainUnusable(p, unusable)
+}
+
+// consolidates reports whether the configuration's consolidation may move victim for job:
+// it runs (a limit above 0), the job is preemptible, the victim not of higher priority.
+func (c *Explainer) consolidates(job, victim *model.JobInfo) bool {
+	return c.Consolidation != nil && c.Consolidation.MaxMovedJobs() > 0 && job.Preemptible && victim.Priority <= job.Priority
 }
 
 // unusableVictim is a protected job whose running pods all sit on nodes the waiting job's

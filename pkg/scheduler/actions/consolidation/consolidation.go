@@ -33,6 +33,9 @@ func New() *Action {
 // SetMaxMovedJobs sets how many jobs a cycle may move; 0 turns the action off.
 func (a *Action) SetMaxMovedJobs(n int) { a.rules.maxMoved = n }
 
+// MaxMovedJobs is how many jobs a cycle may move; 0: the action is off.
+func (a *Action) MaxMovedJobs() int { return a.rules.maxMoved }
+
 // Settings names what the action runs with.
 func (a *Action) Settings() []string {
 	return []string{"maxConsolidationPreemptees=" + strconv.Itoa(a.rules.maxMoved)}
