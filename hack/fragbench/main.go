@@ -5,6 +5,7 @@
 //	go run ./hack/fragbench                                  # 1,200 nodes, every strategy
 //	go run ./hack/fragbench -nodes 60 -strategies binpack    # a quick look
 //	go run ./hack/fragbench -nodes 60 -write mix.yaml        # the mix as a kai-sim scenario
+//	go run ./hack/fragbench -whole -strategies fragmentation # shares asking whole GPUs: their cost
 //
 // The mix (package fragbench) is a heterogeneous cluster and pods arriving one a second,
 // never leaving, until they ask for 130% of its GPUs; each strategy runs it in kai-sim, and
@@ -37,6 +38,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	nodes := flags.Int("nodes", fragbench.DefaultNodes, "nodes of the cluster")
 	seed := flags.Uint64("seed", 1, "seed of the mix")
 	strategies := flags.String("strategies", strings.Join(fragbench.Strategies, ","), "comma-separated values of nodeplacement's gpu argument to run")
+	whole := flags.Bool("whole", false, "ask a whole GPU for every share pod (the same pods at the same times): the fill that the cost of shares is compared with")
 	write := flags.String("write", "", "also write the mix as a kai-sim scenario to this file (run it with --scheduler-conf holding one strategy)")
 	if err := flags.Parse(args); err != nil {
 		return 2
@@ -49,7 +51,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		chosen = append(chosen, s)
 	}
-	mix, err := fragbench.Generate(*nodes, *seed)
+	generate := fragbench.Generate
+	if *whole {
+		generate = fragbench.GenerateWhole
+	}
+	mix, err := generate(*nodes, *seed)
 	if err != nil {
 		fmt.Fprintln(stderr, "fragbench:", err)
 		return 2

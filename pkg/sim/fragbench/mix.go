@@ -99,7 +99,14 @@ type Mix struct {
 // Generate makes the mix of the given number of nodes from seed: the same bytes for the same
 // arguments. Nodes of each kind are shuffled into name order, so that no strategy's way of
 // breaking ties by name meets a cluster sorted by kind.
-func Generate(nodes int, seed uint64) (*Mix, error) {
+func Generate(nodes int, seed uint64) (*Mix, error) { return generate(nodes, seed, false) }
+
+// GenerateWhole is Generate with every share pod asking for one whole GPU instead: the same
+// pods at the same seconds, the fill with whole GPUs that the cost of shares is measured
+// against. Its ReachedAt are the shares' mix's, so both stop at the same arrival.
+func GenerateWhole(nodes int, seed uint64) (*Mix, error) { return generate(nodes, seed, true) }
+
+func generate(nodes int, seed uint64, whole bool) (*Mix, error) {
 	if nodes < len(nodeKinds) {
 		return nil, fmt.Errorf("a mix needs at least %d nodes, one of each kind; got %d", len(nodeKinds), nodes)
 	}
@@ -130,7 +137,11 @@ func Generate(nodes int, seed uint64) (*Mix, error) {
 	var asked int64 // MilliGPU
 	for second := 0; asked < capacity*13/10; second++ {
 		kind := pick(rng, podKinds)
-		m.Kinds[kind.name]++
+		if name := kind.name; whole && kind.fraction {
+			m.Kinds[name+" asked whole"]++
+		} else {
+			m.Kinds[name]++
+		}
 		fmt.Fprintf(&b, "---\napiVersion: scheduling.run.ai/v2alpha2\nkind: PodGroup\nmetadata: {name: p-%05d, namespace: mix, annotations: {sim.kai.scheduler/submit-at: %ds}}\nspec: {minMember: 1, queue: mix}\n",
 			second, second)
 		annotations := "pod-group-name: p-" + fmt.Sprintf("%05d", second)
@@ -138,8 +149,12 @@ func Generate(nodes int, seed uint64) (*Mix, error) {
 		switch {
 		case kind.fraction:
 			f := pickFraction(rng)
-			annotations += ", gpu-fraction: \"" + strconv.FormatFloat(f.value, 'f', -1, 64) + "\""
 			resources = `requests: {cpu: "1", memory: 4Gi}`
+			if whole {
+				resources = `requests: {cpu: "1", memory: 4Gi, nvidia.com/gpu: "1"}, limits: {nvidia.com/gpu: "1"}`
+			} else {
+				annotations += ", gpu-fraction: \"" + strconv.FormatFloat(f.value, 'f', -1, 64) + "\""
+			}
 			asked += model.FractionPortion(f.value)
 		case kind.gpus > 0:
 			g := kind.gpus

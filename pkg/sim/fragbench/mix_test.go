@@ -2,6 +2,7 @@ package fragbench
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 
@@ -118,5 +119,25 @@ func TestEveryKindOfNodeIsInTheCluster(t *testing.T) {
 	}
 	if _, err := Generate(4, 1); err == nil || !strings.Contains(err.Error(), "at least 5 nodes") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// The whole-GPU fill is the shares' mix with every share asking one whole GPU: the same pods
+// at the same seconds, stopping at the same arrival, and no share left.
+func TestTheWholeGPUFillIsTheSameArrivals(t *testing.T) {
+	shares, err := Generate(60, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, err := GenerateWhole(60, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if whole.Pods != shares.Pods || !slices.Equal(whole.ReachedAt, shares.ReachedAt) || whole.GPUs != shares.GPUs {
+		t.Fatalf("whole fill: %d pods reaching the levels at %v on %d GPUs; the shares': %d at %v on %d",
+			whole.Pods, whole.ReachedAt, whole.GPUs, shares.Pods, shares.ReachedAt, shares.GPUs)
+	}
+	if n := strings.Count(string(whole.Scenario), "gpu-fraction"); n != 0 || whole.Kinds["share asked whole"] != shares.Kinds["share"] {
+		t.Fatalf("whole fill: %d gpu-fraction annotations, %d shares asked whole of %d", n, whole.Kinds["share asked whole"], shares.Kinds["share"])
 	}
 }

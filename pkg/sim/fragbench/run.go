@@ -129,7 +129,11 @@ func WriteTable(w io.Writer, m *Mix, outcomes []*Outcome, times bool) error {
 func kindsText(m *Mix) string {
 	var parts []string
 	for _, k := range podKinds {
-		parts = append(parts, fmt.Sprintf("%d %s", m.Kinds[k.name], k.name))
+		name := k.name
+		if _, whole := m.Kinds[name+" asked whole"]; whole {
+			name += " asked whole"
+		}
+		parts = append(parts, fmt.Sprintf("%d %s", m.Kinds[name], name))
 	}
 	return strings.Join(parts, ", ")
 }
