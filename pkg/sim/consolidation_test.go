@@ -1,6 +1,7 @@
 package sim_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -121,5 +122,57 @@ spec: {schedulerName: kai-scheduler, containers: [{name: main, resources: ` + re
 	train := eventsOf(r, report.EventBind, "ml/train")
 	if len(train) != 1 || train[0].GPUDevices[0] == stays[0] {
 		t.Fatalf("train's binds %+v: want the device the notebook left", train)
+	}
+}
+
+// A move is not a preemption: every job consolidation moves is bound again within moments of
+// its pods' termination. Three 4-GPU nodes each run a 2-GPU training whose neighbour
+// completed; two 4-GPU jobs arrive together. One training is moved; the second job does not
+// count on the room the moved training still needs while it terminates (a later cycle's move
+// once took it, and the training waited an hour).
+func TestAMovedJobIsBoundAgainAtOnce(t *testing.T) {
+	var b strings.Builder
+	for _, n := range []string{"node-a", "node-b", "node-c"} {
+		fmt.Fprintf(&b, "---\napiVersion: v1\nkind: Node\nmetadata: {name: %s}\nstatus: {allocatable: {cpu: \"32\", memory: 256Gi, nvidia.com/gpu: \"4\", pods: \"110\"}}\n", n)
+	}
+	b.WriteString("---\napiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: team}\nspec: {resources: {gpu: {quota: 12, limit: -1, overQuotaWeight: 1}, cpu: {quota: -1, limit: -1, overQuotaWeight: 1}, memory: {quota: -1, limit: -1, overQuotaWeight: 1}}}\n")
+	job := func(name string, gpus int, annotations string) {
+		fmt.Fprintf(&b, "---\napiVersion: scheduling.run.ai/v2alpha2\nkind: PodGroup\nmetadata: {name: %s, namespace: team, annotations: {%s}}\nspec: {minMember: 1, queue: team}\n", name, annotations)
+		fmt.Fprintf(&b, "---\napiVersion: v1\nkind: Pod\nmetadata: {name: %s-0, namespace: team, annotations: {pod-group-name: %s}}\n"+
+			"spec: {schedulerName: kai-scheduler, containers: [{name: main, resources: {requests: {cpu: \"2\", nvidia.com/gpu: \"%d\"}, limits: {nvidia.com/gpu: \"%d\"}}}]}\n", name, name, gpus, gpus)
+	}
+	for i := 1; i <= 6; i++ {
+		duration := "3h"
+		if i%2 == 0 {
+			duration = "30m" // one of each node's two trainings
+		}
+		job(fmt.Sprintf("t%d", i), 2, "sim.kai.scheduler/duration: "+duration)
+	}
+	job("p1", 4, "sim.kai.scheduler/duration: 1h, sim.kai.scheduler/submit-at: 40m")
+	job("p2", 4, "sim.kai.scheduler/duration: 1h, sim.kai.scheduler/submit-at: 40m")
+	config := simtest.Example(t, "consolidation.conf.yaml")
+	r := simulateWith(t, []byte(b.String()), sim.Options{Config: config})
+
+	moved := 0
+	for _, e := range r.Events {
+		if e.Type != report.EventEvict {
+			continue
+		}
+		if e.Action != "consolidation" {
+			t.Fatalf("an eviction other than a move: %+v", e)
+		}
+		moved++
+		var again []report.Event
+		for _, bind := range eventsOf(r, report.EventBind, e.PodGroup) {
+			if bind.Time > e.Time {
+				again = append(again, bind)
+			}
+		}
+		if len(again) == 0 || again[0].Time > e.Time+time.Minute.Seconds() {
+			t.Errorf("%s was moved at %v s and bound again %+v: want within a minute (its 30 s of termination and a cycle)", e.PodGroup, e.Time, again)
+		}
+	}
+	if moved == 0 {
+		t.Fatal("nothing moved: the scenario no longer exercises consolidation")
 	}
 }

@@ -25,9 +25,10 @@ type operation struct {
 	pod        *model.PodInfo
 	fromStatus model.PodStatus
 	fromNode   string
-	// fromEvictedFor is the pod's EvictedFor before an eviction set it, fromPromisedAt its
-	// PromisedAt before a pipeline or nomination set it.
+	// fromEvictedFor and fromMoved are the pod's EvictedFor and Moved before an eviction set
+	// them, fromPromisedAt its PromisedAt before a pipeline or nomination set it.
 	fromEvictedFor model.JobID
+	fromMoved      bool
 	fromPromisedAt int64
 	// fromGroups and fromRequest are a share pod's devices and request before a placement
 	// chose them (a share asked in memory is charged what it takes of the node's devices).
@@ -173,10 +174,11 @@ func (st *Statement) Evict(pod *model.PodInfo, reason EvictionReason) error {
 	if pod.Status != model.Running && pod.Status != model.Bound {
 		return fmt.Errorf("evict %s: only bound or running pods can be evicted, it is %s", pod.Key(), pod.Status)
 	}
-	op := operation{kind: opEvict, pod: pod, reason: reason, fromEvictedFor: pod.EvictedFor}
+	op := operation{kind: opEvict, pod: pod, reason: reason, fromEvictedFor: pod.EvictedFor, fromMoved: pod.Moved}
 	pod.EvictedFor = reason.Preemptor // what it releases is its preemptor's (see NodeInfo.Bindable)
+	pod.Moved = reason.Action == Consolidation
 	if err := st.apply(op, model.Releasing, pod.NodeName); err != nil {
-		pod.EvictedFor = op.fromEvictedFor
+		pod.EvictedFor, pod.Moved = op.fromEvictedFor, op.fromMoved
 		return err
 	}
 	return nil
@@ -219,7 +221,7 @@ func (st *Statement) Rollback(cp Checkpoint) {
 		// Undoing restores a state the snapshot held before, so it cannot fail.
 		from := op.pod.Status
 		if op.kind == opEvict {
-			op.pod.EvictedFor = op.fromEvictedFor
+			op.pod.EvictedFor, op.pod.Moved = op.fromEvictedFor, op.fromMoved
 		}
 		_ = st.ssn.snapshot.SetPodStatus(op.pod, op.fromStatus, op.fromNode)
 		st.ssn.podStatusChanged(op.pod, from)

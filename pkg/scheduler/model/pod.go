@@ -68,6 +68,9 @@ type PodInfo struct {
 	// EvictedFor is, for a releasing pod, the job its eviction made room for; empty when it
 	// terminates for another reason. What it releases is that job's promise.
 	EvictedFor JobID
+	// Moved is, for a releasing pod, whether it was evicted to be placed again elsewhere
+	// (consolidation): the room it will need again is not free for another move.
+	Moved bool
 	// Placement is what the pod asks of nodes beyond resources; nil when nothing.
 	Placement *Placement
 	// StartTime is when the kubelet reported the pod started, if it did.

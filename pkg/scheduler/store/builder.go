@@ -222,10 +222,11 @@ type podView struct {
 	promisedAt time.Time
 	deleting   bool
 	evictedFor model.JobID
+	moved      bool
 }
 
 func (a *assembly) view(e *podEntry) podView {
-	v := podView{nodeName: e.nodeName, nominated: e.nominated, promisedAt: e.promisedAt, deleting: e.deleting, evictedFor: e.evictedFor}
+	v := podView{nodeName: e.nodeName, nominated: e.nominated, promisedAt: e.promisedAt, deleting: e.deleting, evictedFor: e.evictedFor, moved: e.moved}
 	if a.overlay == nil {
 		return v
 	}
@@ -241,8 +242,8 @@ func (a *assembly) view(e *podEntry) podView {
 			v.gpuGroups = written.gpuGroups
 		}
 	}
-	if preemptor, ok := a.overlay.evicted(e.uid, v.deleting); ok {
-		v.deleting, v.evictedFor = true, preemptor
+	if ev, ok := a.overlay.evicted(e.uid, v.deleting); ok {
+		v.deleting, v.evictedFor, v.moved = true, ev.preemptor, ev.moved
 	}
 	return v
 }
@@ -441,7 +442,7 @@ func (a *assembly) place(e *podEntry) {
 	case v.deleting && v.nodeName == "":
 		return // a pending pod going away holds nothing
 	case v.deleting:
-		info.Status, info.EvictedFor = model.Releasing, v.evictedFor
+		info.Status, info.EvictedFor, info.Moved = model.Releasing, v.evictedFor, v.moved
 	case v.nodeName == "" && a.nodes[v.nominated] != nil:
 		info.Status, info.NodeName, info.PromisedAt = model.Pipelined, v.nominated, promiseTime(v.promisedAt, e.creationTime)
 	case v.nodeName == "":

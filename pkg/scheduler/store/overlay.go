@@ -20,7 +20,7 @@ const overlayTTL = 2 * time.Minute
 type Overlay struct {
 	mu     sync.Mutex
 	binds  map[types.UID]written[binding]
-	evicts map[types.UID]written[model.JobID]
+	evicts map[types.UID]written[eviction]
 	// nominations hold the node promised to a pending pod ("" for a withdrawn promise), and
 	// when the promise was made.
 	nominations map[types.UID]written[nomination]
@@ -42,7 +42,7 @@ type written[T any] struct {
 // NewOverlay returns an empty overlay reading the scheduler's clock (for expiry only).
 func NewOverlay(clk clock.PassiveClock) *Overlay {
 	return &Overlay{
-		binds: map[types.UID]written[binding]{}, evicts: map[types.UID]written[model.JobID]{},
+		binds: map[types.UID]written[binding]{}, evicts: map[types.UID]written[eviction]{},
 		nominations: map[types.UID]written[nomination]{},
 		stamps:      map[model.JobID]written[time.Time]{}, evictionStamps: map[model.JobID]time.Time{}, clock: clk,
 	}
@@ -63,10 +63,17 @@ func (o *Overlay) Bound(pod types.UID, node string, gpuGroups []string) {
 }
 
 // Evicted records that a pod's deletion was requested to make room for preemptor.
-func (o *Overlay) Evicted(pod types.UID, preemptor model.JobID) {
+func (o *Overlay) Evicted(pod types.UID, preemptor model.JobID, moved bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.evicts[pod] = written[model.JobID]{value: preemptor, at: o.clock.Now()}
+	o.evicts[pod] = written[eviction]{value: eviction{preemptor, moved}, at: o.clock.Now()}
+}
+
+// eviction is an eviction's preemptor, and whether the pod was moved (to be placed again
+// elsewhere) rather than taken (model.PodInfo.Moved).
+type eviction struct {
+	preemptor model.JobID
+	moved     bool
 }
 
 // BindQueued records a bind decided but not sent yet. It holds until Bound (sent) or
@@ -79,10 +86,10 @@ func (o *Overlay) BindQueued(pod types.UID, node string, gpuGroups []string) {
 }
 
 // EvictionQueued records an eviction decided but not sent yet, as BindQueued a bind.
-func (o *Overlay) EvictionQueued(pod types.UID, preemptor model.JobID) {
+func (o *Overlay) EvictionQueued(pod types.UID, preemptor model.JobID, moved bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.evicts[pod] = written[model.JobID]{value: preemptor, at: o.clock.Now(), queued: true}
+	o.evicts[pod] = written[eviction]{value: eviction{preemptor, moved}, at: o.clock.Now(), queued: true}
 }
 
 // BindFailed takes back a bind recorded before it was sent, which the API server refused:
@@ -178,9 +185,9 @@ func (o *Overlay) nominatedNode(pod types.UID, informerNode string) (nomination,
 }
 
 // evicted reports whether a pod's deletion was requested but the informer may not show it,
-// and for which preemptor.
-func (o *Overlay) evicted(pod types.UID, informerDeleting bool) (model.JobID, bool) {
-	return unseen(o, o.evicts, pod, func(model.JobID) bool { return informerDeleting })
+// for which preemptor, and whether it was moved.
+func (o *Overlay) evicted(pod types.UID, informerDeleting bool) (eviction, bool) {
+	return unseen(o, o.evicts, pod, func(eviction) bool { return informerDeleting })
 }
 
 // unseen returns a remembered write while the informer has not caught up with it (shows) and

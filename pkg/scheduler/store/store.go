@@ -427,6 +427,7 @@ type podEntry struct {
 	// says (zero without one).
 	promisedAt time.Time
 	evictedFor model.JobID
+	moved      bool // evicted by consolidation (model.PodInfo.Moved)
 	subGroup   string
 	// preemptionDelay is the pod's preemption-delay annotation, if it has one.
 	preemptionDelay    string
@@ -473,7 +474,8 @@ func (s *Store) upsertPod(pod *v1.Pod) bool {
 		}
 		e.share, e.gpuGroups = share, model.GPUGroupsOf(pod)
 		e.deleting, e.gated, e.running = pod.DeletionTimestamp != nil, len(pod.Spec.SchedulingGates) > 0, pod.Status.Phase == v1.PodRunning
-		e.nodeName, e.nominated, e.evictedFor = pod.Spec.NodeName, pod.Status.NominatedNodeName, evictionPreemptor(pod)
+		e.nodeName, e.nominated = pod.Spec.NodeName, pod.Status.NominatedNodeName
+		e.evictedFor, e.moved = evictionPreemptor(pod)
 		e.promisedAt = promisedAt(pod)
 		e.subGroup, e.creationTime = pod.Labels[scheduling.SubGroupLabel], pod.CreationTimestamp.Time
 		e.preemptionDelay, e.hasPreemptionDelay = pod.Annotations[scheduling.PreemptionDelayAnnotation]
@@ -571,16 +573,17 @@ func podSpec(pod *v1.Pod, old *podEntry) cachedSpec {
 }
 
 // evictionPreemptor reads, from the DisruptionTarget condition the scheduler wrote when it
-// evicted the pod, which job the eviction made room for; empty for any other deletion.
-func evictionPreemptor(pod *v1.Pod) model.JobID {
+// evicted the pod, which job the eviction made room for (empty for any other deletion), and
+// whether it moved the pod (consolidation).
+func evictionPreemptor(pod *v1.Pod) (model.JobID, bool) {
 	for _, c := range pod.Status.Conditions {
 		if c.Type == v1.DisruptionTarget && c.Status == v1.ConditionTrue {
-			if _, preemptor, ok := scheduling.ParseEvictionMessage(c.Message); ok {
-				return model.JobID(preemptor)
+			if action, preemptor, ok := scheduling.ParseEvictionMessage(c.Message); ok {
+				return model.JobID(preemptor), action == string(model.Consolidation)
 			}
 		}
 	}
-	return ""
+	return "", false
 }
 
 // promisedAt is when the pod was promised its nominated node: its Promised condition's last

@@ -1,6 +1,7 @@
 package consolidation_test
 
 import (
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -143,6 +144,63 @@ var _ = Describe("Consolidation", func() {
 		rounds, _ := h.RunRounds(ctx, 3)
 		for _, e := range evictions(rounds) {
 			Expect(e.Reason.Action).NotTo(Equal(framework.Consolidation))
+		}
+	})
+	// A queue at its limit may not grow by moving others out of the way: the moved job could
+	// never come back under the same limit, and would move the first one in turn.
+	It("makes no room for a job its queue's limit refuses", func() {
+		h := New(config).Nodes(Node("n1").GPUs(4), Node("n2").GPUs(4)).Queues(Queue("team").GPUQuota(8).GPULimit(4))
+		h.Jobs(Job("a").Queue("team").GPUs(2).Running("n1").StartedAt(Epoch.Add(-time.Hour)),
+			Job("b").Queue("team").GPUs(2).Running("n2").StartedAt(Epoch.Add(-time.Hour)),
+			Job("big").Queue("team").GPUs(4))
+		rounds, _ := h.RunRounds(ctx, 5)
+		Expect(evictions(rounds)).To(BeEmpty())
+	})
+
+	// The victims are chosen before they are moved: when the first choice cannot go anywhere
+	// (pinned to its node), the search is made again without it, and the other job moves.
+	It("moves another job when the first choice fits nowhere else", func() {
+		h := New(config).Nodes(Node("n1").GPUs(4).Label("zone", "a"), Node("n2").GPUs(4)).Queues(Queue("team").GPUQuota(8))
+		h.Jobs(Job("pinned").Queue("team").GPUs(2).NodeSelector("zone", "a").Running("n1").StartedAt(Epoch.Add(-10*time.Minute)),
+			Job("free").Queue("team").GPUs(2).Running("n2").StartedAt(Epoch.Add(-time.Hour)),
+			Job("big").Queue("team").GPUs(4))
+		rounds, stable := h.RunRounds(ctx, 10)
+		Expect(stable).To(BeTrue())
+		moved := evictions(rounds)
+		Expect(moved).To(HaveLen(1))
+		Expect(moved[0].Job).To(Equal(model.NewJobID(Namespace, "free")))
+		Expect(h.PodsIn("big", model.Running)).To(Equal(1))
+		Expect(h.PodsIn("free", model.Running)).To(Equal(1))
+	})
+
+	// Two jobs that each bind host port 9000 would both have to move to the one node with room
+	// for them (n3), where only one can bind the port: neither moves, and the 3-GPU job waits.
+	// (The others may not move: one is pinned to its node, two are not preemptible.)
+	It("does not move two pods onto one node where their host ports clash", func() {
+		h := New(config).Nodes(Node("n1").GPUs(4).Label("zone", "a"), Node("n2").GPUs(4), Node("n3").GPUs(4).Label("zone", "c")).
+			Queues(Queue("team").GPUQuota(12))
+		h.Jobs(Job("v1").Queue("team").GPUs(1).HostPort(9000).Running("n1").StartedAt(Epoch.Add(-time.Hour)),
+			Job("v2").Queue("team").GPUs(1).HostPort(9000).Running("n1").StartedAt(Epoch.Add(-time.Hour)),
+			Job("fill").Queue("team").GPUs(1).NodeSelector("zone", "a").Running("n1").StartedAt(Epoch.Add(-time.Hour)),
+			Job("full").Queue("team").Priority(125).GPUs(4).Running("n2").StartedAt(Epoch.Add(-time.Hour)),
+			Job("half").Queue("team").Priority(125).GPUs(2).Running("n3").StartedAt(Epoch.Add(-time.Hour)),
+			Job("big").Queue("team").GPUs(3))
+		rounds, _ := h.RunRounds(ctx, 3)
+		Expect(evictions(rounds)).To(BeEmpty())
+		Expect(rounds[len(rounds)-1].Reasons("big")).To(ContainElement(ContainSubstring("fits on no other node")))
+	})
+
+	// Each moved pod is told once that it moved: a job of two pods gets the note once per pod,
+	// not stacked.
+	It("tells each moved pod once where its job fits", func() {
+		h := New(config).Nodes(Node("n1").GPUs(4), Node("n2").GPUs(4).Label("zone", "b")).Queues(Queue("team").GPUQuota(8))
+		h.Jobs(Job("pair").Queue("team").GPUs(1).Pods(2).MinMember(2).Running("n1", "n1").StartedAt(Epoch.Add(-time.Hour)),
+			Job("other").Queue("team").GPUs(2).NodeSelector("zone", "b").Running("n2").StartedAt(Epoch.Add(-time.Hour)),
+			Job("big").Queue("team").GPUs(4))
+		round := h.RunCycle(ctx)
+		Expect(round.Evictions).To(HaveLen(2))
+		for _, e := range round.Evictions {
+			Expect(strings.Count(e.Reason.Note.Text, "moved to make room")).To(Equal(1), e.Reason.Note.Text)
 		}
 	})
 })

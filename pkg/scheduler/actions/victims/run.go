@@ -70,13 +70,15 @@ func Run(ctx context.Context, ssn *framework.Session, rules Rules) {
 		if err != nil {
 			continue // allocate already told the job why
 		}
-		if moves && !model.Request(gang).FitsIn(room) {
+		if moves && !leastRequest(gang).FitsIn(room) {
 			continue // no moving makes room the cluster does not have; allocate told why it waits
 		}
 		// A queue limit is judged once the victims are gone: evictions under the limited
-		// queue lift it. Any other objection no eviction can lift.
+		// queue lift it. Any other objection no eviction can lift, nor any objection a move:
+		// moved jobs come back, under the same limits (moving one out of the way of a job
+		// its limit refuses would never let it back, and it would move that job in turn).
 		var limit *framework.LimitExceeded
-		if st := ssn.Allocatable(job, model.Request(gang)); !st.IsSuccess() && !errors.As(st.Err(), &limit) {
+		if st := ssn.Allocatable(job, model.Request(gang)); !st.IsSuccess() && (moves || !errors.As(st.Err(), &limit)) {
 			continue
 		}
 		shape := actions.ShapeKey(job, gang)
@@ -100,8 +102,8 @@ func Run(ctx context.Context, ssn *framework.Session, rules Rules) {
 			continue
 		}
 		movable -= plan.MovedJobs()
-		apply(ctx, ssn, rules.Action(), job, plan)
-		if moves {
+		if applied := apply(ctx, ssn, rules.Action(), job, plan); applied && moves {
+			solver.Book(plan.Moves)
 			room = roomLeft(ssn)
 		}
 	}
@@ -111,60 +113,86 @@ func Run(ctx context.Context, ssn *framework.Session, rules Rules) {
 // with nothing built, that leaves out most jobs waiting on a full cluster before their gang is.
 func anyPendingFits(job *model.JobInfo, room model.Resources) bool {
 	for _, p := range job.Pods {
-		if p.Status == model.Pending && p.Request.FitsIn(room) {
+		if p.Status == model.Pending && leastRequest([]*model.PodInfo{p}).FitsIn(room) {
 			return true
 		}
 	}
 	return false
 }
 
-// roomLeft is what the cluster's nodes will have free once their releasing pods are gone,
-// the room on devices holding shares included. Moving pods only rearranges it: a gang that
-// asks for more, in any resource, is not searched for (most jobs waiting on a full cluster).
-func roomLeft(ssn *framework.Session) model.Resources {
+// leastRequest is the least the pods take wherever they go: their requests, but a share asked
+// in memory, charged as pending the most any device would take, counted as a sliver of a GPU
+// (on the largest devices it takes less).
+func leastRequest(pods []*model.PodInfo) model.Resources {
 	var total model.Resources
+	for _, p := range pods {
+		r := p.Request
+		if p.IsShare() && p.Share.MemoryMiB > 0 {
+			r = r.With(model.GPU, min(r.Get(model.GPU), 1))
+		}
+		total = total.Add(r)
+	}
+	return total
+}
+
+// roomLeft is what the cluster's nodes will have free once their releasing pods are gone,
+// the room on devices holding shares included, less what moved pods will take again. Moving
+// pods only rearranges it: a gang that asks for more, in any resource, is not searched for
+// (most jobs waiting on a full cluster).
+func roomLeft(ssn *framework.Session) model.Resources {
+	var total, moved model.Resources
+	for _, job := range ssn.Snapshot().Jobs {
+		for _, p := range job.Pods {
+			if p.Status == model.Releasing && p.Moved {
+				moved = moved.Add(p.Request)
+			}
+		}
+	}
 	for _, n := range ssn.Snapshot().Nodes {
-		total = total.Add(n.FutureIdle())
+		total = total.Add(n.FutureIdle().AtLeastZero()) // an overcommitted node frees nothing elsewhere
 		for _, g := range n.GPUGroups {
 			if g.Open(true) {
 				total = total.With(model.GPU, total.Get(model.GPU)+max(g.Room(true), 0))
 			}
 		}
 	}
-	return total
+	return total.Sub(moved)
 }
 
 // failure is a shape no victims were found for: the first job of it searched, whose reasons
 // the others are told.
 type failure struct{ job model.JobID }
 
-// apply evicts the plan's victims and pipelines the gang onto the resources they release.
-func apply(ctx context.Context, ssn *framework.Session, action framework.ActionType, job *model.JobInfo, plan *Plan) {
+// apply evicts the plan's victims and pipelines the gang onto the resources they release; it
+// reports whether the plan was carried out.
+func apply(ctx context.Context, ssn *framework.Session, action framework.ActionType, job *model.JobInfo, plan *Plan) bool {
 	st := ssn.NewStatement()
 	reason := framework.NewEvictionReason(action, job.ID)
 	victimReason := reason
+	var note framework.EvictionNote // the plugins', for the victim job at hand
 	for i, victim := range plan.Victims {
 		// Victims come grouped by job: the plugins' notes are asked once per victim job, as
 		// the search judged it, before any of its pods is evicted.
 		if i == 0 || victim.Job != plan.Victims[i-1].Job {
-			victimReason.Note, victimReason.EndsRun = framework.EvictionNote{}, false
+			note, victimReason.EndsRun = framework.EvictionNote{}, false
 			if v := ssn.Snapshot().Job(victim.Job); v != nil {
-				victimReason.Note = ssn.EvictionNotes(action, job, v)
+				note = ssn.EvictionNotes(action, job, v)
 				victimReason.EndsRun, victimReason.DecidedAt = endsRun(v, plan.Victims[i:]), ssn.Now()
 			}
 		}
+		victimReason.Note = note
 		if len(plan.Moves) > 0 {
-			victimReason.Note.Text = moveNote(victimReason.Note.Text, victim, plan.Moves)
+			victimReason.Note.Text = moveNote(note.Text, victim, plan.Moves)
 		}
 		if err := st.Evict(victim, victimReason); err != nil {
 			st.Discard()
 			ssn.Logger().Error(err, "Plan no longer applies", "action", action, "job", job.ID)
-			return
+			return false
 		}
 	}
 	if len(plan.Victims) == 0 && allocateAll(st, plan) {
 		commit(ctx, ssn, st, action, job) // nothing to wait for: the gang fits on idle resources
-		return
+		return true
 	}
 	// What the victims release is promised to the job (nominated), so that it still holds in
 	// later cycles; a plan without victims only uses what others release, for this cycle.
@@ -176,10 +204,11 @@ func apply(ctx context.Context, ssn *framework.Session, action framework.ActionT
 		if err := pipeline(p.Pod, p.Node); err != nil {
 			st.Discard()
 			ssn.Logger().Error(err, "Plan no longer applies", "action", action, "job", job.ID)
-			return
+			return false
 		}
 	}
 	commit(ctx, ssn, st, action, job)
+	return true
 }
 
 // moveNote tells a moved pod's owner that it was moved, not taken, and where it fits now;

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
@@ -111,6 +112,8 @@ type Solver struct {
 	unasked []*model.JobInfo
 	// options are the nodes' options for the current class of pod (see nodeOptions).
 	options nodeOptions
+	// booked are, per node, the pods a Mover's carried-out plans moved there (Book).
+	booked map[int][]*model.PodInfo
 	// judgedIn holds, per candidate unit (by rank), the epoch in which the unit filters last
 	// judged it alone (framework.UnitFilter), and unitRefused their answer. A unit refused
 	// alone is refused in any plan of the epoch (preemptors of one shape in a row, whose
@@ -143,6 +146,9 @@ func NewSolver(ssn *framework.Session, rules Rules, preemptors []*model.JobInfo)
 		s.nodeIndex[n.Name] = i
 	}
 	s.byNode = make([][]nodeUnit, len(s.nodes))
+	if _, moves := rules.(Mover); moves {
+		defer s.bookMoved() // once the candidates are counted: the buffers need them
+	}
 	compareQueues := func(l, r *model.JobInfo) int { return rules.CompareVictimQueues(ssn, l, r) }
 	s.ranked = candidates(ssn, rules.Prospects(preemptors), compareQueues)
 	var groups []nodeUnit // one unit's pods per node, reused
@@ -185,7 +191,11 @@ func groupByNode(groups []nodeUnit, u *unit) []nodeUnit {
 // otherwise (recomputed only when the node's version moved).
 func (s *Solver) freeAt(i int) nodeFree {
 	if v := s.nodes[i].Version(); !s.freeOK[i] || s.freeVersion[i] != v {
-		s.free[i], s.freeOK[i], s.freeVersion[i] = futureFree(s.nodes[i]), true, v
+		f := futureFree(s.nodes[i])
+		for _, p := range s.booked[i] {
+			f = f.occupy(p)
+		}
+		s.free[i], s.freeOK[i], s.freeVersion[i] = f, true, v
 	}
 	return s.free[i]
 }
@@ -193,16 +203,21 @@ func (s *Solver) freeAt(i int) nodeFree {
 // startSearch readies the caches for a search for a preemptor of shape: a new shape starts a
 // new epoch, which forgets every eligibility.
 func (s *Solver) startSearch(shape string) {
+	s.makeBuffers()
+	s.searches++
+	if shape != s.shape || shape == "" {
+		s.shape = shape
+		s.epoch++
+	}
+}
+
+// makeBuffers makes the caches of the searches, at the first.
+func (s *Solver) makeBuffers() {
 	if s.free == nil {
 		s.free, s.freeOK, s.freeVersion = make([]nodeFree, len(s.nodes)), make([]bool, len(s.nodes)), make([]uint64, len(s.nodes))
 		s.eligible, s.eligibleEpoch = make([]bool, s.jobs), make([]uint32, s.jobs)
 		s.askedBy, s.unaskedIn = make([]*model.JobInfo, s.jobs), make([]uint32, s.jobs)
 		s.judgedIn, s.unitVerdict = make([]uint32, len(s.ranked)), make([]framework.Status, len(s.ranked))
-	}
-	s.searches++
-	if shape != s.shape || shape == "" {
-		s.shape = shape
-		s.epoch++
 	}
 }
 
@@ -244,6 +259,11 @@ type search struct {
 	// answers, without asking the plugins for this one: if the search fails, they are asked,
 	// so that the job is told what refused it.
 	unasked []*model.JobInfo
+	// excluded is, for a Mover, the victim job the search's plan could not move (it fits
+	// nowhere else, or not under its queues' limits): a search without it may find a plan.
+	excluded model.JobID
+	// without are the victim jobs left out of this search (see Solve).
+	without []model.JobID
 }
 
 // Solve plans evictions that let gang (the job's pending pods) fit. When limit is set, a
@@ -251,13 +271,43 @@ type search struct {
 // under that queue (see coverLimits). It returns nil and a reason when no allowed set of
 // victims makes room. shape is the job's ShapeKey: the plugins' answers about victims are
 // reused for the next preemptor of the same shape.
+//
+// A Mover's plan may fail on a victim that cannot be moved (it fits nowhere else, or not
+// under its queues' limits); the search is then made again without that job, up to maxMoveAttempts in all, since the victims are
+// chosen before they are moved.
 func (s *Solver) Solve(preemptor *model.JobInfo, gang []*model.PodInfo, limit *framework.LimitExceeded, shape string) (*Plan, string) {
+	var without []model.JobID
+	var unmovable []string // why each job left out could not move
+	for {
+		plan, reason, excluded := s.solveWithout(preemptor, gang, limit, shape, without)
+		if plan != nil || excluded == "" || len(without)+1 >= maxMoveAttempts {
+			if len(without) > 0 {
+				s.options.set = false // computed without some victims: not for the next search
+			}
+			if plan == nil && len(unmovable) > 0 {
+				reason += "; left out, as they cannot move: " + strings.Join(unmovable, "; ")
+			}
+			return plan, reason
+		}
+		without, unmovable = append(without, excluded), append(unmovable, reason)
+		s.options.set = false
+	}
+}
+
+// maxMoveAttempts bounds the searches of a Mover's plan for one job: each leaves out one
+// more victim that could not be moved.
+const maxMoveAttempts = 3
+
+// solveWithout is one search, the jobs in without left out as victims; it returns the plan,
+// or why there is none and the victim job that could not be moved, if that is why.
+func (s *Solver) solveWithout(preemptor *model.JobInfo, gang []*model.PodInfo, limit *framework.LimitExceeded, shape string, without []model.JobID) (*Plan, string, model.JobID) {
 	st := &search{
 		preemptor: preemptor,
 		sc:        newScenario(preemptor),
 		filters:   s.ssn.GetAccumulatedScenarioFilters(s.rules.Action(), preemptor),
 		units:     s.byNode,
 		unasked:   s.unasked[:0],
+		without:   without,
 	}
 	s.startSearch(shape)
 	defer s.forgetPlan(st)
@@ -268,7 +318,7 @@ func (s *Solver) Solve(preemptor *model.JobInfo, gang []*model.PodInfo, limit *f
 		}
 	}
 	s.unasked = st.unasked
-	return plan, reason
+	return plan, reason, st.excluded
 }
 
 // solve is Solve's search.
@@ -305,7 +355,12 @@ func (s *Solver) solve(st *search, gang []*model.PodInfo, limit *framework.Limit
 	plan.Victims = st.sc.victims()
 	if _, moves := s.rules.(Mover); moves && len(plan.Victims) > 0 {
 		var reason string
+		// Relocated first: the limits are asked on the session, whose statements move the
+		// nodes' versions, and the plan's view of the nodes with them.
 		if plan.Moves, reason = s.relocate(st, plan.Victims); reason != "" {
+			return nil, reason
+		}
+		if reason = s.movedWithinLimits(st, plan.Victims); reason != "" {
 			return nil, reason
 		}
 	}
@@ -313,10 +368,12 @@ func (s *Solver) solve(st *search, gang []*model.PodInfo, limit *framework.Limit
 }
 
 // relocate finds, for every victim, a node it fits on once the plan is carried out — beside
-// the gang and the victims placed before it, where kube-scheduler would allow it — or says
-// which victim fits nowhere. Victims take the first node they fit, largest first (first fit
-// decreasing packs well enough to tell whether they all fit at once). What they occupy is
-// planned on the nodes, and so forgotten with the search.
+// the gang, the victims placed before it and those of the action's earlier plans, where
+// kube-scheduler would allow it (host ports included) — or says which victim fits nowhere,
+// and leaves that job out of the next search (excluded). Victims take the first node they
+// fit, largest first (first fit decreasing packs well enough to tell whether they all fit
+// at once). What they occupy is planned on the nodes, and so forgotten with the search
+// unless the plan is carried out (Book).
 func (s *Solver) relocate(st *search, victims []*model.PodInfo) ([]Placement, string) {
 	order := slices.Clone(victims)
 	slices.SortStableFunc(order, func(a, b *model.PodInfo) int {
@@ -326,18 +383,101 @@ func (s *Solver) relocate(st *search, victims []*model.PodInfo) ([]Placement, st
 	for _, v := range order {
 		to := -1
 		for i, node := range s.nodes {
-			if free := s.freeAt(i); free.fits(v) && s.ssn.Predicate(v, node).IsSuccess() {
+			if free := s.freeAt(i); free.fits(v) && !st.portPlanned(v, i) && !s.portBooked(v, i) && s.ssn.Predicate(v, node).IsSuccess() {
 				to = i
 				break
 			}
 		}
 		if to < 0 {
+			st.excluded = v.Job
 			return nil, fmt.Sprintf("pod %s of job %s, to be moved, fits on no other node once the job is placed", v.Name, v.Job)
 		}
 		s.planned(st, to, s.freeAt(to).occupy(v))
+		st.placePorts(v, to)
 		moves = append(moves, Placement{Pod: v, Node: s.nodes[to].Name})
 	}
 	return moves, ""
+}
+
+// movedWithinLimits says why a moved job could not be placed again under its queues' limits,
+// or "". The gang was allowed as things stand, so its queues hold no more than their limits
+// with it and every moved job back; a queue already above a limit lowered under what it
+// holds could not take a moved job back, which would be a preemption.
+func (s *Solver) movedWithinLimits(st *search, victims []*model.PodInfo) string {
+	for i := 0; i < len(victims); {
+		end := i + 1
+		for end < len(victims) && victims[end].Job == victims[i].Job {
+			end++
+		}
+		job := s.ssn.Snapshot().Job(victims[i].Job)
+		if job != nil {
+			stmt := s.ssn.NewStatement()
+			for _, p := range victims[i:end] {
+				_ = stmt.Evict(p, framework.EvictionReason{}) // victims are running: cannot fail
+			}
+			verdict := s.ssn.Allocatable(job, model.Request(victims[i:end]))
+			stmt.Discard()
+			if !verdict.IsSuccess() {
+				st.excluded = job.ID
+				return fmt.Sprintf("job %s, to be moved, could not be placed again: %s", job.ID, verdict.Message())
+			}
+		}
+		i = end
+	}
+	return ""
+}
+
+// bookMoved books, for a Mover, the pods earlier cycles moved that are still terminating:
+// each on the first node it fits, as relocate would place it. Once gone they are recreated
+// and placed anew, and a move made meanwhile must not count on the room they need.
+func (s *Solver) bookMoved() {
+	s.makeBuffers()
+	st := &search{}
+	var moves []Placement
+	for _, job := range s.ssn.Snapshot().Jobs {
+		for _, p := range job.Pods {
+			if p.Status != model.Releasing || !p.Moved {
+				continue
+			}
+			for i, node := range s.nodes {
+				if free := s.freeAt(i); free.fits(p) && !st.portPlanned(p, i) && !s.portBooked(p, i) && s.ssn.Predicate(p, node).IsSuccess() {
+					s.free[i] = free.occupy(p)
+					st.placePorts(p, i)
+					moves = append(moves, Placement{Pod: p, Node: node.Name})
+					break
+				}
+			}
+		}
+	}
+	s.Book(moves)
+}
+
+// Book keeps, for the rest of the action, what a carried-out plan's moved pods will take
+// where they fit: a later plan counts on none of it (the pods are recreated and placed anew,
+// and room promised to them must still be there).
+func (s *Solver) Book(moves []Placement) {
+	if s.booked == nil {
+		s.booked = map[int][]*model.PodInfo{}
+	}
+	for _, m := range moves {
+		i := s.nodeIndex[m.Node]
+		s.booked[i] = append(s.booked[i], m.Pod)
+		s.freeOK[i] = false
+		s.options.invalidate(i)
+	}
+}
+
+// portBooked reports whether a host port of pod is taken on node i by a booked move.
+func (s *Solver) portBooked(pod *model.PodInfo, i int) bool {
+	if pod.Placement == nil || len(pod.Placement.HostPorts) == 0 {
+		return false
+	}
+	for _, b := range s.booked[i] {
+		if b.Placement != nil && placement.PortsConflict(pod.Placement.HostPorts, b.Placement.HostPorts) {
+			return true
+		}
+	}
+	return false
 }
 
 // maxLimitRounds bounds coverLimits: each round lifts one limit of one queue of the
@@ -656,13 +796,18 @@ func (s *Solver) take(st *search, pod *model.PodInfo, i int) bool {
 		}
 	}
 	s.planned(st, i, s.freeAt(i).occupy(pod))
+	st.placePorts(pod, i)
+	return true
+}
+
+// placePorts records the host ports of a pod the plan placed on node i.
+func (st *search) placePorts(pod *model.PodInfo, i int) {
 	if pod.Placement != nil && len(pod.Placement.HostPorts) > 0 {
 		if st.ports == nil {
 			st.ports = map[int][]model.HostPort{}
 		}
 		st.ports[i] = append(st.ports[i], pod.Placement.HostPorts...)
 	}
-	return true
 }
 
 // prune drops, latest (most precious) first, the units without which the pod still fits on
@@ -723,7 +868,7 @@ func (s *Solver) addAll(st *search, units []taken) []func() {
 // (which earlier plans change), is checked each time.
 func (s *Solver) mayEvict(st *search, u *unit) bool {
 	victim := u.job
-	if victim.ID == st.preemptor.ID {
+	if victim.ID == st.preemptor.ID || (len(st.without) > 0 && slices.Contains(st.without, victim.ID)) {
 		return false
 	}
 	// The answer known for the epoch first, then whether the job gained by eviction since (a
