@@ -22,7 +22,13 @@
 // (gpu-fraction), in one job in four device memory instead (gpu-memory, 2,000 to 60,000 MiB: only
 // devices that large hold it), of one device or in one job in four of two
 // (gpu-fraction-num-devices, now and then written as 1) — beside whole-GPU jobs, so that
-// reclaim and preempt meet shares as victims and as preemptors, protected or not
+// reclaim and preempt meet shares as victims and as preemptors, protected or not, and in
+// half of the scenarios consolidation (consolidation.go): listed after allocate, as
+// upstream's default order has it, moving at most 0 (off), 1, 2 or by default 16 jobs a
+// cycle (kai-sim's --max-consolidation-preemptees), in half of them with pods spread over
+// the nodes (nodeplacement's gpu: spread), and in half of them with one-GPU jobs on every
+// untainted node and then a job that needs the largest of them whole, which a move makes
+// room for
 // — as kai-sim manifest text plus a scheduler configuration, runs it
 // with pkg/sim, and judges the timeline with an oracle written apart from the scheduler: it
 // resolves min-runtimes itself from the design rules (escalation included, counting from the
@@ -46,13 +52,19 @@
 //	    surplus pods of an elastic job that keeps its minimums; resolved means the queues'
 //	    value (or the default), escalated for the runs of the job that preempt or reclaim
 //	    ended before this one (a decision that took all its bound pods; its PodGroup's prior
-//	    count added) by its queue's escalation (factor and ceiling each from the nearest
-//	    queue up its path that annotates it, else the plugin's arguments; a factor above 1
-//	    with no ceiling is off), then shortened by its own annotation
+//	    count added; a consolidation move is not counted) by its queue's escalation (factor
+//	    and ceiling each from the nearest queue up its path that annotates it, else the
+//	    plugin's arguments; a factor above 1 with no ceiling is off), then shortened by its
+//	    own annotation. A consolidation move is an eviction: the victim is held to the longer
+//	    of its preempt min-runtime and, when the preemptor's leaf queue is another, its
+//	    reclaim min-runtime against that queue, each resolved so
 //	S2  only preemptible victims
-//	S3  action rules: preempt within a leaf queue and down in priority, reclaim across queues
-//	S4  preemption delay: no eviction for a preemptor before the later of its submission and
-//	    its last eviction plus its delay
+//	S3  action rules: preempt within a leaf queue and down in priority, reclaim across queues,
+//	    consolidation for a preemptible job only, moving jobs of any queue whose priority is
+//	    not above its own, never the job itself
+//	S4  preemption delay: no eviction (a move included) for a preemptor before the later of
+//	    its submission and its last eviction (by preempt, reclaim or consolidation) plus its
+//	    delay
 //	S5  stale evictions (stalegangeviction, run with a 1s grace period) only of a job with
 //	    fewer bound pods than its minimum, or a sub-group with fewer than its own, for no
 //	    preemptor; they are not judged by S1, P1 or P2. In one job out of five one pod fails
@@ -64,23 +76,34 @@
 //	G1  gang kept: a gang with pods on nodes always has its minMember pods, or, counted in
 //	    sub-groups, minSubGroup sub-groups at their own minimum (S1 judges a protected one's
 //	    shrink the same way)
-//	P1  no thrash: a job is not evicted twice for one preemptor before that preemptor starts
-//	P2  promise kept: a preemptor starts within its victims' grace period plus two cycles
+//	P1  no thrash: a job is not evicted (or moved) twice for one preemptor before that
+//	    preemptor starts
+//	P2  promise kept: a preemptor (consolidation's too) starts within its victims' grace
+//	    period plus two cycles
+//	C1  moves per cycle: no cycle (one time of the timeline) moves more distinct jobs by
+//	    consolidation than --max-consolidation-preemptees allows (16 when unset), and none
+//	    moves any when it is 0 or consolidation is not configured. Whether every moved pod
+//	    fitted elsewhere when the move was planned is not judged (the oracle models neither
+//	    node fit nor queue limits); a move that cannot come back shows as a loop (P3)
 //	L1  least lost work first: when reclaim or preempt evicts a one-pod job, no one-pod job of
 //	    the same queue, priority and request on the same node (a share: on the same devices),
 //	    unprotected and left running, has saved its work later (its checkpoint, reported by
 //	    kai-sim's workload or claimed by the scenario, clamped to [start of its run, now];
-//	    else its start); the name breaks a tie
+//	    else its start); the name breaks a tie. Consolidation moves are not judged: which
+//	    victims a move takes depends too on where they fit again, which the oracle does not
+//	    model
 //	P3  liveness: every job completes before the horizon
 //	E1  protection ends at its ceiling: an eviction that time alone allowed (its cycle's
 //	    first decision, after a period in which no pod was bound, evicted, started, failed or
 //	    gone and no job was submitted or completed) comes within a period of the end of a
-//	    protection of a job the preemptor could take, as S1 resolves it (escalation never
-//	    past the ceiling), or of the preemptor's delay. With P2, an owner held back by
-//	    protection gets its quota within that end plus its victims' grace and two cycles.
+//	    protection of a job the preemptor could take by that action (S3; a move too), as S1
+//	    resolves it (escalation never past the ceiling), or of the preemptor's delay. With
+//	    P2, an owner held back by protection gets its quota within that end plus its
+//	    victims' grace and two cycles.
 //	    Evictions after a change are not judged: the oracle, which models neither fair share
 //	    nor node fit, cannot tell whether the change or a protection's end made them possible
-//	Q1  no reclaim from a queue within its quota: a reclaim takes from a queue (the branch
+//	Q1  no reclaim from a queue within its quota (consolidation, which takes nothing from a
+//	    queue, is not judged by Q1 and Q2): a reclaim takes from a queue (the branch
 //	    beside the reclaimer's under their lowest common ancestor) only while it holds more
 //	    GPUs than it deserves (its quota, -1 all its parent has, capped by what it asks for and
 //	    its limit), judged where a lower bound of that proves it (quota.go)
@@ -119,8 +142,9 @@
 // its own configuration: each pool must decide exactly what its cluster decides alone.
 //
 // This directory owns the generators (generator.go, placement.go, shares.go, lostwork.go,
-// quotafamily.go), the oracle (oracle.go, quota.go for the quota rules, devices.go for the
-// devices) and the tests (property_test.go, oracle_test.go, devices_test.go). Run:
+// quotafamily.go, consolidation.go), the oracle (oracle.go, quota.go for the quota rules,
+// devices.go for the devices, consolidation.go for C1) and the tests (property_test.go,
+// oracle_test.go, devices_test.go, consolidation_test.go). Run:
 //
 //	go test ./test/property/ -count=1                 # seeds 1..300
 //	PROPERTY_SEEDS=2000 go test ./test/property/      # more seeds

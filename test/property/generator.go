@@ -46,6 +46,15 @@ type Scenario struct {
 	// may set either for its subtree (Queue.EscalationFactor, EscalationCeiling).
 	EscalationFactor  float64
 	EscalationCeiling time.Duration
+	// Consolidation lists the consolidation action after allocate, as upstream's default
+	// order does; MaxConsolidationPreemptees is then kai-sim's --max-consolidation-preemptees
+	// (sim.Options), nil for its default (consolidation.go).
+	Consolidation              bool
+	MaxConsolidationPreemptees *int
+	// SpreadGPUs places pods on the nodes with the most GPUs free (nodeplacement's gpu:
+	// spread) rather than the default, which packs them: spread leaves whole nodes to no gang,
+	// which consolidation then makes room for.
+	SpreadGPUs bool
 	// JudgeOwed turns on Q3, which needs GPUs all alike: pods of one GPU, no placement rule
 	// (the quota family, GenerateQuota).
 	JudgeOwed bool
@@ -335,13 +344,15 @@ func Generate(seed uint64) *Scenario {
 	// Shares last, once every job (default-queue notebooks too) and its queues' limits and
 	// quotas are drawn: a share must keep each job able to run on its own.
 	s.shareGPUs(keyedStream(seed, shareStream))
+	// Consolidation after shares: the jobs it may add ask for whole GPUs.
+	s.consolidate(keyedStream(seed, consolidationStream))
 	s.Horizon = s.horizon()
 	return s
 }
 
 // streamKeys are the keys of keyedStream's streams; a feature that draws from a stream of
 // its own adds its key here, and TestStreamKeysApart holds it to keyedStream's rule.
-var streamKeys = []uint64{escalationStream, claimStream, queueEscalationStream, overSubscribeStream, defaultQueueStream, shareStream}
+var streamKeys = []uint64{escalationStream, claimStream, queueEscalationStream, overSubscribeStream, defaultQueueStream, shareStream, consolidationStream}
 
 // keyedStream is the stream of the feature keyed key for seed: the pair (seed^key, ^seed)
 // meets none of Generate's other streams for any two seeds, (seed, seed), (seed, ^seed),
@@ -1080,7 +1091,11 @@ func (s *Scenario) ConfigYAML() string {
 	// stalegangeviction runs with a grace period of one second, so that S4 judges every
 	// eviction it makes as soon as a job is short (a pod failed, or a gang was evicted while
 	// a surplus pod bound in the same cycle stays).
-	b.WriteString("actions: \"allocate, reclaim, preempt, stalegangeviction\"\nglobalDefaultStalenessGracePeriod: 1s\n")
+	actions := "allocate, reclaim, preempt, stalegangeviction"
+	if s.Consolidation {
+		actions = "allocate, consolidation, reclaim, preempt, stalegangeviction" // upstream's default order
+	}
+	fmt.Fprintf(&b, "actions: %q\nglobalDefaultStalenessGracePeriod: 1s\n", actions)
 	b.WriteString("tiers:\n- plugins:\n  - name: priority\n  - name: proportion\n  - name: minruntime\n")
 	if len(args) > 0 {
 		b.WriteString("    arguments:\n")
@@ -1089,6 +1104,9 @@ func (s *Scenario) ConfigYAML() string {
 		}
 	}
 	b.WriteString("  - name: predicates\n  - name: nodeplacement\n")
+	if s.SpreadGPUs {
+		b.WriteString("    arguments:\n      gpu: spread\n")
+	}
 	return b.String()
 }
 
@@ -1098,5 +1116,13 @@ func (s *Scenario) Simulate(ctx context.Context) (*report.Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("seed %d: generated scenario does not parse: %w", s.Seed, err)
 	}
-	return sim.Run(ctx, sc, sim.Options{Config: []byte(s.ConfigYAML()), Until: s.Horizon, Period: s.Period, VerifySnapshots: true})
+	opts := s.Options()
+	opts.VerifySnapshots = true
+	return sim.Run(ctx, sc, opts)
+}
+
+// Options are the simulator's options the scenario runs with: its configuration, horizon,
+// period and --max-consolidation-preemptees.
+func (s *Scenario) Options() sim.Options {
+	return sim.Options{Config: []byte(s.ConfigYAML()), Until: s.Horizon, Period: s.Period, MaxConsolidationPreemptees: s.MaxConsolidationPreemptees}
 }

@@ -23,17 +23,22 @@ const (
 	// every eviction names its action and preemptor).
 	PropConsistent = "S0 consistent timeline"
 	// S1: no eviction before the victim's run start plus the resolved min-runtime, except
-	// surplus pods of an elastic job that keeps its minimums.
+	// surplus pods of an elastic job that keeps its minimums. A consolidation move is held to
+	// the longer of the victim's preempt min-runtime and, against another queue's preemptor,
+	// its reclaim min-runtime against that queue.
 	PropSafety = "S1 min-runtime safety"
 	// S2: non-preemptible jobs are never victims.
 	PropPreemptible = "S2 only preemptible victims"
-	// S3: preempt stays in a leaf queue and goes down in priority; reclaim crosses queues.
+	// S3: preempt stays in a leaf queue and goes down in priority; reclaim crosses queues;
+	// consolidation moves, for a preemptible job, jobs of any queue whose priority is not
+	// above its own.
 	PropActionRules = "S3 action rules"
 	// S5: stalegangeviction evicts, for no preemptor, only a job that runs with fewer pods
 	// than its minimum (a pod of it failed); such an eviction is no early eviction (S1): a
 	// stale gang makes no progress for min-runtime to protect.
 	PropStale = "S5 stale eviction only of a short gang"
-	// P1: a job is not evicted twice for the same preemptor before that preemptor starts.
+	// P1: a job is not evicted twice for the same preemptor before that preemptor starts
+	// (moves count: a move is an eviction).
 	PropNoThrash = "P1 no thrash"
 	// P2: a preemptor starts soon after the pods it waits for are gone: its victims, and pods
 	// already terminating where it binds when it was promised (resources being released cost
@@ -53,9 +58,10 @@ const (
 	// ready sub-groups), at every moment its pods are bound or evicted.
 	PropGangKept = "G1 gang kept"
 	// E1: an eviction that time alone allowed (the first decision of its cycle, after a
-	// period in which nothing in the cluster changed) comes within a period of the end of a
-	// protection it had been waiting for, as the oracle resolves it, escalation capped at the
-	// ceiling, or of its preemptor's preemption delay: no victim is held past its ceiling.
+	// period in which nothing in the cluster changed; a consolidation move too) comes within
+	// a period of the end of a protection it had been waiting for, as the oracle resolves it,
+	// escalation capped at the ceiling, or of its preemptor's preemption delay: no victim is
+	// held past its ceiling.
 	PropCeiling = "E1 protection ends at its ceiling"
 	// L1: among victims the scheduler must hold equal, the one that loses least goes first.
 	// When reclaim or preempt evicts a job of one pod, and another job of one pod of the same
@@ -152,6 +158,13 @@ type Figures struct {
 	// those after a min-runtime above 0 had expired, SharePreemptorEvictions the evictions
 	// made for a job of shares.
 	ShareEvictions, ShareExpired, SharePreemptorEvictions int
+	// Moves counts the consolidation evictions S1 judged, MovesExpired those after a
+	// min-runtime above 0 had expired, MovesExpiredAsReclaim those of them held by the
+	// victim's reclaim min-runtime against the preemptor's queue (longer than its preempt
+	// one); MoveCycles the cycles that moved jobs C1 judged, FullMoveCycles those that moved
+	// as many as they might; MovingScenarios the scenarios with a move; TimeDrivenMoves the
+	// moves E1 judged.
+	Moves, MovesExpired, MovesExpiredAsReclaim, MoveCycles, FullMoveCycles, MovingScenarios, TimeDrivenMoves int
 }
 
 // Add sums figures.
@@ -193,6 +206,13 @@ func (f *Figures) Add(o Figures) {
 	f.ShareEvictions += o.ShareEvictions
 	f.ShareExpired += o.ShareExpired
 	f.SharePreemptorEvictions += o.SharePreemptorEvictions
+	f.Moves += o.Moves
+	f.MovesExpired += o.MovesExpired
+	f.MovesExpiredAsReclaim += o.MovesExpiredAsReclaim
+	f.MoveCycles += o.MoveCycles
+	f.FullMoveCycles += o.FullMoveCycles
+	f.MovingScenarios += o.MovingScenarios
+	f.TimeDrivenMoves += o.TimeDrivenMoves
 }
 
 // MinRuntime resolves the protection of a victim in victimQueue against an eviction by
@@ -319,12 +339,32 @@ type Resolution struct {
 	Source    string
 	// Escalation is the victim's queue's (EscalationOf).
 	Escalation Escalation
+	// As is, for a consolidation move, the action whose min-runtime held it ("preempt" or
+	// "reclaim"); "" otherwise.
+	As string
 }
 
 // Resolve is the min-runtime that protects victim, which preempt or reclaim ended
 // evictions runs of, against action by a preemptor in preemptorQueue. Escalation is the
 // victim's queue's, whatever the preemptor's: it is the victim's runs that were lost.
+//
+// A consolidation move restarts the victim as any eviction does, so it is held to the longer
+// of its two protections against the preemptor: its preempt min-runtime, and, when the
+// preemptor's leaf queue is another, its reclaim min-runtime against that queue (as a
+// reclaim resolves it, lca or queue), each escalated and shortened as for its own action; a
+// tie goes to preempt. Source then says which of the two it is.
 func (s *Scenario) Resolve(action, preemptorQueue string, victim *Job, evictions int) Resolution {
+	if action == consolidationAction {
+		r := s.Resolve("preempt", preemptorQueue, victim, evictions)
+		r.As, r.Source = "preempt", "as a preempt: "+r.Source
+		if preemptorQueue != victim.Queue {
+			if reclaim := s.Resolve("reclaim", preemptorQueue, victim, evictions); reclaim.MinRuntime > r.MinRuntime {
+				r = reclaim
+				r.As, r.Source = "reclaim", "as a reclaim from "+preemptorQueue+": "+r.Source
+			}
+		}
+		return r
+	}
 	queues, source := s.MinRuntime(action, preemptorQueue, victim.Queue)
 	escalation := s.EscalationOf(victim.Queue)
 	escalated := escalation.Escalate(queues, evictions)
@@ -399,6 +439,10 @@ func Judge(s *Scenario, r *report.Result) ([]Failure, Figures) {
 	if s.JudgeOwed {
 		j.checkOwedBetween(previous, s.Horizon.Seconds())
 	}
+	j.checkMoves(events)
+	if j.figures.Moves > 0 {
+		j.figures.MovingScenarios = 1
+	}
 	j.finish(r)
 	j.figures.ProtectedRefused = r.Totals.ProtectedRefusals
 	return j.failures, j.figures
@@ -427,12 +471,14 @@ type judge struct {
 	// evictedFor remembers, per (victim, preemptor), the last eviction time while the
 	// preemptor has not started since.
 	evictedFor map[[2]string]float64
-	// lastEvicted is, per job, when a pod of it was last evicted by preempt or reclaim: its
-	// delay re-arms there (S4). lastEvictedAny counts stale evictions too, which stamp the
-	// PodGroup all the same: E1 needs the delay's end as the scheduler knows it.
+	// lastEvicted is, per job, when a pod of it was last evicted by preempt, reclaim or
+	// consolidation: its delay re-arms there (S4). lastEvictedAny counts stale evictions
+	// too, which stamp the PodGroup all the same: E1 needs the delay's end as the scheduler
+	// knows it.
 	lastEvicted, lastEvictedAny map[string]float64
 	// endings lists, per job, the times preempt or reclaim ended one of its runs: a decision
-	// (a cycle) that left it no bound pod. Escalation counts them (see evictionsBefore).
+	// (a cycle) that left it no bound pod. Escalation counts them (see evictionsBefore); a
+	// consolidation move is not one.
 	endings map[string][]float64
 	// bursts holds the pods of each burst so far.
 	bursts   map[burstKey][]string
@@ -636,11 +682,14 @@ func (j *judge) evict(e report.Event, lastOfBurst bool) {
 		return
 	}
 	preemptor, ok := j.jobs[e.Preemptor]
-	if !ok || (e.Action != "preempt" && e.Action != "reclaim") {
-		j.fail(PropConsistent, e, "eviction with action %q for preemptor %q, not a reclaim or preempt for a job of the scenario", e.Action, e.Preemptor)
+	if !ok || (e.Action != "preempt" && e.Action != "reclaim" && e.Action != consolidationAction) {
+		j.fail(PropConsistent, e, "eviction with action %q for preemptor %q, not a reclaim, preempt or consolidation for a job of the scenario", e.Action, e.Preemptor)
 		return
 	}
 	j.figures.Evictions++
+	if e.Action == consolidationAction {
+		j.figures.Moves++
+	}
 	if victim.Share != nil {
 		j.figures.ShareEvictions++
 	}
@@ -657,7 +706,9 @@ func (j *judge) evict(e report.Event, lastOfBurst bool) {
 	j.checkThrash(e)
 	j.checkDelay(e, preemptor)
 	j.lastEvicted[e.PodGroup] = e.Time
-	if ends := j.endings[e.PodGroup]; len(active) == 0 && (len(ends) == 0 || ends[len(ends)-1] != e.Time) {
+	// A move ends the run too, but escalation counts only the runs preempt and reclaim ended
+	// (status.evictions counts nothing else): a job is not protected longer for being moved.
+	if ends := j.endings[e.PodGroup]; e.Action != consolidationAction && len(active) == 0 && (len(ends) == 0 || ends[len(ends)-1] != e.Time) {
 		// The run ended: counted once for the cycle, however many decisions of it took pods.
 		j.endings[e.PodGroup] = append(ends, e.Time)
 	}
@@ -815,6 +866,13 @@ func (j *judge) checkRules(e report.Event, victim, preemptor *Job) {
 		j.fail(PropPreemptible, e, "%s job (priority %d) evicted by %s for %s", victim.PriorityClass, victim.Priority, e.Action, e.Preemptor)
 	}
 	switch {
+	case e.Action == consolidationAction && e.PodGroup == e.Preemptor:
+		j.fail(PropActionRules, e, "moved by consolidation to make room for itself")
+	case e.Action == consolidationAction && !preemptor.Preemptible():
+		j.fail(PropActionRules, e, "moved by consolidation for %s, a %s job (priority %d): only preemptible jobs are made room for by moves",
+			e.Preemptor, preemptor.PriorityClass, preemptor.Priority)
+	case e.Action == consolidationAction && victim.Priority > preemptor.Priority:
+		j.fail(PropActionRules, e, "moved by consolidation for %s of priority %d, below the victim's %d", e.Preemptor, preemptor.Priority, victim.Priority)
 	case e.Action == "preempt" && preemptor.Queue != victim.Queue:
 		j.fail(PropActionRules, e, "preempt across queues: victim in %s, preemptor %s in %s", victim.Queue, e.Preemptor, preemptor.Queue)
 	case e.Action == "preempt" && preemptor.Priority <= victim.Priority:
@@ -833,6 +891,12 @@ func (j *judge) checkProtection(e report.Event, victim, preemptor *Job, lastOfBu
 	start := j.runStart[e.PodGroup]
 	until := start + minRuntime.Seconds()
 	if e.Time >= until {
+		if minRuntime > 0 && e.Action == consolidationAction {
+			j.figures.MovesExpired++
+			if r.As == "reclaim" {
+				j.figures.MovesExpiredAsReclaim++
+			}
+		}
 		if minRuntime > 0 {
 			j.figures.ProtectionExpired++
 			if victim.Share != nil {
@@ -923,13 +987,13 @@ func (j *judge) resolve(action string, preemptor *Job, victim string) Resolution
 // and did not make this decision (kai-sim may skip that cycle, but only when it would decide
 // nothing: TestSkippedCyclesDecideNothing), and only time changed. By design the scheduler's
 // answers depend on time only through protections and preemption delays, so one of them
-// ended in that period: a protection (preempt or reclaim, as e's action) of a running job
-// the preemptor may take, or the preemptor's own delay. The protections are the oracle's:
-// escalated for each job's ended runs and never past the ceiling. A scheduler that held a
-// victim past its ceiling, or escalated by a count other than the design's, evicts at a time
-// no such end explains, once the cluster has been quiet. Its preemptor then starts within
-// its victims' grace period and two cycles (P2), so an owner blocked by protection gets its
-// quota no later than the protection's end plus those.
+// ended in that period: a protection (preempt, reclaim or consolidation's longer of the two,
+// as e's action) of a running job the preemptor may take, or the preemptor's own delay. The
+// protections are the oracle's: escalated for each job's ended runs and never past the
+// ceiling. A scheduler that held a victim past its ceiling, or escalated by a count other
+// than the design's, evicts at a time no such end explains, once the cluster has been quiet.
+// Its preemptor then starts within its victims' grace period and two cycles (P2), so an
+// owner blocked by protection gets its quota no later than the protection's end plus those.
 //
 // What this cannot say: when the cluster changed meanwhile, the preemptor may have become
 // entitled by that change rather than by a protection ending, and the oracle, which does not
@@ -937,7 +1001,7 @@ func (j *judge) resolve(action string, preemptor *Job, victim string) Resolution
 // the events before e.
 func (j *judge) checkCeiling(e report.Event, before []report.Event) {
 	preemptor := j.jobs[e.Preemptor]
-	if preemptor == nil || (e.Action != "preempt" && e.Action != "reclaim") {
+	if preemptor == nil || (e.Action != "preempt" && e.Action != "reclaim" && e.Action != consolidationAction) {
 		return // S0 reports it
 	}
 	period := j.s.Period.Seconds()
@@ -959,6 +1023,9 @@ func (j *judge) checkCeiling(e report.Event, before []report.Event) {
 		}
 	}
 	j.figures.TimeDriven++
+	if e.Action == consolidationAction {
+		j.figures.TimeDrivenMoves++
+	}
 	if preemptor.PreemptionDelay > 0 {
 		for _, last := range []float64{j.lastEvicted[e.Preemptor], j.lastEvictedAny[e.Preemptor]} {
 			if changed(max(preemptor.SubmitAt.Seconds(), last) + preemptor.PreemptionDelay.Seconds()) {
@@ -974,8 +1041,7 @@ func (j *judge) checkCeiling(e report.Event, before []report.Event) {
 		if key == e.Preemptor || len(j.active[key]) == 0 || !victim.Preemptible() {
 			continue
 		}
-		if sameQueue := victim.Queue == preemptor.Queue; (e.Action == "reclaim") == sameQueue ||
-			(e.Action == "preempt" && victim.Priority >= preemptor.Priority) {
+		if !mayTake(e.Action, preemptor, victim) {
 			continue // not a victim this action could take for this preemptor (S3)
 		}
 		r := j.resolve(e.Action, preemptor, key)
@@ -1007,6 +1073,23 @@ func (j *judge) checkCeiling(e report.Event, before []report.Event) {
 	}
 	j.fail(PropCeiling, e, "evicted by %s for %s when only time had changed since %s (a period is %s), but no protection of a job it could take nor its preemption delay ended in the period before; the protections' ends: %s",
 		e.Action, e.Preemptor, last, j.s.Period, strings.Join(ends, "; "))
+}
+
+// mayTake reports whether action may evict a pod of the running preemptible job victim for
+// preemptor, by S3's rules (preemptibility aside): preempt within the leaf queue and down in
+// priority, reclaim across queues, consolidation from any queue at or below the preemptor's
+// priority.
+func mayTake(action string, preemptor, victim *Job) bool {
+	sameQueue := victim.Queue == preemptor.Queue
+	switch action {
+	case "preempt":
+		return sameQueue && victim.Priority < preemptor.Priority
+	case "reclaim":
+		return !sameQueue
+	case consolidationAction:
+		return victim.Priority <= preemptor.Priority
+	}
+	return false
 }
 
 // checkGangs is G1 for the jobs whose pods were bound or evicted at time t: a gang that has

@@ -26,14 +26,16 @@ func TestNodePoolsScheduleAsIfAlone(t *testing.T) {
 	for pair := uint64(1); pair <= poolPairs; pair++ {
 		t.Run(fmt.Sprintf("seeds=%d,%d", pair, pair+1000), func(t *testing.T) {
 			a, b := Generate(pair).InPool("a"), Generate(pair+1000).InPool("b")
-			b.Period = a.Period // one simulated cluster, one cycle period
+			// One simulated cluster: one cycle period, and one --max-consolidation-preemptees,
+			// a flag of the scheduler, not of a pool's configuration.
+			b.Period, b.MaxConsolidationPreemptees = a.Period, a.MaxConsolidationPreemptees
 			until := max(a.Horizon, b.Horizon)
 			run := func(scenario string, opts sim.Options) *report.Result {
 				sc, err := input.Parse([]byte(scenario))
 				if err != nil {
 					t.Fatalf("generated scenario does not parse: %v", err)
 				}
-				opts.Until, opts.Period, opts.NodePoolLabelKey = until, a.Period, PoolLabel
+				opts.Until, opts.Period, opts.NodePoolLabelKey, opts.MaxConsolidationPreemptees = until, a.Period, PoolLabel, a.MaxConsolidationPreemptees
 				r, err := sim.Run(context.Background(), sc, opts)
 				if err != nil {
 					t.Fatal(err)

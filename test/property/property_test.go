@@ -108,6 +108,8 @@ func TestProperties(t *testing.T) {
 	t.Logf("GPU sharing figures: %d binds of shares judged by D1-D3 (%d of memory, %d of several devices), %d onto a device holding shares, %d that filled a device, %d devices given whole after shares left them; %d shares evicted (%d after a min-runtime > 0 had expired), %d evictions for a job of shares; %d reclaims' victim queues judged by Q1 and Q2 holding part of a GPU or losing a share",
 		total.ShareBinds, total.MemoryShareBinds, total.MultiDeviceShareBinds, total.PackedShareBinds, total.FilledDevices, total.WholeAfterShares,
 		total.ShareEvictions, total.ShareExpired, total.SharePreemptorEvictions, total.FractionalReclaims)
+	t.Logf("consolidation figures: %d scenarios moved jobs, %d moves checked, %d after a min-runtime > 0 had expired, %d of them held by a reclaim min-runtime against another queue, %d judged by E1; %d cycles that moved jobs judged by C1, %d of them moving as many as they might",
+		total.MovingScenarios, total.Moves, total.MovesExpired, total.MovesExpiredAsReclaim, total.TimeDrivenMoves, total.MoveCycles, total.FullMoveCycles)
 	// The lost-work pairs are TestLeastLostWork's family's to feed, Q3's TestOwedQuotas's.
 	if seedCount >= defaultSeeds {
 		expectExercised(t, total.Scenarios, []figure{
@@ -144,6 +146,11 @@ func TestProperties(t *testing.T) {
 			{"evictions of shares after a min-runtime expired", total.ShareExpired},
 			{"evictions for a job of shares", total.SharePreemptorEvictions},
 			{"reclaims judged with fractions", total.FractionalReclaims},
+			{"consolidation moves", total.Moves},
+			{"moves after a min-runtime expired", total.MovesExpired},
+			{"moves after a reclaim min-runtime expired", total.MovesExpiredAsReclaim},
+			{"cycles that moved as many jobs as they might", total.FullMoveCycles},
+			{"moves E1 judged", total.TimeDrivenMoves},
 		})
 	}
 	if len(failed) > 0 {
@@ -181,7 +188,7 @@ func expectExercised(t *testing.T, scenarios int, figures []figure) {
 func checkSeed(t *testing.T, generate func(uint64) *Scenario, seed uint64) ([]Failure, Figures) {
 	s := generate(seed)
 	var failures []Failure
-	if again := generate(seed); again.ScenarioYAML() != s.ScenarioYAML() || again.ConfigYAML() != s.ConfigYAML() {
+	if again := generate(seed); again.ScenarioYAML() != s.ScenarioYAML() || again.ConfigYAML() != s.ConfigYAML() || !slices.Equal(again.Flags(), s.Flags()) {
 		failures = append(failures, Failure{Property: PropDeterminism, Detail: "the generator gave two scenarios for one seed"})
 	}
 	first, firstJSON, err := simulate(t, s)
@@ -252,8 +259,12 @@ func reportFailures(t *testing.T, s *Scenario, failures []Failure) {
 			fmt.Fprintf(&b, "  ... %d more %s failures\n", n-failuresShown, p)
 		}
 	}
-	fmt.Fprintf(&b, "replay from the repository root:\n  go run ./cmd/kai-sim --scheduler-conf %s --schedule-period %s --until %s %s",
-		config, s.Period, s.Horizon, scenario)
+	flags := ""
+	for _, f := range s.Flags() {
+		flags += " " + f
+	}
+	fmt.Fprintf(&b, "replay from the repository root:\n  go run ./cmd/kai-sim --scheduler-conf %s --schedule-period %s --until %s%s %s",
+		config, s.Period, s.Horizon, flags, scenario)
 	t.Error(b.String())
 }
 
@@ -296,7 +307,9 @@ func TestSkippedCyclesDecideNothing(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				r, err := sim.Run(context.Background(), sc, sim.Options{Config: []byte(s.ConfigYAML()), Until: s.Horizon, Period: s.Period, EveryPeriod: everyPeriod})
+				opts := s.Options()
+				opts.EveryPeriod = everyPeriod
+				r, err := sim.Run(context.Background(), sc, opts)
 				if err != nil {
 					t.Fatal(err)
 				}
