@@ -114,6 +114,13 @@ type Solver struct {
 	options nodeOptions
 	// booked are, per node, the pods a Mover's carried-out plans moved there (Book).
 	booked map[int][]*model.PodInfo
+	// moves is whether the rules are a Mover's. Then movable holds, per unit (by rank),
+	// whether each of its pods fits on some node now (1), not (-1) or unknown (0), and
+	// moveClasses the answers per class of pod: a unit whose pods cannot go anywhere is no
+	// victim of a move, and in a full cluster most cannot.
+	moves       bool
+	movable     []int8
+	moveClasses []moveClass
 	// judgedIn holds, per candidate unit (by rank), the epoch in which the unit filters last
 	// judged it alone (framework.UnitFilter), and unitRefused their answer. A unit refused
 	// alone is refused in any plan of the epoch (preemptors of one shape in a row, whose
@@ -122,6 +129,70 @@ type Solver struct {
 	// otherwise refused once per unit per node, at 1,000 nodes seconds per cycle.
 	judgedIn    []uint32
 	unitVerdict []framework.Status
+}
+
+// moveClass is what decides where a pod may go — its request, its placement and its share —
+// and whether such a pod fits on some node.
+type moveClass struct {
+	request   model.Resources
+	placement string
+	share     model.GPUShare
+	fits      bool
+}
+
+// mayMove reports whether each live pod of the unit fits on some node as things stand, the
+// least a move needs. A pod of a class that fits nowhere fits nowhere for the rest of the
+// action (the cluster's free room only shrinks as plans are carried out), so the answers are
+// kept; one that fits somewhere is placed for certain by relocate.
+func (s *Solver) mayMove(u *unit) bool {
+	if s.movable == nil {
+		s.movable = make([]int8, len(s.ranked))
+	}
+	if m := s.movable[u.rank]; m != 0 {
+		return m > 0
+	}
+	ok := true
+	for _, p := range u.pods {
+		if isEvictable(p) && !s.fitsSomewhere(p) {
+			ok = false
+			break
+		}
+	}
+	s.movable[u.rank] = -1
+	if ok {
+		s.movable[u.rank] = 1
+	}
+	return ok
+}
+
+// fitsSomewhere reports whether a pod of p's class fits on some node now.
+func (s *Solver) fitsSomewhere(p *model.PodInfo) bool {
+	c := moveClass{request: p.Request}
+	if p.Placement != nil {
+		c.placement = p.Placement.Key()
+	}
+	if p.Share != nil {
+		c.share = *p.Share
+	}
+	for _, known := range s.moveClasses {
+		if known.request.Equal(c.request) && known.placement == c.placement && known.share == c.share {
+			return known.fits
+		}
+	}
+	for i, node := range s.nodes {
+		// As the snapshot and the booked moves leave the node, not as a search's plan does:
+		// the answer is kept for every later search.
+		free := futureFree(node)
+		for _, b := range s.booked[i] {
+			free = free.occupy(b)
+		}
+		if free.fits(p) && s.ssn.Predicate(p, node).IsSuccess() {
+			c.fits = true
+			break
+		}
+	}
+	s.moveClasses = append(s.moveClasses, c)
+	return c.fits
 }
 
 // filterRefused reports whether the unit filters refuse the unit alone, asking them once per
@@ -146,7 +217,7 @@ func NewSolver(ssn *framework.Session, rules Rules, preemptors []*model.JobInfo)
 		s.nodeIndex[n.Name] = i
 	}
 	s.byNode = make([][]nodeUnit, len(s.nodes))
-	if _, moves := rules.(Mover); moves {
+	if _, s.moves = rules.(Mover); s.moves {
 		defer s.bookMoved() // once the candidates are counted: the buffers need them
 	}
 	compareQueues := func(l, r *model.JobInfo) int { return rules.CompareVictimQueues(ssn, l, r) }
@@ -870,6 +941,9 @@ func (s *Solver) mayEvict(st *search, u *unit) bool {
 	victim := u.job
 	if victim.ID == st.preemptor.ID || (len(st.without) > 0 && slices.Contains(st.without, victim.ID)) {
 		return false
+	}
+	if s.moves && !s.mayMove(u) {
+		return false // a rule of the action, as MayEvict's: nothing to tell the preemptor
 	}
 	// The answer known for the epoch first, then whether the job gained by eviction since (a
 	// lookup by name, asked only where it changes the outcome: walks meet the same refused
