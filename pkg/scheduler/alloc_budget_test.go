@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/conf"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework/frameworktest"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
@@ -54,14 +56,29 @@ var budgetCases = map[string]func() *Harness{
 	"ReclaimShapes/half-protected/nodes=20": func() *Harness { return reclaimShape{halfProtected: true}.build(20) },
 }
 
+// consolidationCases are clusters of budgetCases run with consolidation configured (after
+// allocate, as upstream's and the chart's default actions have it): the moves' searches.
+var consolidationCases = map[string]func() *Harness{
+	"FullCycle+consolidation/nodes=40":       func() *Harness { return busyCluster(40) },
+	"FullCycleShares+consolidation/nodes=40": func() *Harness { return sharedCluster(40) },
+}
+
 func TestAllocationBudget(t *testing.T) {
 	policy, _, err := scheduler.LoadPolicy(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	consolidating, _, err := scheduler.LoadPolicy([]byte(strings.Replace(string(conf.DefaultYAML()),
+		`actions: "allocate, `, `actions: "allocate, consolidation, `, 1)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	measured := map[string]int64{}
 	for _, name := range slices.Sorted(maps.Keys(budgetCases)) {
 		measured[name] = cycleAllocs(budgetCases[name](), policy)
+	}
+	for _, name := range slices.Sorted(maps.Keys(consolidationCases)) {
+		measured[name] = cycleAllocs(consolidationCases[name](), consolidating)
 	}
 	measured["Snapshot/nodes=50,jobs=200"] = snapshotAllocs(50, 200)
 	if os.Getenv("UPDATE_ALLOC_BUDGET") != "" {
