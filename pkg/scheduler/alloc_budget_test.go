@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -17,7 +16,6 @@ import (
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
-	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/conf"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework/frameworktest"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
@@ -68,8 +66,7 @@ func TestAllocationBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	consolidating, _, err := scheduler.LoadPolicy([]byte(strings.Replace(string(conf.DefaultYAML()),
-		`actions: "allocate, `, `actions: "allocate, consolidation, `, 1)))
+	consolidating, _, err := scheduler.LoadPolicy([]byte(DefaultConfigWith("allocate, consolidation, reclaim, preempt")))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,18 +11,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/testing/builders"
+	"github.com/kai-minruntime/kai-scheduler/pkg/testing/harness"
 )
 
 // consolidationConfig runs upstream's default actions but stalegangeviction.
-const consolidationConfig = `actions: "allocate, consolidation, reclaim, preempt"
-tiers:
-- plugins:
-  - name: priority
-  - name: proportion
-  - name: minruntime
-  - name: predicates
-  - name: nodeplacement
-`
+var consolidationConfig = harness.DefaultConfigWith("allocate, consolidation, reclaim, preempt")
 
 var _ = Describe("Consolidation", func() {
 	// Two 4-GPU nodes, each running a 2-GPU job: 4 GPUs free, but on no one node. A 4-GPU job

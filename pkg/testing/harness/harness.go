@@ -3,15 +3,28 @@ package harness
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/conf"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/metrics"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 )
+
+// DefaultConfigWith is the built-in configuration (its plugins) running other actions, a
+// comma-separated list such as upstream's "allocate, consolidation, reclaim, preempt".
+func DefaultConfigWith(actions string) string {
+	const line = `actions: "allocate, reclaim, preempt"`
+	config := string(conf.DefaultYAML())
+	if !strings.Contains(config, line) {
+		panic("the built-in configuration's actions are not " + line)
+	}
+	return strings.Replace(config, line, fmt.Sprintf("actions: %q", actions), 1)
+}
 
 // DefaultPeriod is the virtual time between two rounds.
 const DefaultPeriod = time.Second

@@ -19,15 +19,7 @@ var ctx = context.Background()
 
 // config runs consolidation between allocate and the actions that take from others, as
 // upstream KAI-Scheduler's default actions do.
-const config = `actions: "allocate, consolidation, reclaim, preempt"
-tiers:
-- plugins:
-  - name: priority
-  - name: proportion
-  - name: minruntime
-  - name: predicates
-  - name: nodeplacement
-`
+var config = harness.DefaultConfigWith("allocate, consolidation, reclaim, preempt")
 
 // evictions lists every eviction of the rounds.
 func evictions(rounds []harness.Round) []harness.Eviction {
