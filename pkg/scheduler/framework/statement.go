@@ -221,11 +221,15 @@ func (st *Statement) Rollback(cp Checkpoint) {
 		// Undoing restores a state the snapshot held before, so it cannot fail.
 		from := op.pod.Status
 		if op.kind == opEvict {
-			op.pod.EvictedFor, op.pod.Moved = op.fromEvictedFor, op.fromMoved
+			op.pod.EvictedFor = op.fromEvictedFor
 		}
 		_ = st.ssn.snapshot.SetPodStatus(op.pod, op.fromStatus, op.fromNode)
 		st.ssn.podStatusChanged(op.pod, from)
-		// After the listeners: they undo what they counted for the pod as it was placed.
+		// After the listeners: they undo what they counted for the pod as it was placed (or
+		// moved: a moved pod's queue keeps holding it).
+		if op.kind == opEvict {
+			op.pod.Moved = op.fromMoved
+		}
 		if op.kind == opPipeline || op.kind == opNominate {
 			op.pod.PromisedAt = op.fromPromisedAt
 		}

@@ -203,4 +203,25 @@ var _ = Describe("Consolidation", func() {
 			Expect(strings.Count(e.Reason.Note.Text, "moved to make room")).To(Equal(1), e.Reason.Note.Text)
 		}
 	})
+	// A moved job's queue keeps what it holds while the job is moved: a job of the same queue,
+	// under the queue's limit of 4 GPUs, may not take the share the moved job needs to come
+	// back, or the move would be a preemption.
+	It("keeps the moved job's place under its queue's limit", func() {
+		h := New(config).Nodes(Node("n1").GPUs(4), Node("n2").GPUs(4), Node("n3").GPUs(4), Node("n4").GPUs(4)).
+			Queues(Queue("q").GPUQuota(4).GPULimit(4), Queue("r").GPUQuota(8).PreemptMinRuntime(time.Hour).ReclaimMinRuntime(time.Hour))
+		h.Jobs(Job("a").Queue("q").GPUs(2).Running("n1").StartedAt(Epoch.Add(-2*time.Hour)),
+			Job("c1").Queue("r").GPUs(2).Running("n1").StartedAt(Epoch.Add(-10*time.Minute)),
+			Job("b").Queue("q").GPUs(2).Running("n2").StartedAt(Epoch.Add(-2*time.Hour)),
+			Job("c2").Queue("r").GPUs(2).Running("n3").StartedAt(Epoch.Add(-10*time.Minute)),
+			Job("d").Queue("r").GPUs(2).Running("n4").StartedAt(Epoch.Add(-10*time.Minute)),
+			Job("g1").Queue("r").GPUs(4), Job("g2").Queue("q").GPUs(2))
+		round := h.RunCycle(ctx)
+		Expect(round.Evictions).To(HaveLen(1))
+		Expect(round.Evictions[0].Job).To(Equal(model.NewJobID(Namespace, "b")), "b moves for g1")
+		Expect(round.BoundPods()).NotTo(HaveKey("g2"), "q holds a and b, moved: its limit is reached")
+		Expect(round.PipelinedPods()).NotTo(HaveKey("g2"))
+		rounds, _ := h.RunRounds(ctx, 3)
+		Expect(h.PodsIn("b", model.Running)).To(Equal(1), "b is back: %v", rounds)
+		Expect(h.PodsIn("g2", model.Running)).To(BeZero())
+	})
 })

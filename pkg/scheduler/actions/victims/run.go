@@ -66,6 +66,9 @@ func Run(ctx context.Context, ssn *framework.Session, rules Rules) {
 	// protected took 0.8 s instead of 0.03 s.)
 	failed := map[string]failure{}
 	for job := queues.Next(); job != nil; job = queues.Next() {
+		if moves && movable <= 0 {
+			break // the cycle's moves are spent
+		}
 		gang, err := actions.GangPods(ssn, job)
 		if err != nil {
 			continue // allocate already told the job why

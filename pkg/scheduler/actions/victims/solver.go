@@ -140,10 +140,11 @@ type moveClass struct {
 	fits      bool
 }
 
-// mayMove reports whether each live pod of the unit fits on some node as things stand, the
-// least a move needs. A pod of a class that fits nowhere fits nowhere for the rest of the
-// action (the cluster's free room only shrinks as plans are carried out), so the answers are
-// kept; one that fits somewhere is placed for certain by relocate.
+// mayMove reports whether each live pod of the unit fits on some node as things stand: a
+// heuristic, kept per class of pod for the action, that leaves out of moves the victims a
+// full cluster has no room for. It can refuse a victim that would fit only in room the plan
+// itself frees beside another victim's node — rare, and a missed move, never a wrong one:
+// relocate alone decides where each victim goes.
 func (s *Solver) mayMove(u *unit) bool {
 	if s.movable == nil {
 		s.movable = make([]int8, len(s.ranked))
@@ -684,7 +685,7 @@ func (s *Solver) refreshOptions(st *search, pod *model.PodInfo) {
 		}
 		e.valid, e.version, e.option, e.refused = true, node.Version(), option{node: i}, e.refused[:0]
 		// Victims only where they help: never on a node the pod could not run on anyway.
-		if s.ssn.Predicate(pod, node).IsSuccess() && !st.portPlanned(pod, i) {
+		if s.ssn.Predicate(pod, node).IsSuccess() && !st.portPlanned(pod, i) && !s.portBooked(pod, i) {
 			e.option = s.cost(st, pod, i, &e.refused)
 			if e.feasible {
 				e.score = s.ssn.NodeScore(pod, node)

@@ -21,6 +21,10 @@ type queueState struct {
 	// resources being released for other reasons: no promise, so not held when another queue
 	// asks whether this one is above its share. Kept current as the session decides.
 	allocated, nonPreemptible, transient Vector
+	// moving is what its pods consolidation moved hold while they terminate: they come back,
+	// so a limit keeps their place (another job of the queue may not take it), though no
+	// share counts them.
+	moving Vector
 	// standingCache, on a leaf, remembers standingFor answers for the leaf's next job at each
 	// level of its chain: choosing the next queue compares every leaf's turn with the best
 	// one, turn after turn, asking the same questions while nothing changes.
@@ -55,6 +59,9 @@ type shareState struct {
 func holdsShare(s model.PodStatus) bool {
 	return s.IsActive() || s == model.Pipelined
 }
+
+// moving reports whether a pod is one consolidation moved, terminating to come back.
+func moving(p *model.PodInfo) bool { return p.Status == model.Releasing && p.Moved }
 
 // wantsShare reports whether a pod in this status is part of its queue's request. A
 // releasing pod is not: its replacement, pending, is already counted, and counting both
@@ -91,6 +98,9 @@ func newShareState(snapshot *model.Snapshot, taskOrder func(l, r *model.PodInfo)
 			}
 			if holdsShare(p.Status) {
 				st.charge(chain, job, p.Request, 1)
+			}
+			if moving(p) {
+				st.chargeMoving(chain, p.Request, 1)
 			}
 		}
 	}
@@ -155,6 +165,15 @@ func (st *shareState) charge(chain []*queueState, job *model.JobInfo, request mo
 	}
 }
 
+// chargeMoving adds (sign 1) or removes (sign -1) a moved pod's request from every queue of a
+// chain.
+func (st *shareState) chargeMoving(chain []*queueState, request model.Resources, sign float64) {
+	delta := fromResources(request).scale(sign)
+	for _, q := range chain {
+		q.moving = q.moving.add(delta)
+	}
+}
+
 // podStatusChanged keeps allocated current as the session allocates, evicts and rolls back.
 func (st *shareState) podStatusChanged(pod *model.PodInfo, from model.PodStatus) {
 	job := st.snapshot.Job(pod.Job)
@@ -170,6 +189,15 @@ func (st *shareState) podStatusChanged(pod *model.PodInfo, from model.PodStatus)
 		for _, q := range chain {
 			q.transient = q.transient.add(delta)
 		}
+	}
+	// As it was, the pod differs only in status: Moved is set with an eviction's status, and
+	// undone after the listeners (framework.Statement).
+	if wasMoving, isMoving := from == model.Releasing && pod.Moved, moving(pod); wasMoving != isMoving {
+		sign := 1.0
+		if wasMoving {
+			sign = -1
+		}
+		st.chargeMoving(chain, pod.Request, sign)
 	}
 	before, after := holdsShare(from), holdsShare(pod.Status)
 	if before == after {
@@ -193,9 +221,9 @@ func (st *shareState) allocatable(job *model.JobInfo, request model.Resources) f
 				continue
 			}
 			share := q.info.Resources[r]
-			if share.Limit != model.Unlimited && exceeds(q.allocated[r]+want[r], share.Limit) {
+			if share.Limit != model.Unlimited && exceeds(q.allocated[r]+q.moving[r]+want[r], share.Limit) {
 				return framework.AsStatus(framework.Unschedulable, &framework.LimitExceeded{Queue: q.info.Name, Resource: r,
-					Limit: share.Limit, Excess: q.allocated[r] + want[r] - share.Limit})
+					Limit: share.Limit, Excess: q.allocated[r] + q.moving[r] + want[r] - share.Limit})
 			}
 			if !job.Preemptible && share.Quota != model.Unlimited && exceeds(q.nonPreemptible[r]+want[r], share.Quota) {
 				return framework.AsStatus(framework.UnschedulableAndUnresolvable,
