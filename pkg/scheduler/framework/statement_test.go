@@ -132,6 +132,17 @@ var _ = Describe("Statement", func() {
 		Expect(effects.Calls).To(BeEmpty())
 	})
 
+	It("marks a pod consolidation evicts as moved, and forgets it on rollback", func() {
+		st := ssn.NewStatement()
+		Expect(st.Evict(pod("running", 0), framework.NewEvictionReason(framework.Consolidation, "ns/pending"))).To(Succeed())
+		Expect(st.Evict(pod("running", 1), framework.NewEvictionReason(framework.Reclaim, "ns/pending"))).To(Succeed())
+		Expect(pod("running", 0).Moved).To(BeTrue(), "it is placed again elsewhere")
+		Expect(pod("running", 1).Moved).To(BeFalse(), "reclaimed, it is taken")
+		st.Discard()
+		Expect(pod("running", 0).Moved).To(BeFalse())
+		Expect(pod("running", 0).Status).To(Equal(model.Running))
+	})
+
 	It("tells about pipelined pods without binding or stamping them, and nominates only promised ones", func() {
 		st := ssn.NewStatement()
 		Expect(st.Pipeline(pod("pending", 0), "n2")).To(Succeed())

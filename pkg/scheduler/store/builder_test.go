@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -223,5 +224,41 @@ func TestSnapshotReadsStalenessSettings(t *testing.T) {
 	field := snapshot.Job("ns/field")
 	if !field.LastPodFailure.Equal(failedAt) || field.SucceededPods != 1 || len(field.Pods) != 1 {
 		t.Errorf("field: failure %v, succeeded %d, pods %d; want %v, 1 and the one live pod", field.LastPodFailure, field.SucceededPods, len(field.Pods), failedAt)
+	}
+}
+
+// A pod consolidation moved is told apart from one reclaimed, while it terminates: after a
+// restart by the condition the scheduler wrote, before the informer shows the deletion by
+// the overlay. Its queue keeps its place under limits, and other moves the room it needs.
+func TestSnapshotTellsMovedPodsFromTakenOnes(t *testing.T) {
+	moved := func(name string) *v1.Pod {
+		return pod(name).PodGroup("victim-job").Node("n1").Finalizer("example.com/hold").DeletedAt(time.Now()).
+			Condition(v1.PodCondition{Type: v1.DisruptionTarget, Status: v1.ConditionTrue,
+				Message: framework.NewEvictionReason(framework.Consolidation, "ns/job").Message}).Obj()
+	}
+	taken := pod("taken").PodGroup("victim-job").Node("n1").Finalizer("example.com/hold").DeletedAt(time.Now()).
+		Condition(v1.PodCondition{Type: v1.DisruptionTarget, Status: v1.ConditionTrue,
+			Message: framework.NewEvictionReason(framework.Reclaim, "ns/job").Message}).Obj()
+	lagging := pod("lagging").PodGroup("victim-job").Node("n1").Obj() // its deletion not seen yet
+	c := fake.NewClientBuilder().WithScheme(testScheme()).
+		WithObjects(builders.MakeNode("n1").GPUs(8).Obj(), job("job", 1), job("victim-job", 3), moved("moved"), taken, lagging).Build()
+	overlay := NewOverlay(clock.RealClock{})
+	overlay.Evicted(lagging.UID, "ns/job", true)
+
+	snapshot, problems, err := (&Builder{Reader: c, SchedulerName: "kai-scheduler", Overlay: overlay}).Snapshot(context.Background())
+	if err != nil || len(problems) != 0 {
+		t.Fatalf("snapshot: %v %v", err, problems)
+	}
+	got := map[string]string{}
+	for _, p := range snapshot.Job("ns/victim-job").Pods {
+		got[p.Name] = fmt.Sprintf("%s for %s moved=%v", p.Status, p.EvictedFor, p.Moved)
+	}
+	want := map[string]string{
+		"moved":   "Releasing for ns/job moved=true",
+		"taken":   "Releasing for ns/job moved=false",
+		"lagging": "Releasing for ns/job moved=true",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("pods %v, want %v", got, want)
 	}
 }
