@@ -326,10 +326,9 @@ func (c *Explainer) explainWaiting(ctx context.Context, p *printer, ssn *framewo
 	c.explainUnusable(p, unusable)
 }
 
-// consolidates reports whether the configuration's consolidation may move victim for job:
-// it runs (a limit above 0), the job is preemptible, the victim not of higher priority.
+// consolidates reports whether the configuration's consolidation may move victim for job.
 func (c *Explainer) consolidates(job, victim *model.JobInfo) bool {
-	return c.Consolidation != nil && c.Consolidation.MaxMovedJobs() > 0 && job.Preemptible && victim.Priority <= job.Priority
+	return c.Consolidation != nil && c.Consolidation.MayMove(job, victim)
 }
 
 // unusableVictim is a protected job whose running pods all sit on nodes the waiting job's

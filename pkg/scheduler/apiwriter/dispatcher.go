@@ -149,7 +149,7 @@ func (d *Dispatcher) Bind(ctx context.Context, pod *model.PodInfo, nodeName stri
 func (d *Dispatcher) Evict(ctx context.Context, pod *model.PodInfo, reason framework.EvictionReason) error {
 	p := *pod
 	uid := types.UID(p.UID)
-	d.Overlay.EvictionQueued(uid, reason.Preemptor, reason.Action == framework.Consolidation)
+	d.Overlay.EvictionQueued(uid, reason.Preemptor, reason.Action.Moves())
 	w := &dispatch{pod: p.Key(), verb: "evict", job: reason.Preemptor,
 		send:   func(ctx context.Context) error { return d.Effects.Evict(ctx, &p, reason) },
 		failed: func() { d.Overlay.EvictionFailed(uid) }}

@@ -115,7 +115,7 @@ func (e *Effects) Evict(ctx context.Context, pod *model.PodInfo, reason framewor
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("evicting %s: %w", pod.Key(), err)
 	}
-	e.Overlay.Evicted(uid, reason.Preemptor, reason.Action == framework.Consolidation)
+	e.Overlay.Evicted(uid, reason.Preemptor, reason.Action.Moves())
 	// The eviction's time is kept on the PodGroup: the victim's preemption delay re-arms
 	// from it, and its pods, the only other record, are gone once they terminate. The
 	// overlay holds it until the informer shows the stamp.

@@ -176,7 +176,7 @@ func (st *Statement) Evict(pod *model.PodInfo, reason EvictionReason) error {
 	}
 	op := operation{kind: opEvict, pod: pod, reason: reason, fromEvictedFor: pod.EvictedFor, fromMoved: pod.Moved}
 	pod.EvictedFor = reason.Preemptor // what it releases is its preemptor's (see NodeInfo.Bindable)
-	pod.Moved = reason.Action == Consolidation
+	pod.Moved = reason.Action.Moves()
 	if err := st.apply(op, model.Releasing, pod.NodeName); err != nil {
 		pod.EvictedFor, pod.Moved = op.fromEvictedFor, op.fromMoved
 		return err

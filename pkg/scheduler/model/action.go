@@ -15,3 +15,7 @@ const (
 	// evicts for no other job.
 	StaleGangEviction ActionType = "stalegangeviction"
 )
+
+// Moves reports whether the action's evictions move their pods — they are to be placed again
+// elsewhere (PodInfo.Moved) — rather than take them.
+func (a ActionType) Moves() bool { return a == Consolidation }

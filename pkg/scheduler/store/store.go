@@ -579,7 +579,7 @@ func evictionPreemptor(pod *v1.Pod) (model.JobID, bool) {
 	for _, c := range pod.Status.Conditions {
 		if c.Type == v1.DisruptionTarget && c.Status == v1.ConditionTrue {
 			if action, preemptor, ok := scheduling.ParseEvictionMessage(c.Message); ok {
-				return model.JobID(preemptor), action == string(model.Consolidation)
+				return model.JobID(preemptor), model.ActionType(action).Moves()
 			}
 		}
 	}

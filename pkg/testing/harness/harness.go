@@ -204,7 +204,7 @@ func (h *Harness) apply(round *Round) {
 	ended := map[model.JobID]bool{} // a round is one decision: a run it ends counts once
 	for _, e := range round.Evictions {
 		pod := h.pod(e.Pod)
-		pod.Status, pod.EvictedFor, pod.Moved = model.Releasing, e.Reason.Preemptor, e.Reason.Action == framework.Consolidation
+		pod.Status, pod.EvictedFor, pod.Moved = model.Releasing, e.Reason.Preemptor, e.Reason.Action.Moves()
 		job := h.Job(e.Job)
 		job.LastEvictionTimestamp = &now // as the scheduler stamps the PodGroup
 		// and counts the runs it ended (status.evictions)

@@ -33,8 +33,12 @@ func New() *Action {
 // SetMaxMovedJobs sets how many jobs a cycle may move; 0 turns the action off.
 func (a *Action) SetMaxMovedJobs(n int) { a.rules.maxMoved = n }
 
-// MaxMovedJobs is how many jobs a cycle may move; 0: the action is off.
-func (a *Action) MaxMovedJobs() int { return a.rules.maxMoved }
+// MayMove reports whether the action, as configured, may move victim for job: it runs (a
+// limit above 0), and its rules let job have room made and victim be moved. Protections are
+// the plugins' to judge.
+func (a *Action) MayMove(job, victim *model.JobInfo) bool {
+	return a.rules.maxMoved > 0 && a.rules.MovesFor(job) && a.rules.MayEvict(job, victim)
+}
 
 // Settings names what the action runs with.
 func (a *Action) Settings() []string {

@@ -93,21 +93,24 @@ func Run(ctx context.Context, ssn *framework.Session, rules Rules) {
 			solver = NewSolver(ssn, rules, preemptors)
 		}
 		plan, reason := solver.Solve(job, gang, limit, shape)
-		if plan != nil && moves && plan.MovedJobs() > movable {
-			// Not remembered as failed: a plan moving fewer jobs may fit what is left.
-			ssn.RecordPendingReason(job.ID, fmt.Sprintf("%s: it would move %d jobs, and %d more may move in this cycle",
-				rules.Action(), plan.MovedJobs(), movable))
-			continue
-		}
 		if plan == nil {
 			failed[shape] = failure{job: job.ID}
 			ssn.RecordPendingReason(job.ID, fmt.Sprintf("%s: %s", rules.Action(), reason))
 			continue
 		}
-		movable -= plan.MovedJobs()
+		movedJobs := plan.MovedJobs()
+		if moves && movedJobs > movable {
+			// Not remembered as failed: a plan moving fewer jobs may fit what is left.
+			ssn.RecordPendingReason(job.ID, fmt.Sprintf("%s: it would move %d jobs, and %d more may move in this cycle",
+				rules.Action(), movedJobs, movable))
+			continue
+		}
 		if applied := apply(ctx, ssn, rules.Action(), job, plan); applied && moves {
+			movable -= movedJobs
 			solver.Book(plan.Moves)
-			room = roomLeft(ssn)
+			// The victims' room is the moved pods' again, the gang's is taken: the cluster
+			// has the gang's less to rearrange.
+			room = room.Sub(leastRequest(gang))
 		}
 	}
 }
@@ -152,11 +155,10 @@ func roomLeft(ssn *framework.Session) model.Resources {
 		}
 	}
 	for _, n := range ssn.Snapshot().Nodes {
-		total = total.Add(n.FutureIdle().AtLeastZero()) // an overcommitted node frees nothing elsewhere
-		for _, g := range n.GPUGroups {
-			if g.Open(true) {
-				total = total.With(model.GPU, total.Get(model.GPU)+max(g.Room(true), 0))
-			}
+		free := futureFree(n)
+		total = total.Add(free.res.AtLeastZero()) // an overcommitted node frees nothing elsewhere
+		for _, d := range free.devs {
+			total = total.With(model.GPU, total.Get(model.GPU)+max(d.room, 0))
 		}
 	}
 	return total.Sub(moved)

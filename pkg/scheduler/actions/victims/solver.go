@@ -144,11 +144,9 @@ type moveClass struct {
 // heuristic, kept per class of pod for the action, that leaves out of moves the victims a
 // full cluster has no room for. It can refuse a victim that would fit only in room the plan
 // itself frees beside another victim's node — rare, and a missed move, never a wrong one:
-// relocate alone decides where each victim goes.
+// relocate alone decides where each victim goes. Nor are the answers asked again after a plan
+// books room: a stale yes costs only a failed relocate.
 func (s *Solver) mayMove(u *unit) bool {
-	if s.movable == nil {
-		s.movable = make([]int8, len(s.ranked))
-	}
 	if m := s.movable[u.rank]; m != 0 {
 		return m > 0
 	}
@@ -183,11 +181,7 @@ func (s *Solver) fitsSomewhere(p *model.PodInfo) bool {
 	for i, node := range s.nodes {
 		// As the snapshot and the booked moves leave the node, not as a search's plan does:
 		// the answer is kept for every later search.
-		free := futureFree(node)
-		for _, b := range s.booked[i] {
-			free = free.occupy(b)
-		}
-		if free.fits(p) && s.ssn.Predicate(p, node).IsSuccess() {
+		if s.baseFree(i).fits(p) && !s.portBooked(p, i) && s.ssn.Predicate(p, node).IsSuccess() {
 			c.fits = true
 			break
 		}
@@ -263,13 +257,19 @@ func groupByNode(groups []nodeUnit, u *unit) []nodeUnit {
 // otherwise (recomputed only when the node's version moved).
 func (s *Solver) freeAt(i int) nodeFree {
 	if v := s.nodes[i].Version(); !s.freeOK[i] || s.freeVersion[i] != v {
-		f := futureFree(s.nodes[i])
-		for _, p := range s.booked[i] {
-			f = f.occupy(p)
-		}
-		s.free[i], s.freeOK[i], s.freeVersion[i] = f, true, v
+		s.free[i], s.freeOK[i], s.freeVersion[i] = s.baseFree(i), true, v
 	}
 	return s.free[i]
+}
+
+// baseFree is what node i has free before any plan: as the snapshot says, less what the
+// moves booked there will take.
+func (s *Solver) baseFree(i int) nodeFree {
+	f := futureFree(s.nodes[i])
+	for _, p := range s.booked[i] {
+		f = f.occupy(p)
+	}
+	return f
 }
 
 // startSearch readies the caches for a search for a preemptor of shape: a new shape starts a
@@ -290,6 +290,9 @@ func (s *Solver) makeBuffers() {
 		s.eligible, s.eligibleEpoch = make([]bool, s.jobs), make([]uint32, s.jobs)
 		s.askedBy, s.unaskedIn = make([]*model.JobInfo, s.jobs), make([]uint32, s.jobs)
 		s.judgedIn, s.unitVerdict = make([]uint32, len(s.ranked)), make([]framework.Status, len(s.ranked))
+		if s.moves {
+			s.movable = make([]int8, len(s.ranked))
+		}
 	}
 }
 
@@ -425,7 +428,7 @@ func (s *Solver) solve(st *search, gang []*model.PodInfo, limit *framework.Limit
 		return nil, verdict.Message()
 	}
 	plan.Victims = st.sc.victims()
-	if _, moves := s.rules.(Mover); moves && len(plan.Victims) > 0 {
+	if s.moves && len(plan.Victims) > 0 {
 		var reason string
 		// Relocated first: the limits are asked on the session, whose statements move the
 		// nodes' versions, and the plan's view of the nodes with them.
@@ -453,22 +456,27 @@ func (s *Solver) relocate(st *search, victims []*model.PodInfo) ([]Placement, st
 	})
 	moves := make([]Placement, 0, len(order))
 	for _, v := range order {
-		to := -1
-		for i, node := range s.nodes {
-			if free := s.freeAt(i); free.fits(v) && !st.portPlanned(v, i) && !s.portBooked(v, i) && s.ssn.Predicate(v, node).IsSuccess() {
-				to = i
-				break
-			}
-		}
+		to := s.firstFit(st, v)
 		if to < 0 {
 			st.excluded = v.Job
-			return nil, fmt.Sprintf("pod %s of job %s, to be moved, fits on no other node once the job is placed", v.Name, v.Job)
+			return nil, fmt.Sprintf("pod %s of job %s, to be moved, fits on no node once the job is placed", v.Name, v.Job)
 		}
 		s.planned(st, to, s.freeAt(to).occupy(v))
 		st.placePorts(v, to)
 		moves = append(moves, Placement{Pod: v, Node: s.nodes[to].Name})
 	}
 	return moves, ""
+}
+
+// firstFit is the first node a moved pod fits on as the search's plan and the booked moves
+// leave it, where kube-scheduler would allow it (host ports included); -1 for none.
+func (s *Solver) firstFit(st *search, pod *model.PodInfo) int {
+	for i, node := range s.nodes {
+		if s.freeAt(i).fits(pod) && !st.portPlanned(pod, i) && !s.portBooked(pod, i) && s.ssn.Predicate(pod, node).IsSuccess() {
+			return i
+		}
+	}
+	return -1
 }
 
 // movedWithinLimits says why a moved job could not be placed again under its queues' limits,
@@ -504,24 +512,17 @@ func (s *Solver) movedWithinLimits(st *search, victims []*model.PodInfo) string 
 // and placed anew, and a move made meanwhile must not count on the room they need.
 func (s *Solver) bookMoved() {
 	s.makeBuffers()
-	st := &search{}
-	var moves []Placement
+	none := &search{} // no plan: the nodes as the snapshot and the bookings leave them
 	for _, job := range s.ssn.Snapshot().Jobs {
 		for _, p := range job.Pods {
 			if p.Status != model.Releasing || !p.Moved {
 				continue
 			}
-			for i, node := range s.nodes {
-				if free := s.freeAt(i); free.fits(p) && !st.portPlanned(p, i) && !s.portBooked(p, i) && s.ssn.Predicate(p, node).IsSuccess() {
-					s.free[i] = free.occupy(p)
-					st.placePorts(p, i)
-					moves = append(moves, Placement{Pod: p, Node: node.Name})
-					break
-				}
+			if i := s.firstFit(none, p); i >= 0 {
+				s.Book([]Placement{{Pod: p, Node: s.nodes[i].Name}})
 			}
 		}
 	}
-	s.Book(moves)
 }
 
 // Book keeps, for the rest of the action, what a carried-out plan's moved pods will take
@@ -943,15 +944,13 @@ func (s *Solver) mayEvict(st *search, u *unit) bool {
 	if victim.ID == st.preemptor.ID || (len(st.without) > 0 && slices.Contains(st.without, victim.ID)) {
 		return false
 	}
-	if s.moves && !s.mayMove(u) {
-		return false // a rule of the action, as MayEvict's: nothing to tell the preemptor
-	}
 	// The answer known for the epoch first, then whether the job gained by eviction since (a
 	// lookup by name, asked only where it changes the outcome: walks meet the same refused
-	// victims on every node).
+	// victims on every node), then, for a move, whether the unit could go anywhere (a rule of
+	// the action, as MayEvict's: nothing to tell the preemptor).
 	if s.eligibleEpoch[u.jobIndex] == s.epoch {
 		if s.eligible[u.jobIndex] {
-			return !s.ssn.GainedByEviction(victim.ID)
+			return !s.ssn.GainedByEviction(victim.ID) && (!s.moves || s.mayMove(u))
 		}
 		if s.unaskedIn[u.jobIndex] != s.searches && s.askedBy[u.jobIndex] != st.preemptor && !s.ssn.GainedByEviction(victim.ID) {
 			s.unaskedIn[u.jobIndex] = s.searches
@@ -966,5 +965,5 @@ func (s *Solver) mayEvict(st *search, u *unit) bool {
 	// Cheapest test first: the action's rules reject most jobs (preempt: other queues).
 	ok := s.rules.MayEvict(st.preemptor, victim) && s.ssn.IsPreemptible(s.rules.Action(), st.preemptor, victim).IsSuccess()
 	s.eligible[u.jobIndex] = ok
-	return ok
+	return ok && (!s.moves || s.mayMove(u))
 }
