@@ -66,42 +66,18 @@ func TestConsolidationMovesAJobOnceItsProtectionEnds(t *testing.T) {
 // device of a 2-GPU node, leave no whole GPU for a training; one notebook moves beside the
 // other, and the training gets the device it left.
 func TestConsolidationMovesAShareToAnotherDevice(t *testing.T) {
-	scenario := `
-apiVersion: v1
-kind: Node
-metadata: {name: node-0}
-status: {allocatable: {cpu: "8", memory: 32Gi, nvidia.com/gpu: "2", pods: "110"}}
----
-apiVersion: scheduling.run.ai/v2
-kind: Queue
-metadata: {name: team}
-spec: {resources: {gpu: {quota: 2, limit: -1, overQuotaWeight: 1}, cpu: {quota: -1, limit: -1, overQuotaWeight: 1}, memory: {quota: -1, limit: -1, overQuotaWeight: 1}}}
-`
-	job := func(name, at, annotations, resources string) string {
-		return `---
-apiVersion: scheduling.run.ai/v2alpha2
-kind: PodGroup
-metadata: {name: ` + name + `, namespace: ml, annotations: {sim.kai.scheduler/duration: 2h, sim.kai.scheduler/submit-at: ` + at + `}}
-spec: {minMember: 1, queue: team}
----
-apiVersion: v1
-kind: Pod
-metadata: {name: ` + name + `-0, namespace: ml, annotations: {pod-group-name: ` + name + annotations + `}}
-spec: {schedulerName: kai-scheduler, containers: [{name: main, resources: ` + resources + `}]}
-`
-	}
 	// Spread puts the second notebook on the empty device; the training arrives later.
-	scenario += job("notebook-a", "0s", `, gpu-fraction: "0.5"`, `{requests: {cpu: "1"}}`) +
-		job("notebook-b", "10s", `, gpu-fraction: "0.5"`, `{requests: {cpu: "1"}}`) +
-		job("train", "1m", "", `{limits: {nvidia.com/gpu: "1"}}`)
+	scenario := gpuCluster(2, 2, "node-0") +
+		teamJob("notebook-a", "2h", `, gpu-fraction: "0.5"`, `{requests: {cpu: "1"}}`, "0s") +
+		teamJob("notebook-b", "2h", `, gpu-fraction: "0.5"`, `{requests: {cpu: "1"}}`, "10s") +
+		teamJob("train", "2h", "", `{limits: {nvidia.com/gpu: "1"}}`, "1m")
 	config := strings.Replace(string(simtest.Example(t, "consolidation.conf.yaml")), "- name: nodeplacement",
 		"- name: nodeplacement\n    arguments: {gpu: spread}", 1)
 	r := simulateWith(t, []byte(scenario), sim.Options{Config: []byte(config)})
 
-	first := eventsOf(r, report.EventBind, "ml/notebook-a")[0].GPUDevices
-	second := eventsOf(r, report.EventBind, "ml/notebook-b")
-	if len(second) == 0 || second[0].GPUDevices[0] == first[0] {
-		t.Fatalf("notebooks bound %v and %+v: the scenario needs them on two devices", first, second)
+	first, second := eventsOf(r, report.EventBind, "ml/notebook-a"), eventsOf(r, report.EventBind, "ml/notebook-b")
+	if len(first) == 0 || len(second) == 0 || second[0].GPUDevices[0] == first[0].GPUDevices[0] {
+		t.Fatalf("notebooks bound %+v and %+v: the scenario needs them on two devices", first, second)
 	}
 	var moved []report.Event
 	for _, name := range []string{"ml/notebook-a", "ml/notebook-b"} {
@@ -120,8 +96,9 @@ spec: {schedulerName: kai-scheduler, containers: [{name: main, resources: ` + re
 		t.Fatalf("the moved notebook's binds %+v: want it bound again on device %d, beside the other", rebound, stays[0])
 	}
 	train := eventsOf(r, report.EventBind, "ml/train")
-	if len(train) != 1 || train[0].GPUDevices[0] == stays[0] {
-		t.Fatalf("train's binds %+v: want the device the notebook left", train)
+	if len(train) != 1 || train[0].GPUDevices[0] == stays[0] || train[0].Time > moved[0].Time+time.Minute.Seconds() {
+		t.Fatalf("train's binds %+v: want the device the notebook left, once it is gone (moved at %v s), not at a completion",
+			train, moved[0].Time)
 	}
 }
 
@@ -131,27 +108,20 @@ spec: {schedulerName: kai-scheduler, containers: [{name: main, resources: ` + re
 // count on the room the moved training still needs while it terminates (a later cycle's move
 // once took it, and the training waited an hour).
 func TestAMovedJobIsBoundAgainAtOnce(t *testing.T) {
-	var b strings.Builder
-	for _, n := range []string{"node-a", "node-b", "node-c"} {
-		fmt.Fprintf(&b, "---\napiVersion: v1\nkind: Node\nmetadata: {name: %s}\nstatus: {allocatable: {cpu: \"32\", memory: 256Gi, nvidia.com/gpu: \"4\", pods: \"110\"}}\n", n)
-	}
-	b.WriteString("---\napiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: team}\nspec: {resources: {gpu: {quota: 12, limit: -1, overQuotaWeight: 1}, cpu: {quota: -1, limit: -1, overQuotaWeight: 1}, memory: {quota: -1, limit: -1, overQuotaWeight: 1}}}\n")
-	job := func(name string, gpus int, annotations string) {
-		fmt.Fprintf(&b, "---\napiVersion: scheduling.run.ai/v2alpha2\nkind: PodGroup\nmetadata: {name: %s, namespace: team, annotations: {%s}}\nspec: {minMember: 1, queue: team}\n", name, annotations)
-		fmt.Fprintf(&b, "---\napiVersion: v1\nkind: Pod\nmetadata: {name: %s-0, namespace: team, annotations: {pod-group-name: %s}}\n"+
-			"spec: {schedulerName: kai-scheduler, containers: [{name: main, resources: {requests: {cpu: \"2\", nvidia.com/gpu: \"%d\"}, limits: {nvidia.com/gpu: \"%d\"}}}]}\n", name, name, gpus, gpus)
+	scenario := gpuCluster(4, 12, "node-a", "node-b", "node-c")
+	gpus := func(n int) string {
+		return fmt.Sprintf(`{requests: {cpu: "2", nvidia.com/gpu: "%d"}, limits: {nvidia.com/gpu: "%d"}}`, n, n)
 	}
 	for i := 1; i <= 6; i++ {
 		duration := "3h"
 		if i%2 == 0 {
 			duration = "30m" // one of each node's two trainings
 		}
-		job(fmt.Sprintf("t%d", i), 2, "sim.kai.scheduler/duration: "+duration)
+		scenario += teamJob(fmt.Sprintf("t%d", i), duration, "", gpus(2), "0s")
 	}
-	job("p1", 4, "sim.kai.scheduler/duration: 1h, sim.kai.scheduler/submit-at: 40m")
-	job("p2", 4, "sim.kai.scheduler/duration: 1h, sim.kai.scheduler/submit-at: 40m")
+	scenario += teamJob("p1", "1h", "", gpus(4), "40m") + teamJob("p2", "1h", "", gpus(4), "40m")
 	config := simtest.Example(t, "consolidation.conf.yaml")
-	r := simulateWith(t, []byte(b.String()), sim.Options{Config: config})
+	r := simulateWith(t, []byte(scenario), sim.Options{Config: config})
 
 	moved := 0
 	for _, e := range r.Events {

@@ -54,14 +54,9 @@ var _ = Describe("Consolidation", func() {
 		Expect(runningPods("consolidate", stays)()).To(Equal(1), "one move is enough")
 
 		// The moved pod goes; its controller (here the test) recreates it, pending.
-		Eventually(func() bool {
-			err := k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: "consolidate", Name: moved + "-0"}, &v1.Pod{})
-			if apierrors.IsNotFound(err) {
-				return true
-			}
-			Expect(releaseFinalizers("consolidate", moved+"-0")).To(Succeed())
-			return false
-		}).Should(BeTrue())
+		Eventually(func() error {
+			return k8sClient.Get(suiteCtx, client.ObjectKey{Namespace: "consolidate", Name: moved + "-0"}, &v1.Pod{})
+		}).Should(Satisfy(apierrors.IsNotFound), "the moved pod is gone before it is recreated under its name")
 		create(gpuPod("consolidate", moved+"-0", 2).PodGroup(moved).Obj())
 
 		Eventually(runningPods("consolidate", "big")).Should(Equal(1))

@@ -239,11 +239,13 @@ func TestSnapshotTellsMovedPodsFromTakenOnes(t *testing.T) {
 	taken := pod("taken").PodGroup("victim-job").Node("n1").Finalizer("example.com/hold").DeletedAt(time.Now()).
 		Condition(v1.PodCondition{Type: v1.DisruptionTarget, Status: v1.ConditionTrue,
 			Message: framework.NewEvictionReason(framework.Reclaim, "ns/job").Message}).Obj()
-	lagging := pod("lagging").PodGroup("victim-job").Node("n1").Obj() // its deletion not seen yet
+	lagging := pod("lagging").PodGroup("victim-job").Node("n1").Obj()            // its deletion not seen yet
+	laggingTaken := pod("lagging-taken").PodGroup("victim-job").Node("n1").Obj() // nor this one's
 	c := fake.NewClientBuilder().WithScheme(testScheme()).
-		WithObjects(builders.MakeNode("n1").GPUs(8).Obj(), job("job", 1), job("victim-job", 3), moved("moved"), taken, lagging).Build()
+		WithObjects(builders.MakeNode("n1").GPUs(8).Obj(), job("job", 1), job("victim-job", 4), moved("moved"), taken, lagging, laggingTaken).Build()
 	overlay := NewOverlay(clock.RealClock{})
 	overlay.Evicted(lagging.UID, "ns/job", true)
+	overlay.Evicted(laggingTaken.UID, "ns/job", false)
 
 	snapshot, problems, err := (&Builder{Reader: c, SchedulerName: "kai-scheduler", Overlay: overlay}).Snapshot(context.Background())
 	if err != nil || len(problems) != 0 {
@@ -254,9 +256,10 @@ func TestSnapshotTellsMovedPodsFromTakenOnes(t *testing.T) {
 		got[p.Name] = fmt.Sprintf("%s for %s moved=%v", p.Status, p.EvictedFor, p.Moved)
 	}
 	want := map[string]string{
-		"moved":   "Releasing for ns/job moved=true",
-		"taken":   "Releasing for ns/job moved=false",
-		"lagging": "Releasing for ns/job moved=true",
+		"moved":         "Releasing for ns/job moved=true",
+		"taken":         "Releasing for ns/job moved=false",
+		"lagging":       "Releasing for ns/job moved=true",
+		"lagging-taken": "Releasing for ns/job moved=false",
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("pods %v, want %v", got, want)

@@ -2,6 +2,7 @@ package fragbench
 
 import (
 	"bytes"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -137,7 +138,12 @@ func TestTheWholeGPUFillIsTheSameArrivals(t *testing.T) {
 		t.Fatalf("whole fill: %d pods reaching the levels at %v on %d GPUs; the shares': %d at %v on %d",
 			whole.Pods, whole.ReachedAt, whole.GPUs, shares.Pods, shares.ReachedAt, shares.GPUs)
 	}
-	if n := strings.Count(string(whole.Scenario), "gpu-fraction"); n != 0 || whole.Kinds["share asked whole"] != shares.Kinds["share"] {
-		t.Fatalf("whole fill: %d gpu-fraction annotations, %d shares asked whole of %d", n, whole.Kinds["share asked whole"], shares.Kinds["share"])
+	if n := strings.Count(string(whole.Scenario), "gpu-fraction"); n != 0 || !maps.Equal(whole.Kinds, shares.Kinds) {
+		t.Fatalf("whole fill: %d gpu-fraction annotations, kinds %v against the shares' %v", n, whole.Kinds, shares.Kinds)
+	}
+	// Every share pod asks one whole GPU, beside the pods that asked one already.
+	oneGPU := strings.Count(string(whole.Scenario), `nvidia.com/gpu: "1"}, limits: {nvidia.com/gpu: "1"}`)
+	if want := shares.Kinds["share"] + shares.Kinds["gpu1"]; oneGPU != want {
+		t.Fatalf("whole fill: %d pods ask one whole GPU, want %d (%d shares and %d of one GPU)", oneGPU, want, shares.Kinds["share"], shares.Kinds["gpu1"])
 	}
 }
