@@ -146,10 +146,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if current.name == "" {
 			current.name = "built-in configuration"
 		}
-		opts := sim.Options{Until: *until, Period: *period, NodePoolLabelKey: *poolKey, PoolConfigs: poolData}
-		if flags.Changed("max-consolidation-preemptees") {
-			opts.MaxConsolidationPreemptees = maxMoved
-		}
+		opts := sim.Options{Until: *until, Period: *period, NodePoolLabelKey: *poolKey, PoolConfigs: poolData, MaxConsolidationPreemptees: maxMoved}
 		err = runFile(stdout, flags.Arg(0), *arrivals, additions, opts, current, comparison{config: other, scenario: *compareScenario}, *output, *plot)
 	}
 	if err != nil {

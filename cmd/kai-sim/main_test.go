@@ -208,30 +208,12 @@ func TestUpstreamConfigurationIsRunWithItsWarnings(t *testing.T) {
 	}
 }
 
-// TestMaxConsolidationPreempteesFromTheCommandLine: two nodes of 4 GPUs each run a 2-GPU job
-// and a 4-GPU job arrives. Consolidation moves one of them beside the other by default, and
-// --max-consolidation-preemptees 0 turns it off, so the big job waits for a completion.
+// TestMaxConsolidationPreempteesFromTheCommandLine runs the consolidation example: a training
+// is moved for the 4-GPU job by default and with a limit of 1, and
+// --max-consolidation-preemptees 0 turns the action off, so the job waits for a completion.
 func TestMaxConsolidationPreempteesFromTheCommandLine(t *testing.T) {
-	dir := t.TempDir()
-	config := filepath.Join(dir, "conf.yaml")
-	scenario := filepath.Join(dir, "scenario.yaml")
-	node := "apiVersion: v1\nkind: Node\nmetadata: {name: %s}\nstatus: {allocatable: {cpu: \"32\", memory: 256Gi, nvidia.com/gpu: \"4\", pods: \"110\"}}\n---\n"
-	job := "apiVersion: scheduling.run.ai/v2alpha2\nkind: PodGroup\nmetadata: {name: %[1]s, namespace: team, annotations: {sim.kai.scheduler/duration: %[2]s%[3]s}}\nspec: {minMember: 1, queue: team}\n---\n" +
-		"apiVersion: v1\nkind: Pod\nmetadata: {name: %[1]s-0, namespace: team, annotations: {pod-group-name: %[1]s}}\n" +
-		"spec: {schedulerName: kai-scheduler, containers: [{name: main, resources: {requests: {cpu: \"2\", nvidia.com/gpu: \"%[4]d\"}, limits: {nvidia.com/gpu: \"%[4]d\"}}}]}\n---\n"
-	text := fmt.Sprintf(node, "node-a") + fmt.Sprintf(node, "node-b") +
-		"apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: team}\n" +
-		"spec:\n  resources: {gpu: {quota: 8, limit: -1, overQuotaWeight: 1}, cpu: {quota: -1, limit: -1, overQuotaWeight: 1}, memory: {quota: -1, limit: -1, overQuotaWeight: 1}}\n---\n" +
-		fmt.Sprintf(job, "train-1", "3h", "", 2) + fmt.Sprintf(job, "train-2", "30m", "", 2) +
-		fmt.Sprintf(job, "train-3", "30m", "", 2) + fmt.Sprintf(job, "train-4", "3h", "", 2) +
-		fmt.Sprintf(job, "big", "1h", ", sim.kai.scheduler/submit-at: 40m", 4)
-	if err := os.WriteFile(scenario, []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	conf := "actions: \"allocate, consolidation\"\ntiers:\n- plugins:\n  - name: priority\n  - name: proportion\n  - name: minruntime\n  - name: predicates\n  - name: nodeplacement\n"
-	if err := os.WriteFile(config, []byte(conf), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	examples := filepath.Join("..", "..", "docs", "examples", "sim")
+	config, scenario := filepath.Join(examples, "consolidation.conf.yaml"), filepath.Join(examples, "consolidation.yaml")
 	for _, tc := range []struct {
 		flags []string
 		moved bool
@@ -248,7 +230,7 @@ func TestMaxConsolidationPreempteesFromTheCommandLine(t *testing.T) {
 		if moved := strings.Contains(out.String(), "consolidation on node-"); moved != tc.moved {
 			t.Errorf("%v: a job moved by consolidation: %v, want %v:\n%s", tc.flags, moved, tc.moved, out.String())
 		}
-		// Moved, the big job starts within the hour; not, when the 3-hour trainings complete.
+		// Moved, the big job starts once the protection ends; not, when the 3-hour trainings complete.
 		if bound := strings.Contains(out.String(), "3:00:01  Bind      team/big"); bound == tc.moved {
 			t.Errorf("%v: the big job waits for the trainings to complete: %v, want %v:\n%s", tc.flags, bound, !tc.moved, out.String())
 		}

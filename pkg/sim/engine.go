@@ -89,7 +89,7 @@ type engine struct {
 	// changed tells that something changed that this tick's cycle has not seen (its own
 	// binds and evictions, completions after it), so the next cycle may decide more.
 	changed    bool
-	lastSample map[string]float64
+	lastSample map[string]int64
 	// lastFairShare is the fair shares of the last sample; fairShare every queue's GPU fair
 	// share as the latest cycle of its pool divided it; shareRanges and deservedRanges the
 	// range of each queue's GPU fair share and deserved quota while it asked for GPUs.
@@ -195,7 +195,7 @@ func newEngine(sc *input.Scenario, opts Options, pools []string, configs map[str
 	cluster := memcluster.New(clk, sc.Nodes, sc.Queues, sc.Classes)
 	e := &engine{
 		sc: sc, opts: opts, clock: clk, cluster: cluster,
-		jobByName: map[types.NamespacedName]*jobState{}, result: &report.Result{}, lastSample: map[string]float64{},
+		jobByName: map[types.NamespacedName]*jobState{}, result: &report.Result{}, lastSample: map[string]int64{},
 		fairShare: map[string]float64{}, shareRanges: map[shareKey]*report.Range{}, deservedRanges: map[shareKey]*report.Range{},
 	}
 	for _, name := range pools {
@@ -604,24 +604,25 @@ func (e *engine) nextTime(now time.Time) (time.Time, bool) {
 // sample records the GPUs each queue holds, its fair share of GPUs and the cluster's GPUs,
 // when any of them changed.
 func (e *engine) sample(now time.Time) {
-	gpus := map[string]float64{}
+	gpus := map[string]int64{} // MilliGPU: compared exactly, in whole numbers
 	for _, js := range e.active() {
 		for i, pod := range js.pods {
 			if pod.Status.Phase == v1.PodRunning {
-				gpus[js.queue] += float64(e.devices.gpusOf(pod, js.podGPUs[i])) / model.MilliGPU
+				gpus[js.queue] += e.devices.gpusOf(pod, js.podGPUs[i])
 			}
 		}
 	}
-	same := len(gpus) == len(e.lastSample)
-	for q, n := range gpus {
-		same = same && e.lastSample[q] == n
-	}
+	same := maps.Equal(gpus, e.lastSample)
 	allocated, stranded := e.gpuUse()
 	same = same && allocated == e.lastAllocated && stranded == e.lastStranded
 	series := e.result.Series
 	if !same || !maps.Equal(e.fairShare, e.lastFairShare) || len(series) == 0 || series[len(series)-1].Capacity != e.capacity {
 		fair := e.fairShares()
-		e.result.Series = append(e.result.Series, report.Sample{Time: e.seconds(now), GPUs: gpus, FairShare: fair, Capacity: e.capacity,
+		held := make(map[string]float64, len(gpus))
+		for q, n := range gpus {
+			held[q] = float64(n) / model.MilliGPU
+		}
+		e.result.Series = append(e.result.Series, report.Sample{Time: e.seconds(now), GPUs: held, FairShare: fair, Capacity: e.capacity,
 			Allocated: float64(allocated) / model.MilliGPU, Stranded: float64(stranded) / model.MilliGPU})
 		e.lastSample, e.lastFairShare = gpus, fair
 		e.lastAllocated, e.lastStranded = allocated, stranded

@@ -112,11 +112,17 @@ func gpusJob(name string, n int, submit string) string {
 // oneHourJob is a scenario's one-pod job of team running an hour, submitted at submit: its
 // pod's further annotations (flow map entries after a comma) and resources.
 func oneHourJob(name, annotations, resources, submit string) string {
+	return teamJob(name, "1h", annotations, resources, submit)
+}
+
+// teamJob is a scenario's one-pod job of queue team (namespace ml) running for duration,
+// submitted at submit, with its pod's further annotations and resources as oneHourJob's.
+func teamJob(name, duration, annotations, resources, submit string) string {
 	return `
 ---
 apiVersion: scheduling.run.ai/v2alpha2
 kind: PodGroup
-metadata: {name: ` + name + `, namespace: ml, annotations: {sim.kai.scheduler/duration: 1h, sim.kai.scheduler/submit-at: "` + submit + `"}}
+metadata: {name: ` + name + `, namespace: ml, annotations: {sim.kai.scheduler/duration: ` + duration + `, sim.kai.scheduler/submit-at: "` + submit + `"}}
 spec: {minMember: 1, queue: team}
 ---
 apiVersion: v1
@@ -140,6 +146,18 @@ apiVersion: scheduling.run.ai/v2
 kind: Queue
 metadata: {name: team}
 spec: {resources: {gpu: {quota: 1, limit: -1, overQuotaWeight: 1}, cpu: {quota: -1, limit: -1, overQuotaWeight: 1}, memory: {quota: -1, limit: -1, overQuotaWeight: 1}}}`
+
+// gpuCluster is a scenario's nodes, each of gpus GPUs, and queue team with a GPU quota of
+// quota, for teamJob's jobs.
+func gpuCluster(gpus, quota int, nodes ...string) string {
+	var b strings.Builder
+	for _, n := range nodes {
+		fmt.Fprintf(&b, "---\napiVersion: v1\nkind: Node\nmetadata: {name: %s}\nstatus: {allocatable: {cpu: \"32\", memory: 256Gi, nvidia.com/gpu: \"%d\", pods: \"110\"}}\n", n, gpus)
+	}
+	fmt.Fprintf(&b, "---\napiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: team}\n"+
+		"spec: {resources: {gpu: {quota: %d, limit: -1, overQuotaWeight: 1}, cpu: {quota: -1, limit: -1, overQuotaWeight: 1}, memory: {quota: -1, limit: -1, overQuotaWeight: 1}}}", quota)
+	return b.String()
+}
 
 // binds returns each pod's Bind events.
 func binds(r *report.Result) map[string][]report.Event {

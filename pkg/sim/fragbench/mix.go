@@ -81,6 +81,8 @@ var fractions = []fraction{
 type Mix struct {
 	Nodes int
 	Seed  uint64
+	// Whole is a mix whose share pods ask for one whole GPU instead (GenerateWhole).
+	Whole bool
 	// GPUs is the cluster's GPU capacity (devices).
 	GPUs int64
 	// Pods counts the pods, one a second from 0s, and Kinds them by kind (cpu, share, gpu1,
@@ -111,7 +113,7 @@ func generate(nodes int, seed uint64, whole bool) (*Mix, error) {
 		return nil, fmt.Errorf("a mix needs at least %d nodes, one of each kind; got %d", len(nodeKinds), nodes)
 	}
 	rng := rand.New(rand.NewPCG(seed, 42))
-	m := &Mix{Nodes: nodes, Seed: seed, Kinds: map[string]int{}}
+	m := &Mix{Nodes: nodes, Seed: seed, Whole: whole, Kinds: map[string]int{}}
 	var b strings.Builder
 	kinds := make([]nodeKind, 0, nodes)
 	for i, count := range nodeCounts(nodes) {
@@ -137,11 +139,7 @@ func generate(nodes int, seed uint64, whole bool) (*Mix, error) {
 	var asked int64 // MilliGPU
 	for second := 0; asked < capacity*13/10; second++ {
 		kind := pick(rng, podKinds)
-		if name := kind.name; whole && kind.fraction {
-			m.Kinds[name+" asked whole"]++
-		} else {
-			m.Kinds[name]++
-		}
+		m.Kinds[kind.name]++
 		fmt.Fprintf(&b, "---\napiVersion: scheduling.run.ai/v2alpha2\nkind: PodGroup\nmetadata: {name: p-%05d, namespace: mix, annotations: {sim.kai.scheduler/submit-at: %ds}}\nspec: {minMember: 1, queue: mix}\n",
 			second, second)
 		annotations := "pod-group-name: p-" + fmt.Sprintf("%05d", second)

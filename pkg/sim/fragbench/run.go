@@ -130,10 +130,10 @@ func kindsText(m *Mix) string {
 	var parts []string
 	for _, k := range podKinds {
 		name := k.name
-		if _, whole := m.Kinds[name+" asked whole"]; whole {
+		if m.Whole && k.fraction {
 			name += " asked whole"
 		}
-		parts = append(parts, fmt.Sprintf("%d %s", m.Kinds[name], name))
+		parts = append(parts, fmt.Sprintf("%d %s", m.Kinds[k.name], name))
 	}
 	return strings.Join(parts, ", ")
 }
