@@ -3,6 +3,7 @@ package victims_test
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -103,17 +104,8 @@ var _ = Describe("Reclaim of GPU shares", func() {
 		// The whole GPU's job is judged first (by name), as kai-sim's example has it. Spreading
 		// prefers the emptiest device, which the emptied one looks like.
 		for _, strategy := range []string{"binpack", "spread", "fragmentation"} {
-			h := New(`
-actions: allocate, reclaim
-tiers:
-- plugins:
-  - name: priority
-  - name: proportion
-  - name: minruntime
-  - name: predicates
-  - name: nodeplacement
-    arguments: {gpu: `+strategy+`}
-`).
+			h := New(strings.Replace(DefaultConfigWith("allocate, reclaim"),
+				"- name: nodeplacement", "- name: nodeplacement\n    arguments: {gpu: "+strategy+"}", 1)).
 				Nodes(Node("n1").GPUs(2)).
 				Queues(Queue("owner").GPUQuota(2), Queue("borrower").GPUQuota(0))
 			for i, device := range []string{"device-0", "device-0", "device-1", "device-1"} {
