@@ -82,6 +82,34 @@ const (
 	GPUMemoryLabel = "nvidia.com/gpu.memory"
 )
 
+// GPU sharing on the node, as upstream KAI does it (its names, which users' images and
+// tooling read): a reservation pod holds each shared device against every other pod, and
+// each share pod's containers find their device and portion in ConfigMaps.
+const (
+	// ReservationNamespace holds the reservation pods, one per shared device (GPU group).
+	ReservationNamespace = "kai-resource-reservation"
+	// ReservationAppLabel, with ReservationApp as value, marks a reservation pod; the pod
+	// also carries GPUGroupLabel with its group.
+	ReservationAppLabel = "app"
+	ReservationApp      = "kai-resource-reservation"
+	// ReservedGPUAnnotation is where a reservation pod writes the UUID of the device the
+	// device plugin gave it.
+	ReservedGPUAnnotation = "run.ai/reserve_for_gpu_index"
+	// DoNotDisruptAnnotation keeps node autoscalers (Karpenter) from draining a reservation pod.
+	DoNotDisruptAnnotation = "karpenter.sh/do-not-disrupt"
+	// SharedGPUConfigMapAnnotation is the prefix of a share pod's ConfigMaps' names, given by
+	// the admission webhook: <prefix>-<container index> (-i<index> for an init container)
+	// holds VisibleDevicesKey and GPUPortionKey, and that name + "-evar" the environment.
+	SharedGPUConfigMapAnnotation = "runai/shared-gpu-configmap"
+	// ReceivedResourceTypeAnnotation says what a bound GPU pod received: "Regular" (whole
+	// devices) or "Fraction" (a share).
+	ReceivedResourceTypeAnnotation = "received-resource-type"
+	// VisibleDevicesKey and GPUPortionKey are the keys (and the environment variables) of a
+	// share's ConfigMap: the device UUIDs, comma-joined (or their CDI names), and the portion.
+	VisibleDevicesKey = "NVIDIA_VISIBLE_DEVICES"
+	GPUPortionKey     = "GPU_PORTION"
+)
+
 // PromisedCondition is the condition the scheduler sets on a pending pod with its nominated
 // node, when reclaim or preempt evicts for its job: its lastTransitionTime is when the
 // promise was made, and promises are kept in that order (first come, first served) when
