@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
+	"github.com/kai-minruntime/kai-scheduler/pkg/gpureservation"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/metrics"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
@@ -40,6 +41,10 @@ type Effects struct {
 	// Clock dates the victims' DisruptionTarget condition and times a Dispatcher's drain:
 	// the scheduler's clock, virtual in kai-sim. Required.
 	Clock clock.Clock
+	// Reservations readies a node for the GPU shares bound there (GPU sharing on the node:
+	// reservation pods and the shares' ConfigMaps); nil when the cluster's nodes do not
+	// share GPUs this way, and share pods are only labelled with their groups.
+	Reservations *gpureservation.Reserver
 }
 
 var _ framework.Effects = &Effects{}
@@ -47,7 +52,8 @@ var _ framework.Effects = &Effects{}
 // Bind binds a pod through the pods/binding subresource, guarded by the pod's UID so that a
 // pod recreated under the same name is never bound by mistake. A share pod is first labelled
 // with its devices' GPU groups, which is how the scheduler (and the node side) knows them
-// once it runs; a failed bind takes the labels back.
+// once it runs, after (with Reservations) its devices are reserved and its ConfigMaps
+// written; a failed bind takes all of it back.
 func (e *Effects) Bind(ctx context.Context, pod *model.PodInfo, nodeName string) error {
 	binding := &v1.Binding{
 		ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: types.UID(pod.UID)},
@@ -55,20 +61,35 @@ func (e *Effects) Bind(ctx context.Context, pod *model.PodInfo, nodeName string)
 	}
 	target := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: types.UID(pod.UID)}}
 	labelled := pod.IsShare() && len(pod.GPUGroups) > 0
-	if labelled {
-		if err := e.labelGPUGroups(ctx, pod, pod.GPUGroups); err != nil {
+	var prepared *gpureservation.Prepared
+	if labelled && e.Reservations != nil {
+		var err error
+		if prepared, err = e.Reservations.Prepare(ctx, pod, nodeName); err != nil {
 			metrics.OrDiscard(e.Metrics).BindFailed()
-			return fmt.Errorf("binding %s to %s: labelling its GPU groups: %w", pod.Key(), nodeName, err)
+			return fmt.Errorf("binding %s to %s: reserving its GPU devices: %w", pod.Key(), nodeName, err)
 		}
 	}
-	if err := e.Client.SubResource("binding").Create(ctx, target, binding); err != nil {
+	undo := func(err error, labels bool) error {
 		metrics.OrDiscard(e.Metrics).BindFailed()
-		if labelled {
+		if labels {
 			if undo := e.labelGPUGroups(ctx, pod, nil); undo != nil && !apierrors.IsNotFound(undo) {
 				err = errors.Join(err, fmt.Errorf("taking back its GPU group labels: %w", undo))
 			}
 		}
-		return fmt.Errorf("binding %s to %s: %w", pod.Key(), nodeName, err)
+		if prepared != nil {
+			if undo := e.Reservations.Undo(ctx, prepared); undo != nil {
+				err = errors.Join(err, fmt.Errorf("taking back its devices' reservation: %w", undo))
+			}
+		}
+		return err
+	}
+	if labelled {
+		if err := e.labelGPUGroups(ctx, pod, pod.GPUGroups); err != nil {
+			return undo(fmt.Errorf("binding %s to %s: labelling its GPU groups: %w", pod.Key(), nodeName, err), false)
+		}
+	}
+	if err := e.Client.SubResource("binding").Create(ctx, target, binding); err != nil {
+		return undo(fmt.Errorf("binding %s to %s: %w", pod.Key(), nodeName, err), labelled)
 	}
 	e.Overlay.Bound(types.UID(pod.UID), nodeName, pod.GPUGroups)
 	metrics.OrDiscard(e.Metrics).Bound()
@@ -76,7 +97,8 @@ func (e *Effects) Bind(ctx context.Context, pod *model.PodInfo, nodeName string)
 }
 
 // labelGPUGroups sets the pod's GPU-group labels to groups (upstream's: one label for a share
-// of one device, one per device for several), or removes them for nil. The patch carries the
+// of one device, one per device for several) and says it received a share, or removes both
+// for nil. The patch carries the
 // pod's UID: a pod recreated under the same name is not labelled.
 func (e *Effects) labelGPUGroups(ctx context.Context, pod *model.PodInfo, groups []string) error {
 	labels := map[string]any{}
@@ -87,7 +109,13 @@ func (e *Effects) labelGPUGroups(ctx context.Context, pod *model.PodInfo, groups
 	for key, id := range model.GPUGroupLabels(groups) {
 		labels[key] = id
 	}
-	patch := mustJSON(map[string]any{"metadata": map[string]any{"uid": pod.UID, "labels": labels}})
+	// What the pod received, for upstream's tooling: a share (taken back with the labels).
+	var received any
+	if groups != nil {
+		received = "Fraction"
+	}
+	annotations := map[string]any{scheduling.ReceivedResourceTypeAnnotation: received}
+	patch := mustJSON(map[string]any{"metadata": map[string]any{"uid": pod.UID, "labels": labels, "annotations": annotations}})
 	target := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: types.UID(pod.UID)}}
 	return e.Client.Patch(ctx, target, client.RawPatch(types.MergePatchType, patch))
 }

@@ -97,10 +97,20 @@ func (s *Store) assemble(overlay *Overlay) (*model.Snapshot, []Problem, error) {
 			a.problems = append(a.problems, *e.problem)
 		}
 	}
+	var shared map[string]bool // the groups shares hold, once a reservation pod is met
 	for _, e := range s.foreign {
-		if !e.terminal {
-			a.charge(e, a.view(e))
+		if e.terminal {
+			continue
 		}
+		if group, ok := reservationGroup(e); ok {
+			if shared == nil {
+				shared = s.sharedGroups()
+			}
+			if shared[group] {
+				continue // its device is the shares', which hold it
+			}
+		}
+		a.charge(e, a.view(e))
 	}
 	jobs := make([]*model.JobInfo, 0, len(s.jobs))
 	a.jobInfos = make([]model.JobInfo, 0, len(s.jobs))
@@ -259,6 +269,33 @@ func promiseTime(promisedAt, created time.Time) int64 {
 		return created.Unix()
 	}
 	return 1 // the oldest promise there can be, and still a promise
+}
+
+// reservationGroup is the GPU group whose device e holds, if e is a reservation pod (GPU
+// sharing on the node, see pkg/gpureservation).
+func reservationGroup(e *podEntry) (string, bool) {
+	pod := e.obj
+	if pod.Namespace != scheduling.ReservationNamespace || pod.Labels[scheduling.ReservationAppLabel] != scheduling.ReservationApp {
+		return "", false
+	}
+	return pod.Labels[scheduling.GPUGroupLabel], true
+}
+
+// sharedGroups are the GPU groups that unfinished share pods hold. A reservation pod of one of
+// them is not charged: its device is taken by the shares' group already, and charging both
+// would count the device twice. One whose group no share holds (the last share left, or a
+// bind failed before labelling its share) still holds its device, for the kubelet as for the
+// scheduler, until it is collected: it is charged as any other pod asking for a whole GPU.
+func (s *Store) sharedGroups() map[string]bool {
+	shared := map[string]bool{}
+	for _, e := range s.pods {
+		if !e.terminal && e.share != nil {
+			for _, group := range e.gpuGroups {
+				shared[group] = true
+			}
+		}
+	}
+	return shared
 }
 
 // charge counts a pod that is not ours to schedule (another scheduler's, or one whose

@@ -347,3 +347,33 @@ func TestStoreTellsOfChangesThatMayLetAJobMove(t *testing.T) {
 		}
 	}
 }
+
+// A reservation pod (GPU sharing on the node) holds the device its shares are on: counted
+// once, by the shares' group, while a share holds it; once none does, it still holds a whole
+// device, for the kubelet as for the scheduler, until it is collected.
+func TestReservationPodsHoldTheirDeviceOnce(t *testing.T) {
+	s := New("kai-scheduler", scheduling.NodePool{})
+	h := s.Handler()
+	h.OnAdd(builders.MakeNode("n1").GPUs(8).Obj(), true)
+	share := builders.MakePod("team", "infer").SchedulerName("other").Node("n1").Phase(v1.PodRunning).Obj()
+	share.Annotations = map[string]string{scheduling.GPUFractionAnnotation: "0.5"}
+	share.Labels = map[string]string{scheduling.GPUGroupLabel: "g1"}
+	h.OnAdd(share, true)
+	reservation := func(group string) *v1.Pod {
+		p := builders.MakePod(scheduling.ReservationNamespace, "gpu-reservation-"+group).Node("n1").GPUs(1).Phase(v1.PodRunning).Obj()
+		p.Labels = map[string]string{scheduling.ReservationAppLabel: scheduling.ReservationApp, scheduling.GPUGroupLabel: group}
+		return p
+	}
+	h.OnAdd(reservation("g1"), true)
+	usedGPUs := func() int64 {
+		snapshot, _ := storeSnapshot(t, s)
+		return snapshot.Node("n1").Used.Get(model.GPU) / model.MilliGPU
+	}
+	if got := usedGPUs(); got != 1 {
+		t.Fatalf("a share's device and its reservation hold %d GPUs, want 1: the device, once", got)
+	}
+	h.OnAdd(reservation("g2"), true)
+	if got := usedGPUs(); got != 2 {
+		t.Fatalf("with a reservation no share holds, %d GPUs held, want 2: its device is not free", got)
+	}
+}
