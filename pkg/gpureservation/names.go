@@ -3,7 +3,9 @@ package gpureservation
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 
@@ -20,12 +22,12 @@ func PodName(node, group string) string {
 // TargetContainer is the container a share pod's share goes to: the one its
 // gpu-fraction-container-name annotation names (an init container's too), else the first.
 // The webhook points that container at the ConfigMaps, and the binder writes them under the
-// same name, so both ask here.
+// same name, so both ask here. A name naming no container is an error naming the annotation.
 func TargetContainer(pod *v1.Pod) (index int, init bool, err error) {
 	name, named := pod.Annotations[scheduling.GPUFractionContainerNameAnnotation]
 	if !named {
 		if len(pod.Spec.Containers) == 0 {
-			return 0, false, fmt.Errorf("the pod has no container to give the GPU share to")
+			return 0, false, errors.New("the pod asks for a share of a GPU but has no container to give it to")
 		}
 		return 0, false, nil
 	}
@@ -39,7 +41,23 @@ func TargetContainer(pod *v1.Pod) (index int, init bool, err error) {
 			return i, true, nil
 		}
 	}
-	return 0, false, fmt.Errorf("annotation %s=%q names no container of the pod", scheduling.GPUFractionContainerNameAnnotation, name)
+	return 0, false, fmt.Errorf("annotation %s=%q: the pod has no container %q (its containers: %s)",
+		scheduling.GPUFractionContainerNameAnnotation, name, name, containerNames(pod))
+}
+
+// containerNames lists a pod's init containers and containers, for a message.
+func containerNames(pod *v1.Pod) string {
+	var names []string
+	for _, c := range pod.Spec.InitContainers {
+		names = append(names, c.Name+" (init)")
+	}
+	for _, c := range pod.Spec.Containers {
+		names = append(names, c.Name)
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
 }
 
 // ConfigMapName is the name of the ConfigMap holding the device and portion of a share pod's
