@@ -96,6 +96,10 @@ func run(args []string, stdout, output io.Writer) int {
 		fmt.Fprintf(output, "--status-workers: must be 1 or more, got %d\n", opts.StatusWorkers)
 		return 2
 	}
+	if err := opts.GPUSharing.Check(); err != nil {
+		fmt.Fprintln(output, err)
+		return 2
+	}
 	if checkOnly {
 		if app.CheckConfig(stdout, opts.SchedulerConf, opts.MaxConsolidationPreemptees) {
 			return 0
@@ -144,6 +148,14 @@ func newFlags(opts *app.Options) *pflag.FlagSet {
 	flags.IntVar(&opts.MaxConsolidationPreemptees, "max-consolidation-preemptees", opts.MaxConsolidationPreemptees, "Jobs the consolidation action may move (evict, to be placed again elsewhere) in a cycle; 0 turns it off.")
 	flags.IntVar(&opts.DispatchWorkers, "dispatch-workers", opts.DispatchWorkers, "Binds, evictions and nominations sent to the API server in parallel, off the scheduling cycle; 0 sends them within the cycle, one at a time.")
 	flags.IntVar(&opts.StatusWorkers, "status-workers", opts.StatusWorkers, "Start stamps and PodGroup and Queue statuses written to the API server in parallel, off the scheduling cycle (start stamps first).")
+	sharing := &opts.GPUSharing
+	flags.BoolVar(&sharing.Enabled, "gpu-sharing", false, "GPU sharing on the node: reserve each shared device with a reservation pod in namespace kai-resource-reservation, write each share's ConfigMaps (NVIDIA_VISIBLE_DEVICES, GPU_PORTION) before binding it, and serve the webhook that prepares share pods. Off: shares are scheduled and labelled with their GPU group only.")
+	flags.StringVar(&sharing.ReservationImage, "resource-reservation-image", "", "Image of the reservation pods (kai-resource-reservation); required with --gpu-sharing.")
+	flags.StringVar(&sharing.ReservationServiceAccount, "resource-reservation-service-account", sharing.ReservationServiceAccount, "Service account of the reservation pods, which may patch their own pod.")
+	flags.StringVar(&sharing.RuntimeClass, "gpu-sharing-runtime-class", sharing.RuntimeClass, "Runtime class of the reservation pods, and of share pods naming none.")
+	flags.BoolVar(&sharing.CDI, "cdi-enabled", false, "Name the devices in the shares' ConfigMaps by CDI name (k8s.device-plugin.nvidia.com/gpu=UUID) instead of by UUID.")
+	flags.IntVar(&sharing.WebhookPort, "webhook-port", sharing.WebhookPort, "Port serving the GPU-sharing admission webhook over TLS (with --gpu-sharing); 0 serves none.")
+	flags.StringVar(&sharing.WebhookCertDir, "webhook-cert-dir", sharing.WebhookCertDir, "Directory holding the webhook's serving certificate (tls.crt, tls.key).")
 	goFlags := flag.NewFlagSet("go", flag.ContinueOnError)
 	klog.InitFlags(goFlags)
 	ctrl.RegisterFlags(goFlags) // --kubeconfig; in-cluster configuration when empty

@@ -39,6 +39,14 @@ func TestNegativeMaxConsolidationPreempteesAreRefused(t *testing.T) {
 	}
 }
 
+func TestGPUSharingWithoutAReservationImageIsRefused(t *testing.T) {
+	var out bytes.Buffer
+	if code := run([]string{"--gpu-sharing"}, &out, &out); code != 2 ||
+		!strings.Contains(out.String(), "--resource-reservation-image is required with --gpu-sharing") {
+		t.Fatalf("exit %d, output %q; want 2 and the missing flag named", code, out.String())
+	}
+}
+
 func TestBadFlagIsAUsageError(t *testing.T) {
 	var out bytes.Buffer
 	if code := run([]string{"--schedule-period=soon"}, &out, &out); code != 2 {

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/pprof"
@@ -27,11 +28,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/install"
 	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
+	"github.com/kai-minruntime/kai-scheduler/pkg/gpureservation"
+	"github.com/kai-minruntime/kai-scheduler/pkg/gpuwebhook"
 	"github.com/kai-minruntime/kai-scheduler/pkg/podgrouper"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/actions/consolidation"
@@ -91,10 +95,41 @@ type Options struct {
 	ConfigWarnings []string
 	// WrapClient lets tests interpose on the writes of the status updater (nil: none).
 	WrapClient func(client.Client) client.Client
+	// GPUSharing is GPU sharing on the node: reservation pods, the shares' ConfigMaps and
+	// the webhook preparing share pods (off by default, as upstream).
+	GPUSharing GPUSharingOptions
 	// MetricsRegistry is where the scheduler registers its metrics; nil is controller-runtime's
 	// registry, the one served on ListenAddress. Tests that run several schedulers in one
 	// process give each a registry of its own, and read what that scheduler recorded there.
 	MetricsRegistry prometheus.Registerer
+}
+
+// GPUSharingOptions configure GPU sharing on the node (pkg/gpureservation, pkg/gpuwebhook).
+type GPUSharingOptions struct {
+	// Enabled makes the binder reserve each shared device with a reservation pod and write
+	// each share's ConfigMaps before binding it, and serves the admission webhook.
+	Enabled bool
+	// ReservationImage runs in the reservation pods (cmd/kai-resource-reservation), as
+	// ReservationServiceAccount, which may patch its own pod.
+	ReservationImage          string
+	ReservationServiceAccount string
+	// RuntimeClass is given to reservation pods and to share pods naming none: one whose
+	// runtime shows a container its devices (NVIDIA's: "nvidia").
+	RuntimeClass string
+	// CDI names devices by CDI name in the shares' ConfigMaps instead of by UUID.
+	CDI bool
+	// WebhookPort serves the webhook over TLS with the certificate in WebhookCertDir
+	// (tls.crt, tls.key); 0 serves none (a webhook served elsewhere).
+	WebhookPort    int
+	WebhookCertDir string
+}
+
+// Check refuses a setting GPU sharing cannot run with, naming its flag.
+func (o GPUSharingOptions) Check() error {
+	if o.Enabled && o.ReservationImage == "" {
+		return errors.New("--resource-reservation-image is required with --gpu-sharing: the reservation pods run it")
+	}
+	return nil
 }
 
 // DefaultOptions are the flag defaults, matching KAI-Scheduler's.
@@ -106,6 +141,8 @@ func DefaultOptions() Options {
 		StatusWorkers: status.DefaultWorkers, Clock: clock.RealClock{},
 		MaxConsolidationPreemptees: consolidation.DefaultMaxMovedJobs,
 		NodePoolLabelKey:           scheduling.NodePoolLabel,
+		GPUSharing: GPUSharingOptions{ReservationServiceAccount: "kai-resource-reservation", RuntimeClass: gpuwebhook.DefaultRuntimeClassName,
+			WebhookPort: 9443, WebhookCertDir: "/tmp/k8s-webhook-server/serving-certs"},
 	}
 }
 
@@ -159,6 +196,9 @@ const (
 // start stamps owed are written for a moment (stampGrace), the Lease is released.
 func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	log := klog.FromContext(ctx)
+	if err := opts.GPUSharing.Check(); err != nil {
+		return err
+	}
 	policy, warnings := opts.Policy, opts.ConfigWarnings
 	if policy == nil {
 		loaded, loadWarnings, err := LoadPolicy(opts.SchedulerConf)
@@ -203,7 +243,8 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		Cache: ctrlcache.Options{DefaultTransform: store.Trim},
 		// The pod grouper's controller name is fixed; tests run several schedulers (a restart)
 		// in one process, which controller-runtime's global name check would refuse.
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+		Controller:    config.Controller{SkipNameValidation: ptr.To(true)},
+		WebhookServer: webhookServer(opts.GPUSharing),
 	})
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
@@ -224,6 +265,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		Client: mgr.GetClient(), StatusClient: statusClient, Events: recorder, Metrics: recorded,
 		DispatchWorkers: opts.DispatchWorkers, DecisionGrace: decisionGrace,
 		StatusWorkers: opts.StatusWorkers, StampGrace: stampGrace,
+		Reservations: reserver(mgr, opts.GPUSharing, clk),
 	})
 	if err != nil {
 		return err
@@ -242,6 +284,9 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 			return err
 		}
 	}
+	if err := serveGPUSharing(mgr, opts, clk); err != nil {
+		return err
+	}
 	if opts.ConfigMap.Name != "" {
 		post := postConfigurationRunnable(mgr.GetAPIReader(), recorder, clk, opts.ConfigMap, pool, policy, warnings)
 		if err := mgr.Add(post); err != nil {
@@ -255,6 +300,46 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		"period", opts.SchedulePeriod, "leaderElect", opts.LeaderElect, "lease", opts.LeaderElectionID)
 	return mgr.Start(ctx)
 }
+
+// webhookServer serves GPU sharing's admission webhook when it is on and has a port; nil
+// serves no webhook.
+func webhookServer(o GPUSharingOptions) webhook.Server {
+	if !o.Enabled || o.WebhookPort == 0 {
+		return nil
+	}
+	return webhook.NewServer(webhook.Options{Port: o.WebhookPort, CertDir: o.WebhookCertDir})
+}
+
+// reserver readies nodes for GPU shares when GPU sharing is on; nil otherwise.
+func reserver(mgr ctrl.Manager, o GPUSharingOptions, clk clock.Clock) *gpureservation.Reserver {
+	if !o.Enabled {
+		return nil
+	}
+	return &gpureservation.Reserver{Client: mgr.GetClient(), Clock: clk, Image: o.ReservationImage,
+		ServiceAccount: o.ReservationServiceAccount, RuntimeClass: o.RuntimeClass, CDI: o.CDI}
+}
+
+// serveGPUSharing adds, when GPU sharing is on, the collector of reservation pods no share
+// holds (on the leader) and the webhook (on every replica, as the API server may call any).
+func serveGPUSharing(mgr ctrl.Manager, opts Options, clk clock.Clock) error {
+	o := opts.GPUSharing
+	if !o.Enabled {
+		return nil
+	}
+	collector := &gpureservation.Collector{Client: mgr.GetClient(), Clock: clk,
+		Grace: 2 * gpureservation.DefaultTimeout, Interval: reservationCollectInterval}
+	if err := mgr.Add(collector); err != nil {
+		return err
+	}
+	if o.WebhookPort == 0 {
+		return nil
+	}
+	return gpuwebhook.Register(mgr.GetWebhookServer(), gpuwebhook.Options{RuntimeClassName: o.RuntimeClass, SchedulerName: opts.SchedulerName})
+}
+
+// reservationCollectInterval is how often reservation pods no share holds are looked for: a
+// device stays held by one until it is deleted, so not much longer than a pod takes to go.
+const reservationCollectInterval = 10 * time.Second
 
 // newPodGrouper reads workloads' owners straight from the API server (no informer of every
 // Deployment and Job in the cluster: each workload's chain is read once, when its first pod

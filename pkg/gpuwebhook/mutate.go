@@ -19,10 +19,14 @@ const (
 
 // Mutate is the webhook's rule for one pod at its creation. It returns a copy of pod
 // prepared for its GPU share (see the package documentation), or nil when the pod is to be
-// left as it is: it asks for no share, or it already carries the ConfigMap annotation. A
+// left as it is: another scheduler's (Options.SchedulerName), it asks for no share, or it
+// already carries the ConfigMap annotation. A
 // share the scheduler would refuse, or a container name naming no container, is an error
 // naming the annotation. pod itself is never changed. Options are as NewHandler checks them.
 func Mutate(pod *v1.Pod, opts Options) (*v1.Pod, error) {
+	if opts.SchedulerName != "" && pod.Spec.SchedulerName != opts.SchedulerName {
+		return nil, nil // another scheduler's pod: its own binder prepares it, or none does
+	}
 	share, err := model.ParseGPUShare(pod)
 	if err != nil || share == nil {
 		return nil, err

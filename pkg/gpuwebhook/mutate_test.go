@@ -47,6 +47,16 @@ var _ = Describe("A pod asking for a share of a GPU", func() {
 		Entry("a fraction of each of two devices", map[string]string{"gpu-fraction": "0.5", "gpu-fraction-num-devices": "2"}),
 	)
 
+	It("is left alone when another scheduler is to place it: only this one's binder writes its ConfigMaps", func() {
+		opts := options
+		opts.SchedulerName = "kai-scheduler"
+		pod := halfGPUPod().Obj()
+		pod.Spec.SchedulerName = "default-scheduler"
+		Expect(gpuwebhook.Mutate(pod, opts)).To(BeNil())
+		pod.Spec.SchedulerName = "kai-scheduler"
+		Expect(mustMutate(pod, opts).Annotations).To(HaveKey(scheduling.SharedGPUConfigMapAnnotation))
+	})
+
 	It("keeps the runtime class it names", func() {
 		pod := halfGPUPod().Obj()
 		pod.Spec.RuntimeClassName = ptr.To("kata-nvidia")

@@ -24,6 +24,10 @@ type Options struct {
 	// RandomPart makes the random part of a pod's ConfigMaps' names: lower-case letters and
 	// digits. Nil means 7 characters of k8s.io/apimachinery's rand.String; tests fix it.
 	RandomPart func() string
+	// SchedulerName, when set, limits the webhook to the pods of that scheduler: only its
+	// binder writes the ConfigMaps a prepared pod needs to start, so another scheduler's
+	// share pod prepared here would wait for them forever.
+	SchedulerName string
 }
 
 // withDefaults fills what o leaves empty.

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
+	"github.com/kai-minruntime/kai-scheduler/pkg/gpureservation"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/apiwriter"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/metrics"
@@ -54,6 +55,9 @@ type Options struct {
 	// for StampGrace at shutdown. 0 keeps the updater's defaults.
 	StatusWorkers int
 	StampGrace    time.Duration
+	// Reservations, when set, readies nodes for the GPU shares bound there (reservation pods
+	// and the shares' ConfigMaps: GPU sharing on the node); nil only labels shares.
+	Reservations *gpureservation.Reserver
 }
 
 // Scheduler is one assembled scheduler: the Store its cluster side feeds, the Loop that runs
@@ -153,7 +157,8 @@ func New(opts Options) (*Scheduler, error) {
 	if opts.StampGrace > 0 {
 		updater.StampGrace = opts.StampGrace
 	}
-	direct := &apiwriter.Effects{Client: opts.Client, Recorder: opts.Events, Overlay: overlay, Status: updater, Metrics: opts.Metrics, Clock: opts.Clock}
+	direct := &apiwriter.Effects{Client: opts.Client, Recorder: opts.Events, Overlay: overlay, Status: updater, Metrics: opts.Metrics,
+		Clock: opts.Clock, Reservations: opts.Reservations}
 	s := &Scheduler{Store: view.Store, Status: updater}
 	var effects framework.Effects = direct
 	if opts.DispatchWorkers > 0 {
