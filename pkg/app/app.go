@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -122,6 +123,10 @@ type GPUSharingOptions struct {
 	// (tls.crt, tls.key); 0 serves none (a webhook served elsewhere).
 	WebhookPort    int
 	WebhookCertDir string
+	// CollectInterval is how often reservation pods no share holds are looked for, and
+	// ReservationGrace how old one must be to be deleted (longer than a bind waits for its
+	// device); 0 for the defaults. Not flags: tests shorten them.
+	CollectInterval, ReservationGrace time.Duration
 }
 
 // Check refuses a setting GPU sharing cannot run with, naming its flag.
@@ -327,7 +332,7 @@ func serveGPUSharing(mgr ctrl.Manager, opts Options, clk clock.Clock) error {
 		return nil
 	}
 	collector := &gpureservation.Collector{Client: mgr.GetClient(), Clock: clk,
-		Grace: 2 * gpureservation.DefaultTimeout, Interval: reservationCollectInterval}
+		Grace: cmp.Or(o.ReservationGrace, 2*gpureservation.DefaultTimeout), Interval: cmp.Or(o.CollectInterval, reservationCollectInterval)}
 	if err := mgr.Add(collector); err != nil {
 		return err
 	}
