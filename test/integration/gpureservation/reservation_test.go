@@ -91,6 +91,12 @@ var _ = Describe("Binding a GPU share", func() {
 		Expect(pod.Labels).To(HaveKeyWithValue(scheduling.GPUGroupLabel, "group-a"))
 		Expect(pod.Annotations).To(HaveKeyWithValue(scheduling.ReceivedResourceTypeAnnotation, "Fraction"))
 
+		By("a scheduler started anew finds the reservation rather than making a second")
+		uuid, created, err := binder(20*time.Second).Reservations.Reserve(ctx, "node-a", "group-a", nil)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(created).To(BeFalse())
+		Expect(uuid).To(Equal("GPU-group-a"))
+
 		By("a second share of the device uses the same reservation")
 		second := sharePod("infer-2", "0.3", "", "group-a")
 		Expect(binder(20*time.Second).Bind(ctx, second, "node-a")).To(Succeed())
