@@ -15,7 +15,11 @@ import (
 // program learns its own name and namespace from the downward API to write the device's
 // UUID on itself.
 func (r *Reserver) Pod(node, group string, tolerations []v1.Toleration) *v1.Pod {
-	gpu := v1.ResourceList{model.GPUResourceName: resource.MustParse("1")}
+	// A sliver of CPU and memory beside the GPU, limits equal to requests: a Guaranteed pod,
+	// the last a kubelet under pressure evicts — its going would free the device under its
+	// shares.
+	resources := v1.ResourceList{model.GPUResourceName: resource.MustParse("1"),
+		v1.ResourceCPU: resource.MustParse("10m"), v1.ResourceMemory: resource.MustParse("32Mi")}
 	grace := int64(0) // it only holds a device: nothing to wind down
 	pod := &v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
@@ -30,7 +34,7 @@ func (r *Reserver) Pod(node, group string, tolerations []v1.Toleration) *v1.Pod 
 			TerminationGracePeriodSeconds: &grace,
 			Containers: []v1.Container{{
 				Name: "reservation", Image: r.Image,
-				Resources: v1.ResourceRequirements{Requests: gpu, Limits: gpu},
+				Resources: v1.ResourceRequirements{Requests: resources, Limits: resources},
 				Env: []v1.EnvVar{
 					{Name: "POD_NAME", ValueFrom: &v1.EnvVarSource{FieldRef: &v1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
 					{Name: "POD_NAMESPACE", ValueFrom: &v1.EnvVarSource{FieldRef: &v1.ObjectFieldSelector{FieldPath: "metadata.namespace"}}},

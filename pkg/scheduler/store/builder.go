@@ -107,7 +107,10 @@ func (s *Store) assemble(overlay *Overlay) (*model.Snapshot, []Problem, error) {
 				shared = s.sharedGroups()
 			}
 			if shared[group] {
-				continue // its device is the shares', which hold it
+				// Its device is the shares', which hold it; the rest of what it asks (a sliver of
+				// CPU and memory) is its own.
+				a.chargeRequest(e, a.view(e), e.spec.request.With(model.GPU, 0))
+				continue
 			}
 		}
 		a.charge(e, a.view(e))
@@ -302,12 +305,15 @@ func (s *Store) sharedGroups() map[string]bool {
 // PodGroup is missing) on its node: while it terminates its resources are releasing, not
 // idle, or a pod bound onto them would be refused by the kubelet. A GPU share holds its
 // devices as ours do.
-func (a *assembly) charge(e *podEntry, v podView) {
+func (a *assembly) charge(e *podEntry, v podView) { a.chargeRequest(e, v, e.spec.request) }
+
+// chargeRequest is charge with what the pod is counted to ask for.
+func (a *assembly) chargeRequest(e *podEntry, v podView, request model.Resources) {
 	node := a.nodes[v.nodeName]
 	if node == nil {
 		return
 	}
-	p := model.PodInfo{Status: model.Running, Request: e.spec.request, NodeName: node.Name}
+	p := model.PodInfo{Status: model.Running, Request: request, NodeName: node.Name}
 	if v.deleting {
 		p.Status = model.Releasing
 	}

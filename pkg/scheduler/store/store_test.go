@@ -360,7 +360,8 @@ func TestReservationPodsHoldTheirDeviceOnce(t *testing.T) {
 	share.Labels = map[string]string{scheduling.GPUGroupLabel: "g1"}
 	h.OnAdd(share, true)
 	reservation := func(group string) *v1.Pod {
-		p := builders.MakePod(scheduling.ReservationNamespace, "gpu-reservation-"+group).Node("n1").GPUs(1).Phase(v1.PodRunning).Obj()
+		p := builders.MakePod(scheduling.ReservationNamespace, "gpu-reservation-"+group).Node("n1").GPUs(1).
+			Request(v1.ResourceCPU, "10m").Phase(v1.PodRunning).Obj()
 		p.Labels = map[string]string{scheduling.ReservationAppLabel: scheduling.ReservationApp, scheduling.GPUGroupLabel: group}
 		return p
 	}
@@ -371,6 +372,10 @@ func TestReservationPodsHoldTheirDeviceOnce(t *testing.T) {
 	}
 	if got := usedGPUs(); got != 1 {
 		t.Fatalf("a share's device and its reservation hold %d GPUs, want 1: the device, once", got)
+	}
+	snapshot, _ := storeSnapshot(t, s)
+	if cpu := snapshot.Node("n1").Used.Get(model.CPU); cpu != 10 {
+		t.Fatalf("node n1 has %d mCPU used, want the reservation's 10: what it asks beside the GPU is its own", cpu)
 	}
 	h.OnAdd(reservation("g2"), true)
 	if got := usedGPUs(); got != 2 {
