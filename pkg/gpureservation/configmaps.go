@@ -2,6 +2,7 @@ package gpureservation
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
@@ -60,16 +62,16 @@ func ConfigMaps(pod *v1.Pod, uuids []string, portion int64, cdi bool) ([]*v1.Con
 	return maps, nil
 }
 
-// WriteConfigMaps creates the ConfigMaps, or updates those left by an earlier attempt to
-// bind the same pod.
+// WriteConfigMaps creates the ConfigMaps, or overwrites those left by an earlier attempt to
+// bind the same pod. The overwrite is a patch, not a read and an update: a read through the
+// scheduler's cached client would start an informer of every ConfigMap in the cluster.
 func WriteConfigMaps(ctx context.Context, c client.Client, maps []*v1.ConfigMap) error {
 	for _, cm := range maps {
 		err := c.Create(ctx, cm.DeepCopy())
 		if apierrors.IsAlreadyExists(err) {
-			current := &v1.ConfigMap{}
-			if err = c.Get(ctx, client.ObjectKeyFromObject(cm), current); err == nil {
-				current.Data, current.OwnerReferences = cm.Data, cm.OwnerReferences
-				err = c.Update(ctx, current)
+			var patch []byte
+			if patch, err = json.Marshal(map[string]any{"metadata": map[string]any{"ownerReferences": cm.OwnerReferences}, "data": cm.Data}); err == nil {
+				err = c.Patch(ctx, cm.DeepCopy(), client.RawPatch(types.MergePatchType, patch))
 			}
 		}
 		if err != nil {

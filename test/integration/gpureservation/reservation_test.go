@@ -105,6 +105,18 @@ var _ = Describe("Binding a GPU share", func() {
 		Expect(cm.Data).To(Equal(map[string]string{"NVIDIA_VISIBLE_DEVICES": "GPU-group-a", "GPU_PORTION": "0.30"}))
 	})
 
+	It("overwrites the ConfigMaps an earlier, interrupted bind of the pod left", func() {
+		share := sharePod("infer-6", "0.25", "", "group-f")
+		stale := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "infer-6-abcdefg-shared-gpu-0"},
+			Data: map[string]string{"NVIDIA_VISIBLE_DEVICES": "GPU-elsewhere", "GPU_PORTION": "0.50"}}
+		Expect(c.Create(ctx, stale)).To(Succeed())
+		Expect(binder(20*time.Second).Bind(ctx, share, "node-b")).To(Succeed())
+		cm, err := configMap("infer-6-abcdefg-shared-gpu-0")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(cm.Data).To(Equal(map[string]string{"NVIDIA_VISIBLE_DEVICES": "GPU-group-f", "GPU_PORTION": "0.25"}))
+		Expect(cm.OwnerReferences).To(ConsistOf(HaveField("UID", BeEquivalentTo(share.UID))))
+	})
+
 	It("fails, leaving nothing behind, when the reservation never reports its device", func() {
 		devicesReported.Store(false)
 		DeferCleanup(func() { devicesReported.Store(true) })
