@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Regenerates deepcopy functions and CRD manifests from the API types.
+# Regenerates deepcopy functions and CRD manifests from the API types, and the gomock mocks of
+# the narrow interfaces (their //go:generate directives, which run bin/mockgen).
 #
 # Usage: hack/generate.sh [TREE]
 # TREE defaults to the repository. The staleness test runs this on a copy of the tree and
@@ -16,3 +17,6 @@ cd "${tree}"
 # allowDangerousTypes.
 "${controller_gen}" crd:allowDangerousTypes=true paths=./pkg/apis/... \
   output:crd:artifacts:config=deployments/kai-scheduler/crds
+# The mocks: each directive names its generator, so that `go generate` in a package redoes
+# just that one. The staleness test's copy holds only pkg/apis, which has none.
+go generate ./pkg/...

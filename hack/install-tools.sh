@@ -23,6 +23,8 @@ install_tool benchstat golang.org/x/perf/cmd/benchstat
 # actionlint checks .github/workflows (make test); crane pushes the image a release builds.
 install_tool actionlint github.com/rhysd/actionlint/cmd/actionlint
 install_tool crane github.com/google/go-containerregistry/cmd/crane
+# mockgen writes the gomock mocks of our narrow interfaces (go:generate, make generate).
+install_tool mockgen go.uber.org/mock/mockgen
 # golangci-lint checks the Go code against .golangci.yml (make verify). Its own module, so that
 # its many dependencies do not move those of the tools above (a few minutes to build once).
 install_tool golangci-lint github.com/golangci/golangci-lint/v2/cmd/golangci-lint hack/tools/lint

@@ -7,6 +7,7 @@ go 1.26.0
 tool (
 	github.com/google/go-containerregistry/cmd/crane
 	github.com/rhysd/actionlint/cmd/actionlint
+	go.uber.org/mock/mockgen
 	golang.org/x/perf/cmd/benchstat
 	sigs.k8s.io/controller-tools/cmd/controller-gen
 )
@@ -56,6 +57,7 @@ require (
 	github.com/spf13/cobra v1.10.2 // indirect
 	github.com/spf13/pflag v1.0.10 // indirect
 	github.com/x448/float16 v0.8.4 // indirect
+	go.uber.org/mock v0.6.0 // indirect
 	go.yaml.in/yaml/v2 v2.4.4 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	go.yaml.in/yaml/v4 v4.0.0-rc.3 // indirect
