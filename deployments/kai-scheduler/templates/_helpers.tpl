@@ -262,6 +262,15 @@ plugin takes, or one of upstream's it skips, whose arguments it ignores; each na
 {{- if and $values.metrics.serviceMonitor.enabled (not (regexMatch "^[0-9]+(ms|s|m|h)$" (toString $values.metrics.serviceMonitor.interval))) -}}
 {{- $mistakes = append $mistakes (printf "%smetrics.serviceMonitor.interval: %s must be a Prometheus duration such as 30s or 1m" $p (toJson $values.metrics.serviceMonitor.interval)) -}}
 {{- end -}}
+{{- /* gpuSharing's types are the schema's; its port must not be one the container already has. */}}
+{{- if and $values.gpuSharing $values.gpuSharing.enabled -}}
+{{- $webhookPort := toString $values.gpuSharing.webhook.port -}}
+{{- range $other := list "metrics" "health" -}}
+{{- if eq $webhookPort (toString (index $values $other).port) -}}
+{{- $mistakes = append $mistakes (printf "%sgpuSharing.webhook.port: %s is also %s.port; the webhook needs a port of its own" $p $webhookPort $other) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
 {{- if and $values.metrics.serviceMonitor.enabled (not $values.metrics.service.enabled) -}}
 {{- $mistakes = append $mistakes (printf "%smetrics.serviceMonitor.enabled needs metrics.service.enabled: the ServiceMonitor scrapes the metrics Service" $p) -}}
 {{- end -}}
@@ -355,4 +364,29 @@ tiers:
 {{- end }}
 {{- end }}
 {{- end }}
+{{- end -}}
+
+{{/*
+GPU sharing's names. The reservation namespace and its service account are fixed: the
+scheduler's binder and the reservation program look for them by these names.
+*/}}
+{{- define "kai-scheduler.reservationNamespace" -}}kai-resource-reservation{{- end -}}
+{{- define "kai-scheduler.reservationServiceAccount" -}}kai-resource-reservation{{- end -}}
+{{- define "kai-scheduler.webhookService" -}}{{ include "kai-scheduler.name" . | trunc 55 | trimSuffix "-" }}-webhook{{- end -}}
+{{- define "kai-scheduler.webhookSecret" -}}{{ include "kai-scheduler.name" . | trunc 50 | trimSuffix "-" }}-webhook-cert{{- end -}}
+{{- /* Where the scheduler reads the webhook's tls.crt and tls.key: the flag's default. */}}
+{{- define "kai-scheduler.webhookCertDir" -}}/tmp/k8s-webhook-server/serving-certs{{- end -}}
+{{- define "kai-scheduler.reservationImage" -}}
+{{- $image := .Values.gpuSharing.reservation.image -}}
+{{- printf "%s:%s" $image.repository ($image.tag | default .Chart.AppVersion) -}}
+{{- end -}}
+
+{{/*
+"true" when cert-manager issues the webhook's certificate: forced by certManager true, or,
+with auto, when the cluster serves cert-manager's API (helm template: --api-versions
+cert-manager.io/v1). Empty when helm makes it.
+*/}}
+{{- define "kai-scheduler.webhookCertManager" -}}
+{{- $choice := toString .Values.gpuSharing.webhook.certificate.certManager -}}
+{{- if or (eq $choice "true") (and (eq $choice "auto") (.Capabilities.APIVersions.Has "cert-manager.io/v1")) -}}true{{- end -}}
 {{- end -}}
