@@ -11,13 +11,13 @@ import (
 	v1 "k8s.io/api/core/v1"
 	nodev1 "k8s.io/api/node/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	"github.com/kai-minruntime/kai-scheduler/pkg/gpureservation"
 	"github.com/kai-minruntime/kai-scheduler/pkg/gpuwebhook"
 	"github.com/kai-minruntime/kai-scheduler/pkg/testing/builders"
+	"github.com/kai-minruntime/kai-scheduler/test/testenv"
 )
 
 var _ = Describe("GPU sharing on the node", func() {
@@ -123,22 +123,5 @@ func readyForReservations() {
 		ObjectMeta: metav1.ObjectMeta{Name: "nvidia"}, Handler: "nvidia"}))).To(Succeed())
 	ctx, stop := context.WithCancel(suiteCtx)
 	DeferCleanup(stop)
-	go func() {
-		defer GinkgoRecover()
-		for ctx.Err() == nil {
-			time.Sleep(100 * time.Millisecond)
-			pods := &v1.PodList{}
-			if k8sClient.List(ctx, pods, client.InNamespace(scheduling.ReservationNamespace)) != nil {
-				continue
-			}
-			for _, p := range pods.Items {
-				if p.Annotations[scheduling.ReservedGPUAnnotation] != "" || p.DeletionTimestamp != nil {
-					continue
-				}
-				uuid := "GPU-" + string(p.UID)
-				patch := fmt.Appendf(nil, `{"metadata":{"annotations":{%q:%q}}}`, scheduling.ReservedGPUAnnotation, uuid)
-				_ = k8sClient.Patch(ctx, &p, client.RawPatch(types.MergePatchType, patch))
-			}
-		}
-	}()
+	go testenv.PlayReservationProgram(ctx, k8sClient, func(p *v1.Pod) string { return "GPU-" + string(p.UID) }, func() bool { return true })
 }

@@ -4,14 +4,12 @@ import (
 	"context"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	v1 "k8s.io/api/core/v1"
 	nodev1 "k8s.io/api/node/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -54,27 +52,7 @@ var _ = BeforeSuite(func() {
 	// installs this one.
 	Expect(c.Create(ctx, &nodev1.RuntimeClass{ObjectMeta: metav1.ObjectMeta{Name: "nvidia"}, Handler: "nvidia"})).To(Succeed())
 	devicesReported.Store(true)
-	go playReservationProgram(ctx)
+	// The test plays the reservation program: "its device" is GPU-<its group>, so that the
+	// specs can tell which device each share was given.
+	go testenv.PlayReservationProgram(ctx, c, func(p *v1.Pod) string { return "GPU-" + p.Labels[scheduling.GPUGroupLabel] }, devicesReported.Load)
 })
-
-// playReservationProgram writes, on every reservation pod without one, the UUID of "its
-// device": GPU-<its group>, so that the specs can tell which device each share was given.
-func playReservationProgram(ctx context.Context) {
-	for ctx.Err() == nil {
-		time.Sleep(50 * time.Millisecond)
-		if !devicesReported.Load() {
-			continue
-		}
-		pods := &v1.PodList{}
-		if c.List(ctx, pods, client.InNamespace(scheduling.ReservationNamespace)) != nil {
-			continue
-		}
-		for _, p := range pods.Items {
-			if p.Annotations[scheduling.ReservedGPUAnnotation] != "" || p.DeletionTimestamp != nil {
-				continue
-			}
-			patch := []byte(`{"metadata":{"annotations":{"` + scheduling.ReservedGPUAnnotation + `":"GPU-` + p.Labels[scheduling.GPUGroupLabel] + `"}}}`)
-			_ = c.Patch(ctx, &p, client.RawPatch(types.MergePatchType, patch))
-		}
-	}
-}
