@@ -104,7 +104,7 @@ func (s *Store) assemble(overlay *Overlay) (*model.Snapshot, []Problem, error) {
 		}
 		if group, ok := reservationGroup(e); ok {
 			if shared == nil {
-				shared = s.sharedGroups()
+				shared = a.sharedGroups()
 			}
 			if shared[group] {
 				// Its device is the shares', which hold it; the rest of what it asks (a sliver of
@@ -284,16 +284,21 @@ func reservationGroup(e *podEntry) (string, bool) {
 	return pod.Labels[scheduling.GPUGroupLabel], true
 }
 
-// sharedGroups are the GPU groups that unfinished share pods hold. A reservation pod of one of
-// them is not charged: its device is taken by the shares' group already, and charging both
+// sharedGroups are the GPU groups that unfinished share pods hold: as their labels say, or,
+// for a share whose bind or promise is still being written, as the overlay says — its
+// reservation pod is made before its labels are. A reservation pod of one of them is not
+// charged its GPU: its device is taken by the shares' group already, and charging both
 // would count the device twice. One whose group no share holds (the last share left, or a
 // bind failed before labelling its share) still holds its device, for the kubelet as for the
 // scheduler, until it is collected: it is charged as any other pod asking for a whole GPU.
-func (s *Store) sharedGroups() map[string]bool {
+func (a *assembly) sharedGroups() map[string]bool {
 	shared := map[string]bool{}
-	for _, e := range s.pods {
-		if !e.terminal && e.share != nil {
-			for _, group := range e.gpuGroups {
+	for _, e := range a.store.pods {
+		if e.terminal || e.share == nil {
+			continue
+		}
+		for _, groups := range [][]string{e.gpuGroups, a.view(e).gpuGroups} {
+			for _, group := range groups {
 				shared[group] = true
 			}
 		}

@@ -4,12 +4,14 @@ import (
 	"context"
 	"reflect"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
+	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
@@ -380,5 +382,29 @@ func TestReservationPodsHoldTheirDeviceOnce(t *testing.T) {
 	h.OnAdd(reservation("g2"), true)
 	if got := usedGPUs(); got != 2 {
 		t.Fatalf("with a reservation no share holds, %d GPUs held, want 2: its device is not free", got)
+	}
+}
+
+// While a share's bind is being written, its reservation pod exists before the share carries
+// its group's label: the device is counted once, by the group the overlay says it is bound to.
+func TestAReservationOfAShareBeingBoundCountsItsDeviceOnce(t *testing.T) {
+	s := New("kai-scheduler", scheduling.NodePool{})
+	h := s.Handler()
+	h.OnAdd(builders.MakeNode("n1").GPUs(2).Obj(), true)
+	h.OnAdd(builders.MakePodGroup("team", "infer").Queue("q").Obj(), true)
+	share := builders.MakePod("team", "infer-0").UID("share-uid").PodGroup("infer").
+		Annotation(scheduling.GPUFractionAnnotation, "0.5").Obj()
+	h.OnAdd(share, true)
+	r := builders.MakePod(scheduling.ReservationNamespace, "gpu-reservation-g1").Node("n1").GPUs(1).Obj()
+	r.Labels = map[string]string{scheduling.ReservationAppLabel: scheduling.ReservationApp, scheduling.GPUGroupLabel: "g1"}
+	h.OnAdd(r, true)
+	overlay := NewOverlay(clocktesting.NewFakePassiveClock(time.Now()))
+	overlay.BindQueued("share-uid", "n1", []string{"g1"})
+	snapshot, _, err := (&Builder{Store: s, Overlay: overlay}).Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := snapshot.Node("n1").Used.Get(model.GPU); got != model.MilliGPU {
+		t.Fatalf("node n1 has %dm GPUs used, want %dm: the share's device, once", got, model.MilliGPU)
 	}
 }
