@@ -96,7 +96,7 @@ func run(args []string, stdout, output io.Writer) int {
 		fmt.Fprintf(output, "--status-workers: must be 1 or more, got %d\n", opts.StatusWorkers)
 		return 2
 	}
-	if err := opts.GPUSharing.Check(); err != nil {
+	if err := opts.Check(); err != nil {
 		fmt.Fprintln(output, err)
 		return 2
 	}

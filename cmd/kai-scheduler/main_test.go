@@ -47,6 +47,14 @@ func TestGPUSharingWithoutAReservationImageIsRefused(t *testing.T) {
 	}
 }
 
+func TestGPUSharingWithBindsWithinTheCycleIsRefused(t *testing.T) {
+	var out bytes.Buffer
+	if code := run([]string{"--gpu-sharing", "--resource-reservation-image=r:1", "--dispatch-workers=0"}, &out, &out); code != 2 ||
+		!strings.Contains(out.String(), "--dispatch-workers=0 cannot run with --gpu-sharing") {
+		t.Fatalf("exit %d, output %q; want 2 and both flags named", code, out.String())
+	}
+}
+
 func TestBadFlagIsAUsageError(t *testing.T) {
 	var out bytes.Buffer
 	if code := run([]string{"--schedule-period=soon"}, &out, &out); code != 2 {

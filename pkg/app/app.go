@@ -137,6 +137,20 @@ func (o GPUSharingOptions) Check() error {
 	return nil
 }
 
+// checkDispatch refuses binds within the cycle with GPU sharing: a share's bind may wait for
+// its device's reservation pod to start (up to 40 s), which would hold the cycle.
+func (o Options) checkDispatch() error {
+	if o.GPUSharing.Enabled && o.DispatchWorkers == 0 {
+		return errors.New("--dispatch-workers=0 cannot run with --gpu-sharing: a share's bind may wait up to 40s for its device's reservation, and within the cycle that wait would hold every decision")
+	}
+	return nil
+}
+
+// Check refuses settings the scheduler cannot run with, naming their flags.
+func (o Options) Check() error {
+	return errors.Join(o.GPUSharing.Check(), o.checkDispatch())
+}
+
 // DefaultOptions are the flag defaults, matching KAI-Scheduler's.
 func DefaultOptions() Options {
 	return Options{
@@ -201,7 +215,7 @@ const (
 // start stamps owed are written for a moment (stampGrace), the Lease is released.
 func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	log := klog.FromContext(ctx)
-	if err := opts.GPUSharing.Check(); err != nil {
+	if err := opts.Check(); err != nil {
 		return err
 	}
 	policy, warnings := opts.Policy, opts.ConfigWarnings
@@ -264,13 +278,14 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	if opts.WrapClient != nil {
 		statusClient = opts.WrapClient(mgr.GetClient())
 	}
+	reservations := reserver(mgr, opts.GPUSharing, clk)
 	recorder := mgr.GetEventRecorderFor(opts.SchedulerName) //nolint:staticcheck // the events.k8s.io recorder is not wired for PodGroups yet
 	s, err := scheduler.New(scheduler.Options{
 		Name: opts.SchedulerName, Pool: pool, Policy: policy, Clock: clk, Period: opts.SchedulePeriod,
 		Client: mgr.GetClient(), StatusClient: statusClient, Events: recorder, Metrics: recorded,
 		DispatchWorkers: opts.DispatchWorkers, DecisionGrace: decisionGrace,
 		StatusWorkers: opts.StatusWorkers, StampGrace: stampGrace,
-		Reservations: reserver(mgr, opts.GPUSharing, clk),
+		Reservations: reservations,
 	})
 	if err != nil {
 		return err
@@ -289,7 +304,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 			return err
 		}
 	}
-	if err := serveGPUSharing(mgr, opts, clk); err != nil {
+	if err := serveGPUSharing(mgr, opts, clk, reservations, pool); err != nil {
 		return err
 	}
 	if opts.ConfigMap.Name != "" {
@@ -326,13 +341,14 @@ func reserver(mgr ctrl.Manager, o GPUSharingOptions, clk clock.Clock) *gpureserv
 
 // serveGPUSharing adds, when GPU sharing is on, the collector of reservation pods no share
 // holds (on the leader) and the webhook (on every replica, as the API server may call any).
-func serveGPUSharing(mgr ctrl.Manager, opts Options, clk clock.Clock) error {
+func serveGPUSharing(mgr ctrl.Manager, opts Options, clk clock.Clock, reservations *gpureservation.Reserver, pool scheduling.NodePool) error {
 	o := opts.GPUSharing
 	if !o.Enabled {
 		return nil
 	}
 	collector := &gpureservation.Collector{Client: mgr.GetClient(), Clock: clk,
-		Grace: cmp.Or(o.ReservationGrace, 2*gpureservation.DefaultTimeout), Interval: cmp.Or(o.CollectInterval, reservationCollectInterval)}
+		Grace: cmp.Or(o.ReservationGrace, 2*gpureservation.DefaultTimeout), Interval: cmp.Or(o.CollectInterval, reservationCollectInterval),
+		InUse: reservations.InUse, OwnsNode: ownsNode(mgr.GetClient(), pool)}
 	if err := mgr.Add(collector); err != nil {
 		return err
 	}
@@ -340,6 +356,15 @@ func serveGPUSharing(mgr ctrl.Manager, opts Options, clk clock.Clock) error {
 		return nil
 	}
 	return gpuwebhook.Register(mgr.GetWebhookServer(), gpuwebhook.Options{RuntimeClassName: o.RuntimeClass, SchedulerName: opts.SchedulerName})
+}
+
+// ownsNode reports whether a node is of the scheduler's pool, as the informers show it: a
+// node not known is not its own (the collector leaves its reservations).
+func ownsNode(c client.Reader, pool scheduling.NodePool) func(string) bool {
+	return func(name string) bool {
+		node := &v1.Node{}
+		return c.Get(context.Background(), client.ObjectKey{Name: name}, node) == nil && pool.Includes(node.Labels)
+	}
 }
 
 // reservationCollectInterval is how often reservation pods no share holds are looked for: a

@@ -17,6 +17,8 @@ import (
 type Prepared struct {
 	node string
 	uid  types.UID
+	// groups are those the bind acquired (see uses), released by Finish.
+	groups []string
 	// created are the groups whose reservation pods this bind made.
 	created []string
 	maps    []*v1.ConfigMap
@@ -24,7 +26,8 @@ type Prepared struct {
 
 // Prepare readies the node for a share pod about to be bound there, before its Binding: the
 // reservation pod of each of the pod's groups, and the pod's ConfigMaps naming the devices
-// they reported. On failure nothing it made is left (see Undo).
+// they reported. On failure nothing it made is left (see Undo). After a success the caller
+// binds, undoes if that fails, and calls Finish.
 func (r *Reserver) Prepare(ctx context.Context, share *model.PodInfo, node string) (*Prepared, error) {
 	pod := &v1.Pod{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: share.Namespace, Name: share.Name}, pod); err != nil {
@@ -33,11 +36,23 @@ func (r *Reserver) Prepare(ctx context.Context, share *model.PodInfo, node strin
 	if string(pod.UID) != share.UID {
 		return nil, fmt.Errorf("the pod was recreated (UID %s, not %s)", pod.UID, share.UID)
 	}
+	if pod.Spec.NodeName != "" {
+		// Bound already (by a bind whose answer was lost): its ConfigMaps are not to be rewritten.
+		return nil, fmt.Errorf("the pod is bound to %s already", pod.Spec.NodeName)
+	}
 	portion, err := r.portion(ctx, share, node)
 	if err != nil {
 		return nil, err
 	}
-	p := &Prepared{node: node, uid: pod.UID}
+	p := &Prepared{node: node, uid: pod.UID, groups: share.GPUGroups}
+	for _, group := range p.groups {
+		r.uses.acquire(group)
+	}
+	fail := func(err error) (*Prepared, error) {
+		err = errors.Join(err, r.Undo(ctx, p))
+		r.Finish(p)
+		return nil, err
+	}
 	uuids := make([]string, 0, len(share.GPUGroups))
 	for _, group := range share.GPUGroups {
 		uuid, created, err := r.Reserve(ctx, node, group, pod.Spec.Tolerations)
@@ -45,7 +60,7 @@ func (r *Reserver) Prepare(ctx context.Context, share *model.PodInfo, node strin
 			p.created = append(p.created, group)
 		}
 		if err != nil {
-			return nil, errors.Join(err, r.Undo(ctx, p))
+			return fail(err)
 		}
 		uuids = append(uuids, uuid)
 	}
@@ -55,9 +70,17 @@ func (r *Reserver) Prepare(ctx context.Context, share *model.PodInfo, node strin
 		err = WriteConfigMaps(ctx, r.Client, maps)
 	}
 	if err != nil {
-		return nil, errors.Join(err, r.Undo(ctx, p))
+		return fail(err)
 	}
 	return p, nil
+}
+
+// Finish ends what Prepare began, once the bind is done or undone: the reservations it
+// counted on are no longer in use by it (see InUse).
+func (r *Reserver) Finish(p *Prepared) {
+	for _, group := range p.groups {
+		r.uses.release(group, r.Clock.Now())
+	}
 }
 
 // portion is what each of the share's devices gives it, in MilliGPU: a share asked in memory
@@ -89,7 +112,8 @@ func (r *Reserver) Undo(ctx context.Context, p *Prepared) error {
 			return errors.Join(append(errs, err)...)
 		}
 		for _, group := range p.created {
-			if slices.ContainsFunc(held[group], func(uid types.UID) bool { return uid != p.uid }) {
+			// Another share holds the device, or another bind is about to label one with it.
+			if r.uses.others(group) || slices.ContainsFunc(held[group], func(uid types.UID) bool { return uid != p.uid }) {
 				continue
 			}
 			if err := r.Release(ctx, p.node, group); err != nil {

@@ -30,16 +30,24 @@ type Collector struct {
 	Grace time.Duration
 	// Interval is how often Start collects.
 	Interval time.Duration
+	// InUse reports whether a bind of this scheduler counts on a group's reservation though no
+	// pod shows it yet (Reserver.InUse); nil: none does.
+	InUse func(group string) bool
+	// OwnsNode reports whether a node is this scheduler's (its node pool's); nil: every node.
+	// Each pool's scheduler collects only its own nodes' reservations, whose binds it knows.
+	OwnsNode func(node string) bool
 }
 
-// Collect deletes the reservation pods older than Grace whose GPU group no pod holds (a pod
-// not finished, whether running, bound or waiting with the group as a promise), and returns
-// their names. It never deletes one a share still holds: a share runs only on the device its
-// reservation keeps.
+// Collect deletes, on this scheduler's nodes, the reservation pods no share needs and returns
+// their names: those older than Grace whose GPU group no pod holds (a pod not finished,
+// whether running, bound or waiting with the group as a promise) and no bind of this
+// scheduler counts on; and those that failed, whoever holds them — a failed one holds no
+// device, and the next share bound there makes it anew. It never deletes a live one a share
+// holds: a share runs only on the device its reservation keeps.
 func (c *Collector) Collect(ctx context.Context) ([]string, error) {
 	reservations := &v1.PodList{}
 	if err := c.Client.List(ctx, reservations, client.InNamespace(scheduling.ReservationNamespace),
-		client.MatchingLabels{scheduling.ReservationAppLabel: scheduling.ReservationApp}); err != nil {
+		client.MatchingLabels{scheduling.ReservationAppLabel: scheduling.ReservationApp}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing reservation pods: %w", err)
 	}
 	if len(reservations.Items) == 0 {
@@ -53,28 +61,40 @@ func (c *Collector) Collect(ctx context.Context) ([]string, error) {
 	var errs []error
 	for i := range reservations.Items {
 		pod := &reservations.Items[i]
-		group := pod.Labels[scheduling.GPUGroupLabel]
-		if len(held[group]) > 0 || pod.DeletionTimestamp != nil || c.Clock.Since(pod.CreationTimestamp.Time) < c.Grace {
+		if !c.collects(pod, held) {
 			continue
 		}
 		// Guarded by the UID: a pod made anew under the name since the list is not this one.
-		err := c.Client.Delete(ctx, pod, client.Preconditions{UID: &pod.UID})
+		uid := pod.UID
+		err := c.Client.Delete(ctx, pod.DeepCopy(), client.Preconditions{UID: &uid})
 		switch {
 		case err == nil:
 			deleted = append(deleted, pod.Name)
 		case !apierrors.IsNotFound(err) && !apierrors.IsConflict(err):
-			errs = append(errs, fmt.Errorf("deleting reservation pod %s of GPU group %s: %w", pod.Name, group, err))
+			errs = append(errs, fmt.Errorf("deleting reservation pod %s of GPU group %s: %w", pod.Name, pod.Labels[scheduling.GPUGroupLabel], err))
 		}
 	}
 	slices.Sort(deleted)
 	return deleted, errors.Join(errs...)
 }
 
+// collects says whether Collect deletes the reservation pod.
+func (c *Collector) collects(pod *v1.Pod, held map[string][]types.UID) bool {
+	group := pod.Labels[scheduling.GPUGroupLabel]
+	switch {
+	case pod.DeletionTimestamp != nil || (c.OwnsNode != nil && !c.OwnsNode(pod.Spec.NodeName)):
+		return false
+	case pod.Status.Phase == v1.PodFailed:
+		return true
+	}
+	return len(held[group]) == 0 && (c.InUse == nil || !c.InUse(group)) && c.Clock.Since(pod.CreationTimestamp.Time) >= c.Grace
+}
+
 // holders lists, per GPU group, the unfinished pods outside the reservation namespace whose
 // labels name it (running, bound, or waiting with the group as a promise).
 func holders(ctx context.Context, c client.Client) (map[string][]types.UID, error) {
 	pods := &v1.PodList{}
-	if err := c.List(ctx, pods); err != nil {
+	if err := c.List(ctx, pods, client.UnsafeDisableDeepCopy); err != nil { // only read
 		return nil, fmt.Errorf("listing pods: %w", err)
 	}
 	held := map[string][]types.UID{}

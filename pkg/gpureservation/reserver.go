@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -32,6 +33,19 @@ type Reserver struct {
 	// Timeout bounds the wait for the UUID (DefaultTimeout when zero); Poll is how often the
 	// pod is read meanwhile (a second when zero).
 	Timeout, Poll time.Duration
+
+	// uses are the binds counting on each group's reservation (see InUse).
+	uses uses
+}
+
+// labelLag bounds how long after a bind the informers may still not show its share's label:
+// for that long the bind's reservation counts as in use (InUse).
+const labelLag = 10 * time.Second
+
+// InUse reports whether a bind of this scheduler counts on group's reservation pod, or did
+// within labelLag: the collector must not take it, though no pod it reads holds the group.
+func (r *Reserver) InUse(group string) bool {
+	return r.uses.recent(group, r.Clock.Now(), labelLag)
 }
 
 // Reserve makes sure group has its reservation pod on node and returns the UUID of the
@@ -55,7 +69,8 @@ func (r *Reserver) Reserve(ctx context.Context, node, group string, tolerations 
 		return "", false, fmt.Errorf("reading reservation pod %s of GPU group %s: %w", key, group, err)
 	}
 	uuid, err = r.awaitDevice(ctx, key, node, group)
-	if err != nil && created {
+	// Another bind of the device may be reading the pod's UUID just as this one gives up.
+	if err != nil && created && !r.uses.others(group) {
 		if undo := r.deletePod(ctx, key); undo != nil {
 			err = errors.Join(err, fmt.Errorf("deleting it again: %w", undo))
 		}
@@ -87,6 +102,9 @@ func (r *Reserver) awaitDevice(ctx context.Context, key client.ObjectKey, node, 
 			return "", fmt.Errorf("reservation pod %s of GPU group %s is being deleted", key, group)
 		case pod.Status.Phase == v1.PodFailed:
 			return "", fmt.Errorf("reservation pod %s of GPU group %s failed: %s %s", key, group, pod.Status.Reason, pod.Status.Message)
+		case stuck(pod) != "":
+			// It will not start by itself: waiting out the timeout would only hold a worker.
+			return "", fmt.Errorf("reservation pod %s of GPU group %s cannot start: %s", key, group, stuck(pod))
 		case pod.Annotations[scheduling.ReservedGPUAnnotation] != "":
 			return pod.Annotations[scheduling.ReservedGPUAnnotation], nil
 		}
@@ -99,6 +117,21 @@ func (r *Reserver) awaitDevice(ctx context.Context, key client.ObjectKey, node, 
 		case <-r.Clock.After(poll):
 		}
 	}
+}
+
+// stuckReasons are the reasons a container waits for which it does not start without someone
+// changing something: a wrong image, a program that keeps failing, a runtime that refuses it.
+var stuckReasons = map[string]bool{"ErrImagePull": true, "ImagePullBackOff": true, "InvalidImageName": true,
+	"CrashLoopBackOff": true, "CreateContainerConfigError": true, "CreateContainerError": true, "RunContainerError": true}
+
+// stuck is why the reservation pod's container cannot start, "" when nothing says so.
+func stuck(pod *v1.Pod) string {
+	for _, cs := range pod.Status.ContainerStatuses {
+		if w := cs.State.Waiting; w != nil && stuckReasons[w.Reason] {
+			return strings.TrimSpace(w.Reason + " " + w.Message)
+		}
+	}
+	return ""
 }
 
 // Release deletes the reservation pod of group on node, as a failed bind's undo does when it

@@ -53,7 +53,9 @@ var _ framework.Effects = &Effects{}
 // pod recreated under the same name is never bound by mistake. A share pod is first labelled
 // with its devices' GPU groups, which is how the scheduler (and the node side) knows them
 // once it runs, after (with Reservations) its devices are reserved and its ConfigMaps
-// written; a failed bind takes all of it back.
+// written. A bind the API server refused takes all of it back; one whose fate is unknown (a
+// timeout, a server error: the Binding may have landed) leaves it, for a bound pod needs it,
+// and a pod still pending is placed and prepared again, overwriting it.
 func (e *Effects) Bind(ctx context.Context, pod *model.PodInfo, nodeName string) error {
 	binding := &v1.Binding{
 		ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: types.UID(pod.UID)},
@@ -68,11 +70,17 @@ func (e *Effects) Bind(ctx context.Context, pod *model.PodInfo, nodeName string)
 			metrics.OrDiscard(e.Metrics).BindFailed()
 			return fmt.Errorf("binding %s to %s: reserving its GPU devices: %w", pod.Key(), nodeName, err)
 		}
+		defer e.Reservations.Finish(prepared)
 	}
 	undo := func(err error, labels bool) error {
 		metrics.OrDiscard(e.Metrics).BindFailed()
+		// Taken back even as the scheduler shuts down (which cancels ctx): what is left
+		// behind would hold a device.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
+		defer cancel()
 		if labels {
-			if undo := e.labelGPUGroups(ctx, pod, nil); undo != nil && !apierrors.IsNotFound(undo) {
+			// Back to the labels it had: a promise's groups, which its next bind counts on.
+			if undo := e.labelGPUGroups(ctx, pod, pod.GPUGroupLabels, false); undo != nil && !apierrors.IsNotFound(undo) {
 				err = errors.Join(err, fmt.Errorf("taking back its GPU group labels: %w", undo))
 			}
 		}
@@ -84,23 +92,38 @@ func (e *Effects) Bind(ctx context.Context, pod *model.PodInfo, nodeName string)
 		return err
 	}
 	if labelled {
-		if err := e.labelGPUGroups(ctx, pod, pod.GPUGroups); err != nil {
+		if err := e.labelGPUGroups(ctx, pod, pod.GPUGroups, true); err != nil {
 			return undo(fmt.Errorf("binding %s to %s: labelling its GPU groups: %w", pod.Key(), nodeName, err), false)
 		}
 	}
 	if err := e.Client.SubResource("binding").Create(ctx, target, binding); err != nil {
-		return undo(fmt.Errorf("binding %s to %s: %w", pod.Key(), nodeName, err), labelled)
+		err = fmt.Errorf("binding %s to %s: %w", pod.Key(), nodeName, err)
+		if labelled && !refused(err) {
+			metrics.OrDiscard(e.Metrics).BindFailed()
+			return fmt.Errorf("%w; its GPU groups' labels, ConfigMaps and reservations are kept, as it may be bound", err)
+		}
+		return undo(err, labelled)
 	}
 	e.Overlay.Bound(types.UID(pod.UID), nodeName, pod.GPUGroups)
 	metrics.OrDiscard(e.Metrics).Bound()
 	return nil
 }
 
+// undoTimeout bounds the writes that take back a failed bind.
+const undoTimeout = 10 * time.Second
+
+// refused reports whether the API server refused a write, which then did not happen; other
+// errors (a timeout, a server error, a broken connection) leave it unknown.
+func refused(err error) bool {
+	return apierrors.IsNotFound(err) || apierrors.IsConflict(err) || apierrors.IsInvalid(err) ||
+		apierrors.IsForbidden(err) || apierrors.IsBadRequest(err) || apierrors.IsAlreadyExists(err)
+}
+
 // labelGPUGroups sets the pod's GPU-group labels to groups (upstream's: one label for a share
-// of one device, one per device for several) and says it received a share, or removes both
-// for nil. The patch carries the
-// pod's UID: a pod recreated under the same name is not labelled.
-func (e *Effects) labelGPUGroups(ctx context.Context, pod *model.PodInfo, groups []string) error {
+// of one device, one per device for several), or removes them for none, and says whether it
+// received a share (upstream's received-resource-type). The patch carries the pod's UID: a
+// pod recreated under the same name is not labelled.
+func (e *Effects) labelGPUGroups(ctx context.Context, pod *model.PodInfo, groups []string, received bool) error {
 	labels := map[string]any{}
 	for _, id := range slices.Concat(pod.GPUGroupLabels, pod.GPUGroups) {
 		labels[scheduling.GPUGroupLabel+"/"+id] = nil // a promise's, or the ones written
@@ -109,12 +132,11 @@ func (e *Effects) labelGPUGroups(ctx context.Context, pod *model.PodInfo, groups
 	for key, id := range model.GPUGroupLabels(groups) {
 		labels[key] = id
 	}
-	// What the pod received, for upstream's tooling: a share (taken back with the labels).
-	var received any
-	if groups != nil {
-		received = "Fraction"
+	var receivedType any // removed
+	if received {
+		receivedType = "Fraction"
 	}
-	annotations := map[string]any{scheduling.ReceivedResourceTypeAnnotation: received}
+	annotations := map[string]any{scheduling.ReceivedResourceTypeAnnotation: receivedType}
 	patch := mustJSON(map[string]any{"metadata": map[string]any{"uid": pod.UID, "labels": labels, "annotations": annotations}})
 	target := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: types.UID(pod.UID)}}
 	return e.Client.Patch(ctx, target, client.RawPatch(types.MergePatchType, patch))
@@ -215,7 +237,7 @@ func (e *Effects) nominate(ctx context.Context, pod *model.PodInfo, nodeName str
 		return apierrors.IsNotFound(err) || apierrors.IsConflict(err) || apierrors.IsInvalid(err)
 	}
 	if len(groups) > 0 {
-		if err := e.labelGPUGroups(ctx, pod, groups); gone(err) {
+		if err := e.labelGPUGroups(ctx, pod, groups, false); gone(err) {
 			return nil
 		} else if err != nil {
 			return fmt.Errorf("labelling its GPU groups: %w", err)
@@ -231,7 +253,7 @@ func (e *Effects) nominate(ctx context.Context, pod *model.PodInfo, nodeName str
 	}
 	e.Overlay.Nominated(uid, nodeName, time.Unix(pod.PromisedAt, 0), groups)
 	if nodeName == "" && pod.IsShare() && len(pod.GPUGroups) > 0 {
-		if err := e.labelGPUGroups(ctx, pod, nil); err != nil && !gone(err) {
+		if err := e.labelGPUGroups(ctx, pod, nil, false); err != nil && !gone(err) {
 			return fmt.Errorf("taking back its GPU group labels: %w", err)
 		}
 	}

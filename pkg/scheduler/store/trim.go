@@ -3,6 +3,8 @@ package store
 import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 )
 
 // lastAppliedAnnotation is kubectl's copy of an applied manifest: often the largest part of
@@ -12,7 +14,7 @@ const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
 // Trim is the transform the scheduler's informers apply to every object before keeping it:
 // it drops what neither the scheduler nor its pod grouper ever reads, so that the informers'
 // copies of thousands of pods and nodes hold only what decisions need. Managed fields go
-// from every object; from pods, what the kubelet reports of containers and addresses and
+// from every object; from pods, what the kubelet reports of containers (but a reservation pod's) and addresses and
 // what containers are run with (command, environment, volumes, probes) and their limits,
 // keeping their requests, ports and restart policies; from nodes, the images they hold and the volumes
 // attached to them. The objects the store converts are the same with or without it
@@ -48,6 +50,10 @@ func trimPod(pod *v1.Pod) {
 		}
 	}
 	s := &pod.Status
-	s.ContainerStatuses, s.InitContainerStatuses, s.EphemeralContainerStatuses = nil, nil, nil
+	if pod.Namespace != scheduling.ReservationNamespace {
+		// A reservation pod's tell a bind waiting for its device that it will not start.
+		s.ContainerStatuses = nil
+	}
+	s.InitContainerStatuses, s.EphemeralContainerStatuses = nil, nil
 	s.PodIPs, s.HostIPs, s.PodIP, s.HostIP = nil, nil, "", ""
 }
