@@ -97,11 +97,14 @@ run-local:
 	$(MAKE) --no-print-directory tools
 	KUBEBUILDER_ASSETS="$$(WITH_KUBECTL=1 hack/build-control-plane.sh)" $(BIN)/runlocal $(RUN_LOCAL_ARGS)
 
-## image: the scheduler's image for linux/amd64 and linux/arm64, built from Go modules only (no
-## Docker), into _output/image: an OCI layout (crane push), an OCI archive (docker load 25+,
-## podman load) and a docker archive per platform (any docker load, podman load, kind load
-## image-archive, crane push FILE). VERSION defaults to the
-## chart's appVersion; IMAGE_REPOSITORY to the chart's image.repository.
+## image: the release's two images for linux/amd64 and linux/arm64, built from Go modules only (no
+## Docker), into _output/image: the scheduler's (a static binary) and kai-resource-reservation's
+## (the reservation pods' program, cgo for NVML, on Debian 12's glibc pinned in hack/debs.lock;
+## arm64 with Debian's aarch64 cross gcc, fetched into bin/cross, or CC_LINUX_ARM64). Each is
+## an OCI layout (oci/, kai-resource-reservation-oci/: crane push), an OCI archive (docker load
+## 25+, podman load) and a docker archive per platform (any docker load, podman load, kind load
+## image-archive, crane push FILE). VERSION defaults to git describe's; IMAGE_REPOSITORY to the
+## chart's image.repository, the reservation's repository beside it.
 IMAGE_REPOSITORY ?= ghcr.io/kai-minruntime/kai-scheduler
 image:
 	$(GO) run ./hack/image -repository $(IMAGE_REPOSITORY) $(if $(VERSION),-version $(VERSION))

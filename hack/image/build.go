@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -36,31 +37,61 @@ const (
 
 // options say what to build.
 type options struct {
-	// Root is the repository's root, Out where the image is written.
+	// Root is the repository's root, Out where the images are written.
 	Root, Out string
-	// Repository and Version name the image (Version defaults to release.Version's: a release's number only on its tag).
+	// Repository and Version name the scheduler's image (Version defaults to release.Version's: a release's number only on its tag).
 	Repository, Version string
-	// Platforms are GOOS/GOARCH pairs.
+	// Platforms are the scheduler's GOOS/GOARCH pairs.
 	Platforms []string
+	// ReservationRepository names the reservation image (the chart's
+	// gpuSharing.reservation.image.repository), tagged Version too; ReservationPlatforms are
+	// its platforms, none for no reservation image.
+	ReservationRepository string
+	ReservationPlatforms  []string
 }
 
 func defaultOptions() options {
-	return options{Root: ".", Repository: "ghcr.io/kai-minruntime/kai-scheduler", Platforms: []string{"linux/amd64", "linux/arm64"}}
+	platforms := []string{"linux/amd64", "linux/arm64"}
+	return options{Root: ".", Repository: "ghcr.io/kai-minruntime/kai-scheduler", Platforms: platforms,
+		ReservationRepository: "ghcr.io/kai-minruntime/kai-resource-reservation", ReservationPlatforms: platforms}
 }
 
 // built is what build wrote.
 type built struct {
-	Reference name.Tag
-	Commit    string
-	// Digest is the multi-platform index's.
-	Digest v1.Hash
-	Index  v1.ImageIndex
-	// Files are the archives written, and the layout directory.
+	Commit string
+	// Scheduler and Reservation are the two images (Reservation's Index nil when it has no
+	// platform).
+	Scheduler, Reservation image
+	// Files are the layout directories and the archives written.
 	Files []string
 }
 
-// build compiles the scheduler for every platform and writes the image's index as a layout
-// and archives.
+// image is one multi-platform image.
+type image struct {
+	// Name is the program's, which names the archives.
+	Name      string
+	Reference name.Tag
+	// Digest is the multi-platform index's.
+	Digest v1.Hash
+	Index  v1.ImageIndex
+	// Platforms are the index's, in order; Images each platform's image by GOARCH.
+	Platforms []string
+	Images    map[string]v1.Image
+}
+
+// spec says what makes one image besides the base.
+type spec struct {
+	name, description, entrypoint, licenses string
+	repository                              string
+	platforms                               []string
+	// binary builds the program for goarch into out.
+	binary func(goarch, out string) error
+	// layers are the platform's layers between the base and the binary.
+	layers func(goarch string) ([]mutate.Addendum, error)
+}
+
+// build compiles the scheduler and the reservation program for every platform and writes
+// each image's index as a layout and archives.
 func build(opts options) (*built, error) {
 	if opts.Version == "" {
 		v, err := release.Version(opts.Root)
@@ -69,20 +100,17 @@ func build(opts options) (*built, error) {
 		}
 		opts.Version = v
 	}
-	ref, err := name.NewTag(opts.Repository + ":" + opts.Version)
-	if err != nil {
-		return nil, fmt.Errorf("image name %s:%s: %w", opts.Repository, opts.Version, err)
-	}
 	commit, created := release.Commit(opts.Root)
-	labels := map[string]string{
-		"org.opencontainers.image.title":       "kai-scheduler",
-		"org.opencontainers.image.description": "A KAI-Scheduler-compatible batch scheduler with guaranteed minimum runtime before preemption and reclaim",
-		"org.opencontainers.image.source":      Source,
-		"org.opencontainers.image.url":         Source,
-		"org.opencontainers.image.version":     opts.Version,
-		"org.opencontainers.image.revision":    commit,
-		"org.opencontainers.image.licenses":    License,
-		"org.opencontainers.image.created":     created.UTC().Format(time.RFC3339),
+	// The reservation's C compilers first: a missing one fails in a second, not after the
+	// scheduler's builds.
+	compilers := map[string]compiler{}
+	for _, platform := range opts.ReservationPlatforms {
+		_, goarch, _ := strings.Cut(platform, "/")
+		cc, err := cCompiler(opts.Root, goarch, true)
+		if err != nil {
+			return nil, err
+		}
+		compilers[goarch] = cc
 	}
 	license, err := os.ReadFile(filepath.Join(opts.Root, "LICENSE"))
 	if err != nil {
@@ -98,60 +126,140 @@ func build(opts options) (*built, error) {
 	}
 	defer func() { _ = os.RemoveAll(work) }() // a temporary directory: at worst left behind
 
-	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
-	images := map[string]v1.Image{}
-	for _, platform := range opts.Platforms {
-		goos, goarch, ok := strings.Cut(platform, "/")
-		if !ok || goos != "linux" {
-			return nil, fmt.Errorf("platform %q: only linux/ARCH images are built", platform)
-		}
-		binary := filepath.Join(work, "kai-scheduler-"+goarch)
-		if err := release.Build(opts.Root, "kai-scheduler", goos, goarch, opts.Version, commit, binary); err != nil {
-			return nil, err
-		}
-		img, err := imageFor(base, binary, goarch, created, labels)
-		if err != nil {
-			return nil, err
-		}
-		images[goarch] = img
-		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: img,
-			Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: goos, Architecture: goarch}}})
-	}
-	idx = mutate.Annotations(idx, labels).(v1.ImageIndex)
-	digest, err := idx.Digest()
+	at := v1.Time{Time: created}
+	out := &built{Commit: commit}
+	out.Scheduler, err = buildImage(opts, spec{
+		name:        "kai-scheduler",
+		description: "A KAI-Scheduler-compatible batch scheduler with guaranteed minimum runtime before preemption and reclaim",
+		entrypoint:  Entrypoint, licenses: License, repository: opts.Repository, platforms: opts.Platforms,
+		binary: func(goarch, binary string) error {
+			return release.Build(opts.Root, "kai-scheduler", "linux", goarch, opts.Version, commit, binary)
+		},
+	}, base, commit, created, work)
 	if err != nil {
 		return nil, err
 	}
-	out := &built{Reference: ref, Commit: commit, Digest: digest, Index: idx}
-	return out, out.write(opts, images, created)
+	if len(opts.ReservationPlatforms) > 0 {
+		out.Reservation, err = buildImage(opts, spec{
+			name:        ReservationName,
+			description: "Holds the one GPU its pod is given, for kai-scheduler's GPU sharing: finds it with NVML and names it on the pod",
+			entrypoint:  ReservationEntrypoint, licenses: ReservationLicenses, repository: opts.ReservationRepository,
+			platforms: opts.ReservationPlatforms,
+			binary: func(goarch, binary string) error {
+				return buildCgo(opts.Root, ReservationName, goarch, opts.Version, commit, binary, compilers[goarch])
+			},
+			layers: func(goarch string) ([]mutate.Addendum, error) {
+				files, pkg, err := glibcFiles(opts.Root, goarch)
+				if err != nil {
+					return nil, err
+				}
+				layer, err := layerOf(created, files)
+				if err != nil {
+					return nil, err
+				}
+				return []mutate.Addendum{{Layer: layer, History: v1.History{Created: at,
+					CreatedBy: "hack/image: glibc from Debian 12's " + pkg.String()}}}, nil
+			},
+		}, base, commit, created, work)
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, out.write(opts, created)
 }
 
-// write replaces opts.Out with the layout and the archives.
-func (b *built) write(opts options, images map[string]v1.Image, created time.Time) error {
+// buildImage builds s's program for every platform and lays each on the base and s's layers,
+// into one index.
+func buildImage(opts options, s spec, base v1.Layer, commit string, created time.Time, work string) (image, error) {
+	ref, err := name.NewTag(s.repository + ":" + opts.Version)
+	if err != nil {
+		return image{}, fmt.Errorf("image name %s:%s: %w", s.repository, opts.Version, err)
+	}
+	labels := map[string]string{
+		"org.opencontainers.image.title":       s.name,
+		"org.opencontainers.image.description": s.description,
+		"org.opencontainers.image.source":      Source,
+		"org.opencontainers.image.url":         Source,
+		"org.opencontainers.image.version":     opts.Version,
+		"org.opencontainers.image.revision":    commit,
+		"org.opencontainers.image.licenses":    s.licenses,
+		"org.opencontainers.image.created":     created.UTC().Format(time.RFC3339),
+	}
+	at := v1.Time{Time: created}
+	idx := mutate.IndexMediaType(empty.Index, types.OCIImageIndex)
+	out := image{Name: s.name, Reference: ref, Images: map[string]v1.Image{}}
+	for _, platform := range s.platforms {
+		goos, goarch, ok := strings.Cut(platform, "/")
+		if !ok || goos != "linux" {
+			return image{}, fmt.Errorf("platform %q: only linux/ARCH images are built", platform)
+		}
+		binary := filepath.Join(work, s.name+"-"+goarch)
+		if err := s.binary(goarch, binary); err != nil {
+			return image{}, err
+		}
+		layers := []mutate.Addendum{{Layer: base, History: v1.History{Created: at, CreatedBy: "hack/image: base (nonroot user 65532, /tmp, license)"}}}
+		if s.layers != nil {
+			more, err := s.layers(goarch)
+			if err != nil {
+				return image{}, err
+			}
+			layers = append(layers, more...)
+		}
+		img, err := imageFor(layers, binary, s.entrypoint, goarch, created, labels)
+		if err != nil {
+			return image{}, err
+		}
+		out.Images[goarch] = img
+		out.Platforms = append(out.Platforms, platform)
+		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: img,
+			Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: goos, Architecture: goarch}}})
+	}
+	out.Index = mutate.Annotations(idx, labels).(v1.ImageIndex)
+	if out.Digest, err = out.Index.Digest(); err != nil {
+		return image{}, err
+	}
+	return out, nil
+}
+
+// write replaces opts.Out with each image's layout and archives.
+func (b *built) write(opts options, created time.Time) error {
 	if err := os.RemoveAll(opts.Out); err != nil {
 		return err
 	}
-	dir := filepath.Join(opts.Out, "oci")
+	// The scheduler's layout keeps the name oci/ that releases push; the reservation's is
+	// beside it. One layout per image: crane push takes a layout of one index.
+	if err := b.writeImage(b.Scheduler, filepath.Join(opts.Out, "oci"), opts.Out, created); err != nil {
+		return err
+	}
+	if b.Reservation.Index == nil {
+		return nil
+	}
+	return b.writeImage(b.Reservation, filepath.Join(opts.Out, ReservationName+"-oci"), opts.Out, created)
+}
+
+// writeImage writes img as a layout in dir, the layout as one OCI archive and each platform
+// as a docker archive, in out.
+func (b *built) writeImage(img image, dir, out string, created time.Time) error {
 	p, err := layout.Write(dir, empty.Index)
 	if err != nil {
 		return err
 	}
 	// docker, podman and containerd (kind) name what they load from these annotations.
-	if err := p.AppendIndex(b.Index, layout.WithAnnotations(map[string]string{
-		"org.opencontainers.image.ref.name": b.Reference.TagStr(),
-		"io.containerd.image.name":          b.Reference.String(),
+	if err := p.AppendIndex(img.Index, layout.WithAnnotations(map[string]string{
+		"org.opencontainers.image.ref.name": img.Reference.TagStr(),
+		"io.containerd.image.name":          img.Reference.String(),
 	})); err != nil {
 		return err
 	}
-	archive := filepath.Join(opts.Out, fmt.Sprintf("kai-scheduler-%s.oci.tar", b.Reference.TagStr()))
+	archive := filepath.Join(out, fmt.Sprintf("%s-%s.oci.tar", img.Name, img.Reference.TagStr()))
 	if err := tarDirectory(dir, archive, created); err != nil {
 		return err
 	}
 	b.Files = append(b.Files, dir, archive)
-	for _, platform := range opts.Platforms {
+	for _, platform := range img.Platforms {
 		_, goarch, _ := strings.Cut(platform, "/")
-		file := filepath.Join(opts.Out, fmt.Sprintf("kai-scheduler-%s-linux-%s.tar", b.Reference.TagStr(), goarch))
-		if err := tarball.WriteToFile(file, b.Reference, images[goarch]); err != nil {
+		file := filepath.Join(out, fmt.Sprintf("%s-%s-linux-%s.tar", img.Name, img.Reference.TagStr(), goarch))
+		if err := tarball.WriteToFile(file, img.Reference, img.Images[goarch]); err != nil {
 			return err
 		}
 		b.Files = append(b.Files, file)
@@ -159,25 +267,26 @@ func (b *built) write(opts options, images map[string]v1.Image, created time.Tim
 	return nil
 }
 
-// imageFor lays the binary on the base and sets what the container runs as.
-func imageFor(base v1.Layer, binary, goarch string, created time.Time, labels map[string]string) (v1.Image, error) {
+// imageFor lays the binary, at entrypoint, on the layers and sets what the container runs as.
+func imageFor(layers []mutate.Addendum, binary, entrypoint, goarch string, created time.Time, labels map[string]string) (v1.Image, error) {
 	data, err := os.ReadFile(binary)
 	if err != nil {
 		return nil, err
 	}
-	app, err := layerOf(created, []file{
-		{name: "usr/", dir: true, mode: 0o755}, {name: "usr/local/", dir: true, mode: 0o755},
-		{name: "usr/local/bin/", dir: true, mode: 0o755},
-		{name: strings.TrimPrefix(Entrypoint, "/"), mode: 0o755, data: data},
-	})
+	var files []file
+	dir := ""
+	for _, elem := range strings.Split(strings.Trim(path.Dir(entrypoint), "/"), "/") {
+		dir += elem + "/"
+		files = append(files, file{name: dir, dir: true, mode: 0o755})
+	}
+	files = append(files, file{name: strings.TrimPrefix(entrypoint, "/"), mode: 0o755, data: data})
+	app, err := layerOf(created, files)
 	if err != nil {
 		return nil, err
 	}
 	at := v1.Time{Time: created}
 	img := mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON)
-	img, err = mutate.Append(img,
-		mutate.Addendum{Layer: base, History: v1.History{Created: at, CreatedBy: "hack/image: base (nonroot user 65532, /tmp, license)"}},
-		mutate.Addendum{Layer: app, History: v1.History{Created: at, CreatedBy: "hack/image: " + Entrypoint}})
+	img, err = mutate.Append(img, append(layers, mutate.Addendum{Layer: app, History: v1.History{Created: at, CreatedBy: "hack/image: " + entrypoint}})...)
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +296,7 @@ func imageFor(base v1.Layer, binary, goarch string, created time.Time, labels ma
 	}
 	cfg = cfg.DeepCopy()
 	cfg.OS, cfg.Architecture, cfg.Created = "linux", goarch, at
-	cfg.Config.Entrypoint = []string{Entrypoint}
+	cfg.Config.Entrypoint = []string{entrypoint}
 	cfg.Config.User = User
 	cfg.Config.WorkingDir = "/"
 	cfg.Config.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin"}
@@ -205,6 +314,8 @@ type file struct {
 	mode int64
 	uid  int
 	data []byte
+	// link is a symlink's target.
+	link string
 }
 
 // baseFiles are what distroless's static image gives a Go binary that needs no libc: users,
@@ -231,9 +342,12 @@ func layerOf(created time.Time, files []file) (v1.Layer, error) {
 	w := tar.NewWriter(&buf)
 	for _, f := range files {
 		h := &tar.Header{Name: f.name, Mode: f.mode, Uid: f.uid, Gid: f.uid, ModTime: created, Format: tar.FormatPAX}
-		if f.dir {
+		switch {
+		case f.dir:
 			h.Typeflag = tar.TypeDir
-		} else {
+		case f.link != "":
+			h.Typeflag, h.Linkname, h.Mode = tar.TypeSymlink, f.link, 0o777
+		default:
 			h.Typeflag, h.Size = tar.TypeReg, int64(len(f.data))
 		}
 		if err := w.WriteHeader(h); err != nil {

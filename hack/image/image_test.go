@@ -25,14 +25,22 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
+	"github.com/kai-minruntime/kai-scheduler/hack/internal/debs"
 	"github.com/kai-minruntime/kai-scheduler/hack/internal/release"
 )
 
-// The image is built as make image builds it, then opened with the same library to check what
-// a cluster relies on: both platforms in one index, the entrypoint the chart runs, a non-root
-// user, the labels, each platform's binary for that platform, and the host's binary printing
-// the version of this checkout (git describe's: a release's number only on its tag). Every
-// archive holds the same images.
+// The images are built as make image builds them, then opened with the same library to check
+// what a cluster relies on: both platforms in each index, the entrypoint the chart (or the
+// reservation pod) runs, a non-root user, the labels, each platform's binary for that
+// platform, and the host's binary printing the version of this checkout (git describe's: a
+// release's number only on its tag), or, for the reservation program, running on the image's
+// own glibc. Every archive holds the same images.
+//
+// The reservation image is built for the platforms whose C compiler is here without fetching
+// one: the host's gcc for its own platform, and linux/arm64 only once make image has fetched
+// Debian's cross toolchain into bin/cross (or with CC_LINUX_ARM64), so that make test on a
+// fresh machine neither downloads it nor compiles the program twice more; the log says
+// which platform was left out and why.
 func TestImageIsWhatTheChartRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the scheduler for two platforms")
@@ -43,48 +51,39 @@ func TestImageIsWhatTheChartRuns(t *testing.T) {
 	}
 	opts := defaultOptions()
 	opts.Root, opts.Out = root, t.TempDir()
+	opts.ReservationPlatforms = nil
+	for _, platform := range defaultOptions().ReservationPlatforms {
+		_, arch, _ := strings.Cut(platform, "/")
+		if _, err := cCompiler(root, arch, false); err != nil {
+			t.Logf("the %s reservation image is not built or checked here: %v", platform, err)
+			continue
+		}
+		opts.ReservationPlatforms = append(opts.ReservationPlatforms, platform)
+	}
 	version, err := release.Version(root)
 	if err != nil {
 		t.Fatal(err)
 	}
 	b, err := build(opts)
+	if errors.Is(err, debs.ErrSuperseded) {
+		// The archive moved on, not this tree: make image fails on it, and the release with
+		// it, until the pin is bumped; the scheduler's image is still checked here.
+		t.Logf("NOT CHECKED: the reservation image, whose pinned glibc is gone from Debian's mirror: %v", err)
+		opts.ReservationPlatforms = nil
+		b, err = build(opts)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
 	if after, _ := release.Version(root); after != version {
 		t.Skip("the checkout changed while it was being built")
 	}
-	if b.Reference.TagStr() != version {
-		t.Errorf("tagged %s, want this checkout's version %s", b.Reference.TagStr(), version)
+	if b.Scheduler.Reference.TagStr() != version {
+		t.Errorf("tagged %s, want this checkout's version %s", b.Scheduler.Reference.TagStr(), version)
 	}
 
 	// The layout holds one entry, the index, named for docker, podman and containerd.
-	p, err := layout.FromPath(filepath.Join(opts.Out, "oci"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	top, err := p.ImageIndex()
-	if err != nil {
-		t.Fatal(err)
-	}
-	topManifest, err := top.IndexManifest()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(topManifest.Manifests) != 1 || !topManifest.Manifests[0].MediaType.IsIndex() {
-		t.Fatalf("layout holds %+v, want one index", topManifest.Manifests)
-	}
-	entry := topManifest.Manifests[0]
-	if got := entry.Annotations["io.containerd.image.name"]; got != "ghcr.io/kai-minruntime/kai-scheduler:"+version {
-		t.Errorf("io.containerd.image.name %q", got)
-	}
-	if entry.Digest != b.Digest {
-		t.Errorf("layout's index %s, built %s", entry.Digest, b.Digest)
-	}
-	idx, err := top.ImageIndex(entry.Digest)
-	if err != nil {
-		t.Fatal(err)
-	}
+	idx := layoutIndex(t, filepath.Join(opts.Out, "oci"), "ghcr.io/kai-minruntime/kai-scheduler:"+version, b.Scheduler.Digest)
 	manifest, err := idx.IndexManifest()
 	if err != nil {
 		t.Fatal(err)
@@ -117,27 +116,31 @@ func TestImageIsWhatTheChartRuns(t *testing.T) {
 			t.Errorf("--version printed %q, want it to start with %q", out, want)
 		}
 	}
+	checkArchives(t, opts.Out, b.Scheduler, idx)
 
-	// The archives hold the same images: the OCI archive the same layout, each docker
-	// archive its platform's config.
-	unpacked := t.TempDir()
-	untar(t, filepath.Join(opts.Out, "kai-scheduler-"+version+".oci.tar"), unpacked)
-	fromArchive, err := layout.ImageIndexFromPath(unpacked)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if m, err := fromArchive.IndexManifest(); err != nil || len(m.Manifests) != 1 || m.Manifests[0].Digest != b.Digest {
-		t.Errorf("the OCI archive holds %+v (%v), want the index %s", m, err, b.Digest)
-	}
-	for _, arch := range []string{"amd64", "arm64"} {
-		archived, err := tarball.ImageFromPath(filepath.Join(opts.Out, "kai-scheduler-"+version+"-linux-"+arch+".tar"), &b.Reference)
+	// The reservation image: its own layout and archives, each platform's program on that
+	// platform's glibc.
+	var reservation v1.ImageIndex
+	if len(opts.ReservationPlatforms) > 0 {
+		reservation = layoutIndex(t, filepath.Join(opts.Out, ReservationName+"-oci"),
+			"ghcr.io/kai-minruntime/kai-resource-reservation:"+version, b.Reservation.Digest)
+		m, err := reservation.IndexManifest()
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, _ := imageOf(t, idx, arch).ConfigName()
-		if got, err := archived.ConfigName(); err != nil || got != want {
-			t.Errorf("linux/%s docker archive: config %s (%v), want %s", arch, got, err, want)
+		var got []string
+		for _, desc := range m.Manifests {
+			got = append(got, desc.Platform.String())
+			img, err := reservation.Image(desc.Digest)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkReservation(t, img, desc.Platform.Architecture, version, b.Commit)
 		}
+		if !slices.Equal(got, opts.ReservationPlatforms) {
+			t.Errorf("reservation platforms %v, want %v", got, opts.ReservationPlatforms)
+		}
+		checkArchives(t, opts.Out, b.Reservation, reservation)
 	}
 
 	// A registry takes the layout's index as crane push sends it, and serves each platform
@@ -163,17 +166,89 @@ func TestImageIsWhatTheChartRuns(t *testing.T) {
 		}
 	}
 
-	// The same commit builds the same image: the host's platform, built again (one more
-	// compile, not two), has the digest the first build gave it.
-	opts.Out, opts.Platforms = t.TempDir(), []string{"linux/" + runtime.GOARCH}
+	// The same commit builds the same images: the host's platform, built again (one more
+	// compile of each, not two), has the digests the first build gave it.
+	host := "linux/" + runtime.GOARCH
+	opts.Out, opts.Platforms = t.TempDir(), []string{host}
+	if slices.Contains(opts.ReservationPlatforms, host) {
+		opts.ReservationPlatforms = []string{host}
+	} else {
+		opts.ReservationPlatforms = nil
+	}
 	again, err := build(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, _ := imageOf(t, idx, runtime.GOARCH).Digest()
-	second, _ := imageOf(t, again.Index, runtime.GOARCH).Digest()
-	if first != second && !strings.HasSuffix(b.Commit, "-dirty") {
-		t.Errorf("built twice from commit %s: linux/%s image %s, then %s", b.Commit, runtime.GOARCH, first, second)
+	pairs := [][2]v1.ImageIndex{{idx, again.Scheduler.Index}}
+	if opts.ReservationPlatforms != nil {
+		pairs = append(pairs, [2]v1.ImageIndex{reservation, again.Reservation.Index})
+	}
+	for _, pair := range pairs {
+		first, _ := imageOf(t, pair[0], runtime.GOARCH).Digest()
+		second, _ := imageOf(t, pair[1], runtime.GOARCH).Digest()
+		if first != second && !strings.HasSuffix(b.Commit, "-dirty") {
+			t.Errorf("built twice from commit %s: linux/%s image %s, then %s", b.Commit, runtime.GOARCH, first, second)
+		}
+	}
+}
+
+// layoutIndex opens the layout in dir, which must hold one entry, the index of digest, named
+// ref for docker, podman and containerd; it returns the index.
+func layoutIndex(t *testing.T, dir, ref string, digest v1.Hash) v1.ImageIndex {
+	t.Helper()
+	p, err := layout.FromPath(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	top, err := p.ImageIndex()
+	if err != nil {
+		t.Fatal(err)
+	}
+	topManifest, err := top.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(topManifest.Manifests) != 1 || !topManifest.Manifests[0].MediaType.IsIndex() {
+		t.Fatalf("%s holds %+v, want one index", dir, topManifest.Manifests)
+	}
+	entry := topManifest.Manifests[0]
+	if got := entry.Annotations["io.containerd.image.name"]; got != ref {
+		t.Errorf("%s: io.containerd.image.name %q, want %q", dir, got, ref)
+	}
+	if entry.Digest != digest {
+		t.Errorf("%s: layout's index %s, built %s", dir, entry.Digest, digest)
+	}
+	idx, err := top.ImageIndex(entry.Digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return idx
+}
+
+// checkArchives checks that img's archives hold the same images as its layout's index: the
+// OCI archive the same layout, each docker archive its platform's config.
+func checkArchives(t *testing.T, out string, img image, idx v1.ImageIndex) {
+	t.Helper()
+	version := img.Reference.TagStr()
+	unpacked := t.TempDir()
+	untar(t, filepath.Join(out, img.Name+"-"+version+".oci.tar"), unpacked)
+	fromArchive, err := layout.ImageIndexFromPath(unpacked)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, err := fromArchive.IndexManifest(); err != nil || len(m.Manifests) != 1 || m.Manifests[0].Digest != img.Digest {
+		t.Errorf("the %s OCI archive holds %+v (%v), want the index %s", img.Name, m, err, img.Digest)
+	}
+	for _, platform := range img.Platforms {
+		_, arch, _ := strings.Cut(platform, "/")
+		archived, err := tarball.ImageFromPath(filepath.Join(out, img.Name+"-"+version+"-linux-"+arch+".tar"), &img.Reference)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := imageOf(t, idx, arch).ConfigName()
+		if got, err := archived.ConfigName(); err != nil || got != want {
+			t.Errorf("%s linux/%s docker archive: config %s (%v), want %s", img.Name, arch, got, err, want)
+		}
 	}
 }
 
