@@ -147,7 +147,7 @@ func (c compiler) check() error {
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		lines := strings.Split(strings.TrimSpace(string(bytes.TrimSpace(out))), "\n")
-		return fmt.Errorf("%s cannot build a program: %v: %s", args[0], err, lines[len(lines)-1])
+		return fmt.Errorf("%s cannot build a program: %w: %s", args[0], err, lines[len(lines)-1])
 	}
 	return nil
 }

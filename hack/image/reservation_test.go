@@ -139,7 +139,7 @@ func filesystem(t *testing.T, img v1.Image) tree {
 	fs := tree{}
 	for {
 		h, err := r.Next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return fs
 		}
 		if err != nil {

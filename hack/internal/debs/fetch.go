@@ -14,7 +14,7 @@ import (
 
 // ErrSuperseded is why a pinned package is gone from the mirror: Debian replaced it with a
 // newer version (the mirror keeps only the current ones), and its pin must be bumped.
-var ErrSuperseded = errors.New("superseded by Debian:")
+var ErrSuperseded = errors.New("superseded by Debian")
 
 // Mirror is where packages are fetched from: Debian's CDN, which serves every current
 // package of the archive by its pool path.
