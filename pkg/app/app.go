@@ -347,7 +347,7 @@ func serveGPUSharing(mgr ctrl.Manager, opts Options, clk clock.Clock, reservatio
 		return nil
 	}
 	collector := &gpureservation.Collector{Client: mgr.GetClient(), Clock: clk,
-		Grace: cmp.Or(o.ReservationGrace, 2*gpureservation.DefaultTimeout), Interval: cmp.Or(o.CollectInterval, reservationCollectInterval),
+		Grace: cmp.Or(o.ReservationGrace, reservationGrace), Interval: cmp.Or(o.CollectInterval, reservationCollectInterval),
 		InUse: reservations.InUse, OwnsNode: ownsNode(mgr.GetClient(), pool)}
 	if err := mgr.Add(collector); err != nil {
 		return err
@@ -369,7 +369,13 @@ func ownsNode(c client.Reader, pool scheduling.NodePool) func(string) bool {
 
 // reservationCollectInterval is how often reservation pods no share holds are looked for: a
 // device stays held by one until it is deleted, so not much longer than a pod takes to go.
-const reservationCollectInterval = 10 * time.Second
+// reservationGrace is how old one must be: this scheduler's own binds are known to the
+// collector (Reserver.InUse), so the grace only covers a bind it cannot know of, one of a
+// scheduler stopped meanwhile, whose share is never labelled anyway.
+const (
+	reservationCollectInterval = 5 * time.Second
+	reservationGrace           = 20 * time.Second
+)
 
 // newPodGrouper reads workloads' owners straight from the API server (no informer of every
 // Deployment and Job in the cluster: each workload's chain is read once, when its first pod

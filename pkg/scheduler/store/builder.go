@@ -106,12 +106,19 @@ func (s *Store) assemble(overlay *Overlay) (*model.Snapshot, []Problem, error) {
 			if shared == nil {
 				shared = a.sharedGroups()
 			}
+			v := a.view(e)
 			if shared[group] {
 				// Its device is the shares', which hold it; the rest of what it asks (a sliver of
 				// CPU and memory) is its own.
-				a.chargeRequest(e, a.view(e), e.spec.request.With(model.GPU, 0))
+				a.chargeRequest(e, v, e.spec.request.With(model.GPU, 0))
 				continue
 			}
+			// No share holds it: it goes once collected, and its device with it. Charged as
+			// releasing, what it holds is promised to a preemptor that emptied the device, who
+			// waits for it rather than having more victims evicted.
+			v.deleting = true
+			a.charge(e, v)
+			continue
 		}
 		a.charge(e, a.view(e))
 	}
@@ -290,7 +297,7 @@ func reservationGroup(e *podEntry) (string, bool) {
 // charged its GPU: its device is taken by the shares' group already, and charging both
 // would count the device twice. One whose group no share holds (the last share left, or a
 // bind failed before labelling its share) still holds its device, for the kubelet as for the
-// scheduler, until it is collected: it is charged as any other pod asking for a whole GPU.
+// scheduler, until it is collected: its whole GPU is charged as releasing.
 func (a *assembly) sharedGroups() map[string]bool {
 	shared := map[string]bool{}
 	for _, e := range a.store.pods {

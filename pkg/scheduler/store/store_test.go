@@ -352,7 +352,7 @@ func TestStoreTellsOfChangesThatMayLetAJobMove(t *testing.T) {
 
 // A reservation pod (GPU sharing on the node) holds the device its shares are on: counted
 // once, by the shares' group, while a share holds it; once none does, it still holds a whole
-// device, for the kubelet as for the scheduler, until it is collected.
+// device, for the kubelet as for the scheduler, until it is collected: releasing.
 func TestReservationPodsHoldTheirDeviceOnce(t *testing.T) {
 	s := New("kai-scheduler", scheduling.NodePool{})
 	h := s.Handler()
@@ -380,8 +380,10 @@ func TestReservationPodsHoldTheirDeviceOnce(t *testing.T) {
 		t.Fatalf("node n1 has %d mCPU used, want the reservation's 10: what it asks beside the GPU is its own", cpu)
 	}
 	h.OnAdd(reservation("g2"), true)
-	if got := usedGPUs(); got != 2 {
-		t.Fatalf("with a reservation no share holds, %d GPUs held, want 2: its device is not free", got)
+	snapshot, _ = storeSnapshot(t, s)
+	if used, releasing := snapshot.Node("n1").Used.Get(model.GPU), snapshot.Node("n1").Releasing.Get(model.GPU); used != model.MilliGPU || releasing != model.MilliGPU {
+		t.Fatalf("with a reservation no share holds, %dm GPUs used and %dm releasing, want %dm each: its device is not free, "+
+			"but going with it once collected", used, releasing, model.MilliGPU)
 	}
 }
 
