@@ -2,10 +2,13 @@
 // default configuration, against a real kube-apiserver and etcd with hundreds of simulated
 // GPU nodes played by KWOK, through upstream KAI-Scheduler's scale scenarios (fill, reclaim,
 // large gangs, distributed jobs, unschedulable jobs) and this product's own (protected
-// victims at scale, and the same across crashes). An observer apart from the scheduler
-// watches every pod and PodGroup and checks, all along, that no node is over-committed, no
-// pod is lost, no protected job is evicted early and no start stamp or protection status is
-// lost; each scenario writes its figures as JSON and the run prints them as a table.
+// victims at scale, and the same across crashes; a fill and a reclaim with half the jobs GPU
+// shares, the scheduler sharing GPUs on the node, the suite playing the reservation pods'
+// program). An observer apart from the scheduler watches every pod and PodGroup and checks,
+// all along, that no node is over-committed (a shared device counted once), no device is
+// shared beyond one GPU or reserved twice, no share runs without its device's reservation,
+// no pod is lost, no protected job is evicted early and no start stamp or protection status
+// is lost; each scenario writes its figures as JSON and the run prints them as a table.
 //
 // `make test` runs it at 50 nodes, asserting the invariants only; `make scale` at 500
 // (NODES=1000 or 5000 possible) for the figures of docs/performance.md.

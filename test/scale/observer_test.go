@@ -35,6 +35,12 @@ type observer struct {
 	// cleaning holds the namespaces the suite is emptying: deletions there are its own.
 	cleaning   map[string]bool
 	violations []string
+	// reservations counts the reservation pods present per GPU group; reservationsCreated
+	// and reservationsDeleted those seen come and go (see devices_test.go). sharing says the
+	// scheduler runs with GPU sharing on the node, where every share needs a reservation.
+	reservations                             map[string][]string
+	reservationsCreated, reservationsDeleted int
+	sharing                                  bool
 }
 
 // nodeUse is a node's allocatable resources and what the pods bound to it request.
@@ -42,6 +48,8 @@ type nodeUse struct {
 	allocatable v1.ResourceList
 	used        v1.ResourceList
 	ready       bool
+	// devices are the shared devices held on the node, by GPU group.
+	devices map[string]*device
 }
 
 // podRecord is what the observer saw of one pod, and when.
@@ -49,6 +57,13 @@ type podRecord struct {
 	namespace, name, job, queue string
 	request                     v1.ResourceList
 	node                        string
+	// share is the fraction of a device the pod asks for, in thousandths (0: none); group
+	// the device (GPU group) a share was given or a reservation pod holds; holding whether
+	// the device is counted as held on node.
+	share       int64
+	group       string
+	reservation bool
+	holding     bool
 	// observed times of each step; zero until seen.
 	created, bound, running, evicted, deleting, deleted time.Time
 	// startTime is the start the node reported.
@@ -77,7 +92,7 @@ type jobRecord struct {
 
 func newObserver() *observer {
 	return &observer{nodes: map[string]*nodeUse{}, pods: map[types.UID]*podRecord{}, jobs: map[string]*jobRecord{},
-		minRuntime: map[string]time.Duration{}, cleaning: map[string]bool{}}
+		minRuntime: map[string]time.Duration{}, cleaning: map[string]bool{}, reservations: map[string][]string{}}
 }
 
 // start feeds the observer from informers until ctx ends, and returns once they have synced.
@@ -160,11 +175,26 @@ func (o *observer) pod(obj any) {
 			job: pod.Annotations[scheduling.PodGroupNameAnnotation], queue: pod.Labels[scheduling.QueueLabel],
 			request: resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})}
 		rec.request[v1.ResourcePods] = resource.MustParse("1") // every pod takes one of the node's slots
+		rec.share = shareOf(pod)
+		if rec.reservation = isReservation(pod); rec.reservation {
+			// Its GPU is its device's, counted once with the device's shares.
+			rec.group, rec.node = pod.Labels[scheduling.GPUGroupLabel], pod.Spec.NodeName // made bound
+			delete(rec.request, gpuResource)
+			o.reserve(rec, 1)
+		}
 		o.pods[pod.UID] = rec
+	}
+	if rec.share > 0 && !rec.holding {
+		// The binder labels a share with its device before binding it; a pending share may
+		// carry a group promised to it, which a new placement changes: the group bound is
+		// the one it holds.
+		rec.group = pod.Labels[scheduling.GPUGroupLabel]
 	}
 	if pod.Spec.NodeName != "" && rec.bound.IsZero() {
 		rec.bound, rec.node = now, pod.Spec.NodeName
 		o.charge(rec, 1)
+	} else if !rec.bound.IsZero() && !rec.holding && rec.group != "" {
+		o.charge(rec, 0) // labelled only after its bind
 	}
 	if pod.Status.Phase == v1.PodRunning && rec.running.IsZero() {
 		rec.running = now
@@ -180,7 +210,7 @@ func (o *observer) pod(obj any) {
 	}
 	if pod.DeletionTimestamp != nil && rec.deleting.IsZero() {
 		rec.deleting = now
-		if rec.evicted.IsZero() && !o.cleaning[rec.namespace] {
+		if rec.evicted.IsZero() && !o.cleaning[rec.namespace] && !rec.reservation {
 			o.violate("pod %s/%s is being deleted, but not by the scheduler (no DisruptionTarget condition): lost", rec.namespace, rec.name)
 		}
 	}
@@ -202,7 +232,9 @@ func (o *observer) podDeleted(obj any) {
 		return
 	}
 	rec.deleted = time.Now()
-	if rec.evicted.IsZero() && !o.cleaning[rec.namespace] {
+	if rec.reservation {
+		o.reserve(rec, -1) // the scheduler's collector deletes them: no workload is lost
+	} else if rec.evicted.IsZero() && !o.cleaning[rec.namespace] {
 		o.violate("pod %s/%s was deleted, but not by the scheduler (no DisruptionTarget condition): lost", rec.namespace, rec.name)
 	}
 	if !rec.bound.IsZero() {
@@ -210,15 +242,22 @@ func (o *observer) podDeleted(obj any) {
 	}
 }
 
-// charge adds (sign 1) or removes (-1) a bound pod's request on its node, and reports the
-// node if what its pods request exceeds what it has.
+// charge adds (sign 1) or removes (-1) a bound pod's request on its node, and the device it
+// holds if it shares one (sign 0 adds the device alone, for a share labelled after its
+// bind), and reports the node if what its pods request exceeds what it has. GPUs are
+// counted whole and by device (gpusInUse).
 func (o *observer) charge(rec *podRecord, sign int) {
 	use := o.nodes[rec.node]
 	if use == nil {
-		o.violate("pod %s/%s is bound to %s, a node that does not exist", rec.namespace, rec.name, rec.node)
+		if sign > 0 {
+			o.violate("pod %s/%s is bound to %s, a node that does not exist", rec.namespace, rec.name, rec.node)
+		}
 		return
 	}
 	for name, q := range rec.request {
+		if sign == 0 {
+			break
+		}
 		sum := use.used[name]
 		if sign > 0 {
 			sum.Add(q)
@@ -226,10 +265,23 @@ func (o *observer) charge(rec *podRecord, sign int) {
 			sum.Sub(q)
 		}
 		use.used[name] = sum
-		if have := use.allocatable[name]; sign > 0 && sum.Cmp(have) > 0 {
+		if have := use.allocatable[name]; sign > 0 && name != gpuResource && sum.Cmp(have) > 0 {
 			o.violate("node %s over-committed in %s: its pods request %s, it has %s (when %s/%s was bound)",
 				rec.node, name, sum.String(), have.String(), rec.namespace, rec.name)
 		}
+	}
+	switch {
+	case rec.group != "" && sign >= 0 && !rec.holding:
+		rec.holding = true
+		o.holdDevice(use, rec, 1)
+	case rec.holding && sign < 0:
+		rec.holding = false
+		o.holdDevice(use, rec, -1)
+	}
+	whole := rec.request[gpuResource]
+	if have := use.allocatable[gpuResource]; sign >= 0 && (rec.holding || !whole.IsZero()) && use.gpusInUse() > have.Value() {
+		o.violate("node %s over-committed in %s: %d in use (whole GPUs and shared devices), it has %d (when %s/%s was bound)",
+			rec.node, gpuResource, use.gpusInUse(), have.Value(), rec.namespace, rec.name)
 	}
 }
 

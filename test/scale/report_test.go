@@ -44,7 +44,7 @@ func resultTable(results []*Result) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\nscale suite, %s, %d nodes of %d GPUs\n", results[0].Label, results[0].Nodes, gpusPerNode)
 	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "scenario\theadline\tfigures\tpods\tAPI req/pod\tpeak RSS MB\tcycle s\tshutdown s\tunwritten at shutdown\tgiven up/dropped\tstamp lag p99 s\tunstamped\teviction lag p50/p99/max s\tviolations\t")
+	fmt.Fprintln(w, "scenario\theadline\tfigures\tpods\tAPI req/pod\tAPI writes/pod\treservations +/-\tpeak RSS MB\tcycle s\tshutdown s\tunwritten at shutdown\tgiven up/dropped\tstamp lag p99 s\tunstamped\teviction lag p50/p99/max s\tviolations\t")
 	for _, r := range results {
 		names := make([]string, 0, len(r.Figures))
 		for name := range r.Figures {
@@ -61,8 +61,8 @@ func resultTable(results []*Result) string {
 		if l := r.Writes.EvictionLag; l.N > 0 {
 			evictions = fmt.Sprintf("%.1f/%.1f/%.1f", l.P50, l.P99, l.Max)
 		}
-		fmt.Fprintf(w, "%s\t%s %.1f s\t%s\t%d\t%.1f\t%.0f\t%.2f\t%.2f\t%d\t%.0f/%.0f\t%.1f\t%d\t%s\t%d\t\n", r.Scenario, r.Headline, r.Figures[r.Headline],
-			strings.Join(figures, ", "), r.PodsBound, r.APIRequestsPerPod, r.PeakRSSMB, r.CycleSeconds, r.ShutdownSeconds, r.UnwrittenAtShutdown, r.StatusWritesGivenUp, r.DecisionsDropped,
+		fmt.Fprintf(w, "%s\t%s %.1f s\t%s\t%d\t%.1f\t%.1f\t%d/%d\t%.0f\t%.2f\t%.2f\t%d\t%.0f/%.0f\t%.1f\t%d\t%s\t%d\t\n", r.Scenario, r.Headline, r.Figures[r.Headline],
+			strings.Join(figures, ", "), r.PodsBound, r.APIRequestsPerPod, r.APIWritesPerPod, r.ReservationPodsCreated, r.ReservationPodsDeleted, r.PeakRSSMB, r.CycleSeconds, r.ShutdownSeconds, r.UnwrittenAtShutdown, r.StatusWritesGivenUp, r.DecisionsDropped,
 			r.Writes.StampLag.P99, r.Writes.Unstamped, evictions, len(r.Violations))
 	}
 	_ = w.Flush()

@@ -28,6 +28,14 @@ type Result struct {
 	PodsBound         int     `json:"podsBound"`
 	APIRequests       float64 `json:"apiRequests"`
 	APIRequestsPerPod float64 `json:"apiRequestsPerPod"`
+	// APIWrites are those of APIRequests that wrote (POST, PUT, PATCH, DELETE), per pod bound
+	// in APIWritesPerPod: a share's bind also writes its reservation pod and ConfigMaps.
+	APIWrites       float64 `json:"apiWrites"`
+	APIWritesPerPod float64 `json:"apiWritesPerPod"`
+	// ReservationPodsCreated and ReservationPodsDeleted count the reservation pods of shared
+	// devices seen made and deleted (by the scheduler's collector) while the scenario ran.
+	ReservationPodsCreated int `json:"reservationPodsCreated"`
+	ReservationPodsDeleted int `json:"reservationPodsDeleted"`
 	// PeakRSSMB is the largest resident memory of any of its processes; ProcessRSSMB each
 	// process's, in the order they ran.
 	PeakRSSMB    float64   `json:"peakRSSMB"`

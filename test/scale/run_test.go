@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -27,6 +28,8 @@ type run struct {
 	current         *schedulerProcess
 	queues          []string
 	result          *Result
+	// args are the scenario's own scheduler flags, after the chart's (GPU sharing's).
+	args []string
 	// writesBefore are the API server's counts of writes when the scenario began.
 	writesBefore map[string]float64
 }
@@ -37,6 +40,8 @@ func newRun(name string) *run {
 		result: &Result{Scenario: name, Label: settings.label, Nodes: settings.nodes, Figures: map[string]float64{}}}
 	Expect(cluster.client.Create(cluster.ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: r.namespace}})).To(Succeed())
 	cluster.observer.takeViolations() // what came before is another scenario's
+	cluster.observer.takeReservationCounts()
+	cluster.observer.setSharing(false)
 	return r
 }
 
@@ -48,10 +53,20 @@ func (r *run) startScheduler() {
 	if settings.profile {
 		args = append(args, "--profiling")
 	}
+	args = append(args, r.args...)
 	args = append(args, settings.args...)
 	log := filepath.Join(settings.out, fmt.Sprintf("%s-scheduler-%d.log", r.name, len(r.procs)))
 	p, err := startSchedulerProcess(settings.binary, args, schedulerNamespace, log, port)
 	Expect(err).NotTo(HaveOccurred())
+	// A scenario that fails before finish must not leave its scheduler running: it would
+	// hold the Lease, and every later scenario's scheduler would wait for it.
+	DeferCleanup(func() {
+		select {
+		case <-p.exited:
+		default:
+			p.kill()
+		}
+	})
 	r.procs = append(r.procs, p)
 	r.current = p
 }
@@ -97,11 +112,14 @@ func (r *run) createQueue(name string, gpuQuota float64, reclaimMinRuntime time.
 	r.queues = append(r.queues, q.Name)
 }
 
-// jobs describes a batch of identical jobs to submit.
+// jobs describes a batch of identical jobs to submit. Each pod asks for gpus whole GPUs or,
+// when fraction is set ("0.5"), for that share of one device instead, prepared as the GPU
+// sharing webhook prepares it (the run must share GPUs: see shareGPUs).
 type jobs struct {
 	queue, prefix, priorityClass string
 	count, pods                  int
 	gpus                         int64
+	fraction                     string
 }
 
 // submit creates the jobs, each a PodGroup (a gang of all its pods) and its pods, from 32
@@ -121,8 +139,12 @@ func (r *run) submit(j jobs) (began, ended time.Time) {
 		for p := range j.pods {
 			// Labelled with its queue, as a pod the pod grouper would group.
 			pod := builders.MakePod(r.namespace, fmt.Sprintf("%s-%d", name, p)).PodGroup(name).Queue(queue).
-				Image("trainer").GPUs(j.gpus).Request(v1.ResourceCPU, "1")
-			if err := cluster.client.Create(cluster.ctx, pod.Obj()); err != nil {
+				Image("trainer").Request(v1.ResourceCPU, "1")
+			obj, err := asked(pod, j)
+			if err != nil {
+				return err
+			}
+			if err := cluster.client.Create(cluster.ctx, obj); err != nil {
 				return err
 			}
 		}
@@ -211,6 +233,7 @@ func (r *run) finish() {
 		res.PeakRSSMB = max(res.PeakRSSMB, float64(p.peakRSS)/(1<<20))
 		res.ProcessRSSMB = append(res.ProcessRSSMB, float64(p.peakRSS)/(1<<20))
 		res.APIRequests += p.requests
+		res.APIWrites += p.writes
 		res.Cycles += p.cycles
 		res.StatusWritesGivenUp += p.givenUp
 		res.DecisionsDropped += p.dropped
@@ -231,7 +254,9 @@ func (r *run) finish() {
 	res.PodsBound = cluster.observer.podCount(r.namespace, "", func(p *podRecord) bool { return !p.bound.IsZero() })
 	if res.PodsBound > 0 {
 		res.APIRequestsPerPod = res.APIRequests / float64(res.PodsBound)
+		res.APIWritesPerPod = res.APIWrites / float64(res.PodsBound)
 	}
+	res.ReservationPodsCreated, res.ReservationPodsDeleted = cluster.observer.takeReservationCounts()
 	audit := cluster.observer.auditWrites(r.namespace)
 	res.Writes = summarize(audit)
 	res.Violations = cluster.observer.takeViolations()
@@ -291,6 +316,7 @@ func (r *run) cleanUp() {
 	Expect(c.DeleteAllOf(ctx, &v1.Pod{}, client.InNamespace(r.namespace), client.GracePeriodSeconds(0))).To(Succeed())
 	Expect(c.DeleteAllOf(ctx, &v2alpha2.PodGroup{}, client.InNamespace(r.namespace))).To(Succeed())
 	Eventually(func() int { return o.podCount(r.namespace, "", isPresent) }).WithTimeout(timeout()).Should(BeZero(), "the scenario's pods are gone")
+	removeReservations()
 	for _, q := range r.queues {
 		Expect(client.IgnoreNotFound(c.Delete(ctx, builders.MakeQueue(q).Obj()))).To(Succeed())
 	}

@@ -101,12 +101,14 @@ type schedulerProcess struct {
 
 	mu sync.Mutex
 	// peakRSS is the largest VmHWM read (bytes); requests the last count of API requests
-	// scraped from its metrics; cycles and cycleSeconds the count and total duration of its
-	// scheduling cycles; givenUp the status writes it gave up and dropped the decisions it
-	// never sent (0 from a scheduler that serves neither).
-	peakRSS                        int64
-	requests, cycles, cycleSeconds float64
-	givenUp, dropped               float64
+	// scraped from its metrics, writes those of them that wrote (POST, PUT, PATCH,
+	// DELETE); cycles and cycleSeconds the count and total duration of its scheduling
+	// cycles; givenUp the status writes it gave up and dropped the decisions it never sent
+	// (0 from a scheduler that serves neither).
+	peakRSS              int64
+	requests, writes     float64
+	cycles, cycleSeconds float64
+	givenUp, dropped     float64
 }
 
 // startSchedulerProcess starts binary with args, its output going to logFile.
@@ -159,6 +161,7 @@ func (p *schedulerProcess) sample() {
 // and decisions it gave up, from its metrics.
 func (p *schedulerProcess) scrapeRequests() {
 	total, ok := p.scrape("rest_client_requests_total")
+	writes, writesOK := p.scrapeWrites()
 	cycles, cycleSeconds, cyclesOK := p.scrapeHistogram("kai_scheduler_cycle_duration_seconds")
 	givenUp, _ := p.scrape("kai_scheduler_status_writes_given_up_total")
 	dropped, _ := p.scrape("kai_scheduler_decisions_dropped_total")
@@ -167,6 +170,9 @@ func (p *schedulerProcess) scrapeRequests() {
 	p.givenUp, p.dropped = max(p.givenUp, givenUp), max(p.dropped, dropped)
 	if ok {
 		p.requests = max(p.requests, total)
+	}
+	if writesOK {
+		p.writes = max(p.writes, writes)
 	}
 	if cyclesOK && cycles >= p.cycles {
 		p.cycles, p.cycleSeconds = cycles, cycleSeconds
@@ -178,6 +184,24 @@ func (p *schedulerProcess) scrapeRequests() {
 func (p *schedulerProcess) leading() bool {
 	status, ok := p.scrape("leader_election_master_status")
 	return ok && status == 1
+}
+
+// scrapeWrites sums the process's API requests that wrote (client-go's
+// rest_client_requests_total by method).
+func (p *schedulerProcess) scrapeWrites() (float64, bool) {
+	family, ok := p.family("rest_client_requests_total")
+	if !ok {
+		return 0, false
+	}
+	total := 0.0
+	for _, m := range family.GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "method" && slices.Contains([]string{"POST", "PUT", "PATCH", "DELETE"}, l.GetValue()) {
+				total += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return total, true
 }
 
 // scrapeHistogram reads the count and sum of a histogram the process serves.

@@ -40,6 +40,8 @@ var settings struct {
 	binary, label, out string
 	args               []string
 	profile            bool
+	// sharing: the binary knows --gpu-sharing (an older one skips the sharing scenarios).
+	sharing bool
 }
 
 // cluster is what the whole suite shares: the control plane, KWOK and its nodes, the
@@ -103,6 +105,7 @@ var _ = BeforeSuite(func() {
 	// An older binary, measured for a before/after, gets the chart's arguments it knows: a
 	// flag added since (such as --status-workers) would stop it at startup.
 	help, _ := exec.Command(settings.binary, "--help").CombinedOutput()
+	settings.sharing = strings.Contains(string(help), "--gpu-sharing ")
 	if dropped := cluster.chart.keepFlagsIn(string(help)); len(dropped) > 0 {
 		GinkgoWriter.Printf("%s does not know %v: run without them\n", settings.binary, dropped)
 	}
@@ -137,6 +140,7 @@ var _ = BeforeSuite(func() {
 		return testenv.CreateNode(ctx, cluster.clientset, nodeName(i), gpusPerNode)
 	})).To(Succeed())
 	Eventually(cluster.observer.readyNodes).WithTimeout(5*time.Minute).Should(Equal(settings.nodes), "KWOK reports every node Ready")
+	Expect(readyForReservations(ctx, cluster.client, cluster.clientset)).To(Succeed())
 
 	for name, value := range map[string]int32{"train": 50, "build-preemptible": 75, "build": 100, "inference": 125} {
 		pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value}
