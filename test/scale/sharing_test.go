@@ -58,7 +58,7 @@ func asked(pod *builders.PodWrapper, j jobs) (*v1.Pod, error) {
 	pod.Annotation(scheduling.GPUFractionAnnotation, j.fraction)
 	prepared, err := gpuwebhook.Mutate(pod.Obj(), gpuwebhook.Options{})
 	if err != nil || prepared == nil {
-		return nil, fmt.Errorf("preparing share pod %s as the webhook would: %v", pod.Name, err)
+		return nil, fmt.Errorf("preparing share pod %s as the webhook would: %w", pod.Name, err)
 	}
 	return prepared, nil
 }
