@@ -252,32 +252,40 @@ func checkArchives(t *testing.T, out string, img image, idx v1.ImageIndex) {
 	}
 }
 
-// checkImage checks one platform's image: its config and the files the container needs.
-func checkImage(t *testing.T, img v1.Image, arch, version, commit string) {
+// checkConfig checks an image's config: its platform, its entrypoint and no command (the chart
+// gives the scheduler arguments only, the reservation pod gives none), the non-root user and
+// the labels.
+func checkConfig(t *testing.T, img v1.Image, name, arch, entrypoint string, labels map[string]string) {
 	t.Helper()
 	cfg, err := img.ConfigFile()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if cfg.OS != "linux" || cfg.Architecture != arch {
-		t.Errorf("%s image's config says %s/%s", arch, cfg.OS, cfg.Architecture)
+		t.Errorf("%s %s image's config says %s/%s", name, arch, cfg.OS, cfg.Architecture)
 	}
-	if !slices.Equal(cfg.Config.Entrypoint, []string{Entrypoint}) || len(cfg.Config.Cmd) != 0 {
-		t.Errorf("%s: entrypoint %v, cmd %v; the chart gives arguments only", arch, cfg.Config.Entrypoint, cfg.Config.Cmd)
+	if !slices.Equal(cfg.Config.Entrypoint, []string{entrypoint}) || len(cfg.Config.Cmd) != 0 {
+		t.Errorf("%s %s: entrypoint %v, cmd %v; want %s and no command", name, arch, cfg.Config.Entrypoint, cfg.Config.Cmd, entrypoint)
 	}
 	if cfg.Config.User != "65532:65532" {
-		t.Errorf("%s: user %q, want 65532:65532", arch, cfg.Config.User)
+		t.Errorf("%s %s: user %q, want 65532:65532", name, arch, cfg.Config.User)
 	}
-	for key, want := range map[string]string{
+	for key, want := range labels {
+		if got := cfg.Config.Labels[key]; got != want || got == "" {
+			t.Errorf("%s %s: label %s = %q, want %q", name, arch, key, got, want)
+		}
+	}
+}
+
+// checkImage checks one platform's image: its config and the files the container needs.
+func checkImage(t *testing.T, img v1.Image, arch, version, commit string) {
+	t.Helper()
+	checkConfig(t, img, "scheduler", arch, Entrypoint, map[string]string{
 		"org.opencontainers.image.source":   "https://github.com/kai-minruntime/kai-scheduler",
 		"org.opencontainers.image.version":  version,
 		"org.opencontainers.image.revision": commit,
 		"org.opencontainers.image.licenses": "Apache-2.0",
-	} {
-		if got := cfg.Config.Labels[key]; got != want || got == "" {
-			t.Errorf("%s: label %s = %q, want %q", arch, key, got, want)
-		}
-	}
+	})
 
 	bin := fileIn(t, img, Entrypoint)
 	if bin.header.Mode&0o111 == 0 {

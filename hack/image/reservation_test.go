@@ -28,31 +28,13 @@ import (
 // image's glibc runs it and that it was built with cgo.
 func checkReservation(t *testing.T, img v1.Image, arch, version, commit string) {
 	t.Helper()
-	cfg, err := img.ConfigFile()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cfg.OS != "linux" || cfg.Architecture != arch {
-		t.Errorf("reservation %s image's config says %s/%s", arch, cfg.OS, cfg.Architecture)
-	}
-	// The reservation pod gives the container no command: the entrypoint is the program.
-	if !slices.Equal(cfg.Config.Entrypoint, []string{ReservationEntrypoint}) || len(cfg.Config.Cmd) != 0 {
-		t.Errorf("reservation %s: entrypoint %v, cmd %v", arch, cfg.Config.Entrypoint, cfg.Config.Cmd)
-	}
-	if cfg.Config.User != "65532:65532" {
-		t.Errorf("reservation %s: user %q, want 65532:65532", arch, cfg.Config.User)
-	}
-	for key, want := range map[string]string{
+	checkConfig(t, img, "reservation", arch, ReservationEntrypoint, map[string]string{
 		"org.opencontainers.image.title":    "kai-resource-reservation",
 		"org.opencontainers.image.source":   "https://github.com/kai-minruntime/kai-scheduler",
 		"org.opencontainers.image.version":  version,
 		"org.opencontainers.image.revision": commit,
 		"org.opencontainers.image.licenses": "Apache-2.0 AND LGPL-2.1-or-later",
-	} {
-		if got := cfg.Config.Labels[key]; got != want || got == "" {
-			t.Errorf("reservation %s: label %s = %q, want %q", arch, key, got, want)
-		}
-	}
+	})
 
 	fs := filesystem(t, img)
 	bin, ok := fs.resolve(ReservationEntrypoint)
