@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -24,7 +25,7 @@ var _ = Describe("GPU sharing on the node", func() {
 	// Upstream KAI's e2e with the node's side on: 2×N shares of 0.7 on N single-GPU nodes.
 	It("reserves each shared device once, tells each share its device, and frees the device when its share goes", func() {
 		const nodes = 3
-		readyForReservations()
+		readyForReservations(func() bool { return true })
 		createNamespace("onnode")
 		create(builders.MakeQueue("onnode-queue").GPUQuota(-1).Obj())
 		for i := range nodes {
@@ -102,6 +103,44 @@ var _ = Describe("GPU sharing on the node", func() {
 	})
 })
 
+var _ = Describe("GPU sharing on the node, across a restart", func() {
+	It("leaves one reservation per device when the scheduler stops in the middle of a bind", func() {
+		var reporting atomic.Bool // the reservation program has not started yet
+		readyForReservations(reporting.Load)
+		createNamespace("midbind")
+		create(builders.MakeQueue("midbind-queue").GPUQuota(-1).Obj())
+		createShareNode("midbind-node", 1)
+		opts := schedulerOptions("")
+		opts.GPUSharing.Enabled, opts.GPUSharing.ReservationImage = true, "example.com/kai-resource-reservation:e2e"
+		opts.GPUSharing.WebhookPort = 0
+		opts.GPUSharing.CollectInterval, opts.GPUSharing.ReservationGrace = 200*time.Millisecond, 2*time.Second
+		stop := startScheduler(opts)
+		createJob(builders.MakePodGroup("midbind", "infer").Queue("midbind-queue"), 1, 0,
+			asShare(scheduling.GPUFractionAnnotation, "0.5"), preparedByWebhook)
+		reservationsOnNode := func() []string {
+			pods := &v1.PodList{}
+			Expect(k8sClient.List(suiteCtx, pods, client.InNamespace(scheduling.ReservationNamespace))).To(Succeed())
+			var groups []string
+			for _, p := range pods.Items {
+				if p.Spec.NodeName == "midbind-node" && p.DeletionTimestamp == nil {
+					groups = append(groups, p.Labels[scheduling.GPUGroupLabel])
+				}
+			}
+			return groups
+		}
+		Eventually(reservationsOnNode).Should(HaveLen(1), "the bind made the device's reservation and waits for its UUID")
+		stop() // as a rollout or a crash would, while the bind waits
+
+		By("the scheduler started anew binds the share onto one reservation, and leaves none beside it")
+		reporting.Store(true)
+		DeferCleanup(startScheduler(opts))
+		Eventually(boundPods("midbind", "infer")).Should(Equal(1))
+		share := getPod("midbind", "infer-0")
+		Eventually(reservationsOnNode).Should(ConsistOf(share.Labels[scheduling.GPUGroupLabel]))
+		Consistently(reservationsOnNode, 2*time.Second).Should(HaveLen(1))
+	})
+})
+
 // preparedByWebhook gives a share pod what the admission webhook gives it (the chart serves
 // it; its own spec is in test/integration/gpuwebhook).
 func preparedByWebhook(p *builders.PodWrapper) {
@@ -115,7 +154,7 @@ func preparedByWebhook(p *builders.PodWrapper) {
 // service account and runtime class — and plays the reservation program's part: it writes,
 // on each reservation pod, the UUID of "its device", as the program does once the device
 // plugin gave it one (kwok runs no program).
-func readyForReservations() {
+func readyForReservations(report func() bool) {
 	createNamespace(scheduling.ReservationNamespace)
 	Expect(client.IgnoreAlreadyExists(k8sClient.Create(suiteCtx, &v1.ServiceAccount{
 		ObjectMeta: metav1.ObjectMeta{Namespace: scheduling.ReservationNamespace, Name: "kai-resource-reservation"}}))).To(Succeed())
@@ -123,5 +162,5 @@ func readyForReservations() {
 		ObjectMeta: metav1.ObjectMeta{Name: "nvidia"}, Handler: "nvidia"}))).To(Succeed())
 	ctx, stop := context.WithCancel(suiteCtx)
 	DeferCleanup(stop)
-	go testenv.PlayReservationProgram(ctx, k8sClient, func(p *v1.Pod) string { return "GPU-" + string(p.UID) }, func() bool { return true })
+	go testenv.PlayReservationProgram(ctx, k8sClient, func(p *v1.Pod) string { return "GPU-" + string(p.UID) }, report)
 }
