@@ -1,6 +1,8 @@
 package gpuwebhook
 
 import (
+	"slices"
+
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
@@ -79,33 +81,24 @@ func giveShare(container *v1.Container, shareConfigMap string) {
 // setEnv sets a variable of container, replacing one of the same name: a value the user
 // wrote for NVIDIA_VISIBLE_DEVICES would otherwise hand the container the wrong devices.
 func setEnv(container *v1.Container, env v1.EnvVar) {
-	for i := range container.Env {
-		if container.Env[i].Name == env.Name {
-			container.Env[i] = env
-			return
-		}
-	}
-	container.Env = append(container.Env, env)
+	container.Env = setNamed(container.Env, env, func(e v1.EnvVar) string { return e.Name })
 }
 
 // setMount mounts a volume in container, replacing a mount of the same volume.
 func setMount(container *v1.Container, mount v1.VolumeMount) {
-	for i := range container.VolumeMounts {
-		if container.VolumeMounts[i].Name == mount.Name {
-			container.VolumeMounts[i] = mount
-			return
-		}
-	}
-	container.VolumeMounts = append(container.VolumeMounts, mount)
+	container.VolumeMounts = setNamed(container.VolumeMounts, mount, func(m v1.VolumeMount) string { return m.Name })
 }
 
 // setVolume adds a volume to pod, replacing one of the same name.
 func setVolume(pod *v1.Pod, volume v1.Volume) {
-	for i := range pod.Spec.Volumes {
-		if pod.Spec.Volumes[i].Name == volume.Name {
-			pod.Spec.Volumes[i] = volume
-			return
-		}
+	pod.Spec.Volumes = setNamed(pod.Spec.Volumes, volume, func(v v1.Volume) string { return v.Name })
+}
+
+// setNamed puts item in list in place of the one of the same name, or at the end.
+func setNamed[T any](list []T, item T, name func(T) string) []T {
+	if i := slices.IndexFunc(list, func(x T) bool { return name(x) == name(item) }); i >= 0 {
+		list[i] = item
+		return list
 	}
-	pod.Spec.Volumes = append(pod.Spec.Volumes, volume)
+	return append(list, item)
 }
