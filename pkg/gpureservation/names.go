@@ -19,6 +19,15 @@ func PodName(node, group string) string {
 	return "gpu-reservation-" + hex.EncodeToString(sum[:8])
 }
 
+// GroupOf is the GPU group whose device pod holds, if pod is a reservation pod (as Pod makes
+// them: in the reservation namespace, with the reservation app label).
+func GroupOf(pod *v1.Pod) (group string, ok bool) {
+	if pod.Namespace != scheduling.ReservationNamespace || pod.Labels[scheduling.ReservationAppLabel] != scheduling.ReservationApp {
+		return "", false
+	}
+	return pod.Labels[scheduling.GPUGroupLabel], true
+}
+
 // TargetContainer is the container a share pod's share goes to: the one its
 // gpu-fraction-container-name annotation names (an init container's too), else the first.
 // The webhook points that container at the ConfigMaps, and the binder writes them under the

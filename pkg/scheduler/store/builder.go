@@ -16,6 +16,7 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
+	"github.com/kai-minruntime/kai-scheduler/pkg/gpureservation"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 )
 
@@ -102,7 +103,7 @@ func (s *Store) assemble(overlay *Overlay) (*model.Snapshot, []Problem, error) {
 		if e.terminal {
 			continue
 		}
-		if group, ok := reservationGroup(e); ok {
+		if group, ok := gpureservation.GroupOf(e.obj); ok {
 			if shared == nil {
 				shared = a.sharedGroups()
 			}
@@ -279,16 +280,6 @@ func promiseTime(promisedAt, created time.Time) int64 {
 		return created.Unix()
 	}
 	return 1 // the oldest promise there can be, and still a promise
-}
-
-// reservationGroup is the GPU group whose device e holds, if e is a reservation pod (GPU
-// sharing on the node, see pkg/gpureservation).
-func reservationGroup(e *podEntry) (string, bool) {
-	pod := e.obj
-	if pod.Namespace != scheduling.ReservationNamespace || pod.Labels[scheduling.ReservationAppLabel] != scheduling.ReservationApp {
-		return "", false
-	}
-	return pod.Labels[scheduling.GPUGroupLabel], true
 }
 
 // sharedGroups are the GPU groups that unfinished share pods hold: as their labels say, or,
