@@ -104,6 +104,24 @@ func TestAFailedBindLeavesAReservationAnotherBindCountsOn(t *testing.T) {
 	if reservationExists(t, c) {
 		t.Fatal("a failed bind left the reservation it made, though no other bind or share counts on it")
 	}
+
+	// A share running on the device (its label says so) keeps the reservation a failed bind made.
+	holder := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "running", UID: "uid-running",
+		Labels: map[string]string{scheduling.GPUGroupLabel: "g1"}}, Spec: v1.PodSpec{NodeName: "n1"}, Status: v1.PodStatus{Phase: v1.PodRunning}}
+	if err := c.Create(ctx, holder); err != nil {
+		t.Fatal(err)
+	}
+	made, err := r.Prepare(ctx, s1, "n1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Undo(ctx, made); err != nil {
+		t.Fatal(err)
+	}
+	r.Finish(made)
+	if !reservationExists(t, c) {
+		t.Fatal("a failed bind deleted the reservation a running share holds")
+	}
 }
 
 // A reservation pod whose container cannot start (a wrong image, a crashing program) fails
