@@ -124,8 +124,9 @@ type GPUSharingOptions struct {
 	WebhookPort    int
 	WebhookCertDir string
 	// CollectInterval is how often reservation pods no share holds are looked for, and
-	// ReservationGrace how old one must be to be deleted (longer than a bind waits for its
-	// device); 0 for the defaults. Not flags: tests shorten them.
+	// ReservationGrace how old one must be to be deleted (the scheduler's own binds are
+	// known to the collector; see reservationGrace); 0 for the defaults. Not flags: tests
+	// shorten them.
 	CollectInterval, ReservationGrace time.Duration
 }
 
