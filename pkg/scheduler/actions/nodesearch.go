@@ -22,7 +22,8 @@ const (
 	IdleOrReleasing
 )
 
-func (c Capacity) free(node *model.NodeInfo) model.Resources {
+// Free is what the node has free in this capacity.
+func (c Capacity) Free(node *model.NodeInfo) model.Resources {
 	if c == IdleNow {
 		return node.Bindable()
 	}
@@ -62,9 +63,11 @@ type classAnswers struct {
 	mark   int
 	primed bool
 	// refusals counts nodes per reason, as of the latest failed search (counted is false
-	// once an answer changed since).
+	// once an answer changed since, or when they are a domain's); within is how many nodes
+	// that search looked at.
 	refusals map[string]int
 	counted  bool
+	within   int
 }
 
 // searchClass is what makes two pods' answers on a node the same.
@@ -153,9 +156,51 @@ func (s *NodeSearch) answersFor(class searchClass) *classAnswers {
 // fits in the given capacity and every predicate passes; ties go to the first node by name.
 // It returns nil if none fits.
 func (s *NodeSearch) BestNode(pod *model.PodInfo, capacity Capacity) *model.NodeInfo {
+	c := s.refresh(pod, capacity)
+	if best := c.fitting.Best(); best >= 0 {
+		return s.ssn.Snapshot().Nodes[best]
+	}
+	s.countRefusals(c)
+	return nil
+}
+
+// BestNodeIn is BestNode among the nodes listed (positions in the snapshot's nodes, a
+// topology domain's), those of the lowest rank first (rank may be nil: all alike). Explain
+// then counts the refusals of the listed nodes only.
+func (s *NodeSearch) BestNodeIn(pod *model.PodInfo, capacity Capacity, nodes []int, rank func(node int) int) *model.NodeInfo {
+	c := s.refresh(pod, capacity)
+	best, bestRank := -1, 0
+	for _, i := range nodes {
+		a := &c.answers[i]
+		if a.refused {
+			continue
+		}
+		r := 0
+		if rank != nil {
+			r = rank(i)
+		}
+		if best < 0 || r < bestRank || (r == bestRank && a.score > c.answers[best].score) {
+			best, bestRank = i, r
+		}
+	}
+	if best >= 0 {
+		return s.ssn.Snapshot().Nodes[best]
+	}
+	c.counted = false // the counts below are the listed nodes', not every node's
+	clear(c.refusals)
+	for _, i := range nodes {
+		c.count(i)
+	}
+	c.within = len(nodes)
+	s.latest = c
+	return nil
+}
+
+// refresh brings the class's answers up to date for pod: only nodes that moved since the
+// class last looked can answer otherwise.
+func (s *NodeSearch) refresh(pod *model.PodInfo, capacity Capacity) *classAnswers {
 	nodes := s.ssn.Snapshot().Nodes
 	c := s.answersFor(classOf(pod, capacity))
-	// Only nodes that moved since the class last looked can answer otherwise.
 	moved, mark := s.ssn.Snapshot().NodesMovedSince(c.mark)
 	if !c.primed || len(moved) >= len(nodes) {
 		moved = nil
@@ -167,23 +212,31 @@ func (s *NodeSearch) BestNode(pod *model.PodInfo, capacity Capacity) *model.Node
 		s.answer(c, pod, capacity, i)
 	}
 	c.mark, c.primed = mark, true
-	if best := c.fitting.Best(); best >= 0 {
-		return nodes[best]
-	}
+	return c
+}
+
+// countRefusals counts every node's refusals for Explain, unless they are counted already.
+func (s *NodeSearch) countRefusals(c *classAnswers) {
 	if !c.counted {
 		clear(c.refusals)
-		for _, a := range c.answers {
-			if a.refused {
-				c.refusals[a.reason]++
-			}
-			for _, r := range a.more {
-				c.refusals[r]++
-			}
+		for i := range c.answers {
+			c.count(i)
 		}
 		c.counted = true
 	}
+	c.within = len(c.answers)
 	s.latest = c
-	return nil
+}
+
+// count adds node i's reasons to the refusals.
+func (c *classAnswers) count(i int) {
+	a := &c.answers[i]
+	if a.refused {
+		c.refusals[a.reason]++
+	}
+	for _, r := range a.more {
+		c.refusals[r]++
+	}
 }
 
 // answer brings node i's answer for the class up to date.
@@ -211,7 +264,7 @@ func (s *NodeSearch) reasons(pod *model.PodInfo, node *model.NodeInfo, capacity 
 	if st := s.ssn.Predicate(pod, node); !st.IsSuccess() {
 		return append(buf, st.Message())
 	}
-	free, request := capacity.free(node), pod.Request
+	free, request := capacity.Free(node), pod.Request
 	if pod.IsShare() {
 		request = request.With(model.GPU, 0) // its GPUs are shares of devices
 		if reason := placement.ShareRefusal(pod, node, free, capacity == IdleOrReleasing); reason != "" {
@@ -229,8 +282,7 @@ func (s *NodeSearch) reasons(pod *model.PodInfo, node *model.NodeInfo, capacity 
 // inference}, 8 Insufficient nvidia.com/gpu." Counts and reasons are sorted as text, as
 // kube-scheduler sorts them, so the message is the same every cycle.
 func (s *NodeSearch) Explain() string {
-	n := len(s.ssn.Snapshot().Nodes)
-	if n == 0 || s.latest == nil {
+	if s.latest == nil || s.latest.within == 0 {
 		return "0/0 nodes are available: no nodes."
 	}
 	reasons := make([]string, 0, len(s.latest.refusals))
@@ -238,5 +290,5 @@ func (s *NodeSearch) Explain() string {
 		reasons = append(reasons, fmt.Sprintf("%d %s", count, r))
 	}
 	sort.Strings(reasons)
-	return fmt.Sprintf("0/%d nodes are available: %s.", n, strings.Join(reasons, ", "))
+	return fmt.Sprintf("0/%d nodes are available: %s.", s.latest.within, strings.Join(reasons, ", "))
 }

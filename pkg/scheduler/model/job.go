@@ -43,6 +43,9 @@ type SubGroupInfo struct {
 	MinMember int32
 	// MinSubGroup, when set, replaces MinMember: how many direct children must be ready.
 	MinSubGroup *int32
+	// Topology, when set, places the sub-group's pods in one domain of its own inside its
+	// parent's (or the job's).
+	Topology *TopologyConstraint
 }
 
 // JobInfo is a pod group: pods scheduled together in one queue with one priority.
@@ -64,6 +67,9 @@ type JobInfo struct {
 	MinSubGroup *int32
 	// SubGroups, sorted by name, each need their own minimum (see SubGroupInfo).
 	SubGroups []SubGroupInfo
+	// Topology, when set, is where in the cluster's network the job must (or would rather)
+	// run: inside one domain of a level (see TopologyConstraint).
+	Topology *TopologyConstraint
 	// CreationTime orders jobs of equal priority: older first.
 	CreationTime time.Time
 	// LastStartTimestamp is when the job last went from no active pods to a placed gang; nil

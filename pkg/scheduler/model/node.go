@@ -49,6 +49,9 @@ type NodeInfo struct {
 	object *v1.Node
 }
 
+// Position is the node's index in its snapshot's Nodes.
+func (n *NodeInfo) Position() int { return n.position }
+
 // Version changes whenever a pod joins or leaves the node or changes status on it, and when
 // a pod of a job with running or bound pods on the node changes status anywhere (a job's
 // state, such as having gained by eviction or being above its minimum, decides whether its

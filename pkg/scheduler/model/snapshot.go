@@ -25,6 +25,10 @@ type Snapshot struct {
 	// not list each node once per pod.
 	moved []int
 	read  int
+	// topologies are the cluster's Topology objects by name, and domains each one's domains,
+	// computed when first asked (see Domains).
+	topologies map[string]*Topology
+	domains    map[string]*topologyDomains
 }
 
 // NewSnapshot indexes nodes, jobs and queues and accounts every pod on its node. Pods must

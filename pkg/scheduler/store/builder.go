@@ -10,9 +10,11 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/kai/v1alpha1"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
@@ -52,6 +54,8 @@ type objects struct {
 	groups   v2alpha2.PodGroupList
 	queues   v2.QueueList
 	priority schedulingv1.PriorityClassList
+	// topologies stays empty where the Topology CRD is not served.
+	topologies v1alpha1.TopologyList
 }
 
 // Snapshot assembles the cluster's current state. It never fails on bad objects: those are
@@ -67,6 +71,10 @@ func (b *Builder) Snapshot(ctx context.Context) (*model.Snapshot, []Problem, err
 			if err := b.Reader.List(ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 				return nil, nil, fmt.Errorf("listing %T: %w", list, err)
 			}
+		}
+		// Topologies are optional: a cluster without their CRD has none.
+		if err := b.Reader.List(ctx, &o.topologies, client.UnsafeDisableDeepCopy); err != nil && !meta.IsNoMatchError(err) {
+			return nil, nil, fmt.Errorf("listing %T: %w", &o.topologies, err)
 		}
 		b.Store.replace(&o)
 	}
@@ -188,6 +196,11 @@ func (s *Store) assemble(overlay *Overlay) (*model.Snapshot, []Problem, error) {
 	a.problems = append(a.problems, queueProblems...)
 	snapshot, err := model.NewSnapshot(nodes, jobs, queues)
 	if err == nil {
+		topologies := make([]*model.Topology, 0, len(s.topologies))
+		for _, t := range s.topologies {
+			topologies = append(topologies, t)
+		}
+		snapshot.SetTopologies(topologies) // a copy of the map: the store's changes after this one stay out
 		for _, u := range snapshot.Queues.UnlimitedQuotas() {
 			a.problems = append(a.problems, Problem{Object: model.QueueRef(u.Queue), Reason: model.ReasonUnlimitedQuota, Message: u.Message()})
 		}

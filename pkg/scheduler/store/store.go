@@ -17,6 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/kai/v1alpha1"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
@@ -49,6 +50,7 @@ type Store struct {
 	foreign    map[string]*podEntry
 	queues     map[string]queueEntry
 	priorities map[string]int32
+	topologies map[string]*model.Topology
 	// nodeOrder and jobOrder are the entries sorted by name, made when first needed; a node
 	// coming or going drops nodeOrder, jobs are inserted and removed in place.
 	nodeOrder []*nodeEntry
@@ -65,7 +67,7 @@ func New(schedulerName string, pool scheduling.NodePool) *Store {
 		schedulerName: schedulerName, pool: pool,
 		nodes: map[string]*nodeEntry{}, pods: map[string]*podEntry{}, byUID: map[types.UID]*podEntry{},
 		jobs: map[model.JobID]*jobEntry{}, foreign: map[string]*podEntry{},
-		queues: map[string]queueEntry{}, priorities: map[string]int32{},
+		queues: map[string]queueEntry{}, priorities: map[string]int32{}, topologies: map[string]*model.Topology{},
 		changes: make(chan struct{}, 1),
 	}
 }
@@ -119,6 +121,8 @@ func (s *Store) Upsert(obj any) {
 		}
 	case *schedulingv1.PriorityClass:
 		s.priorities[o.Name] = o.Value
+	case *v1alpha1.Topology:
+		s.topologies[o.Name] = topologyOf(o)
 	default:
 		return
 	}
@@ -152,6 +156,8 @@ func (s *Store) Delete(obj any) {
 		delete(s.queues, o.Name)
 	case *schedulingv1.PriorityClass:
 		delete(s.priorities, o.Name)
+	case *v1alpha1.Topology:
+		delete(s.topologies, o.Name)
 	default:
 		return
 	}
@@ -185,6 +191,10 @@ func (s *Store) replace(o *objects) {
 	clear(s.priorities)
 	for _, pc := range o.priority.Items {
 		s.priorities[pc.Name] = pc.Value
+	}
+	clear(s.topologies)
+	for i := range o.topologies.Items {
+		s.topologies[o.topologies.Items[i].Name] = topologyOf(&o.topologies.Items[i])
 	}
 	for name := range s.nodes {
 		if !nodes[name] {
@@ -314,6 +324,7 @@ func (s *Store) upsertGroup(pg *v2alpha2.PodGroup) bool {
 		generation: pg.Generation,
 	}
 	g.job.MinMember, g.job.MinSubGroup, g.job.SubGroups = JobMinimum(&pg.Spec)
+	g.job.Topology = TopologyConstraint(pg.Spec.TopologyConstraint)
 	stamp, err := scheduling.ParseStartTime(pg.Annotations)
 	if err != nil {
 		// The job counts as unstamped: its pods' start still protects it.
@@ -669,11 +680,30 @@ func failedAt(pod *v1.Pod) time.Time {
 func JobMinimum(spec *v2alpha2.PodGroupSpec) (minMember int32, minSubGroup *int32, groups []model.SubGroupInfo) {
 	for _, sg := range spec.SubGroups {
 		groups = append(groups, model.SubGroupInfo{Name: sg.Name, Parent: ptr.Deref(sg.Parent, ""),
-			MinMember: model.MinMemberOf(sg.MinMember, sg.MinSubGroup), MinSubGroup: sg.MinSubGroup})
+			MinMember: model.MinMemberOf(sg.MinMember, sg.MinSubGroup), MinSubGroup: sg.MinSubGroup,
+			Topology: TopologyConstraint(sg.TopologyConstraint)})
 	}
 	slices.SortFunc(groups, func(a, b model.SubGroupInfo) int { return strings.Compare(a.Name, b.Name) })
 	model.UntangleSubGroups(groups)
 	return model.MinMemberOf(spec.MinMember, spec.MinSubGroup), spec.MinSubGroup, groups
+}
+
+// topologyOf reads a Topology object.
+func topologyOf(t *v1alpha1.Topology) *model.Topology {
+	levels := make([]model.TopologyLevel, len(t.Spec.Levels))
+	for i, l := range t.Spec.Levels {
+		levels[i] = model.TopologyLevel{NodeLabel: l.NodeLabel, Alias: l.Alias}
+	}
+	return &model.Topology{Name: t.Name, Levels: levels}
+}
+
+// TopologyConstraint reads a PodGroup's (or sub-group's) topology constraint; nil when it asks
+// nothing.
+func TopologyConstraint(c *v2alpha2.TopologyConstraint) *model.TopologyConstraint {
+	if c == nil || (c.Topology == "" && c.RequiredTopologyLevel == "" && c.PreferredTopologyLevel == "") {
+		return nil
+	}
+	return &model.TopologyConstraint{Topology: c.Topology, Required: c.RequiredTopologyLevel, Preferred: c.PreferredTopologyLevel}
 }
 
 // sameEscalation reports whether two versions of a queue set the same escalation.

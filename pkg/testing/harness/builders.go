@@ -329,6 +329,19 @@ func (b *JobBuilder) SubGroupOfGroups(parent, name string, minSubGroup int32) *J
 	return b
 }
 
+// InTopology sets the job's topology constraint: topology's required and preferred levels
+// (either may be empty).
+func (b *JobBuilder) InTopology(topology, required, preferred string) *JobBuilder {
+	b.job.Topology = &model.TopologyConstraint{Topology: topology, Required: required, Preferred: preferred}
+	return b
+}
+
+// SubGroupInTopology sets the topology constraint of the sub-group added last.
+func (b *JobBuilder) SubGroupInTopology(topology, required, preferred string) *JobBuilder {
+	b.job.SubGroups[len(b.job.SubGroups)-1].Topology = &model.TopologyConstraint{Topology: topology, Required: required, Preferred: preferred}
+	return b
+}
+
 // NodeSelector sets every pod's node selector.
 func (b *JobBuilder) NodeSelector(key, value string) *JobBuilder {
 	b.spec.NodeSelector = map[string]string{key: value}

@@ -37,10 +37,11 @@ type Harness struct {
 	// Metrics holds what the cycles' plugins measured (the protected-jobs gauge).
 	Metrics *metrics.Recording
 
-	policy *scheduler.Policy
-	nodes  []*model.NodeInfo
-	queues []*model.QueueInfo
-	jobs   []*model.JobInfo
+	policy     *scheduler.Policy
+	nodes      []*model.NodeInfo
+	queues     []*model.QueueInfo
+	jobs       []*model.JobInfo
+	topologies []*model.Topology
 }
 
 // New returns a harness running the given scheduler configuration (YAML), or the built-in
@@ -88,6 +89,18 @@ func (h *Harness) Queues(queues ...*QueueBuilder) *Harness {
 	return h
 }
 
+// Topology adds a Topology named name whose levels are the node labels given, widest
+// first; a label may carry an alias after "=" ("example.com/rack=rack").
+func (h *Harness) Topology(name string, levels ...string) *Harness {
+	t := &model.Topology{Name: name}
+	for _, l := range levels {
+		label, alias, _ := strings.Cut(l, "=")
+		t.Levels = append(t.Levels, model.TopologyLevel{NodeLabel: label, Alias: alias})
+	}
+	h.topologies = append(h.topologies, t)
+	return h
+}
+
 // Jobs adds jobs.
 func (h *Harness) Jobs(jobs ...*JobBuilder) *Harness {
 	for _, b := range jobs {
@@ -123,6 +136,7 @@ func (h *Harness) Snapshot() *model.Snapshot {
 	if err != nil {
 		panic(fmt.Sprintf("scenario snapshot: %v", err))
 	}
+	snapshot.SetTopologies(h.topologies)
 	return snapshot
 }
 

@@ -60,6 +60,11 @@ func (a *Action) Execute(ctx context.Context, ssn *framework.Session) {
 // commits. It reports whether anything was placed.
 func (a *Action) allocateJob(ctx context.Context, ssn *framework.Session, search *actions.NodeSearch, job *model.JobInfo, failed map[string]string) bool {
 	st := ssn.NewStatement()
+	topo, err := actions.ResolveTopology(ssn.Snapshot(), job)
+	if err != nil {
+		ssn.RecordPendingReason(job.ID, "topology: "+err.Error())
+		return false
+	}
 	if job.IsGangSatisfied() {
 		if job.CountActive() < job.CountPlaced() {
 			return false // the gang is pipelined; growing it now would bind pods that cannot work yet
@@ -67,6 +72,14 @@ func (a *Action) allocateJob(ctx context.Context, ssn *framework.Session, search
 		pod := job.PendingPods()[0]
 		if !ssn.Allocatable(job, pod.Request).IsSuccess() {
 			return false // growth beyond the gang is optional: no reason worth reporting
+		}
+		if topo != nil {
+			// A constrained gang grows only inside its domains.
+			if placeByTopology(ssn, st, search, topo, []*model.PodInfo{pod}, actions.IdleNow) == "" {
+				return a.commit(ctx, ssn, st, job)
+			}
+			st.Discard()
+			return false
 		}
 		if node := search.BestNode(pod, actions.IdleNow); node != nil && st.Allocate(pod, node.Name) == nil {
 			return a.commit(ctx, ssn, st, job)
@@ -88,7 +101,12 @@ func (a *Action) allocateJob(ctx context.Context, ssn *framework.Session, search
 		return false
 	}
 	for _, capacity := range []actions.Capacity{actions.IdleNow, actions.IdleOrReleasing} {
-		reason := placeAll(st, search, gang, capacity)
+		var reason string
+		if topo != nil {
+			reason = placeByTopology(ssn, st, search, topo, gang, capacity)
+		} else {
+			reason = placeAll(st, search, gang, capacity)
+		}
 		if reason == "" {
 			return a.commit(ctx, ssn, st, job)
 		}
@@ -124,6 +142,12 @@ func (a *Action) keepPromise(ctx context.Context, ssn *framework.Session, search
 		}
 		nodes = append(nodes, p.NodeName)
 	}
+	// Where the promise stands is fixed before it is withdrawn: a constrained gang's pods
+	// that cannot be kept where promised may only go elsewhere in the promise's domain.
+	topo, topoErr := actions.ResolveTopology(ssn.Snapshot(), job)
+	if broken == "" && topoErr != nil {
+		broken = topoErr.Error()
+	}
 	// The promise is taken back in the statement: what the job may have, and where it fits,
 	// is judged without it. Discarding the statement restores it.
 	for _, p := range promised {
@@ -145,7 +169,7 @@ func (a *Action) keepPromise(ctx context.Context, ssn *framework.Session, search
 		if err := st.Commit(ctx); err != nil {
 			ssn.Logger().Error(err, "Withdrawing a promise failed", "job", job.ID)
 		}
-	case err == nil && keepAll(ssn, st, search, gang, promisedAt(promised), nodes):
+	case err == nil && keepAll(ssn, st, search, topo, gang, promisedAt(promised), nodes):
 		a.commit(ctx, ssn, st, job)
 	default:
 		st.Discard() // not free yet: the promise stands, and the cycle reports the job as waiting for it
@@ -164,8 +188,9 @@ func promisedAt(promised []*model.PodInfo) int64 {
 // keepAll binds the gang of a promise made at since, now that it fits: each pod onto a node
 // it was promised (preferred, each taken at most once) where the promise may bind
 // (Statement.Keep), or else onto idle resources no promise counts on. It reports whether every
-// pod was bound.
-func keepAll(ssn *framework.Session, st *framework.Statement, search *actions.NodeSearch, pods []*model.PodInfo, since int64, preferred []string) bool {
+// pod was bound. A constrained gang's pods go elsewhere only inside the promise's domain.
+func keepAll(ssn *framework.Session, st *framework.Statement, search *actions.NodeSearch, topo *actions.GangTopology,
+	pods []*model.PodInfo, since int64, preferred []string) bool {
 	preferred = slices.Clone(preferred)
 	for _, pod := range pods {
 		kept := slices.IndexFunc(preferred, func(name string) bool {
@@ -176,7 +201,12 @@ func keepAll(ssn *framework.Session, st *framework.Statement, search *actions.No
 			preferred = slices.Delete(preferred, kept, kept+1)
 			continue
 		}
-		node := search.BestNode(pod, actions.IdleNow)
+		var node *model.NodeInfo
+		if within := topo.FixedNodes(pod); within != nil {
+			node = search.BestNodeIn(pod, actions.IdleNow, within, nil)
+		} else {
+			node = search.BestNode(pod, actions.IdleNow)
+		}
 		if node == nil || st.Allocate(pod, node.Name) != nil {
 			return false
 		}

@@ -36,6 +36,9 @@ type nodeOptions struct {
 	visit  []int
 	seenAt []uint32
 	visits uint32
+	// within are the nodes of the class's region (nil: every node), and member marks them.
+	within []int
+	member []bool
 }
 
 // optionClass is what makes two pods' options on a node the same: the rules and plugins may
@@ -49,16 +52,18 @@ type optionClass struct {
 	preemptible bool
 	request     model.Resources
 	placement   string
+	// region names the topology domain the search is confined to ("" for none).
+	region string
 }
 
-func classOf(preemptor *model.JobInfo, pod *model.PodInfo) optionClass {
+func classOf(preemptor *model.JobInfo, pod *model.PodInfo, region string) optionClass {
 	return optionClass{queue: preemptor.Queue, priority: preemptor.Priority, preemptible: preemptor.Preemptible,
-		request: pod.Request, placement: pod.Placement.Key()}
+		request: pod.Request, placement: pod.Placement.Key(), region: region}
 }
 
 func (c optionClass) equal(o optionClass) bool {
 	return c.queue == o.queue && c.priority == o.priority && c.preemptible == o.preemptible &&
-		c.request.Equal(o.request) && c.placement == o.placement
+		c.request.Equal(o.request) && c.placement == o.placement && c.region == o.region
 }
 
 // optionEntry is a node's option, valid while the node keeps the version it was computed
@@ -73,8 +78,8 @@ type optionEntry struct {
 	refused []*unit
 }
 
-// reset starts over for a new class.
-func (o *nodeOptions) reset(class optionClass, nodes int) {
+// reset starts over for a new class, confined to the nodes within (nil: every node).
+func (o *nodeOptions) reset(class optionClass, nodes int, within []int) {
 	if o.entries == nil {
 		o.entries = make([]optionEntry, nodes)
 		o.heap = actions.NewNodeHeap(nodes, func(a, b int) bool { return better(o.entries[a].option, o.entries[b].option) })
@@ -82,7 +87,16 @@ func (o *nodeOptions) reset(class optionClass, nodes int) {
 	for i := range o.entries {
 		o.entries[i].valid, o.entries[i].refused = false, o.entries[i].refused[:0]
 	}
-	o.class, o.set = class, true
+	o.class, o.set, o.within = class, true, within
+	if within != nil {
+		if len(o.member) != nodes {
+			o.member = make([]bool, nodes)
+		}
+		clear(o.member)
+		for _, i := range within {
+			o.member[i] = true
+		}
+	}
 	o.heap.Reset()
 	o.primed, o.stale, o.withRefused = false, o.stale[:0], o.withRefused[:0]
 	if len(o.listed) != nodes {
@@ -127,6 +141,9 @@ func (o *nodeOptions) toVisit(moved []int) []int {
 		o.visits++
 		for _, list := range [][]int{moved, o.stale, o.withRefused} {
 			for _, i := range list {
+				if o.within != nil && !o.member[i] {
+					continue // outside the region: never an option of the class
+				}
 				if o.seenAt[i] != o.visits {
 					o.seenAt[i] = o.visits
 					o.visit = append(o.visit, i)
@@ -137,8 +154,12 @@ func (o *nodeOptions) toVisit(moved []int) []int {
 	}
 	if all {
 		o.visit = o.visit[:0]
-		for i := range n {
-			o.visit = append(o.visit, i)
+		if o.within != nil {
+			o.visit = append(o.visit, o.within...)
+		} else {
+			for i := range n {
+				o.visit = append(o.visit, i)
+			}
 		}
 	} else {
 		slices.Sort(o.visit)

@@ -89,10 +89,20 @@ func Run(ctx context.Context, ssn *framework.Session, rules Rules) {
 			ssn.CopyPendingReasons(f.job, job.ID) // told what the first was: the protections that refused it too
 			continue
 		}
+		topo, err := actions.ResolveTopology(ssn.Snapshot(), job)
+		if err != nil {
+			continue // allocate already told the job why
+		}
 		if solver == nil {
 			solver = NewSolver(ssn, rules, preemptors)
 		}
-		plan, reason := solver.Solve(job, gang, limit, shape)
+		var plan *Plan
+		var reason string
+		if topo != nil && topo.Root().Required >= 0 {
+			plan, reason = solveInDomains(ssn, solver, job, gang, limit, shape, topo)
+		} else {
+			plan, reason = solver.Solve(job, gang, limit, shape)
+		}
 		if plan == nil {
 			failed[shape] = failure{job: job.ID}
 			ssn.RecordPendingReason(job.ID, fmt.Sprintf("%s: %s", rules.Action(), reason))

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/actions"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/framework"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/placement"
@@ -54,6 +55,9 @@ type Plan struct {
 	// Moves are where each victim fits once the plan is carried out, for a Mover's plan: a
 	// node each can go to at once, not a promise (the pods are recreated and placed anew).
 	Moves []Placement
+	// worst is the highest rank among its victims' units (-1 for none): how precious the
+	// most precious victim is.
+	worst int32
 }
 
 // MovedJobs counts the jobs the plan's victims belong to.
@@ -129,6 +133,8 @@ type Solver struct {
 	// otherwise refused once per unit per node, at 1,000 nodes seconds per cycle.
 	judgedIn    []uint32
 	unitVerdict []framework.Status
+	// placed counts the gang's pods the latest search found room for.
+	placed int
 }
 
 // moveClass is what decides where a pod may go — its request, its placement and its share —
@@ -339,6 +345,12 @@ type search struct {
 	excluded model.JobID
 	// without are the victim jobs left out of this search (see Solve).
 	without []model.JobID
+	// region confines the gang's pods to a topology domain (the zero region: anywhere).
+	region actions.Region
+	// worst is the highest rank among the plan's units; placed counts the gang's pods the
+	// search found room for.
+	worst  int32
+	placed int
 }
 
 // Solve plans evictions that let gang (the job's pending pods) fit. When limit is set, a
@@ -351,10 +363,16 @@ type search struct {
 // under its queues' limits); the search is then made again without that job, up to maxMoveAttempts in all, since the victims are
 // chosen before they are moved.
 func (s *Solver) Solve(preemptor *model.JobInfo, gang []*model.PodInfo, limit *framework.LimitExceeded, shape string) (*Plan, string) {
+	return s.SolveIn(preemptor, gang, limit, shape, actions.Region{})
+}
+
+// SolveIn is Solve with the gang's pods confined to a region (a topology domain); victims
+// are then taken only on its nodes, besides those a queue limit asks for.
+func (s *Solver) SolveIn(preemptor *model.JobInfo, gang []*model.PodInfo, limit *framework.LimitExceeded, shape string, region actions.Region) (*Plan, string) {
 	var without []model.JobID
 	var unmovable []string // why each job left out could not move
 	for {
-		plan, reason, excluded := s.solveWithout(preemptor, gang, limit, shape, without)
+		plan, reason, excluded := s.solveWithout(preemptor, gang, limit, shape, without, region)
 		if plan != nil || excluded == "" || len(without)+1 >= maxMoveAttempts {
 			if len(without) > 0 {
 				s.options.set = false // computed without some victims: not for the next search
@@ -375,7 +393,8 @@ const maxMoveAttempts = 3
 
 // solveWithout is one search, the jobs in without left out as victims; it returns the plan,
 // or why there is none and the victim job that could not be moved, if that is why.
-func (s *Solver) solveWithout(preemptor *model.JobInfo, gang []*model.PodInfo, limit *framework.LimitExceeded, shape string, without []model.JobID) (*Plan, string, model.JobID) {
+func (s *Solver) solveWithout(preemptor *model.JobInfo, gang []*model.PodInfo, limit *framework.LimitExceeded, shape string,
+	without []model.JobID, region actions.Region) (*Plan, string, model.JobID) {
 	st := &search{
 		preemptor: preemptor,
 		sc:        newScenario(preemptor),
@@ -383,10 +402,16 @@ func (s *Solver) solveWithout(preemptor *model.JobInfo, gang []*model.PodInfo, l
 		units:     s.byNode,
 		unasked:   s.unasked[:0],
 		without:   without,
+		region:    region,
+		worst:     -1,
 	}
 	s.startSearch(shape)
 	defer s.forgetPlan(st)
 	plan, reason := s.solve(st, gang, limit)
+	s.placed = st.placed
+	if plan != nil {
+		plan.worst = st.worst
+	}
 	if plan == nil {
 		for _, victim := range st.unasked {
 			s.ssn.IsPreemptible(s.rules.Action(), preemptor, victim) // told, not decided: the answer is known
@@ -410,6 +435,7 @@ func (s *Solver) solve(st *search, gang []*model.PodInfo, limit *framework.Limit
 	plan := &Plan{}
 	for k, pod := range gang {
 		node, ok := s.place(st, pod)
+		st.placed = k
 		if !ok {
 			reason := fmt.Sprintf("no allowed victims make room for pod %d of %d", k+1, len(gang))
 			if !st.rejection.IsSuccess() {
@@ -419,6 +445,7 @@ func (s *Solver) solve(st *search, gang []*model.PodInfo, limit *framework.Limit
 		}
 		plan.Placements = append(plan.Placements, Placement{Pod: pod, Node: node})
 	}
+	st.placed = len(gang)
 	if limit != nil {
 		if reason := s.coverLimits(st, model.Request(gang), limit); reason != "" {
 			return nil, reason
@@ -670,8 +697,8 @@ func better(a, b option) bool {
 // walk over every node would meet them): the others' options stand as they are.
 func (s *Solver) refreshOptions(st *search, pod *model.PodInfo) {
 	opts := &s.options
-	if class := classOf(st.preemptor, pod); !opts.set || !opts.class.equal(class) {
-		opts.reset(class, len(s.nodes))
+	if class := classOf(st.preemptor, pod, st.region.Name); !opts.set || !opts.class.equal(class) {
+		opts.reset(class, len(s.nodes), st.region.Nodes)
 	}
 	moved, mark := s.ssn.Snapshot().NodesMovedSince(opts.mark)
 	opts.mark = mark
@@ -863,6 +890,7 @@ func (s *Solver) take(st *search, pod *model.PodInfo, i int) bool {
 		chosen = kept
 	}
 	for _, t := range chosen {
+		st.worst = max(st.worst, t.nu.unit.rank)
 		for _, p := range t.live {
 			n := s.nodeIndex[p.NodeName]
 			s.planned(st, n, s.freeAt(n).evict(p))
