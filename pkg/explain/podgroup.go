@@ -270,6 +270,7 @@ func (c *Explainer) explainWaiting(ctx context.Context, p *printer, ssn *framewo
 		p.line(0, "The scheduler has not said why yet: it reports at the end of each cycle (is the scheduler running, and are the pods' schedulerName and the PodGroup annotation right?).")
 	}
 	c.explainJobShare(p, ssn, job)
+	c.explainTopology(ctx, p, job)
 	if c.MinRuntime == nil {
 		return
 	}

@@ -89,7 +89,31 @@ func (c Cycle) Run(ctx context.Context, snapshot *model.Snapshot) CycleResult {
 	}
 	result.ProtectionChanges = protectionChanges(ssn, snapshot.Jobs)
 	result.QueueShares = queueShares(ssn)
+	metrics.OrDiscard(c.Metrics).TopologyWaiting(topologyWaiting(snapshot, result.PendingReasons))
 	return result
+}
+
+// topologyWaiting counts the jobs left pending with a topology constraint, by topology and
+// the level their constraint names (the required one, else the preferred one; a job whose
+// own constraint is unset counts under its first constrained sub-group's).
+func topologyWaiting(snapshot *model.Snapshot, pending map[model.JobID][]model.PendingReason) map[metrics.TopologySeries]int {
+	waiting := map[metrics.TopologySeries]int{}
+	for id := range pending {
+		job := snapshot.Job(id)
+		if job == nil || !job.HasTopology() {
+			continue
+		}
+		c := job.Topology
+		for i := 0; c == nil; i++ {
+			c = job.SubGroups[i].Topology
+		}
+		level := c.Required
+		if level == "" {
+			level = c.Preferred
+		}
+		waiting[metrics.TopologySeries{Topology: c.Topology, Level: level}]++
+	}
+	return waiting
 }
 
 // queueShares collects where every queue stands in the session's fair-share division.

@@ -45,8 +45,10 @@ type collectors struct {
 	// minRuntimeWait is how long pending jobs were held back by min-runtime: from the first
 	// cycle a protection blocked them to the first cycle none did.
 	minRuntimeWait prometheus.Histogram
-	// pendingJobs is the number of jobs left pending by the last cycle.
-	pendingJobs prometheus.Gauge
+	// pendingJobs is the number of jobs left pending by the last cycle; topologyWaiting
+	// those of them with a topology constraint, per topology and level.
+	pendingJobs     prometheus.Gauge
+	topologyWaiting *prometheus.GaugeVec
 	// invalidQueues is the number of queues that cannot be scheduled (orphans, cycles).
 	invalidQueues prometheus.Gauge
 
@@ -128,6 +130,10 @@ func newCollectors() collectors {
 		pendingJobs: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "kai_scheduler_pending_jobs", Help: "Jobs left pending by the last cycle.",
 		}),
+		topologyWaiting: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "kai_scheduler_topology_waiting_jobs",
+			Help: "Jobs left pending by the last cycle that must (or would rather) run inside one domain of a topology level, by topology and level.",
+		}, []string{"topology", "level"}),
 		invalidQueues: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "kai_scheduler_invalid_queues", Help: "Queues that cannot be scheduled because their parent is missing or loops.",
 		}),
@@ -149,6 +155,6 @@ func newCollectors() collectors {
 // all lists the collectors, as registered.
 func (c collectors) all() []prometheus.Collector {
 	return []prometheus.Collector{c.cycleDuration, c.binds, c.bindErrors, c.evictions, c.minRuntimeRefusals, c.preemptionDelayHeld, c.staleGangEvictions,
-		c.runtimeAtEviction, c.protectedJobs, c.escalatedJobs, c.queueAllocated, c.queueDeserved, c.queueFairShare, c.runsEnded, c.minRuntimeWait, c.pendingJobs, c.invalidQueues,
+		c.runtimeAtEviction, c.protectedJobs, c.escalatedJobs, c.queueAllocated, c.queueDeserved, c.queueFairShare, c.runsEnded, c.minRuntimeWait, c.pendingJobs, c.topologyWaiting, c.invalidQueues,
 		c.statusWrites, c.statusWritesGivenUp, c.decisionsDropped}
 }

@@ -21,6 +21,7 @@ type Prometheus struct {
 	// deletes those it has no jobs for, after setting its own, so that no scrape finds a
 	// gauge empty.
 	shownProtected, shownEscalated map[ProtectedSeries]bool
+	shownTopology                  map[TopologySeries]bool
 	// shownShares are the series the last QueueShares set, deleted by the next that has none
 	// for them (a queue deleted, or no longer valid).
 	shownShares map[QueueResource]bool
@@ -79,21 +80,30 @@ func (p *Prometheus) ProtectionWaitEnded(waited time.Duration) {
 func (p *Prometheus) ProtectedJobs(protected, escalated map[ProtectedSeries]int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.shownProtected = replaceSeries(p.c.protectedJobs, p.shownProtected, protected)
-	p.shownEscalated = replaceSeries(p.c.escalatedJobs, p.shownEscalated, escalated)
+	p.shownProtected = replaceSeries(p.c.protectedJobs, p.shownProtected, protected, ProtectedSeries.labels)
+	p.shownEscalated = replaceSeries(p.c.escalatedJobs, p.shownEscalated, escalated, ProtectedSeries.labels)
 }
+
+func (p *Prometheus) TopologyWaiting(waiting map[TopologySeries]int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.shownTopology = replaceSeries(p.c.topologyWaiting, p.shownTopology, waiting, TopologySeries.labels)
+}
+
+func (s ProtectedSeries) labels() []string { return []string{s.Queue, s.Action} }
+func (s TopologySeries) labels() []string  { return []string{s.Topology, s.Level} }
 
 // replaceSeries sets gauge's series to counts and deletes those of shown it has none for; it
 // returns the series now shown.
-func replaceSeries(gauge *prometheus.GaugeVec, shown map[ProtectedSeries]bool, counts map[ProtectedSeries]int) map[ProtectedSeries]bool {
-	set := make(map[ProtectedSeries]bool, len(counts))
+func replaceSeries[S comparable](gauge *prometheus.GaugeVec, shown map[S]bool, counts map[S]int, labels func(S) []string) map[S]bool {
+	set := make(map[S]bool, len(counts))
 	for s, n := range counts {
-		gauge.WithLabelValues(s.Queue, s.Action).Set(float64(n))
+		gauge.WithLabelValues(labels(s)...).Set(float64(n))
 		set[s] = true
 	}
 	for s := range shown {
 		if !set[s] {
-			gauge.DeleteLabelValues(s.Queue, s.Action)
+			gauge.DeleteLabelValues(labels(s)...)
 		}
 	}
 	return set

@@ -73,7 +73,10 @@ func TestPrometheusRecordsEachMetricUnderItsNameAndLabels(t *testing.T) {
 	p.StatusWritten("queue-status", true)
 	p.StatusWritesGivenUp("start-stamp", 2)
 	p.DecisionDropped("bind", "stopped")
+	p.TopologyWaiting(map[TopologySeries]int{{Topology: "dc", Level: "rack"}: 3, {Topology: "dc", Level: "zone"}: 1})
+	p.TopologyWaiting(map[TopologySeries]int{{Topology: "dc", Level: "rack"}: 2}) // the zone's job left: its series goes
 	want := map[string]float64{
+		`kai_scheduler_topology_waiting_jobs{level="rack",topology="dc"}`:         2,
 		"kai_scheduler_cycle_duration_seconds_count{}":                            1,
 		"kai_scheduler_cycle_duration_seconds_sum{}":                              2,
 		"kai_scheduler_pending_jobs{}":                                            3,

@@ -30,6 +30,10 @@ type Recorder interface {
 	// kai_scheduler_queue_deserved, kai_scheduler_queue_fair_share). Each call replaces the
 	// last: a series absent from the map has no queue any more.
 	QueueShares(shares map[QueueResource]QueueAmounts)
+	// TopologyWaiting: per topology and level, the jobs the last cycle left pending that must
+	// (or would rather) run inside one domain of that level
+	// (kai_scheduler_topology_waiting_jobs). Each call replaces the last.
+	TopologyWaiting(waiting map[TopologySeries]int)
 	// RunEnded: preempt or reclaim ended a job's run, counted on its PodGroup
 	// (kai_scheduler_runs_ended_total).
 	RunEnded(action string)
@@ -61,6 +65,12 @@ type ProtectedSeries struct {
 	Action string
 }
 
+// TopologySeries is one series of the topology-waiting gauge: a topology and the level its
+// jobs' constraints name (alias or node label, as written).
+type TopologySeries struct {
+	Topology, Level string
+}
+
 // QueueResource is one queue's series of one quota resource ("gpu", "cpu" or "memory").
 type QueueResource struct {
 	Queue, Resource string
@@ -84,6 +94,7 @@ func (Discard) PreemptionDelayHeld(string, int)            {}
 func (Discard) ProtectionWaitEnded(time.Duration)          {}
 func (Discard) ProtectedJobs(_, _ map[ProtectedSeries]int) {}
 func (Discard) QueueShares(map[QueueResource]QueueAmounts) {}
+func (Discard) TopologyWaiting(map[TopologySeries]int)     {}
 func (Discard) RunEnded(string)                            {}
 func (Discard) Bound()                                     {}
 func (Discard) BindFailed()                                {}

@@ -28,6 +28,8 @@ type Recorded struct {
 	ProtectionWaits []time.Duration
 	// ProtectedJobs and EscalatedJobs are the protected- and escalated-jobs gauges as last set.
 	ProtectedJobs, EscalatedJobs map[ProtectedSeries]int
+	// TopologyWaiting is the topology-waiting gauge as last set.
+	TopologyWaiting map[TopologySeries]int
 	// QueueShares are the queues' fair-share gauges as last set.
 	QueueShares map[QueueResource]QueueAmounts
 	// RunsEnded counts the runs ended by eviction, per action.
@@ -59,6 +61,7 @@ func (r *Recording) Recorded() Recorded {
 	c.PreemptionDelayHeld = maps.Clone(c.PreemptionDelayHeld)
 	c.ProtectionWaits = slices.Clone(c.ProtectionWaits)
 	c.ProtectedJobs = maps.Clone(c.ProtectedJobs)
+	c.TopologyWaiting = maps.Clone(c.TopologyWaiting)
 	c.EscalatedJobs = maps.Clone(c.EscalatedJobs)
 	c.QueueShares = maps.Clone(c.QueueShares)
 	c.RunsEnded = maps.Clone(c.RunsEnded)
@@ -106,6 +109,10 @@ func (r *Recording) ProtectionWaitEnded(waited time.Duration) {
 
 func (r *Recording) ProtectedJobs(protected, escalated map[ProtectedSeries]int) {
 	r.record(func(c *Recorded) { c.ProtectedJobs, c.EscalatedJobs = maps.Clone(protected), maps.Clone(escalated) })
+}
+
+func (r *Recording) TopologyWaiting(waiting map[TopologySeries]int) {
+	r.record(func(c *Recorded) { c.TopologyWaiting = maps.Clone(waiting) })
 }
 
 func (r *Recording) QueueShares(shares map[QueueResource]QueueAmounts) {

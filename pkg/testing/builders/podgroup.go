@@ -91,3 +91,10 @@ func (g *PodGroupWrapper) SubGroup(name string, minMember int32) *PodGroupWrappe
 	g.Spec.SubGroups = append(g.Spec.SubGroups, v2alpha2.SubGroup{Name: name, MinMember: minMember})
 	return g
 }
+
+// InTopology asks the PodGroup to run inside one domain of topology's required level, packed
+// into the preferred level's (either may be empty).
+func (g *PodGroupWrapper) InTopology(topology, required, preferred string) *PodGroupWrapper {
+	g.Spec.TopologyConstraint = &v2alpha2.TopologyConstraint{Topology: topology, RequiredTopologyLevel: required, PreferredTopologyLevel: preferred}
+	return g
+}

@@ -100,8 +100,8 @@ type PodGroupSpec struct {
 	// +optional
 	MarkUnschedulable *bool `json:"markUnschedulable,omitempty"`
 
-	// TopologyConstraint is accepted so KAI manifests apply unchanged; this scheduler does not
-	// place by topology yet and ignores it.
+	// TopologyConstraint places the whole job inside one domain of a Topology's level
+	// (required) and packs it into as few domains of a narrower level as fit (preferred).
 	// +optional
 	TopologyConstraint *TopologyConstraint `json:"topologyConstraint,omitempty"`
 
@@ -154,18 +154,23 @@ type SubGroup struct {
 	// +kubebuilder:validation:MaxLength=63
 	Parent *string `json:"parent,omitempty"`
 
-	// TopologyConstraint is accepted for compatibility and ignored.
+	// TopologyConstraint places the sub-group's pods in a domain of their own, inside the
+	// job's (and the parent sub-group's) domain.
 	// +optional
 	TopologyConstraint *TopologyConstraint `json:"topologyConstraint,omitempty"`
 }
 
-// TopologyConstraint is KAI's topology-aware placement request, kept for manifest
-// compatibility only.
+// TopologyConstraint is upstream KAI's topology-aware placement request. Levels are named by
+// their node label or their alias in the Topology.
 type TopologyConstraint struct {
+	// PreferredTopologyLevel: the pods are packed into as few domains of this level as they
+	// fit in (soft: they spread when none has room).
 	// +optional
 	PreferredTopologyLevel string `json:"preferredTopologyLevel,omitempty"`
+	// RequiredTopologyLevel: every pod runs inside one domain of this level, or none runs.
 	// +optional
 	RequiredTopologyLevel string `json:"requiredTopologyLevel,omitempty"`
+	// Topology names the kai.scheduler/v1alpha1 Topology the levels belong to.
 	// +optional
 	Topology string `json:"topology,omitempty"`
 }

@@ -6,6 +6,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/metrics"
 	. "github.com/kai-minruntime/kai-scheduler/pkg/testing/harness"
 )
 
@@ -61,6 +62,8 @@ var _ = Describe("Topology-aware placement", func() {
 		round := h.RunCycle(ctx)
 		Expect(round.Binds).To(BeEmpty())
 		Expect(round.Reasons("wide")).To(ContainElement(ContainSubstring("does not fit in one rack of topology dc: no rack has room for it")))
+		Expect(h.Metrics.Recorded().TopologyWaiting).To(Equal(map[metrics.TopologySeries]int{{Topology: "dc", Level: "rack"}: 1}),
+			"the metric of jobs waiting on topology counts it")
 	})
 
 	It("spreads a preferred-only gang over the cluster when no domain holds it", func() {
