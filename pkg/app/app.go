@@ -14,6 +14,9 @@ import (
 	v1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -24,6 +27,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	ctrlcache "sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -31,6 +35,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/kai/v1alpha1"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/install"
 	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
@@ -291,7 +296,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	if err != nil {
 		return err
 	}
-	synced, err := feed(ctx, mgr.GetCache(), s.Store)
+	synced, err := feed(ctx, mgr.GetCache(), mgr.GetRESTMapper(), scheme, s.Store)
 	if err != nil {
 		return err
 	}
@@ -415,20 +420,89 @@ func profilingHandlers(enabled bool) map[string]http.Handler {
 	}
 }
 
-// feed registers the store with the informers of every kind a snapshot reads, and returns
-// what tells when each has handed the store its initial list.
-func feed(ctx context.Context, informers ctrlcache.Informers, converted *store.Store) ([]toolscache.InformerSynced, error) {
-	var synced []toolscache.InformerSynced
-	for _, obj := range []client.Object{&v1.Node{}, &v1.Pod{}, &v2alpha2.PodGroup{}, &v2.Queue{}, &schedulingv1.PriorityClass{}} {
-		informer, err := informers.GetInformer(ctx, obj)
+// watchedKind is a kind the store is fed from an informer.
+type watchedKind struct {
+	obj client.Object
+	// notServed, set on a kind whose CRD a cluster may lack (a scheduler upgraded without its
+	// CRDs), is the warning logged where the API server does not serve it: the scheduler then
+	// runs without the kind, instead of waiting for an informer that could never sync, which
+	// would hold every cycle. Empty: the scheduler needs the kind.
+	notServed string
+}
+
+// watchedKinds are the kinds a snapshot reads, each through an informer.
+func watchedKinds() []watchedKind {
+	return []watchedKind{
+		{obj: &v1.Node{}}, {obj: &v1.Pod{}}, {obj: &v2alpha2.PodGroup{}}, {obj: &v2.Queue{}}, {obj: &schedulingv1.PriorityClass{}},
+		{obj: &v1alpha1.Topology{}, notServed: "Warning: topology constraints cannot be honoured: the CRD topologies.kai.scheduler " +
+			"is not served, so the scheduler runs without topologies and a job naming one gets no nodes; " +
+			"apply deployments/kai-scheduler/crds/ and restart the scheduler"},
+	}
+}
+
+// Watched returns the resource of every kind the scheduler's informers watch: it must get,
+// list and watch each (the chart's ClusterRole is tested against this list).
+func Watched() ([]schema.GroupResource, error) {
+	scheme, err := install.Scheme()
+	if err != nil {
+		return nil, err
+	}
+	var resources []schema.GroupResource
+	for _, w := range watchedKinds() {
+		gvk, err := apiutil.GVKForObject(w.obj, scheme)
 		if err != nil {
-			return nil, fmt.Errorf("informer for %T: %w", obj, err)
+			return nil, err
+		}
+		plural, _ := meta.UnsafeGuessKindToResource(gvk)
+		resources = append(resources, plural.GroupResource())
+	}
+	return resources, nil
+}
+
+// feed registers the store with the informers of every kind a snapshot reads, and returns
+// what tells when each has handed the store its initial list. A kind the scheduler can run
+// without (watchedKind.notServed) is looked up in mapper first: where the API server does
+// not serve it, feed logs its warning and leaves it out.
+func feed(ctx context.Context, informers ctrlcache.Informers, mapper meta.RESTMapper, scheme *runtime.Scheme, converted *store.Store) ([]toolscache.InformerSynced, error) {
+	var synced []toolscache.InformerSynced
+	for _, w := range watchedKinds() {
+		if w.notServed != "" {
+			served, err := isServed(mapper, scheme, w.obj)
+			if err != nil {
+				return nil, err
+			}
+			if !served {
+				klog.FromContext(ctx).Info(w.notServed, "kind", fmt.Sprintf("%T", w.obj))
+				continue
+			}
+		}
+		informer, err := informers.GetInformer(ctx, w.obj)
+		if err != nil {
+			return nil, fmt.Errorf("informer for %T: %w", w.obj, err)
 		}
 		registration, err := informer.AddEventHandler(converted.Handler())
 		if err != nil {
-			return nil, fmt.Errorf("watching %T: %w", obj, err)
+			return nil, fmt.Errorf("watching %T: %w", w.obj, err)
 		}
 		synced = append(synced, registration.HasSynced)
 	}
 	return synced, nil
+}
+
+// isServed reports whether the API server serves obj's kind, as mapper's discovery finds it;
+// an error is a discovery that failed (the API server unreachable, say), not a kind missing.
+func isServed(mapper meta.RESTMapper, scheme *runtime.Scheme, obj client.Object) (bool, error) {
+	gvk, err := apiutil.GVKForObject(obj, scheme)
+	if err != nil {
+		return false, err
+	}
+	_, err = mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	switch {
+	case err == nil:
+		return true, nil
+	case meta.IsNoMatchError(err):
+		return false, nil
+	default:
+		return false, fmt.Errorf("finding whether the API server serves %s: %w", gvk, err)
+	}
 }

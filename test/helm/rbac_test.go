@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kai-minruntime/kai-scheduler/pkg/app"
 	"github.com/kai-minruntime/kai-scheduler/pkg/podgrouper"
 )
 
@@ -46,6 +47,38 @@ func TestTheChartGrantsThePodGroupersReads(t *testing.T) {
 	for key, verbs := range granted {
 		if slices.Equal(verbs, []string{"get"}) && !read[key] {
 			t.Errorf("the chart grants get on %s, which the grouper never reads", key)
+		}
+	}
+}
+
+// The chart lets the scheduler get, list and watch every kind its informers watch
+// (app.Watched): an informer refused its list never syncs, and the scheduler, which runs no
+// cycle before all have, would never schedule.
+func TestTheChartGrantsTheSchedulersWatches(t *testing.T) {
+	objects, err := Template()
+	if err != nil {
+		t.Fatal(err)
+	}
+	role := Find(objects, "ClusterRole", "kai")
+	if role == nil {
+		t.Fatal("no ClusterRole kai rendered")
+	}
+	granted := map[string]bool{} // "group/resource: verb"
+	for _, line := range rulesOf(role) {
+		resource, verbs, _ := strings.Cut(line, ": ")
+		for _, verb := range strings.Split(verbs, ",") {
+			granted[resource+": "+verb] = true
+		}
+	}
+	watched, err := app.Watched()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range watched {
+		for _, verb := range []string{"get", "list", "watch"} {
+			if !granted[r.Group+"/"+r.Resource+": "+verb] {
+				t.Errorf("the scheduler watches %s, but the chart does not grant %s on it", r, verb)
+			}
 		}
 	}
 }

@@ -40,8 +40,7 @@ type TopologySpec struct {
 	// They are upstream's, and sit on the list, as upstream's do, so that a refusal names
 	// spec.levels. Those that could name a level say which (messageExpression), so that a
 	// refusal of a 16-level Topology points at the mistake; message is what the API server
-	// says should the expression fail (its [0] on an empty list, where the aliases are both
-	// repeated and another level's label).
+	// says should an expression fail (none is known to).
 	//
 	// The messageExpressions map the levels to strings before filtering them: the API server's
 	// cost estimate of a string taken from a filtered list of objects is unbounded (it refuses
@@ -54,9 +53,9 @@ type TopologySpec struct {
 	// installs it and writes the largest Topology there is.
 	//
 	// Aliases: a constraint names a level by node label or alias, which must resolve to one
-	// level, hence unique aliases and none the node label of another level. An alias equal to
-	// its own level's label resolves to that level either way and is accepted: the CRDs accept
-	// every upstream manifest.
+	// level, hence unique aliases and none a node label. kai-compat.md's upstream rule is
+	// "distinct from labels": an alias equal to its own level's label, which would resolve to
+	// that level either way, is refused too (and so is by kai-sim's check of a Topology).
 	//
 	// Immutability: jobs running inside a domain were placed by these labels, which a change
 	// would silently redraw. Only the labels are fixed (kai-compat.md: "label list immutable");
@@ -66,15 +65,15 @@ type TopologySpec struct {
 	// Levels are the topology's levels from the widest (a zone, say) to the narrowest (a rack
 	// or a host), 1 to 16. A domain of a level is a set of nodes with the same values of that
 	// level's label and of every wider level's. Each level has a node label of its own; an
-	// alias, if any, is unique and no other level's node label; kubernetes.io/hostname may
+	// alias, if any, is unique and no level's node label; kubernetes.io/hostname may
 	// only be the last level. The node labels cannot change once created; aliases can.
 	//
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=16
 	// +listType=atomic
-	// +kubebuilder:validation:XValidation:rule="self.all(l, self.exists_one(o, o.nodeLabel == l.nodeLabel))",message="levels must name distinct node labels",messageExpression="'levels must name distinct node labels: ' + self.map(l, l.nodeLabel).filter(n, !self.exists_one(o, o.nodeLabel == n))[0] + ' is repeated'"
-	// +kubebuilder:validation:XValidation:rule="self.all(l, !has(l.alias) || self.exists_one(o, has(o.alias) && o.alias == l.alias))",message="levels must have distinct aliases",messageExpression="'levels must have distinct aliases: ' + self.map(l, has(l.alias), l.alias).filter(a, !self.exists_one(o, has(o.alias) && o.alias == a))[0] + ' is repeated'"
-	// +kubebuilder:validation:XValidation:rule="self.all(l, !has(l.alias) || self.all(o, o.nodeLabel != l.alias || o.nodeLabel == l.nodeLabel))",message="an alias must not be the node label of another level",messageExpression="'an alias must not be the node label of another level: ' + self.map(l, has(l.alias), l.alias).filter(a, self.exists(o, o.nodeLabel == a && (!has(o.alias) || o.alias != a)))[0] + ' is both'"
+	// +kubebuilder:validation:XValidation:rule="self.all(l, self.exists_one(o, o.nodeLabel == l.nodeLabel))",message="levels must name distinct node labels",messageExpression=`'levels must name distinct node labels: "' + self.map(l, l.nodeLabel).filter(n, !self.exists_one(o, o.nodeLabel == n))[0] + '" is repeated'`
+	// +kubebuilder:validation:XValidation:rule="self.all(l, !has(l.alias) || self.exists_one(o, has(o.alias) && o.alias == l.alias))",message="levels must have distinct aliases",messageExpression=`'levels must have distinct aliases: "' + self.map(l, has(l.alias), l.alias).filter(a, !self.exists_one(o, has(o.alias) && o.alias == a))[0] + '" is repeated'`
+	// +kubebuilder:validation:XValidation:rule="self.all(l, !has(l.alias) || !self.exists(o, o.nodeLabel == l.alias))",message="an alias must not be another level's node label",messageExpression=`"an alias must not be another level's node label: \"" + self.map(l, has(l.alias), l.alias).filter(a, self.exists(o, o.nodeLabel == a))[0] + "\" is a node label"`
 	// +kubebuilder:validation:XValidation:rule="!self.exists(l, l.nodeLabel == 'kubernetes.io/hostname') || self[size(self) - 1].nodeLabel == 'kubernetes.io/hostname'",message="kubernetes.io/hostname may only be the last level"
 	// +kubebuilder:validation:XValidation:rule="self.map(l, l.nodeLabel) == oldSelf.map(l, l.nodeLabel)",message="the levels' node labels cannot change (aliases can); make a new Topology"
 	Levels []TopologyLevel `json:"levels"`
