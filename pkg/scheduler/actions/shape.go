@@ -11,7 +11,7 @@ import (
 // placements (node selector, affinity, tolerations, host ports). Two jobs of one shape
 // succeed or fail alike on the same cluster, so an action that only takes resources can
 // skip a shape once it failed, which matters when hundreds of identical jobs wait in a full
-// cluster. A job with a topology constraint is a shape of its own.
+// cluster.
 func ShapeKey(job *model.JobInfo, pods []*model.PodInfo) string {
 	// Built by hand rather than with fmt: this runs for every pending job of every action.
 	b := make([]byte, 0, 64+40*len(pods))
@@ -28,10 +28,16 @@ func ShapeKey(job *model.JobInfo, pods []*model.PodInfo) string {
 		}
 		b = append(append(b, ';'), p.Placement.Key()...)
 	}
-	if job.HasTopology() {
-		// Where a constrained gang may go depends on the job's own constraints and on where
-		// its placed pods already are: such a job is a shape of its own.
-		b = append(append(b, "|job="...), job.ID...)
-	}
 	return string(b)
+}
+
+// FailureKey is what an action remembers a failed attempt by: the job's shape, or, for a job
+// with a topology constraint, the job itself — where such a gang may go depends on its own
+// constraints and on where its placed pods already are. (Victims' eligibility depends on the
+// shape alone: the solver's answers are still shared by shape.)
+func FailureKey(job *model.JobInfo, shape string) string {
+	if job.HasTopology() {
+		return shape + "|job=" + string(job.ID)
+	}
+	return shape
 }

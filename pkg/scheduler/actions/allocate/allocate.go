@@ -95,7 +95,7 @@ func (a *Action) allocateJob(ctx context.Context, ssn *framework.Session, search
 		ssn.RecordPendingReason(job.ID, st.Message())
 		return false
 	}
-	shape := actions.ShapeKey(job, gang)
+	shape := actions.FailureKey(job, actions.ShapeKey(job, gang))
 	if reason, ok := failed[shape]; ok {
 		ssn.RecordPendingReason(job.ID, withGang(job, reason))
 		return false

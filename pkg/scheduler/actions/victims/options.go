@@ -76,6 +76,8 @@ type optionEntry struct {
 	// protection, say). A later preemptor reusing the option asks about them again, so that
 	// it is told of the protections in its way exactly as if it had walked the node itself.
 	refused []*unit
+	// took are the units the option counts, kept for the estimates of topology domains only.
+	took []*unit
 }
 
 // reset starts over for a new class, confined to the nodes within (nil: every node).

@@ -85,7 +85,7 @@ func Run(ctx context.Context, ssn *framework.Session, rules Rules) {
 			continue
 		}
 		shape := actions.ShapeKey(job, gang)
-		if f, ok := failed[shape]; ok {
+		if f, ok := failed[actions.FailureKey(job, shape)]; ok {
 			ssn.CopyPendingReasons(f.job, job.ID) // told what the first was: the protections that refused it too
 			continue
 		}
@@ -104,7 +104,7 @@ func Run(ctx context.Context, ssn *framework.Session, rules Rules) {
 			plan, reason = solver.Solve(job, gang, limit, shape)
 		}
 		if plan == nil {
-			failed[shape] = failure{job: job.ID}
+			failed[actions.FailureKey(job, shape)] = failure{job: job.ID}
 			ssn.RecordPendingReason(job.ID, fmt.Sprintf("%s: %s", rules.Action(), reason))
 			continue
 		}

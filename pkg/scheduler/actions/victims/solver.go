@@ -114,8 +114,9 @@ type Solver struct {
 	// unasked is the buffer of search.unasked, kept between searches: most searches succeed
 	// and never read it, and a list per search would cost refused victims x searches.
 	unasked []*model.JobInfo
-	// options are the nodes' options for the current class of pod (see nodeOptions).
-	options nodeOptions
+	// options are the nodes' options for the current class of pod (see nodeOptions);
+	// estimates every node's, for the topology domains' estimates (see estimateDomains).
+	options, estimates nodeOptions
 	// booked are, per node, the pods a Mover's carried-out plans moved there (Book).
 	booked map[int][]*model.PodInfo
 	// moves is whether the rules are a Mover's. Then movable holds, per unit (by rank),
@@ -306,6 +307,7 @@ func (s *Solver) makeBuffers() {
 func (s *Solver) planned(st *search, i int, free nodeFree) {
 	s.free[i] = free
 	s.options.invalidate(i)
+	s.estimates.invalidate(i)
 	st.touched = append(st.touched, i)
 }
 
@@ -321,6 +323,7 @@ func (s *Solver) forgetPlan(st *search) {
 	for _, i := range st.touched {
 		s.freeOK[i] = false
 		s.options.invalidate(i)
+		s.estimates.invalidate(i)
 	}
 }
 
@@ -564,6 +567,7 @@ func (s *Solver) Book(moves []Placement) {
 		s.booked[i] = append(s.booked[i], m.Pod)
 		s.freeOK[i] = false
 		s.options.invalidate(i)
+		s.estimates.invalidate(i)
 	}
 }
 
@@ -696,7 +700,12 @@ func better(a, b option) bool {
 // nodes that moved, were touched or have refused victims are visited (in node order, as a
 // walk over every node would meet them): the others' options stand as they are.
 func (s *Solver) refreshOptions(st *search, pod *model.PodInfo) {
-	opts := &s.options
+	s.refresh(&s.options, st, pod, false)
+}
+
+// refresh is refreshOptions on opts; with collect, each option keeps the units it counts
+// (optionEntry.took).
+func (s *Solver) refresh(opts *nodeOptions, st *search, pod *model.PodInfo, collect bool) {
 	if class := classOf(st.preemptor, pod, st.region.Name); !opts.set || !opts.class.equal(class) {
 		opts.reset(class, len(s.nodes), st.region.Nodes)
 	}
@@ -711,10 +720,14 @@ func (s *Solver) refreshOptions(st *search, pod *model.PodInfo) {
 			}
 			continue
 		}
-		e.valid, e.version, e.option, e.refused = true, node.Version(), option{node: i}, e.refused[:0]
+		e.valid, e.version, e.option, e.refused, e.took = true, node.Version(), option{node: i}, e.refused[:0], e.took[:0]
+		var took *[]*unit
+		if collect {
+			took = &e.took
+		}
 		// Victims only where they help: never on a node the pod could not run on anyway.
 		if s.ssn.Predicate(pod, node).IsSuccess() && !st.portPlanned(pod, i) && !s.portBooked(pod, i) {
-			e.option = s.cost(st, pod, i, &e.refused)
+			e.option = s.cost(st, pod, i, &e.refused, took)
 			if e.feasible {
 				e.score = s.ssn.NodeScore(pod, node)
 			}
@@ -727,8 +740,8 @@ func (s *Solver) refreshOptions(st *search, pod *model.PodInfo) {
 // cost walks the node's units in rank order, as if every one were allowed, until the pod
 // fits. A unit is counted only if it frees something the pod still lacks (with the units
 // sharing its devices, when only together they free one: see step). Units whose eviction is
-// refused are added to refused.
-func (s *Solver) cost(st *search, pod *model.PodInfo, i int, refused *[]*unit) option {
+// refused are added to refused; when took is not nil, the units counted are added to it.
+func (s *Solver) cost(st *search, pod *model.PodInfo, i int, refused, took *[]*unit) option {
 	free := s.freeAt(i)
 	o := option{node: i, worst: -1, feasible: free.fits(pod)}
 	var walked []*unit // units a step took beyond the walk's own, on nodes with shares
@@ -749,9 +762,15 @@ func (s *Solver) cost(st *search, pod *model.PodInfo, i int, refused *[]*unit) o
 		}
 		free = next
 		o.worst, o.count = max(o.worst, int(nu.unit.rank)), o.count+1
+		if took != nil {
+			*took = append(*took, nu.unit)
+		}
 		for _, u := range companions {
 			o.worst, o.count = max(o.worst, int(u.unit.rank)), o.count+1
 			walked = append(walked, u.unit)
+			if took != nil {
+				*took = append(*took, u.unit)
+			}
 		}
 		if len(companions) > 0 {
 			walked = append(walked, nu.unit) // not a companion of a later unit either
