@@ -247,6 +247,22 @@ func (g *GangTopology) parentOf(tg *TopologyGroup) *TopologyGroup {
 	return find(g.root)
 }
 
+// DomainOrder is how the domains of one level are tried. FullestFirst is the scheduler's
+// (upstream's too); the others exist to measure it against (see TestFullestDomainFirstPacksBest).
+type DomainOrder int
+
+const (
+	// FullestFirst tries the domain with the least free of what the gang asks most first.
+	FullestFirst DomainOrder = iota
+	// EmptiestFirst tries the roomiest domain first.
+	EmptiestFirst
+	// ByName tries domains in the order of their label values.
+	ByName
+)
+
+// domainOrder is FullestFirst but in the measurement that compares the orders.
+var domainOrder = FullestFirst
+
 // Candidates lists, level by level, the regions inside within where the group may be
 // placed, in the order to try them: a fixed domain alone; else the preferred level's
 // domains, then each wider level's up to the required one (the whole of within last when
@@ -296,7 +312,12 @@ func (tg *TopologyGroup) Candidates(snap *model.Snapshot, within Region, request
 		for i := range order {
 			order[i] = i
 		}
-		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(room[a], room[b]) })
+		switch domainOrder {
+		case FullestFirst:
+			slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(room[a], room[b]) })
+		case EmptiestFirst:
+			slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(room[b], room[a]) })
+		}
 		sorted := make([]Region, len(regions))
 		for i, k := range order {
 			sorted[i] = regions[k]
