@@ -52,6 +52,8 @@ var budgetCases = map[string]func() *Harness{
 	// Half the victims protected: reclaimers that find victims and reclaimers refused them
 	// alternate (see also TestCycleMemoryGrowsWithTheCluster).
 	"ReclaimShapes/half-protected/nodes=20": func() *Harness { return reclaimShape{halfProtected: true}.build(20) },
+	// Rack-sized gangs that must each run in one rack: domains estimated, then searched.
+	"ReclaimTopology/rack/nodes=64": func() *Harness { return rackGangShape{constrained: true}.build(64) },
 }
 
 // consolidationCases are clusters of budgetCases run with consolidation configured (after

@@ -59,26 +59,18 @@ func (a *Action) Execute(ctx context.Context, ssn *framework.Session) {
 // allocateJob places the job's gang if it is not yet satisfied, or else one more pod, and
 // commits. It reports whether anything was placed.
 func (a *Action) allocateJob(ctx context.Context, ssn *framework.Session, search *actions.NodeSearch, job *model.JobInfo, failed map[string]string) bool {
-	st := ssn.NewStatement()
 	topo, err := actions.ResolveTopology(ssn.Snapshot(), job)
 	if err != nil {
 		ssn.RecordPendingReason(job.ID, "topology: "+err.Error())
 		return false
 	}
+	if topo != nil {
+		return a.allocateInTopology(ctx, ssn, search, job, topo, failed)
+	}
+	st := ssn.NewStatement()
 	if job.IsGangSatisfied() {
-		if job.CountActive() < job.CountPlaced() {
-			return false // the gang is pipelined; growing it now would bind pods that cannot work yet
-		}
-		pod := job.PendingPods()[0]
-		if !ssn.Allocatable(job, pod.Request).IsSuccess() {
-			return false // growth beyond the gang is optional: no reason worth reporting
-		}
-		if topo != nil {
-			// A constrained gang grows only inside its domains.
-			if placeByTopology(ssn, st, search, topo, []*model.PodInfo{pod}, actions.IdleNow) == "" {
-				return a.commit(ctx, ssn, st, job)
-			}
-			st.Discard()
+		pod := a.growth(ssn, job)
+		if pod == nil {
 			return false
 		}
 		if node := search.BestNode(pod, actions.IdleNow); node != nil && st.Allocate(pod, node.Name) == nil {
@@ -86,27 +78,12 @@ func (a *Action) allocateJob(ctx context.Context, ssn *framework.Session, search
 		}
 		return false // elastic growth waits for idle resources; it never pipelines
 	}
-	gang, err := actions.GangPods(ssn, job)
-	if err != nil {
-		ssn.RecordPendingReason(job.ID, err.Error())
-		return false
-	}
-	if st := ssn.Allocatable(job, model.Request(gang)); !st.IsSuccess() {
-		ssn.RecordPendingReason(job.ID, st.Message())
-		return false
-	}
-	shape := actions.FailureKey(job, actions.ShapeKey(job, gang))
-	if reason, ok := failed[shape]; ok {
-		ssn.RecordPendingReason(job.ID, withGang(job, reason))
+	gang, shape, ok := a.gang(ssn, job, failed)
+	if !ok {
 		return false
 	}
 	for _, capacity := range []actions.Capacity{actions.IdleNow, actions.IdleOrReleasing} {
-		var reason string
-		if topo != nil {
-			reason = placeByTopology(ssn, st, search, topo, gang, capacity)
-		} else {
-			reason = placeAll(st, search, gang, capacity)
-		}
+		reason := placeAll(st, search, gang, capacity)
 		if reason == "" {
 			return a.commit(ctx, ssn, st, job)
 		}
@@ -117,6 +94,75 @@ func (a *Action) allocateJob(ctx context.Context, ssn *framework.Session, search
 		}
 	}
 	return false
+}
+
+// allocateInTopology is allocateJob for a job with a topology constraint: its gang, or the
+// pod it grows by, goes inside its domains. (A function of its own: its statement goes to
+// the heap, which the one allocateJob makes for every other waiting job does not.)
+func (a *Action) allocateInTopology(ctx context.Context, ssn *framework.Session, search *actions.NodeSearch,
+	job *model.JobInfo, topo *actions.GangTopology, failed map[string]string) bool {
+	st := ssn.NewStatement()
+	if job.IsGangSatisfied() {
+		pod := a.growth(ssn, job)
+		if pod == nil {
+			return false
+		}
+		if placeByTopology(ssn, st, search, topo, []*model.PodInfo{pod}, actions.IdleNow) == "" {
+			return a.commit(ctx, ssn, st, job)
+		}
+		st.Discard()
+		return false
+	}
+	gang, shape, ok := a.gang(ssn, job, failed)
+	if !ok {
+		return false
+	}
+	for _, capacity := range []actions.Capacity{actions.IdleNow, actions.IdleOrReleasing} {
+		reason := placeByTopology(ssn, st, search, topo, gang, capacity)
+		if reason == "" {
+			return a.commit(ctx, ssn, st, job)
+		}
+		st.Discard()
+		if capacity == actions.IdleOrReleasing {
+			ssn.RecordPendingReason(job.ID, withGang(job, reason))
+			failed[shape] = reason
+		}
+	}
+	return false
+}
+
+// growth is the pod a job whose gang is placed grows by next, or nil when it should not grow
+// now: its gang is still pipelined (growing would bind pods that cannot work yet), or its
+// queue may not have more (growth beyond the gang is optional: no reason worth reporting).
+func (a *Action) growth(ssn *framework.Session, job *model.JobInfo) *model.PodInfo {
+	if job.CountActive() < job.CountPlaced() {
+		return nil
+	}
+	pod := job.PendingPods()[0]
+	if !ssn.Allocatable(job, pod.Request).IsSuccess() {
+		return nil
+	}
+	return pod
+}
+
+// gang is the gang the job waits to place and what its failure is remembered by (see
+// Execute's failed), or false when the job cannot be placed now, its pending reason recorded.
+func (a *Action) gang(ssn *framework.Session, job *model.JobInfo, failed map[string]string) ([]*model.PodInfo, string, bool) {
+	gang, err := actions.GangPods(ssn, job)
+	if err != nil {
+		ssn.RecordPendingReason(job.ID, err.Error())
+		return nil, "", false
+	}
+	if st := ssn.Allocatable(job, model.Request(gang)); !st.IsSuccess() {
+		ssn.RecordPendingReason(job.ID, st.Message())
+		return nil, "", false
+	}
+	shape := actions.FailureKey(job, actions.ShapeKey(job, gang))
+	if reason, ok := failed[shape]; ok {
+		ssn.RecordPendingReason(job.ID, withGang(job, reason))
+		return nil, "", false
+	}
+	return gang, shape, true
 }
 
 // keepPromise handles a job promised resources in an earlier cycle (pipelined pods, kept as

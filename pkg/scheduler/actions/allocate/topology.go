@@ -52,8 +52,7 @@ func (p *topologyPlacer) group(tg *actions.TopologyGroup, within actions.Region)
 	}
 	request := p.request(tg)
 	snap := p.ssn.Snapshot()
-	free := func(i int) model.Resources { return p.capacity.Free(snap.Nodes[i]) }
-	levels := tg.Candidates(snap, within, request, free)
+	levels := tg.Candidates(snap, within, request, freeIn(snap, p.capacity))
 	type closest struct {
 		placed       int
 		region, why  string
@@ -118,7 +117,7 @@ func (p *topologyPlacer) inRegion(tg *actions.TopologyGroup, r actions.Region) (
 		if p.request(tg).Get(model.GPU) == 0 {
 			key = model.CPU
 		}
-		rank = tg.PreferredRank(snap, r, func(i int) model.Resources { return p.capacity.Free(snap.Nodes[i]) }, key)
+		rank = tg.PreferredRank(snap, r, freeIn(snap, p.capacity), key)
 	}
 	for _, pod := range own {
 		node := p.search.BestNodeIn(pod, p.capacity, nodes, rank)
@@ -146,6 +145,12 @@ func (p *topologyPlacer) request(tg *actions.TopologyGroup) model.Resources {
 		total = total.Add(p.request(child))
 	}
 	return total
+}
+
+// freeIn is what each node (by position) has free in capacity. (A function of its own: a
+// closure over the placer would carry the caller's statement to the heap.)
+func freeIn(snap *model.Snapshot, capacity actions.Capacity) func(int) model.Resources {
+	return func(i int) model.Resources { return capacity.Free(snap.Nodes[i]) }
 }
 
 // count is how many of the gang's pods the group and its sub-groups hold.
