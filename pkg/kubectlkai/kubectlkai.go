@@ -40,11 +40,11 @@ explain tells how the scheduler treats a PodGroup (what protects a running job, 
 and until when; why a pending job waits) or a queue (the min-runtimes its jobs get), with the
 scheduler's own code and configuration.
 
-snapshot writes the cluster as a kai-sim scenario: nodes, PriorityClasses, queues, jobs and
-pods, running jobs with how long they have run (so min-runtime protection carries over),
-pending jobs with how long they have waited. A job runs for its PodGroup's (or a pod's)
-kai.scheduler/expected-runtime annotation, or else --assume-runtime more. Images,
-environment and volumes are left out unless included. Then: kai-sim today.yaml
+snapshot writes the cluster as a kai-sim scenario: nodes, Topologies, PriorityClasses,
+queues, jobs and pods, running jobs with how long they have run (so min-runtime protection
+carries over), pending jobs with how long they have waited. A job runs for its PodGroup's
+(or a pod's) kai.scheduler/expected-runtime annotation, or else --assume-runtime more.
+Images, environment and volumes are left out unless included. Then: kai-sim today.yaml
 
 Flags:
 `

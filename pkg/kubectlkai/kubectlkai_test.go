@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/kai/v1alpha1"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/install"
 	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/kubectlkai"
@@ -320,5 +321,26 @@ func TestSnapshotCommand(t *testing.T) {
 		"# ns/run2: running for 2m0s on n1; duration assumed: 2h0m0s more (--assume-runtime)")
 	if _, err := input.Parse([]byte(out)); err != nil {
 		t.Fatalf("kai-sim cannot read the snapshot: %v\n%s", err, out)
+	}
+}
+
+// The snapshot command writes the cluster's Topologies, which kai-sim reads back, and its
+// help says it does.
+func TestSnapshotCommandWritesTopologies(t *testing.T) {
+	_, help, code := explain(t, designCluster(t), "--help")
+	if code != 0 {
+		t.Fatalf("--help: exit %d", code)
+	}
+	expectLines(t, help, "snapshot writes the cluster as a kai-sim scenario: nodes, Topologies, PriorityClasses,")
+	topology := &v1alpha1.Topology{ObjectMeta: metav1.ObjectMeta{Name: "racks"},
+		Spec: v1alpha1.TopologySpec{Levels: []v1alpha1.TopologyLevel{{NodeLabel: "example.com/rack", Alias: "rack"}}}}
+	out := explainOK(t, fakeCluster(t, topology), "snapshot")
+	expectLines(t, out, "# Topologies: racks.", "apiVersion: kai.scheduler/v1alpha1\nkind: Topology\nmetadata:\n  name: racks\n")
+	sc, err := input.Parse([]byte(out))
+	if err != nil {
+		t.Fatalf("kai-sim cannot read the snapshot: %v\n%s", err, out)
+	}
+	if len(sc.Topologies) != 1 || sc.Topologies[0].Name != "racks" || sc.Topologies[0].Spec.Levels[0] != topology.Spec.Levels[0] {
+		t.Errorf("kai-sim reads topologies %+v, want racks", sc.Topologies)
 	}
 }

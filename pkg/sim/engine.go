@@ -192,7 +192,7 @@ func Run(ctx context.Context, sc *input.Scenario, opts Options) (*report.Result,
 
 func newEngine(sc *input.Scenario, opts Options, pools []string, configs map[string]poolConfig) (*engine, error) {
 	clk := clocktesting.NewFakeClock(Start)
-	cluster := memcluster.New(clk, sc.Nodes, sc.Queues, sc.Classes)
+	cluster := memcluster.New(clk, sc.Nodes, sc.Queues, sc.Classes, sc.Topologies)
 	e := &engine{
 		sc: sc, opts: opts, clock: clk, cluster: cluster,
 		jobByName: map[types.NamespacedName]*jobState{}, result: &report.Result{}, lastSample: map[string]int64{},
@@ -225,6 +225,9 @@ func newEngine(sc *input.Scenario, opts Options, pools []string, configs map[str
 	}
 	for _, pc := range sc.Classes {
 		cluster.Changed(pc)
+	}
+	for _, t := range sc.Topologies {
+		cluster.Changed(t)
 	}
 	for _, template := range sc.Fixed {
 		pod := template.DeepCopy()

@@ -8,8 +8,10 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/kai/v1alpha1"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
@@ -50,7 +52,10 @@ type Cluster struct {
 	Nodes   []v1.Node
 	Classes []schedulingv1.PriorityClass
 	Queues  []v2.Queue
-	Jobs    []*Job
+	// Topologies are the cluster's Topologies, in name order; none where the cluster does
+	// not serve their CRD.
+	Topologies []v1alpha1.Topology
+	Jobs       []*Job
 	// Fixed are the running pods of other schedulers.
 	Fixed []*v1.Pod
 	// Left are the pods not exported as the cluster has them, each with why and what became
@@ -94,6 +99,12 @@ func Read(ctx context.Context, reader client.Reader, now time.Time, opts Options
 			return nil, fmt.Errorf("listing %T: %w", list, err)
 		}
 	}
+	// Topologies are optional, as they are to the scheduler: a cluster without their CRD has
+	// none, and its snapshot holds none.
+	topologies := &v1alpha1.TopologyList{}
+	if err := reader.List(ctx, topologies); err != nil && !meta.IsNoMatchError(err) {
+		return nil, fmt.Errorf("listing %T: %w", topologies, err)
+	}
 	// The scheduler's own view of the same objects gives each running job the start
 	// min-runtime counts from: listing again would be another moment.
 	converted := store.New(opts.SchedulerName, scheduling.NodePool{})
@@ -106,8 +117,9 @@ func Read(ctx context.Context, reader client.Reader, now time.Time, opts Options
 	if err != nil {
 		return nil, fmt.Errorf("reading the cluster as the scheduler does: %w", err)
 	}
-	c.Nodes, c.Classes, c.Queues = nodes.Items, classes.Items, queues.Items
+	c.Nodes, c.Classes, c.Queues, c.Topologies = nodes.Items, classes.Items, queues.Items, topologies.Items
 	sort.Slice(c.Nodes, func(i, j int) bool { return c.Nodes[i].Name < c.Nodes[j].Name })
+	sort.Slice(c.Topologies, func(i, j int) bool { return c.Topologies[i].Name < c.Topologies[j].Name })
 	sort.Slice(c.Classes, func(i, j int) bool { return c.Classes[i].Name < c.Classes[j].Name })
 	sort.Slice(c.Queues, func(i, j int) bool { return c.Queues[i].Name < c.Queues[j].Name })
 	known := map[string]bool{}

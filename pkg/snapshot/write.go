@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/kai/v1alpha1"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
@@ -22,13 +23,19 @@ import (
 )
 
 // Write writes the cluster as a kai-sim scenario: a header saying what it holds and which
-// jobs run an assumed duration, then the nodes, PriorityClasses, queues, pods of other
-// schedulers, and each job's PodGroup (after a comment on its times) and pods.
+// jobs run an assumed duration, then the nodes (with all their labels, those the Topologies
+// name among them), Topologies, PriorityClasses, queues, pods of other schedulers, and each
+// job's PodGroup (after a comment on its times) and pods.
 func (c *Cluster) Write(w io.Writer, opts Options) error {
 	out := &writer{w: w}
 	c.header(out, opts)
 	for i := range c.Nodes {
 		out.doc("", node(&c.Nodes[i]))
+	}
+	for i := range c.Topologies {
+		t := &c.Topologies[i]
+		out.doc("", &v1alpha1.Topology{TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: "Topology"},
+			ObjectMeta: metav1.ObjectMeta{Name: t.Name}, Spec: t.Spec})
 	}
 	for i := range c.Classes {
 		pc := &c.Classes[i]
@@ -89,6 +96,13 @@ func (c *Cluster) header(out *writer, opts Options) {
 	out.line("# Durations: %d jobs from %s; %d assumed (%s).", len(expected), ExpectedRuntimeAnnotation, len(assumed), assumption(opts.AssumeRuntime))
 	if len(assumed) > 0 {
 		out.line("# Assumed: %s", strings.Join(assumed, ", "))
+	}
+	if len(c.Topologies) > 0 {
+		names := make([]string, len(c.Topologies))
+		for i := range c.Topologies {
+			names[i] = c.Topologies[i].Name
+		}
+		out.line("# Topologies: %s.", strings.Join(names, ", "))
 	}
 	for _, left := range c.Left {
 		out.line("# %s", left)

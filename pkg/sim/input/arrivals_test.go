@@ -102,6 +102,8 @@ func TestArrivalsFileMistakes(t *testing.T) {
 			"arrivals.yaml: document 1 (Queue q): an arrivals file holds only PodGroups and Pods"},
 		{"a priority class", "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: train}\nvalue: 1\n",
 			"arrivals.yaml: document 1 (PriorityClass train): an arrivals file holds only PodGroups and Pods"},
+		{"a topology", job + "---\napiVersion: kai.scheduler/v1alpha1\nkind: Topology\nmetadata: {name: zones}\nspec: {levels: [{nodeLabel: zone}]}\n",
+			"arrivals.yaml: document 3 (Topology zones): an arrivals file holds only PodGroups and Pods"},
 		{"a running job", arrival("team", "b", "prod", "sim.kai.scheduler/running-for: 5m"),
 			"arrivals.yaml: PodGroup team/b: metadata.annotations.sim.kai.scheduler/running-for: an arrival is submitted at or after the start and is not running yet"},
 		{"a job submitted before the start", arrival("team", "b", "prod", "sim.kai.scheduler/submit-at: -5m"),

@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/kai/v1alpha1"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
@@ -49,6 +50,9 @@ type Scenario struct {
 	Nodes   []*v1.Node
 	Queues  []*v2.Queue
 	Classes []*schedulingv1.PriorityClass
+	// Topologies are the cluster's kai.scheduler/v1alpha1 Topologies, in name order, checked
+	// as the API server checks them.
+	Topologies []*v1alpha1.Topology
 	// Jobs in submission order (then name).
 	Jobs []*Job
 	// Fixed are the pods of other schedulers, bound to their nodes (DaemonSets, system
@@ -65,8 +69,8 @@ var defaultClasses = map[string]int32{"train": 50, "build-preemptible": 75, "bui
 
 // Parse reads a scenario: ordinary manifests of Nodes, Queues, PodGroups (with simulation
 // annotations), Pods (with the pod-group-name annotation, or owned by a workload of the
-// file) and optionally PriorityClasses, and workloads of any other kind (a batch Job, a
-// PyTorchJob) whose pods KAI's pod grouper groups into PodGroups, as on a cluster (see
+// file), optionally PriorityClasses and Topologies, and workloads of any other kind (a batch
+// Job, a PyTorchJob) whose pods KAI's pod grouper groups into PodGroups, as on a cluster (see
 // workloads.go), for kai-sim's default node-pool label key. Errors name the document (by
 // position, and kind and name or, for one that has none, its lines) and the field, in the
 // terms of the YAML written. A scenario of no objects is an error, as an empty scheduler
@@ -223,6 +227,7 @@ func parse(data []byte, arrivals bool, poolKey string) (*Scenario, error) {
 		}
 	}
 	sort.Slice(sc.Nodes, func(i, j int) bool { return sc.Nodes[i].Name < sc.Nodes[j].Name })
+	sort.Slice(sc.Topologies, func(i, j int) bool { return sc.Topologies[i].Name < sc.Topologies[j].Name })
 	sort.Slice(sc.Fixed, func(i, j int) bool {
 		return sc.Fixed[i].Namespace+"/"+sc.Fixed[i].Name < sc.Fixed[j].Namespace+"/"+sc.Fixed[j].Name
 	})
@@ -351,6 +356,7 @@ func yamlMessage(err error, offset int) string {
 
 // supportedKinds is what a scenario may hold.
 const supportedKinds = "v1 Node or Pod, scheduling.run.ai/v2 Queue, scheduling.run.ai/v2alpha2 PodGroup, scheduling.k8s.io/v1 PriorityClass, " +
+	"kai.scheduler/v1alpha1 Topology, " +
 	"or a workload of another group (batch/v1 Job, kubeflow.org/v1 PyTorchJob) that owns pods of the file"
 
 // headMessage says why a document's apiVersion, kind and metadata do not read: it is not a
@@ -422,8 +428,8 @@ func (sc *Scenario) add(index int, meta metav1.TypeMeta, name string, doc docume
 	fail := func(err error) error {
 		return fmt.Errorf("document %d (%s): %w", index, strings.TrimSpace(meta.Kind+" "+name), err)
 	}
-	// object is the metadata of a Node, Queue or PriorityClass, whose simulation keys are
-	// checked once it is decoded (a PodGroup's and a Pod's as they are read).
+	// object is the metadata of a Node, Queue, PriorityClass or Topology, whose simulation
+	// keys are checked once it is decoded (a PodGroup's and a Pod's as they are read).
 	var object *metav1.ObjectMeta
 	switch meta.APIVersion + "/" + meta.Kind {
 	case "v1/Node":
@@ -462,6 +468,16 @@ func (sc *Scenario) add(index int, meta metav1.TypeMeta, name string, doc docume
 		}
 		sc.Classes = append(sc.Classes, pc)
 		object = &pc.ObjectMeta
+	case v1alpha1.SchemeGroupVersion.String() + "/Topology":
+		topology := &v1alpha1.Topology{}
+		if err := doc.decode(topology); err != nil {
+			return fail(err)
+		}
+		if err := checkTopology(topology, doc.json); err != nil {
+			return fail(err)
+		}
+		sc.Topologies = append(sc.Topologies, topology)
+		object = &topology.ObjectMeta
 	case "scheduling.run.ai/v2alpha2/PodGroup":
 		group := &v2alpha2.PodGroup{}
 		if err := doc.decode(group); err != nil {

@@ -246,7 +246,7 @@ func TestDecodeErrorsSpeakYAMLNotGo(t *testing.T) {
 		{"metadata a list", "apiVersion: v1\nkind: Node\nmetadata: [n0]\n", "document 1 (lines 1-3): metadata: must be a mapping, got a list"},
 		{"no kind", "name: n0\ngpus: 8\n", "document 1 (lines 1-2): has no apiVersion and kind; a scenario holds Kubernetes objects: " +
 			"v1 Node or Pod, scheduling.run.ai/v2 Queue, scheduling.run.ai/v2alpha2 PodGroup, scheduling.k8s.io/v1 PriorityClass, " +
-			"or a workload of another group (batch/v1 Job, kubeflow.org/v1 PyTorchJob) that owns pods of the file"},
+			"kai.scheduler/v1alpha1 Topology, or a workload of another group (batch/v1 Job, kubeflow.org/v1 PyTorchJob) that owns pods of the file"},
 		{"a scheduler configuration", "actions: allocate, reclaim\ntiers: []\n",
 			"document 1 (lines 1-2): has actions but no apiVersion and kind: this is a scheduler configuration, not a scenario (kai-sim takes it with --scheduler-conf)"},
 		{"a list for a bool", node + "spec: {unschedulable: [yes]}\n", "document 1 (Node n0): spec.unschedulable: must be true or false, got a list"},

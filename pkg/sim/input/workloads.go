@@ -17,6 +17,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/kai/v1alpha1"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/podgrouper"
@@ -31,7 +32,7 @@ import (
 
 // reservedGroups are the API groups whose kinds a scenario reads itself: another kind of
 // theirs is a mistake (a misspelt PodGroup, a Service), not a workload.
-var reservedGroups = map[string]bool{"": true, "scheduling.run.ai": true, "scheduling.k8s.io": true}
+var reservedGroups = map[string]bool{"": true, "scheduling.run.ai": true, "scheduling.k8s.io": true, v1alpha1.GroupName: true}
 
 // podOwningCoreKinds are the core kinds that own pods: a scenario takes them as workloads.
 var podOwningCoreKinds = map[string]bool{"ReplicationController": true}

@@ -19,6 +19,7 @@ import (
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kai-minruntime/kai-scheduler/pkg/apis/kai/v1alpha1"
 	v2 "github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/apis/scheduling/v2alpha2"
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/store"
@@ -35,8 +36,11 @@ type Cluster struct {
 	nodes   []*v1.Node
 	queues  []*v2.Queue
 	classes []*schedulingv1.PriorityClass
-	pods    map[types.NamespacedName]*v1.Pod
-	groups  map[types.NamespacedName]*v2alpha2.PodGroup
+	// topologies are the cluster's Topologies; a cluster without them serves an empty list,
+	// as one with the CRD and no objects does.
+	topologies []*v1alpha1.Topology
+	pods       map[types.NamespacedName]*v1.Pod
+	groups     map[types.NamespacedName]*v2alpha2.PodGroup
 	// OnBind and OnDelete tell the simulation about the scheduler's writes: a pod bound to
 	// a node, and a pod whose graceful termination started. Set before the scheduler writes.
 	OnBind   func(pod *v1.Pod, node string)
@@ -53,11 +57,11 @@ type Cluster struct {
 	podPatches   map[string]*podPatch
 }
 
-// New is a cluster of these nodes, queues and PriorityClasses, without pods or PodGroups,
-// whose deletions are stamped with clk's time.
-func New(clk clock.PassiveClock, nodes []*v1.Node, queues []*v2.Queue, classes []*schedulingv1.PriorityClass) *Cluster {
+// New is a cluster of these nodes, queues, PriorityClasses and Topologies, without pods or
+// PodGroups, whose deletions are stamped with clk's time.
+func New(clk clock.PassiveClock, nodes []*v1.Node, queues []*v2.Queue, classes []*schedulingv1.PriorityClass, topologies []*v1alpha1.Topology) *Cluster {
 	return &Cluster{
-		clock: clk, nodes: nodes, queues: queues, classes: classes,
+		clock: clk, nodes: nodes, queues: queues, classes: classes, topologies: topologies,
 		pods: map[types.NamespacedName]*v1.Pod{}, groups: map[types.NamespacedName]*v2alpha2.PodGroup{},
 	}
 }
@@ -121,7 +125,7 @@ func keyOf(o client.Object) types.NamespacedName {
 	return types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}
 }
 
-// List serves the five lists the snapshot builder reads.
+// List serves the six lists the snapshot builder reads.
 func (c *Cluster) List(_ context.Context, list client.ObjectList, _ ...client.ListOption) error {
 	switch l := list.(type) {
 	case *v1.NodeList:
@@ -148,6 +152,11 @@ func (c *Cluster) List(_ context.Context, list client.ObjectList, _ ...client.Li
 		l.Items = make([]v2alpha2.PodGroup, 0, len(c.groups))
 		for _, g := range c.groups {
 			l.Items = append(l.Items, *g)
+		}
+	case *v1alpha1.TopologyList:
+		l.Items = make([]v1alpha1.Topology, len(c.topologies))
+		for i, t := range c.topologies {
+			l.Items[i] = *t
 		}
 	default:
 		return fmt.Errorf("the simulated cluster cannot list %T", list)

@@ -13,7 +13,7 @@ import (
 // A remembered patch is applied to each object as its own copy: two PodGroups given the same
 // condition do not share it, so a later change to one leaves the other as it was.
 func TestRememberedPatchesAreNotShared(t *testing.T) {
-	c := New(nil, nil, nil, nil)
+	c := New(nil, nil, nil, nil, nil)
 	a, b := &v2alpha2.PodGroup{}, &v2alpha2.PodGroup{}
 	data := []byte(`{"status":{"schedulingConditions":[{"type":"UnschedulableOnNodePool","status":"True","message":"m","reasons":[{"reason":"Unschedulable","message":"m"}]}]}}`)
 	if !c.applyPodGroupPatch(a, data) || !c.applyPodGroupPatch(b, data) {
@@ -47,7 +47,7 @@ func TestMinRuntimePatchesApplyAsAMergeWould(t *testing.T) {
 		`{"status":{"minRuntime":null}}`,
 	}
 	for _, patch := range patches {
-		c := New(nil, nil, nil, nil)
+		c := New(nil, nil, nil, nil, nil)
 		fast, merged := &v2alpha2.PodGroup{}, &v2alpha2.PodGroup{}
 		for _, g := range []*v2alpha2.PodGroup{fast, merged} {
 			if err := json.Unmarshal([]byte(before), g); err != nil {
@@ -70,7 +70,7 @@ func TestMinRuntimePatchesApplyAsAMergeWould(t *testing.T) {
 			t.Errorf("patch %s: fast path gives %+v, a merge %+v", patch, fast.Status.MinRuntime, merged.Status.MinRuntime)
 		}
 	}
-	if New(nil, nil, nil, nil).applyPodGroupPatch(&v2alpha2.PodGroup{}, []byte(`{"status":{"minRuntime":{"startNote":"x"}}}`)) {
+	if New(nil, nil, nil, nil, nil).applyPodGroupPatch(&v2alpha2.PodGroup{}, []byte(`{"status":{"minRuntime":{"startNote":"x"}}}`)) {
 		t.Error("a patch of one field was applied as a replacement")
 	}
 }
