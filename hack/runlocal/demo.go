@@ -193,7 +193,7 @@ func runDemo(ctx context.Context, opts demoOptions) error {
 	}
 	fmt.Fprintf(opts.Out, `Local cluster up: kube-apiserver and etcd from ./bin, 2 nodes of 8 GPUs played by KWOK
 (its log: %s), kai-scheduler running the chart's configuration (%s, from ConfigMap %s).
-The research queue has reclaimMinRuntime %s; production will reclaim its 16 GPUs after %s.
+The research queue has reclaimMinRuntime %s; production will reclaim its 16 GPUs %s after research starts.
 
 Look for yourself:
   %s get queues
@@ -216,7 +216,11 @@ Press Ctrl-C to stop everything.
 
 	clk := opts.Clock
 	timeline := &timeline{c: c, out: opts.Out, events: opts.Events, clock: clk, start: clk.Now(), seen: map[string]string{}, seenAt: map[string]uint64{}, manifests: manifests}
-	burst := clk.After(opts.BurstAfter)
+	// The burst is timed from research's start, not from the scheduler's: a scheduler slower
+	// to sync its informers would otherwise meet production's job before research's, and the
+	// demo would show no reclaim at all.
+	var burst <-chan time.Time
+	burstArmed := false
 	tick := clk.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -228,6 +232,7 @@ Press Ctrl-C to stop everything.
 		case err := <-schedulerDone:
 			return fmt.Errorf("the scheduler stopped: %w", err)
 		case <-burst:
+			burst = nil
 			if err := apply(ctx, c, filepath.Join(examples, "local", "burst.yaml"), opts.MinRuntime, manifests); err != nil {
 				return err
 			}
@@ -239,6 +244,9 @@ Press Ctrl-C to stop everything.
 				return err
 			}
 			timeline.observe(ctx)
+			if !burstArmed && timeline.running("research/") {
+				burst, burstArmed = clk.After(opts.BurstAfter), true
+			}
 		}
 	}
 }
@@ -319,6 +327,17 @@ type happening struct {
 func revision(obj metav1.Object) uint64 {
 	n, _ := strconv.ParseUint(obj.GetResourceVersion(), 10, 64)
 	return n
+}
+
+// running reports whether some pod whose namespace/name starts with prefix was last seen
+// running.
+func (t *timeline) running(prefix string) bool {
+	for key, state := range t.seen {
+		if strings.HasPrefix(key, "pod "+prefix) && strings.HasPrefix(state, "running") {
+			return true
+		}
+	}
+	return false
 }
 
 func (t *timeline) observe(ctx context.Context) {

@@ -44,7 +44,7 @@ func run(ctx context.Context, args []string, out, errOut io.Writer) int {
 	flags.SetOutput(errOut)
 	opts := demoOptions{Out: out, Clock: clock.RealClock{}}
 	flags.DurationVar(&opts.MinRuntime, "min-runtime", 2*time.Minute, "reclaimMinRuntime of the research queue")
-	flags.DurationVar(&opts.BurstAfter, "burst-after", 20*time.Second, "when production asks for its GPUs")
+	flags.DurationVar(&opts.BurstAfter, "burst-after", 20*time.Second, "how long after research starts production asks for its GPUs")
 	flags.StringVar(&opts.Dir, "dir", filepath.Join("_output", "local"), "where to write the kubeconfig and KWOK's log")
 	flags.StringVar(&opts.MetricsAddress, "metrics-address", "127.0.0.1:18080", "where the scheduler serves Prometheus /metrics (0: nowhere)")
 	flags.StringVar(&opts.HealthAddress, "health-address", "0", "where the scheduler serves /healthz and /readyz, such as 127.0.0.1:18081 (0: nowhere)")
