@@ -157,6 +157,26 @@ func (g *GangTopology) GroupOf(pod *model.PodInfo) *TopologyGroup {
 	return g.root
 }
 
+// HasRequired reports whether the job or one of its sub-groups requires a level: whether
+// reclaim and preempt must confine its pods.
+func (g *GangTopology) HasRequired() bool {
+	var any func(tg *TopologyGroup) bool
+	any = func(tg *TopologyGroup) bool {
+		return tg.Required >= 0 || slices.ContainsFunc(tg.children, any)
+	}
+	return any(g.root)
+}
+
+// Under reports whether the pod is placed with tg or with a group nested in it.
+func (g *GangTopology) Under(pod *model.PodInfo, tg *TopologyGroup) bool {
+	for at := g.GroupOf(pod); at != nil; at = g.parentOf(at) {
+		if at == tg {
+			return true
+		}
+	}
+	return false
+}
+
 // Children are the constrained sub-groups placed inside the group's domain.
 func (g *GangTopology) Children(tg *TopologyGroup) []*TopologyGroup { return tg.children }
 

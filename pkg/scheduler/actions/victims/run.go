@@ -98,7 +98,7 @@ func Run(ctx context.Context, ssn *framework.Session, rules Rules) {
 		}
 		var plan *Plan
 		var reason string
-		if topo != nil && topo.Root().Required >= 0 {
+		if topo != nil && topo.HasRequired() {
 			plan, reason = solveInDomains(ssn, solver, job, gang, limit, shape, topo)
 		} else {
 			plan, reason = solver.Solve(job, gang, limit, shape)

@@ -348,8 +348,8 @@ type search struct {
 	excluded model.JobID
 	// without are the victim jobs left out of this search (see Solve).
 	without []model.JobID
-	// region confines the gang's pods to a topology domain (the zero region: anywhere).
-	region actions.Region
+	// regions confine gang pods to topology domains (a pod without one: anywhere).
+	regions map[*model.PodInfo]actions.Region
 	// worst is the highest rank among the plan's units; placed counts the gang's pods the
 	// search found room for.
 	worst  int32
@@ -366,16 +366,18 @@ type search struct {
 // under its queues' limits); the search is then made again without that job, up to maxMoveAttempts in all, since the victims are
 // chosen before they are moved.
 func (s *Solver) Solve(preemptor *model.JobInfo, gang []*model.PodInfo, limit *framework.LimitExceeded, shape string) (*Plan, string) {
-	return s.SolveIn(preemptor, gang, limit, shape, actions.Region{})
+	return s.SolveIn(preemptor, gang, limit, shape, nil)
 }
 
-// SolveIn is Solve with the gang's pods confined to a region (a topology domain); victims
-// are then taken only on its nodes, besides those a queue limit asks for.
-func (s *Solver) SolveIn(preemptor *model.JobInfo, gang []*model.PodInfo, limit *framework.LimitExceeded, shape string, region actions.Region) (*Plan, string) {
+// SolveIn is Solve with gang pods confined to regions (topology domains; a pod not in
+// regions goes anywhere); victims are then taken only on their nodes, besides those a queue
+// limit asks for.
+func (s *Solver) SolveIn(preemptor *model.JobInfo, gang []*model.PodInfo, limit *framework.LimitExceeded, shape string,
+	regions map[*model.PodInfo]actions.Region) (*Plan, string) {
 	var without []model.JobID
 	var unmovable []string // why each job left out could not move
 	for {
-		plan, reason, excluded := s.solveWithout(preemptor, gang, limit, shape, without, region)
+		plan, reason, excluded := s.solveWithout(preemptor, gang, limit, shape, without, regions)
 		if plan != nil || excluded == "" || len(without)+1 >= maxMoveAttempts {
 			if len(without) > 0 {
 				s.options.set = false // computed without some victims: not for the next search
@@ -397,7 +399,7 @@ const maxMoveAttempts = 3
 // solveWithout is one search, the jobs in without left out as victims; it returns the plan,
 // or why there is none and the victim job that could not be moved, if that is why.
 func (s *Solver) solveWithout(preemptor *model.JobInfo, gang []*model.PodInfo, limit *framework.LimitExceeded, shape string,
-	without []model.JobID, region actions.Region) (*Plan, string, model.JobID) {
+	without []model.JobID, regions map[*model.PodInfo]actions.Region) (*Plan, string, model.JobID) {
 	st := &search{
 		preemptor: preemptor,
 		sc:        newScenario(preemptor),
@@ -405,7 +407,7 @@ func (s *Solver) solveWithout(preemptor *model.JobInfo, gang []*model.PodInfo, l
 		units:     s.byNode,
 		unasked:   s.unasked[:0],
 		without:   without,
-		region:    region,
+		regions:   regions,
 		worst:     -1,
 	}
 	s.startSearch(shape)
@@ -706,8 +708,9 @@ func (s *Solver) refreshOptions(st *search, pod *model.PodInfo) {
 // refresh is refreshOptions on opts; with collect, each option keeps the units it counts
 // (optionEntry.took).
 func (s *Solver) refresh(opts *nodeOptions, st *search, pod *model.PodInfo, collect bool) {
-	if class := classOf(st.preemptor, pod, st.region.Name); !opts.set || !opts.class.equal(class) {
-		opts.reset(class, len(s.nodes), st.region.Nodes)
+	region := st.regions[pod]
+	if class := classOf(st.preemptor, pod, region.Name); !opts.set || !opts.class.equal(class) {
+		opts.reset(class, len(s.nodes), region.Nodes)
 	}
 	moved, mark := s.ssn.Snapshot().NodesMovedSince(opts.mark)
 	opts.mark = mark

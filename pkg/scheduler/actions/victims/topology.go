@@ -11,22 +11,27 @@ import (
 	"github.com/kai-minruntime/kai-scheduler/pkg/scheduler/model"
 )
 
-// solveInDomains plans evictions for a gang whose job must run inside one domain of a level.
-// The domain freed is the one that costs least — the fewest victim jobs, then the least
-// precious victims (priority, queue, least lost work: the victims' rank), then the fewest
-// victim pods. Searching every domain for every such gang would cost a search per domain, so
-// the domains are first ranked by an estimate read from their nodes' options (what it takes
-// to fit one of the gang's pods on each node, summed over the cheapest nodes the gang needs),
-// and searched in that order: the first that can be freed, then those whose estimate still
-// beats its plan, up to maxExtraDomainSearches. A plan never evicts in a second domain:
-// when no single domain can be freed, nothing is, and the reason names the level and the
-// domain that came closest.
+// solveInDomains plans evictions for a gang whose job, or one of its sub-groups, must run
+// inside one domain of a level. The domain freed is the one that costs least — the fewest
+// victim jobs, then the least precious victims (priority, queue, least lost work: the
+// victims' rank), then the fewest victim pods. Searching every domain for every such gang
+// would cost a search per domain, so the domains are first ranked by an estimate read from
+// their nodes' options (what it takes to fit one of the gang's pods on each node, summed over
+// the cheapest nodes the gang needs), and searched in that order: the first that can be
+// freed, then those whose estimate still beats its plan, up to maxExtraDomainSearches. Inside
+// the job's domain, each constrained sub-group is given the domain of its level estimated
+// cheapest (see confine). A plan never evicts in a second domain: when no single domain can
+// be freed, nothing is, and the reason names the level and the domain that came closest.
 func solveInDomains(ssn *framework.Session, solver *Solver, job *model.JobInfo, gang []*model.PodInfo,
 	limit *framework.LimitExceeded, shape string, topo *actions.GangTopology) (*Plan, string) {
 	tg := topo.Root()
 	snap := ssn.Snapshot()
 	// Any domain whose nodes could hold the gang with every pod on them gone is a candidate.
 	allocatable := func(i int) model.Resources { return snap.Nodes[i].Allocatable }
+	levels := [][]actions.Region{{{}}} // the whole cluster, for a job whose sub-groups alone are constrained
+	if tg.Required >= 0 {
+		levels = tg.Candidates(snap, actions.Region{}, model.Request(gang), allocatable)
+	}
 	var best *Plan
 	var closest struct {
 		placed      int
@@ -34,15 +39,24 @@ func solveInDomains(ssn *framework.Session, solver *Solver, job *model.JobInfo, 
 		tried       int
 	}
 	closest.placed = -1
-	for _, regions := range tg.Candidates(snap, actions.Region{}, model.Request(gang), allocatable) {
-		estimates := solver.estimateDomains(job, gang, shape, regions)
+	for _, regions := range levels {
+		estimates := []domainEstimate{{region: actions.Region{}}}
+		if tg.Required >= 0 {
+			estimates = solver.estimateDomains(job, gang, shape, regions)
+		}
 		extra := 0
 		for _, e := range estimates {
 			if best != nil && (extra == maxExtraDomainSearches || !e.beats(best)) {
 				break
 			}
 			closest.tried++
-			plan, why := solver.SolveIn(job, gang, limit, shape, e.region)
+			confined, why := solver.confine(job, gang, shape, topo, e.region, allocatable)
+			var plan *Plan
+			if why == "" {
+				plan, why = solver.SolveIn(job, gang, limit, shape, confined)
+			} else {
+				solver.placed = 0
+			}
 			if plan == nil {
 				if solver.placed > closest.placed {
 					closest.placed, closest.region, closest.why = solver.placed, e.region.Name, why
@@ -61,13 +75,88 @@ func solveInDomains(ssn *framework.Session, solver *Solver, job *model.JobInfo, 
 	if best != nil {
 		return best, ""
 	}
+	gangOf := "gang of " + plural.Count(len(gang), "pod", "pods")
+	if tg.Required < 0 {
+		return nil, gangOf + " does not fit its sub-groups' domains even with every allowed victim gone: " + closest.why
+	}
 	where := "in " + tg.Describe()
 	if closest.tried == 0 {
-		return nil, fmt.Sprintf("gang of %s does not fit %s: no %s is large enough for it", plural.Count(len(gang), "pod", "pods"),
-			where, tg.Topology.LevelName(tg.Required))
+		return nil, fmt.Sprintf("%s does not fit %s: no %s is large enough for it", gangOf, where, tg.Topology.LevelName(tg.Required))
 	}
-	return nil, fmt.Sprintf("gang of %s does not fit %s even with every allowed victim gone: %s tried; closest, %s: %s",
-		plural.Count(len(gang), "pod", "pods"), where, plural.Count(closest.tried, "domain", "domains"), closest.region, closest.why)
+	region := closest.region
+	if region != "" {
+		region += ": "
+	}
+	return nil, fmt.Sprintf("%s does not fit %s even with every allowed victim gone: %s tried; closest, %s%s",
+		gangOf, where, plural.Count(closest.tried, "domain", "domains"), region, closest.why)
+}
+
+// confine gives each gang pod the region it must run in: the job's region r (none for the
+// whole cluster), and for the pods of a sub-group with a required level, the domain of that
+// level inside its parent's estimated cheapest to free among those with room for it beside
+// the sub-groups given the same domain before it. It returns why a sub-group has no such
+// domain.
+func (s *Solver) confine(job *model.JobInfo, gang []*model.PodInfo, shape string, topo *actions.GangTopology,
+	r actions.Region, allocatable func(int) model.Resources) (map[*model.PodInfo]actions.Region, string) {
+	confined := map[*model.PodInfo]actions.Region{}
+	claimed := map[*model.Domain]model.Resources{} // what sub-groups were given in each domain
+	snap := s.ssn.Snapshot()
+	var assign func(tg *actions.TopologyGroup, r actions.Region) string
+	assign = func(tg *actions.TopologyGroup, r actions.Region) string {
+		if r.Nodes != nil {
+			for _, p := range gang {
+				if topo.GroupOf(p) == tg {
+					confined[p] = r
+				}
+			}
+		}
+		for _, child := range topo.Children(tg) {
+			var pods []*model.PodInfo
+			for _, p := range gang {
+				if topo.Under(p, child) {
+					pods = append(pods, p)
+				}
+			}
+			if len(pods) == 0 {
+				continue
+			}
+			if child.Required < 0 {
+				if why := assign(child, r); why != "" { // a preference only: its parent's region
+					return why
+				}
+				continue
+			}
+			request := model.Request(pods)
+			levels := child.Candidates(snap, r, request, allocatable)
+			var regions []actions.Region // its required level's, with room beside its siblings'
+			if len(levels) > 0 {
+				for _, d := range levels[len(levels)-1] {
+					if request.Add(claimed[d.Domain]).FitsIn(total(d, allocatable)) {
+						regions = append(regions, d)
+					}
+				}
+			}
+			if len(regions) == 0 {
+				return fmt.Sprintf("sub-group %s: no %s is large enough for it", child.Name, child.Topology.LevelName(child.Required))
+			}
+			chosen := s.estimateDomains(job, pods, shape, regions)[0].region
+			claimed[chosen.Domain] = claimed[chosen.Domain].Add(request)
+			if why := assign(child, chosen); why != "" {
+				return why
+			}
+		}
+		return ""
+	}
+	return confined, assign(topo.Root(), r)
+}
+
+// total is what a region's nodes have in all.
+func total(r actions.Region, of func(int) model.Resources) model.Resources {
+	var sum model.Resources
+	for _, i := range r.Nodes {
+		sum = sum.Add(of(i))
+	}
+	return sum
 }
 
 // maxExtraDomainSearches bounds the domains searched after the first that can be freed.

@@ -89,3 +89,44 @@ func pipelinedNodes(round Round) []string {
 	}
 	return nodes
 }
+
+// A job whose replicas (sub-groups) each must run in one rack has each freed a rack of its
+// own: where an unconstrained search takes the cheapest victims in every rack, the replicas
+// would span racks.
+var _ = Describe("Reclaim for sub-groups that each must run in one rack", func() {
+	It("frees one rack per replica, two replicas never sharing a rack too small for both", func() {
+		h := New("").
+			Topology("dc", rackLabel+"=rack").
+			Nodes(Node("n1").GPUs(8).Label(rackLabel, "r1"), Node("n2").GPUs(8).Label(rackLabel, "r1"),
+				Node("n3").GPUs(8).Label(rackLabel, "r2"), Node("n4").GPUs(8).Label(rackLabel, "r2"),
+				Node("n5").GPUs(8).Label(rackLabel, "r3"), Node("n6").GPUs(8).Label(rackLabel, "r3")).
+			Queues(Queue("owner").GPUQuota(32), Queue("borrower").GPUQuota(0))
+		long := Epoch.Add(-2 * time.Hour)
+		for i, node := range []string{"n1", "n2", "n3", "n4", "n5", "n6"} {
+			job := Job("b-" + node).Queue("borrower").GPUs(8).Running(node).StartedAt(long)
+			if i%2 == 0 {
+				job = job.Priority(10) // the cheapest victims: one in every rack
+			}
+			h.Jobs(job)
+		}
+		h.Jobs(Job("replicas").Queue("owner").GPUs(8).
+			SubGroup("r0", 2, 2).SubGroupInTopology("dc", "rack", "").
+			SubGroup("r1", 2, 2).SubGroupInTopology("dc", "rack", ""))
+		round := h.RunCycle(ctx)
+		Expect(round.EvictedPods()).To(HaveLen(4))
+		racks := map[string]map[string]bool{}
+		for _, p := range round.Pipelined {
+			group := "r0"
+			if p.Pod >= "ns/replicas-2" {
+				group = "r1"
+			}
+			if racks[group] == nil {
+				racks[group] = map[string]bool{}
+			}
+			racks[group][map[string]string{"n1": "r1", "n2": "r1", "n3": "r2", "n4": "r2", "n5": "r3", "n6": "r3"}[p.Node]] = true
+		}
+		Expect(racks["r0"]).To(HaveLen(1), "%v", round.Pipelined)
+		Expect(racks["r1"]).To(HaveLen(1), "%v", round.Pipelined)
+		Expect(racks["r0"]).NotTo(Equal(racks["r1"]), "a rack of two nodes holds one replica")
+	})
+})
