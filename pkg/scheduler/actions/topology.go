@@ -160,11 +160,11 @@ func (g *GangTopology) GroupOf(pod *model.PodInfo) *TopologyGroup {
 // HasRequired reports whether the job or one of its sub-groups requires a level: whether
 // reclaim and preempt must confine its pods.
 func (g *GangTopology) HasRequired() bool {
-	var any func(tg *TopologyGroup) bool
-	any = func(tg *TopologyGroup) bool {
-		return tg.Required >= 0 || slices.ContainsFunc(tg.children, any)
+	var requires func(tg *TopologyGroup) bool
+	requires = func(tg *TopologyGroup) bool {
+		return tg.Required >= 0 || slices.ContainsFunc(tg.children, requires)
 	}
-	return any(g.root)
+	return requires(g.root)
 }
 
 // Under reports whether the pod is placed with tg or with a group nested in it.
