@@ -4,7 +4,8 @@
 // large gangs, distributed jobs, unschedulable jobs) and this product's own (protected
 // victims at scale, and the same across crashes; a fill and a reclaim with half the jobs GPU
 // shares, the scheduler sharing GPUs on the node, the suite playing the reservation pods'
-// program). An observer apart from the scheduler watches every pod and PodGroup and checks,
+// program; a fill of rack-constrained gangs and a reclaim for one, on nodes labelled into
+// racks and blocks of a Topology, each beside an unconstrained twin from 500 nodes). An observer apart from the scheduler watches every pod and PodGroup and checks,
 // all along, that no node is over-committed (a shared device counted once), no device is
 // shared beyond one GPU or reserved twice, no share runs without its device's reservation,
 // no pod is lost, no protected job is evicted early and no start stamp or protection status

@@ -114,12 +114,14 @@ func (r *run) createQueue(name string, gpuQuota float64, reclaimMinRuntime time.
 
 // jobs describes a batch of identical jobs to submit. Each pod asks for gpus whole GPUs or,
 // when fraction is set ("0.5"), for that share of one device instead, prepared as the GPU
-// sharing webhook prepares it (the run must share GPUs: see shareGPUs).
+// sharing webhook prepares it (the run must share GPUs: see shareGPUs). Each PodGroup carries
+// topology, unless nil.
 type jobs struct {
 	queue, prefix, priorityClass string
 	count, pods                  int
 	gpus                         int64
 	fraction                     string
+	topology                     *v2alpha2.TopologyConstraint
 }
 
 // submit creates the jobs, each a PodGroup (a gang of all its pods) and its pods, from 32
@@ -133,6 +135,9 @@ func (r *run) submit(j jobs) (began, ended time.Time) {
 	Expect(inParallel(j.count, func(i int) error {
 		name := fmt.Sprintf("%s-%05d", j.prefix, i)
 		pg := builders.MakePodGroup(r.namespace, name).MinMember(int32(j.pods)).Queue(queue).PriorityClass(j.priorityClass)
+		if t := j.topology; t != nil {
+			pg.InTopology(t.Topology, t.RequiredTopologyLevel, t.PreferredTopologyLevel)
+		}
 		if err := cluster.client.Create(cluster.ctx, pg.Obj()); err != nil {
 			return err
 		}
@@ -313,8 +318,13 @@ func (r *run) cleanUp() {
 	o.cleaning[r.namespace] = true
 	o.mu.Unlock()
 	c, ctx := cluster.client, cluster.ctx
-	Expect(c.DeleteAllOf(ctx, &v1.Pod{}, client.InNamespace(r.namespace), client.GracePeriodSeconds(0))).To(Succeed())
-	Expect(c.DeleteAllOf(ctx, &v2alpha2.PodGroup{}, client.InNamespace(r.namespace))).To(Succeed())
+	// Deleting thousands of pods may outlast the API server's request timeout on a busy
+	// machine; what it deleted stays deleted, and another try deletes the rest.
+	Eventually(func() error {
+		return c.DeleteAllOf(ctx, &v1.Pod{}, client.InNamespace(r.namespace), client.GracePeriodSeconds(0))
+	}).WithTimeout(timeout()).WithPolling(time.Second).Should(Succeed())
+	Eventually(func() error { return c.DeleteAllOf(ctx, &v2alpha2.PodGroup{}, client.InNamespace(r.namespace)) }).
+		WithTimeout(timeout()).WithPolling(time.Second).Should(Succeed())
 	Eventually(func() int { return o.podCount(r.namespace, "", isPresent) }).WithTimeout(timeout()).Should(BeZero(), "the scenario's pods are gone")
 	removeReservations()
 	for _, q := range r.queues {
