@@ -28,7 +28,16 @@
 // cycle (kai-sim's --max-consolidation-preemptees), in half of them with pods spread over
 // the nodes (nodeplacement's gpu: spread), and in half of them with one-GPU jobs on every
 // untainted node and then a job that needs the largest of them whole, which a move makes
-// room for
+// room for, and in a quarter of the scenarios topology-aware gangs (topology.go): the cluster
+// grown to four to eight nodes, a Topology dc of zones and racks (in one in four, racks
+// alone; levels aliased zone and rack in half of them, the alias zone beside placement's own
+// label zone), the nodes labelled in an order drawn into zones of one to three racks of one to
+// four nodes, rack names starting again in each zone in half of them (only the zone tells
+// those racks apart), and in half of them a node, now and then two, left outside (unlabelled,
+// or with a zone but no rack), and about a third of the jobs with a topologyConstraint — a
+// required rack, a required zone, a required zone with a preferred rack, or a preference
+// alone (a rack, now and then a zone) — each level named by its alias or its label; no
+// sub-group carries one
 // — as kai-sim manifest text plus a scheduler configuration, runs it
 // with pkg/sim, and judges the timeline with an oracle written apart from the scheduler: it
 // resolves min-runtimes itself from the design rules (escalation included, counting from the
@@ -39,12 +48,14 @@
 // Every generated job can run on its own: its gang fits on the empty cluster, on the nodes
 // its pods may use (a share's on their devices: as many as fit on one device, taken one or n
 // at a time; a memory share only where devices are that large), and within its queues'
-// limits, a share charged the most it may take. The oracle counts GPUs its own way, from
-// the timeline: a share is its part of a device times its devices (0.5 GPU; a memory share
-// ceil(MiB*100/device MiB)/100 of a device, on the node it is bound to), in every property
-// that counts GPUs (Q1 to Q3, L1's equal requests), and the devices each pod holds are those
-// its Bind event names (gpuDevices), held while it is bound and, evicted, until its grace
-// period ends. The properties (oracle.go, devices.go, by id):
+// limits, a share charged the most it may take; a job with a required level fits so inside
+// one domain of that level (else it keeps its preferred level alone, or no constraint). The
+// oracle counts GPUs its own way, from the timeline: a share is its part of a device times
+// its devices (0.5 GPU; a memory share ceil(MiB*100/device MiB)/100 of a device, on the node
+// it is bound to), in every property that counts GPUs (Q1 to Q3, L1's equal requests), and
+// the devices each pod holds are those its Bind event names (gpuDevices), held while it is
+// bound and, evicted, until its grace period ends. The properties (oracle.go, devices.go,
+// topology.go, by id):
 //
 //	S0  consistent timeline: a pod is bound once, evicted only while bound, every eviction
 //	    names its action and preemptor
@@ -112,7 +123,11 @@
 //	Q3  an owed job gets it (the quota family only): a pending job whose gang keeps every
 //	    queue of its path within its quota is bound, or has victims evicted for it, in the
 //	    first cycle in which free GPUs and what queues beside its own hold above their quotas,
-//	    unprotected, can hold it
+//	    unprotected, can hold it — for a job with a required level, counted on the nodes of
+//	    one domain of that level: the cluster's totals may hold a gang that no domain does.
+//	    Q3 is the one property that assumed a job fits wherever the cluster's totals fit: P3
+//	    rests on the generator's promise (each job fits one domain of its level), E1 and P2
+//	    on no count of room, and Q1, Q2 and L1 on what a queue or a node holds
 //	D1  no device over one: the shares a device holds (bound or terminating) never add up to
 //	    more than one whole device
 //	D2  a whole device alone: a device given whole (a whole-GPU pod's) holds no share and no
@@ -121,6 +136,24 @@
 //	D3  devices as asked: a bind's gpuDevices are as many distinct devices of its node as the
 //	    pod asks for (its whole GPUs, or its share's devices), and a memory share's are on a
 //	    node whose devices have that much memory
+//	T1  a gang in one domain (topology.go): a job with a required level never has bound pods
+//	    in two domains of that level at once (a domain: the nodes sharing the values of that
+//	    level's label and every wider one's), nor on a node outside the topology (one lacking
+//	    any level's label); bound is from its Bind to its eviction, failure or completion, and
+//	    pods join a job only by binds, so T1 is judged at each. A preference alone is soft:
+//	    not judged
+//	T2  evictions in the preemptor's domain: for each decision (one cycle's evictions by one
+//	    action for one preemptor with a required level) there is a domain of that level that
+//	    holds every pod taken from a job left with pods bound, and a pod of every job evicted
+//	    whole (a gang taken whole loses its pods on other nodes too, even outside the
+//	    topology: the search takes its unit where it runs in the domain); it is the domain of
+//	    the preemptor's pods already bound and of the decisions for it before, which it has
+//	    not bound since, and the preemptor binds there. Victims from under a queue limit of
+//	    the preemptor's path are not judged while its gang would take that queue over its
+//	    limit (an upper bound of what the queue holds, terminating pods included): the search
+//	    then takes units from under it wherever they run to bring it under (coverLimits), and
+//	    the generator draws such limits. A consolidation move is never planned past a limit,
+//	    so all its victims are judged
 //	    determinism: the same seed gives the same scenario and byte-identical results
 //	    run: kai-sim ran to the horizon; it stops a run whose bind a node could not honour
 //	    (its device plugin's check), and the seed's scenario is kept as for any failure
@@ -136,15 +169,19 @@
 // quotafamily.go generates a third family (TestOwedQuotas): GPUs all alike, a borrower that
 // fills the cluster, owners whose quotas often add up to more than the cluster (now and then
 // -1) wanting them back, and default-queue notebooks throughout, where Q3 has owed jobs to
-// judge; every property is checked on it.
+// judge; in a quarter of its scenarios each node is a rack of a Topology (now and then one
+// outside) and a third of the jobs are constrained as above, where Q3 judges owed jobs with
+// a required level; every property is checked on it.
 //
 // pools_test.go runs pairs of generated clusters as two node pools of one cluster, each with
 // its own configuration: each pool must decide exactly what its cluster decides alone.
 //
 // This directory owns the generators (generator.go, placement.go, shares.go, lostwork.go,
-// quotafamily.go, consolidation.go), the oracle (oracle.go, quota.go for the quota rules,
-// devices.go for the devices, consolidation.go for C1) and the tests (property_test.go,
-// oracle_test.go, devices_test.go, consolidation_test.go). Run:
+// quotafamily.go, consolidation.go, topology.go), the oracle (oracle.go, quota.go for the
+// quota rules, devices.go for the devices, consolidation.go for C1, topology.go for T1 and
+// T2, reading domains from the scenario's node labels itself) and the tests
+// (property_test.go, oracle_test.go, devices_test.go, consolidation_test.go,
+// topology_test.go). Run:
 //
 //	go test ./test/property/ -count=1                 # seeds 1..300
 //	PROPERTY_SEEDS=2000 go test ./test/property/      # more seeds

@@ -58,6 +58,9 @@ type Scenario struct {
 	// JudgeOwed turns on Q3, which needs GPUs all alike: pods of one GPU, no placement rule
 	// (the quota family, GenerateQuota).
 	JudgeOwed bool
+	// Topology is the scenario's Topology (topology.go); nil for none. Nodes carry its
+	// levels' labels (Node.TopologyLabels) and jobs may ask for its domains (Job.Topology).
+	Topology *Topology
 }
 
 // PoolLabel assigns objects to node pools, as KAI-Scheduler's --nodepool-label-key default.
@@ -75,6 +78,11 @@ func (s *Scenario) InPool(pool string) *Scenario {
 		}
 		return pool + "-" + name
 	}
+	if s.Topology != nil {
+		renamed := *s.Topology
+		renamed.Name = prefix(s.Topology.Name) // a Topology is cluster-wide: one per pool
+		out.Topology = &renamed
+	}
 	out.Nodes = slices.Clone(s.Nodes)
 	for i := range out.Nodes {
 		out.Nodes[i].Name = prefix(out.Nodes[i].Name)
@@ -90,6 +98,11 @@ func (s *Scenario) InPool(pool string) *Scenario {
 		renamed := *j
 		renamed.Name, renamed.Queue = prefix(j.Name), prefix(j.Queue)
 		renamed.Pods = slices.Clone(j.Pods)
+		if j.Topology != nil {
+			c := *j.Topology
+			c.Topology = prefix(c.Topology)
+			renamed.Topology = &c
+		}
 		for i := range renamed.Pods {
 			renamed.Pods[i].Name = prefix(renamed.Pods[i].Name)
 		}
@@ -123,6 +136,9 @@ type Node struct {
 	// GPUMemory is its nvidia.com/gpu.memory label, the memory of each of its devices as
 	// written (MiB, or bytes); "" leaves it unlabelled, and no memory share fits there.
 	GPUMemory string
+	// TopologyLabels are its labels of the scenario's Topology's levels (label: value);
+	// a node lacking any level's label is outside the topology.
+	TopologyLabels map[string]string
 }
 
 // Queue is a queue of the tree. Only leaves hold jobs.
@@ -187,6 +203,8 @@ type Job struct {
 	// it may run, or after the horizon, or a value a scheduler cannot read. A job with a
 	// checkpoint interval replaces it with its own reports once it saves.
 	CheckpointClaim string
+	// Topology is its PodGroup's spec.topologyConstraint; nil for none.
+	Topology *TopologyConstraint
 }
 
 // PriorEvictions is the count the job's PodGroup starts with.
@@ -301,12 +319,25 @@ func Generate(seed uint64) *Scenario {
 	if p := rand.New(rand.NewPCG(seed, ^seed)); p.IntN(5) < placementShare {
 		place = p
 	}
+	// Topologies too, in topologyShare of the scenarios: more nodes, labelled into domains
+	// once placement has drawn its labels and taints, and constraints on jobs once every job
+	// is drawn as it will run.
+	var topology *rand.Rand
+	if t := keyedStream(seed, topologyStream); t.IntN(4) < topologyShare {
+		topology = t
+	}
 	s := &Scenario{Seed: seed}
 	for i := range 1 + r.IntN(4) {
 		s.Nodes = append(s.Nodes, Node{Name: fmt.Sprintf("node-%d", i), GPUs: 2 + r.IntN(7)})
 	}
+	if topology != nil {
+		s.growForTopology(topology)
+	}
 	if place != nil {
 		s.placeNodes(place)
+	}
+	if topology != nil {
+		s.labelDomains(topology, true, 4)
 	}
 	s.generateQueues(r)
 	s.DefaultPreempt, s.DefaultReclaim = optionalMinRuntime(r), optionalMinRuntime(r)
@@ -346,13 +377,18 @@ func Generate(seed uint64) *Scenario {
 	s.shareGPUs(keyedStream(seed, shareStream))
 	// Consolidation after shares: the jobs it may add ask for whole GPUs.
 	s.consolidate(keyedStream(seed, consolidationStream))
+	// Topology constraints last: a required level must leave every job, as drawn, able to
+	// run on its own.
+	if topology != nil {
+		s.constrainTopology(topology)
+	}
 	s.Horizon = s.horizon()
 	return s
 }
 
 // streamKeys are the keys of keyedStream's streams; a feature that draws from a stream of
 // its own adds its key here, and TestStreamKeysApart holds it to keyedStream's rule.
-var streamKeys = []uint64{escalationStream, claimStream, queueEscalationStream, overSubscribeStream, defaultQueueStream, shareStream, consolidationStream}
+var streamKeys = []uint64{escalationStream, claimStream, queueEscalationStream, overSubscribeStream, defaultQueueStream, shareStream, consolidationStream, topologyStream}
 
 // keyedStream is the stream of the feature keyed key for seed: the pair (seed^key, ^seed)
 // meets none of Generate's other streams for any two seeds, (seed, seed), (seed, ^seed),
@@ -831,9 +867,20 @@ func (s *Scenario) chainBounds(leaf string) (limit, quota float64) {
 // slots is how many pods of the job the empty cluster holds: on each node its pods may use,
 // as many as the node's resources, pod count and devices (for a share, shareSlots) take.
 func (s *Scenario) slots(j *Job) int {
+	return s.slotsOn(j, nil)
+}
+
+// slotsOn is slots on the nodes at the positions given (nil: every node).
+func (s *Scenario) slotsOn(j *Job, nodes []int) int {
+	if nodes == nil {
+		nodes = make([]int, len(s.Nodes))
+		for i := range nodes {
+			nodes[i] = i
+		}
+	}
 	pod := j.PodObject(Pod{})
 	n := 0
-	for i := range s.Nodes {
+	for _, i := range nodes {
 		if node := s.Nodes[i].Object(); refusal(pod, node) == "" {
 			fit := podsFit(node, pod)
 			if j.Share != nil {
@@ -938,6 +985,7 @@ func (s *Scenario) Ancestry(name string) []*Queue {
 func (s *Scenario) ScenarioYAML() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Generated by test/property from seed %d.\n", s.Seed)
+	b.WriteString(s.topologyYAML())
 	for i := range s.Nodes {
 		node := s.Nodes[i].Object()
 		if s.Pool != "" {
@@ -1010,6 +1058,9 @@ func (s *Scenario) ScenarioYAML() string {
 			fmt.Fprintf(&b, "spec:\n  minMember: %d\n", j.MinMember)
 		}
 		fmt.Fprintf(&b, "  queue: %s\n  priorityClassName: %s\n", j.Queue, j.PriorityClass)
+		if j.Topology != nil {
+			fmt.Fprintf(&b, "  topologyConstraint: %s\n", flow(j.Topology))
+		}
 		if j.DelayAs == delayField {
 			fmt.Fprintf(&b, "  preemptionDelay: %q\n", j.PreemptionDelay.String())
 		}

@@ -165,6 +165,13 @@ type Figures struct {
 	// as many as they might; MovingScenarios the scenarios with a move; TimeDrivenMoves the
 	// moves E1 judged.
 	Moves, MovesExpired, MovesExpiredAsReclaim, MoveCycles, FullMoveCycles, MovingScenarios, TimeDrivenMoves int
+	// TopologyScenarios counts the scenarios with a Topology; TopologyBinds the binds of jobs
+	// with a required level T1 judged; TopologyEvictions the evictions for such jobs T2
+	// judged, TopologyLimitExempt those it left unjudged as victims a queue limit may have
+	// asked for; TopologyPromisesJudged the binds T2 compared with the domain of the
+	// evictions made for them; TopologyOwedMoments the jobs with a required level Q3 found
+	// owed, in one domain, at the start of a cycle.
+	TopologyScenarios, TopologyBinds, TopologyEvictions, TopologyLimitExempt, TopologyPromisesJudged, TopologyOwedMoments int
 }
 
 // Add sums figures.
@@ -213,6 +220,12 @@ func (f *Figures) Add(o Figures) {
 	f.FullMoveCycles += o.FullMoveCycles
 	f.MovingScenarios += o.MovingScenarios
 	f.TimeDrivenMoves += o.TimeDrivenMoves
+	f.TopologyScenarios += o.TopologyScenarios
+	f.TopologyBinds += o.TopologyBinds
+	f.TopologyEvictions += o.TopologyEvictions
+	f.TopologyLimitExempt += o.TopologyLimitExempt
+	f.TopologyPromisesJudged += o.TopologyPromisesJudged
+	f.TopologyOwedMoments += o.TopologyOwedMoments
 }
 
 // MinRuntime resolves the protection of a victim in victimQueue against an eviction by
@@ -412,8 +425,11 @@ func Judge(s *Scenario, r *report.Result) ([]Failure, Figures) {
 				// it left it, which is what E1 asks about.
 				j.checkCeiling(e, events[:i])
 			}
-			if e.Action == "reclaim" && (i == 0 || !sameDecision(events[i-1], e)) {
-				j.checkReclaimDecision(events, i)
+			if i == 0 || !sameDecision(events[i-1], e) {
+				if e.Action == "reclaim" {
+					j.checkReclaimDecision(events, i)
+				}
+				j.checkDomainDecision(events, i)
 			}
 			j.evict(e, last[i])
 			touched[e.PodGroup] = true
@@ -513,9 +529,12 @@ type judge struct {
 	reported map[string]float64
 	// failed holds the pods that failed and have not been bound since: they ask for nothing
 	// until their workload restarts (Q1-Q3's requested).
-	failed   map[string]bool
-	failures []Failure
-	figures  Figures
+	failed map[string]bool
+	// domainPromises holds, per job with a required level that evictions were made for and
+	// that has not bound since, the domain they were made in (T2).
+	domainPromises map[string]domainPromise
+	failures       []Failure
+	figures        Figures
 }
 
 // evictionAt is a job evicted from at a time.
@@ -585,8 +604,11 @@ func newJudge(s *Scenario) *judge {
 		lastEvictedAny: map[string]float64{}, endings: map[string][]float64{}, bursts: map[burstKey][]string{}, promises: map[string]*promise{}, terminating: map[string][]termination{},
 		nodes: map[string]*v1.Node{}, podObjects: map[string]*v1.Pod{}, holders: map[string][]*holding{}, shortByFailure: map[string]bool{},
 		podNode: map[string]string{}, boundAt: map[string]float64{}, podDevices: map[string][]int{}, everShared: map[deviceKey]bool{}, evictedAt: map[evictionAt]bool{}, reported: map[string]float64{},
-		failed:  map[string]bool{},
+		failed: map[string]bool{}, domainPromises: map[string]domainPromise{},
 		figures: Figures{Scenarios: 1}}
+	if s.Topology != nil {
+		j.figures.TopologyScenarios = 1
+	}
 	for _, job := range s.Jobs {
 		key := "default/" + job.Name
 		j.jobs[key], j.active[key] = job, map[string]bool{}
@@ -649,6 +671,8 @@ func (j *judge) bind(e report.Event) {
 	j.podNode[e.Pod], j.boundAt[e.Pod] = e.Node, e.Time
 	j.served(e.PodGroup, e.Time)
 	j.checkPlacement(e)
+	j.checkPromisedDomain(e)
+	j.checkOneDomain(e)
 }
 
 func (j *judge) evict(e report.Event, lastOfBurst bool) {

@@ -2,7 +2,9 @@ package property
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -57,6 +59,9 @@ func (n *Node) Object() *v1.Node {
 	}
 	if n.GPUMemory != "" {
 		node.Label(gpuMemoryLabel, n.GPUMemory)
+	}
+	for _, label := range slices.Sorted(maps.Keys(n.TopologyLabels)) {
+		node.Label(label, n.TopologyLabels[label])
 	}
 	return node.Obj()
 }

@@ -110,6 +110,8 @@ func TestProperties(t *testing.T) {
 		total.ShareEvictions, total.ShareExpired, total.SharePreemptorEvictions, total.FractionalReclaims)
 	t.Logf("consolidation figures: %d scenarios moved jobs, %d moves checked, %d after a min-runtime > 0 had expired, %d of them held by a reclaim min-runtime against another queue, %d judged by E1; %d cycles that moved jobs judged by C1, %d of them moving as many as they might",
 		total.MovingScenarios, total.Moves, total.MovesExpired, total.MovesExpiredAsReclaim, total.TimeDrivenMoves, total.MoveCycles, total.FullMoveCycles)
+	t.Logf("topology figures: %d scenarios with a Topology, %d binds of jobs with a required level judged by T1, %d evictions for them judged by T2 (%d more left to a queue limit), %d binds after such evictions judged by T2",
+		total.TopologyScenarios, total.TopologyBinds, total.TopologyEvictions, total.TopologyLimitExempt, total.TopologyPromisesJudged)
 	// The lost-work pairs are TestLeastLostWork's family's to feed, Q3's TestOwedQuotas's.
 	if seedCount >= defaultSeeds {
 		expectExercised(t, total.Scenarios, []figure{
@@ -151,6 +153,11 @@ func TestProperties(t *testing.T) {
 			{"moves after a reclaim min-runtime expired", total.MovesExpiredAsReclaim},
 			{"cycles that moved as many jobs as they might", total.FullMoveCycles},
 			{"moves E1 judged", total.TimeDrivenMoves},
+			{"scenarios with a Topology", total.TopologyScenarios},
+			{"binds of jobs with a required level", total.TopologyBinds},
+			{"evictions for jobs with a required level", total.TopologyEvictions},
+			{"evictions left to a queue limit", total.TopologyLimitExempt},
+			{"binds after evictions for a required level", total.TopologyPromisesJudged},
 		})
 	}
 	if len(failed) > 0 {
@@ -409,14 +416,18 @@ func TestOwedQuotas(t *testing.T) {
 			})
 		}
 	})
-	t.Logf("quota figures: %d scenarios, %d evictions checked, %d reclaims' victim queues judged by Q1 and Q2 (%d over-subscribed, %d beside a quota of -1), %d owed jobs judged by Q3, %d default-queue pods bound",
-		total.Scenarios, total.Evictions, total.QuotaReclaims, total.OverSubscribedReclaims, total.UnlimitedQuotaReclaims, total.OwedMoments, total.DefaultQueueBinds)
+	t.Logf("quota figures: %d scenarios, %d evictions checked, %d reclaims' victim queues judged by Q1 and Q2 (%d over-subscribed, %d beside a quota of -1), %d owed jobs judged by Q3 (%d with a required level, owed in one domain), %d default-queue pods bound",
+		total.Scenarios, total.Evictions, total.QuotaReclaims, total.OverSubscribedReclaims, total.UnlimitedQuotaReclaims, total.OwedMoments, total.TopologyOwedMoments, total.DefaultQueueBinds)
+	t.Logf("quota topology figures: %d scenarios with a Topology, %d binds of jobs with a required level judged by T1, %d evictions for them judged by T2",
+		total.TopologyScenarios, total.TopologyBinds, total.TopologyEvictions)
 	if len(list) >= quotaSeeds {
 		expectExercised(t, total.Scenarios, []figure{
 			{"reclaims judged by Q1 and Q2", total.QuotaReclaims},
 			{"reclaims among over-subscribed quotas", total.OverSubscribedReclaims},
 			{"reclaims beside a quota of -1", total.UnlimitedQuotaReclaims},
 			{"owed jobs judged by Q3", total.OwedMoments},
+			{"owed jobs with a required level judged by Q3", total.TopologyOwedMoments},
+			{"evictions for jobs with a required level", total.TopologyEvictions},
 			{"default-queue pods bound", total.DefaultQueueBinds},
 		})
 	}

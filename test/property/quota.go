@@ -281,7 +281,10 @@ func (j *judge) quiet(t float64) bool {
 // of its path within the lower bound of its deserved quota, and for which the free GPUs and
 // what the queues beside its own hold above their quotas (as whole jobs, preemptible and no
 // longer protected against it, never counting a job bound at or after notBefore) add up to
-// its gang. Each entry says why.
+// its gang. A job with a required level fits only inside one domain of that level, so for it
+// they are counted on the nodes of one domain, and some domain must hold its gang: what is
+// free across the cluster, or held above quotas outside the domain, would not make it fit
+// (nor can the scheduler free it there: T2). Each entry says why.
 func (j *judge) owed(t, notBefore float64) map[string]string {
 	if !j.quiet(t) {
 		return nil
@@ -305,26 +308,61 @@ func (j *judge) owed(t, notBefore float64) map[string]string {
 		if !within {
 			continue
 		}
-		available, from := free, []string{fmt.Sprintf("%s free", gpus(free))}
-		for _, other := range j.s.Queues {
-			if other.Parent != "" || other.Name == j.s.Ancestry(job.Queue)[0].Name || other.Quota < 0 {
-				continue
+		level := j.s.RequiredLevel(job)
+		if level < 0 {
+			if why, ok := j.room(job, gang, nil, free, t, notBefore); ok {
+				owed[key] = fmt.Sprintf("its gang of %s keeps %s within its quota, and %s can hold it", gpus(gang), job.Queue, why)
 			}
-			above := j.queueHeld(other.Name) - other.Quota
-			if above <= 0 {
-				continue
-			}
-			taken := math.Min(above, j.unprotected(other.Name, job, t, notBefore))
-			if taken > 0 {
-				available += taken
-				from = append(from, fmt.Sprintf("%s from %s (%g above its quota)", gpus(taken), other.Name, above))
-			}
+			continue
 		}
-		if available >= gang {
-			owed[key] = fmt.Sprintf("its gang of %s keeps %s within its quota, and %s can hold it", gpus(gang), job.Queue, strings.Join(from, ", "))
+		// A job with a required level fits only inside one domain: what is free there and
+		// what the queues beside its own hold there above their quotas.
+		names, nodes := j.domains(level)
+		for _, d := range names {
+			in := map[string]bool{}
+			inFree := 0.0
+			for _, n := range nodes[d] {
+				in[n.Name] = true
+				inFree += float64(n.GPUs)
+			}
+			for other, active := range j.active {
+				for pod := range active {
+					if in[j.podNode[pod]] {
+						inFree -= gpusOf(j.s.charge(j.jobs[other], j.podNode[pod]))
+					}
+				}
+			}
+			if why, ok := j.room(job, gang, in, inFree, t, notBefore); ok {
+				owed[key] = fmt.Sprintf("its gang of %s keeps %s within its quota, and in %s %s, %s can hold it",
+					gpus(gang), job.Queue, j.s.Topology.levelName(level), d, why)
+				break
+			}
 		}
 	}
 	return owed
+}
+
+// room reports whether free GPUs and what the queues beside the job's own hold above their
+// quotas, as whole jobs preemptible and no longer protected against it (never counting a job
+// bound at or after notBefore), on the nodes in (nil: every node), can hold its gang at t, and
+// says where they are.
+func (j *judge) room(job *Job, gang float64, in map[string]bool, free, t, notBefore float64) (string, bool) {
+	available, from := free, []string{fmt.Sprintf("%s free", gpus(free))}
+	for _, other := range j.s.Queues {
+		if other.Parent != "" || other.Name == j.s.Ancestry(job.Queue)[0].Name || other.Quota < 0 {
+			continue
+		}
+		above := j.queueHeld(other.Name) - other.Quota
+		if above <= 0 {
+			continue
+		}
+		taken := math.Min(above, j.unprotected(other.Name, job, in, t, notBefore))
+		if taken > 0 {
+			available += taken
+			from = append(from, fmt.Sprintf("%s from %s (%g above its quota)", gpus(taken), other.Name, above))
+		}
+	}
+	return strings.Join(from, ", "), available >= gang
 }
 
 // gpus writes a number of GPUs.
@@ -335,10 +373,11 @@ func gpus(n float64) string {
 	return fmt.Sprintf("%g GPUs", n)
 }
 
-// unprotected sums the GPUs of the running preemptible jobs of the queue's subtree that
-// reclaim may take for job at t: no min-runtime protects them against it any more, and they
-// were bound before notBefore (a job bound in a cycle is no victim of that cycle).
-func (j *judge) unprotected(queue string, job *Job, t, notBefore float64) float64 {
+// unprotected sums the GPUs, on the nodes in (nil: every node), of the running preemptible
+// jobs of the queue's subtree that reclaim may take for job at t: no min-runtime protects
+// them against it any more, and they were bound before notBefore (a job bound in a cycle is
+// no victim of that cycle).
+func (j *judge) unprotected(queue string, job *Job, in map[string]bool, t, notBefore float64) float64 {
 	sum := 0.0
 	for _, victim := range j.s.Jobs {
 		key := "default/" + victim.Name
@@ -352,7 +391,11 @@ func (j *judge) unprotected(queue string, job *Job, t, notBefore float64) float6
 		if t < j.runStart[key]+r.MinRuntime.Seconds() {
 			continue
 		}
-		sum += gpusOf(j.activeCharge(key, victim))
+		for pod := range j.active[key] {
+			if in == nil || in[j.podNode[pod]] {
+				sum += gpusOf(j.s.charge(victim, j.podNode[pod]))
+			}
+		}
 	}
 	return sum
 }
@@ -407,6 +450,11 @@ func (j *judge) checkOwedCycle(before map[string]string, t float64, cycle []repo
 		return
 	}
 	j.figures.OwedMoments += len(before)
+	for key := range before {
+		if j.s.RequiredLevel(j.jobs[key]) >= 0 {
+			j.figures.TopologyOwedMoments++
+		}
+	}
 	for _, e := range cycle {
 		if e.Type == report.EventEvict {
 			return // resources now promised to a reclaimer: judged again once released

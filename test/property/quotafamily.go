@@ -16,7 +16,9 @@ const quotaStream = 0x71756f74 // "quot"
 // whose quotas often add up to more than the cluster (over-subscribed) and now and then are
 // -1, want their quotas back later; the chart's default queues (quota 0, or -1 as the chart
 // had them) get notebooks throughout. Min-runtimes, the resolve method and the period are
-// drawn as Generate draws them. The same seed always gives the same scenario.
+// drawn as Generate draws them. In a quarter of the scenarios the nodes are racks of a
+// Topology and a third of the jobs ask for its domains. The same seed always gives the same
+// scenario.
 func GenerateQuota(seed uint64) *Scenario {
 	r := rand.New(rand.NewPCG(seed^quotaStream, ^seed^quotaStream))
 	s := &Scenario{Seed: seed, JudgeOwed: true}
@@ -71,6 +73,14 @@ func GenerateQuota(seed uint64) *Scenario {
 	}
 	for range 1 + r.IntN(3) {
 		job(defaultQueue, 1+r.IntN(2), time.Duration(r.IntN(91))*10*time.Second, time.Duration(12+r.IntN(169))*10*time.Second)
+	}
+	// In topologyShare of the scenarios, from a stream of its own so that every other draw
+	// stays as it was: each node a rack, in zones of one to three, now and then one outside,
+	// and a third of the jobs constrained as Generate's are, where Q3 judges a job with a
+	// required level owed only when one domain can hold it.
+	if t := rand.New(rand.NewPCG(seed^quotaStream, seed^topologyStream)); t.IntN(4) < topologyShare {
+		s.labelDomains(t, true, 1)
+		s.constrainTopology(t)
 	}
 	s.Horizon = s.horizon()
 	return s
