@@ -20,8 +20,9 @@ import (
 // the cheapest nodes the gang needs), and searched in that order: the first that can be
 // freed, then those whose estimate still beats its plan, up to maxExtraDomainSearches. Inside
 // the job's domain, each constrained sub-group is given the domain of its level estimated
-// cheapest (see confine). A plan never evicts in a second domain: when no single domain can
-// be freed, nothing is, and the reason names the level and the domain that came closest.
+// cheapest (see confine). A plan never makes room in a second domain (a victim gang that also
+// runs elsewhere is still evicted whole): when no single domain can be freed, nothing is, and
+// the reason names the level and the domain that came closest.
 func solveInDomains(ssn *framework.Session, solver *Solver, job *model.JobInfo, gang []*model.PodInfo,
 	limit *framework.LimitExceeded, shape string, topo *actions.GangTopology) (*Plan, string) {
 	tg := topo.Root()
