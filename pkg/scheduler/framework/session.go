@@ -167,6 +167,16 @@ func (ssn *Session) PendingReasons(job model.JobID) []model.PendingReason {
 	return reasons
 }
 
+// evicted records that pods of job were evicted now, as its PodGroup will record it: its
+// preemption delay re-arms from now for the rest of the cycle too (a job reclaimed by one
+// action would otherwise evict others in the next action of the same cycle).
+func (ssn *Session) evicted(id model.JobID) {
+	if job := ssn.snapshot.Job(id); job != nil {
+		at := ssn.now
+		job.LastEvictionTimestamp = &at
+	}
+}
+
 // MarkGainedByEviction records that job got resources by evicting others in this cycle.
 func (ssn *Session) MarkGainedByEviction(job model.JobID) {
 	ssn.gainedByEviction[job] = true

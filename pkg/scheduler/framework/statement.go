@@ -274,7 +274,9 @@ func (st *Statement) Commit(ctx context.Context) error {
 			var err error
 			switch kind {
 			case opEvict:
-				err = effects.Evict(ctx, op.pod, op.reason)
+				if err = effects.Evict(ctx, op.pod, op.reason); err == nil {
+					st.ssn.evicted(op.pod.Job)
+				}
 			case opAllocate:
 				if err = effects.Bind(ctx, op.pod, op.pod.NodeName); err != nil {
 					failedBind[op.pod.Job] = true

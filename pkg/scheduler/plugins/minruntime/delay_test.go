@@ -115,3 +115,27 @@ var _ = Describe("Preemption delay", func() {
 		Entry("the protection ends first: the window decides", 45*time.Second, 45*time.Second),
 	)
 })
+
+// The window re-arms the moment a job is evicted, also for the rest of that cycle: a job
+// reclaimed by one action does not evict others in the next action of the same cycle (the
+// property suite's S4 found it, seed 3422).
+var _ = Describe("Preemption delay re-armed within the cycle", func() {
+	It("keeps a job reclaimed in this cycle from preempting in the same cycle", func() {
+		long := Epoch.Add(-time.Hour)
+		h := New(withMinRuntime(``)).
+			Nodes(Node("n1").GPUs(4), Node("n2").GPUs(2)).
+			Queues(Queue("owner").GPUQuota(4), Queue("borrower").GPUQuota(0)).
+			// x is elastic: one pod more than its two running waits for room.
+			Jobs(Job("x").Queue("borrower").MinMember(1).Pods(3).GPUs(1).Running("n1", "n1").
+				StartedAt(long).CreatedAt(long).PreemptionDelay(30*time.Second),
+				Job("y").Queue("borrower").MinMember(2).Pods(2).GPUs(1).Running("n1", "n1").
+					StartedAt(long).CreatedAt(long).PreemptionDelay(30*time.Second),
+				Job("low").Queue("borrower").Priority(10).MinMember(2).Pods(2).GPUs(1).Running("n2", "n2").
+					StartedAt(long).CreatedAt(long),
+				Job("own").Queue("owner").GPUs(4))
+		round := h.RunCycle(ctx)
+		Expect(round.EvictedPods()).To(Equal(map[string]int{"x": 2, "y": 2}),
+			"reclaim for own; x, left with a pending pod, does not take low's GPUs in the same cycle")
+		Expect(round.Reasons("x")).To(ContainElement(delayReason(30*time.Second, "its last eviction", Epoch.Add(30*time.Second))))
+	})
+})
