@@ -31,7 +31,9 @@ type TopologyGroup struct {
 	Required, Preferred int
 	// Fixed is, for a required level, the domain the group's placed pods already run in: a
 	// running gang grows only there.
-	Fixed    *model.Domain
+	Fixed *model.Domain
+	// parent is the group it is nested in (nil for the job's), children those nested in it.
+	parent   *TopologyGroup
 	children []*TopologyGroup
 }
 
@@ -86,7 +88,7 @@ func ResolveTopology(snap *model.Snapshot, job *model.JobInfo) (*GangTopology, e
 			if tg, err = resolveGroup(snap, sg.Name, sg.Topology); err != nil {
 				return nil, err
 			}
-			parent.children = append(parent.children, tg)
+			tg.parent, parent.children = parent, append(parent.children, tg)
 		}
 		g.groups[name] = tg
 		return tg, nil
@@ -169,7 +171,7 @@ func (g *GangTopology) HasRequired() bool {
 
 // Under reports whether the pod is placed with tg or with a group nested in it.
 func (g *GangTopology) Under(pod *model.PodInfo, tg *TopologyGroup) bool {
-	for at := g.GroupOf(pod); at != nil; at = g.parentOf(at) {
+	for at := g.GroupOf(pod); at != nil; at = at.parent {
 		if at == tg {
 			return true
 		}
@@ -198,7 +200,7 @@ func (g *GangTopology) fix(job *model.JobInfo) error {
 			continue
 		}
 		node := g.snap.Node(p.NodeName)
-		for tg := g.GroupOf(p); tg != nil; tg = g.parentOf(tg) {
+		for tg := g.GroupOf(p); tg != nil; tg = tg.parent {
 			if tg.Required < 0 {
 				continue
 			}
@@ -239,7 +241,7 @@ func (g *GangTopology) FixedNodes(pod *model.PodInfo) []int {
 	if g == nil {
 		return nil
 	}
-	for tg := g.GroupOf(pod); tg != nil; tg = g.parentOf(tg) {
+	for tg := g.GroupOf(pod); tg != nil; tg = tg.parent {
 		if tg.Fixed != nil {
 			return tg.Fixed.Nodes
 		}
@@ -247,28 +249,8 @@ func (g *GangTopology) FixedNodes(pod *model.PodInfo) []int {
 	return nil
 }
 
-// parentOf returns the group a group is nested in; nil for the job's.
-func (g *GangTopology) parentOf(tg *TopologyGroup) *TopologyGroup {
-	if tg == g.root {
-		return nil
-	}
-	var find func(at *TopologyGroup) *TopologyGroup
-	find = func(at *TopologyGroup) *TopologyGroup {
-		for _, c := range at.children {
-			if c == tg {
-				return at
-			}
-			if p := find(c); p != nil {
-				return p
-			}
-		}
-		return nil
-	}
-	return find(g.root)
-}
-
 // DomainOrder is how the domains of one level are tried. FullestFirst is the scheduler's
-// (upstream's too); the others exist to measure it against (see TestFullestDomainFirstPacksBest).
+// (upstream's too); the others exist to measure it against (domainorder_test.go).
 type DomainOrder int
 
 const (
