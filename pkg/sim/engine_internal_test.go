@@ -17,16 +17,8 @@ func TestVerifySnapshotsCatchesAChangeTheStoreWasNotToldOf(t *testing.T) {
 		t.Fatal(err)
 	}
 	opts := Options{Period: time.Second}
-	pools := poolsOf(sc, opts.NodePoolLabelKey)
-	configs, _, err := loadPoolConfigs(pools, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx := context.Background()
-	e, err := newEngine(sc, opts, pools, configs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := testEngine(t, sc, opts)
 	e.submit(e.clock.Now())
 	if err := e.verifySnapshot(ctx); err != nil {
 		t.Fatalf("store and lists disagree before anything bypassed the store: %v", err)
@@ -41,4 +33,20 @@ func TestVerifySnapshotsCatchesAChangeTheStoreWasNotToldOf(t *testing.T) {
 	if err := e.verifySnapshot(ctx); err != nil {
 		t.Fatalf("store and lists disagree after the store was told: %v", err)
 	}
+}
+
+// testEngine is the simulator's engine for sc, its pools' configurations loaded, before
+// anything is submitted.
+func testEngine(t *testing.T, sc *input.Scenario, opts Options) *engine {
+	t.Helper()
+	pools := poolsOf(sc, opts.NodePoolLabelKey)
+	configs, _, err := loadPoolConfigs(pools, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := newEngine(sc, opts, pools, configs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
 }

@@ -42,15 +42,7 @@ spec: {schedulerName: kai-scheduler, containers: [{name: main, resources: {reque
 		t.Fatal(err)
 	}
 	opts := Options{Period: time.Second}
-	pools := poolsOf(sc, opts.NodePoolLabelKey)
-	configs, _, err := loadPoolConfigs(pools, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := newEngine(sc, opts, pools, configs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := testEngine(t, sc, opts)
 	e.submit(e.clock.Now())
 	for _, js := range e.jobs {
 		pod := js.pods[0]

@@ -45,15 +45,7 @@ spec: {schedulerName: kai-scheduler, containers: [{name: main, resources: {` + r
 		t.Fatal(err)
 	}
 	opts := Options{Period: time.Second}
-	pools := poolsOf(sc, opts.NodePoolLabelKey)
-	configs, _, err := loadPoolConfigs(pools, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := newEngine(sc, opts, pools, configs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := testEngine(t, sc, opts)
 	e.submit(e.clock.Now()) // four pods pending, one of each kind of request
 	if _, stranded := e.gpuUse(); stranded != 0 {
 		t.Fatalf("free devices every waiting pod fits are stranded: %d", stranded)

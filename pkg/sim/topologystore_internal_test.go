@@ -53,16 +53,8 @@ func TestTopologiesReachEveryPoolsSnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	opts := Options{Period: time.Second, NodePoolLabelKey: "kai.scheduler/node-pool"}
-	pools := poolsOf(sc, opts.NodePoolLabelKey)
-	configs, _, err := loadPoolConfigs(pools, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx := context.Background()
-	e, err := newEngine(sc, opts, pools, configs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := testEngine(t, sc, opts)
 	if len(e.instances) != 2 {
 		t.Fatalf("%d schedulers, want one per pool (a, b)", len(e.instances))
 	}
